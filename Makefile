@@ -1,0 +1,97 @@
+# heapscript -- plain make.  `make` builds ./heapscript; `make test` runs
+# every test; `make bench` measures; `make SANITIZE=1 test` runs the tests
+# under AddressSanitizer and UBSan; `make cross` compiles the Lua-free
+# engine for Windows with mingw-w64.
+
+CC      ?= cc
+LUA_INC ?= /usr/include/lua5.4
+LUA_LIB ?= -llua5.4
+LPEG_LIB ?= /usr/lib/x86_64-linux-gnu/liblua5.4-lpeg.a
+WERROR  ?= -Werror
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c99 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter $(WERROR)
+CPPFLAGS += -Iinclude -Iengine -I$(LUA_INC) -D_FILE_OFFSET_BITS=64 -D_POSIX_C_SOURCE=200809L
+LDLIBS  += $(LPEG_LIB) $(LUA_LIB) -lm -ldl
+
+ifeq ($(SANITIZE),1)
+  B ?= build/san
+  CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+  LDFLAGS += -fsanitize=address,undefined
+else
+  B ?= build/rel
+endif
+
+# The core engine: everything in engine/ but the Lua bindings, the CLI and
+# build tools.  It must compile for Windows (see `make cross`).
+LUA_SRC  := $(wildcard engine/lua_*.c)
+TOOL_SRC := engine/main.c engine/bin2c.c
+CORE_SRC := $(filter-out $(LUA_SRC) $(TOOL_SRC),$(wildcard engine/*.c))
+CORE_OBJ := $(CORE_SRC:engine/%.c=$(B)/%.o)
+LUA_OBJ  := $(LUA_SRC:engine/%.c=$(B)/%.o) $(B)/embedded.o
+LIB      := $(B)/libheapscript.a
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+
+EMBED := $(sort $(wildcard scripts/*.lua) $(wildcard rules/*.lua))
+
+all: heapscript
+
+heapscript: $(B)/heapscript
+	cp $< $@
+
+$(B)/heapscript: $(B)/main.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(LIB): $(CORE_OBJ) $(LUA_OBJ)
+	rm -f $@; ar rcs $@ $^
+
+$(B)/%.o: engine/%.c include/heapscript.h $(wildcard engine/*.h) | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/bin2c: engine/bin2c.c | $(B)
+	$(CC) -O1 -o $@ $<
+
+$(B)/embedded.c: $(B)/bin2c $(EMBED)
+	$(B)/bin2c $@ $(EMBED)
+
+$(B)/embedded.o: $(B)/embedded.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIB) | $(B)
+	@mkdir -p $(B)/tests
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# Replays tests/fuzz/corpus through the fuzz target with a plain driver.
+$(B)/tests/fuzz_reader: tests/fuzz/fuzz_reader.c tests/fuzz/driver.c $(LIB) | $(B)
+	@mkdir -p $(B)/tests
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ tests/fuzz/fuzz_reader.c tests/fuzz/driver.c $(LIB) $(LDLIBS)
+
+$(B):
+	mkdir -p $(B)
+
+test: heapscript $(UNIT_BIN) $(B)/tests/fuzz_reader
+	HS_BUILD=$(B) sh tests/run.sh
+
+# libFuzzer build (clang): make fuzz, then ./build/fuzz/fuzz_reader tests/fuzz/corpus
+fuzz:
+	mkdir -p build/fuzz
+	clang -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o build/fuzz/fuzz_reader \
+	  tests/fuzz/fuzz_reader.c $(CORE_SRC)
+
+# The core engine must build for Windows.
+cross:
+	mkdir -p build/mingw
+	for f in $(CORE_SRC); do \
+	  x86_64-w64-mingw32-gcc -std=c99 -Wall -Wextra -Wno-unused-parameter $(WERROR) -O2 -Iinclude -Iengine \
+	    -c -o build/mingw/$$(basename $$f .c).o $$f || exit 1; done
+	x86_64-w64-mingw32-ar rcs build/mingw/libheapscript.a build/mingw/*.o
+	@echo "cross: engine core built for Windows (build/mingw/libheapscript.a)"
+
+bench: heapscript
+	sh tests/bench.sh
+
+clean:
+	rm -rf build heapscript
+
+.PHONY: all test fuzz cross bench clean
