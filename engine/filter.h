@@ -1,0 +1,30 @@
+/* filter.h -- which events a consumer wants, tested in C before anything
+   is printed or handed to Lua (shared by `dump` and trace:events). */
+#ifndef HS_FILTER_H
+#define HS_FILTER_H
+#include "heapscript.h"
+
+#define HSI_F_PROVIDER 0x01
+#define HSI_F_OPCODE   0x02
+#define HSI_F_ID       0x04
+#define HSI_F_PID      0x08
+#define HSI_F_TID      0x10
+#define HSI_F_HTYPE    0x20
+#define HSI_F_KERNEL   0x40
+
+typedef struct hsi_filter {
+  unsigned set;            /* HSI_F_* of the fields in use */
+  hs_guid provider;
+  int opcode, id, header_type, kernel;
+  uint32_t pid, tid;
+  int64_t from_ns, to_ns;  /* window in ns from the start; to_ns < 0: open */
+  uint64_t limit;          /* 0: no limit */
+} hsi_filter;
+
+void hsi_filter_init(hsi_filter *f);
+/* A GUID string or a provider name we know ("Heap", "Process"...). */
+int hsi_filter_provider(hsi_filter *f, const char *s);
+/* A header type name ("SYSTEM64"...). */
+int hsi_filter_header_type(hsi_filter *f, const char *s);
+int hsi_filter_match(const hsi_filter *f, const hs_event *ev, const hs_logfile *lf);
+#endif

@@ -1,0 +1,206 @@
+/*
+** main.c -- the heapscript command line: `info`, `dump`, and script mode
+** (everything else goes to the Lua layer, lua_run.c).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "heapscript.h"
+#include "filter.h"
+#include "info.h"
+#include "lua_run.h"
+
+static const char *usage =
+  "usage: heapscript [-I DIR]... SCRIPT TRACE... [-- ARG...]   run a Lua script (a path or a bundled name)\n"
+  "       heapscript info [--json] TRACE...                    what a trace holds\n"
+  "       heapscript dump [--jsonl] [FILTER...] TRACE...        one event a line\n"
+  "       heapscript --help | --version\n"
+  "\n"
+  "Several TRACE files are merged into one time-ordered stream (as xperf -merge would).\n"
+  "Run `heapscript info --help` or `heapscript dump --help` for their options.\n";
+
+static const char *info_usage =
+  "usage: heapscript info [--json] TRACE...\n"
+  "Prints the logfile header (logger, OS build, pointer size, CPUs, clock, start, duration),\n"
+  "buffers (walked, compressed, damaged, lost), and event counts by header type and by\n"
+  "provider/id/opcode/version.  --json prints the figures in the schema of\n"
+  "shared/traces/expected/*.json, one object per file (an array for several files).\n"
+  "Exit status: 0, 1 if a file was damaged (it is still summarised), 2 if a file cannot be read.\n";
+
+static const char *dump_usage =
+  "usage: heapscript dump [--jsonl] [FILTER...] TRACE...\n"
+  "One event a line, in timestamp order over all files.  Filters:\n"
+  "  --provider GUID|NAME  --opcode N  --id N  --pid N  --tid N  --header-type NAME\n"
+  "  --kernel | --no-kernel  --from SECONDS  --to SECONDS  --limit N\n"
+  "Text columns: time (s from start), cpu, pid, tid, header type, provider/event, id, opcode,\n"
+  "version, payload length.  --jsonl keys: provider, opcode, id, version, timestamp_raw, pid,\n"
+  "tid (null when the header has none), cpu, payload_len, header_type, time, file, buffer, offset.\n";
+
+static void on_damage(void *ud, const hs_damage *d) {
+  const char **paths = (const char **)ud;
+  fprintf(stderr, "heapscript: %s: offset 0x%llx (buffer %u): damaged: expected %s; skipped\n",
+          paths[d->file], (unsigned long long)d->pos, d->buffer, d->what);
+}
+
+static int open_reader(hs_reader **r, char **paths, int n) {
+  char err[HS_ERRLEN];
+  hs_reader_opts o;
+  memset(&o, 0, sizeof o);
+  o.on_damage = on_damage;
+  o.ud = paths;
+  if (hs_reader_open(r, (const char *const *)paths, n, &o, err, sizeof err) != 0) {
+    fprintf(stderr, "heapscript: %s\n", err);
+    return 2;
+  }
+  return 0;
+}
+
+static int damaged(const hs_reader *r) {
+  int i;
+  for (i = 0; i < hs_reader_nfiles(r); i++) {
+    const hs_file_stats *st = hs_reader_stats(r, i);
+    if (st->buffers_damaged || st->records_damaged || st->bytes_trailing) return 1;
+  }
+  return 0;
+}
+
+static int cmd_info(int argc, char **argv) {
+  int i, json = 0, nfiles = 0, rc = 0;
+  char **files = (char **)calloc((size_t)argc + 1, sizeof *files);
+  if (!files) return 2;
+  for (i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0) json = 1;
+    else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { fputs(info_usage, stdout); free(files); return 0; }
+    else if (argv[i][0] == '-' && argv[i][1]) { fprintf(stderr, "heapscript info: unknown option %s\n%s", argv[i], info_usage); free(files); return 2; }
+    else files[nfiles++] = argv[i];
+  }
+  if (nfiles == 0) { fputs(info_usage, stderr); free(files); return 2; }
+  if (json && nfiles > 1) printf("[\n");
+  for (i = 0; i < nfiles; i++) {
+    hs_reader *r;
+    hsi_info *in;
+    hs_event ev;
+    int n, frc = open_reader(&r, &files[i], 1);
+    if (frc) { rc = frc; continue; }
+    if (!(in = hsi_info_new())) { hs_reader_close(r); free(files); return 2; }
+    while ((n = hs_reader_next(r, &ev)) == 1)
+      if (hsi_info_add(in, &ev)) { n = HS_ENOMEM; break; }
+    if (n < 0) { fprintf(stderr, "heapscript: %s: %s\n", files[i], hs_reader_error(r)); rc = 2; }
+    if (json) {
+      if (i) printf(",\n");
+      hsi_info_json(in, r, 0, stdout);
+    } else {
+      if (i) printf("\n");
+      hsi_info_text(in, r, 0, stdout);
+    }
+    if (damaged(r) && rc == 0) rc = 1;
+    hsi_info_free(in);
+    hs_reader_close(r);
+  }
+  if (json && nfiles > 1) printf("]\n");
+  free(files);
+  return rc;
+}
+
+static int parse_num(const char *s, long long *v) {
+  char *end;
+  *v = strtoll(s, &end, 0);
+  return *s && !*end;
+}
+
+static void dump_line(const hs_event *ev, const hs_reader *r, int jsonl) {
+  const hs_logfile *lf = hs_reader_logfile(r, ev->file);
+  char g[HS_GUID_STRLEN];
+  int ver = (ev->flags & HS_EVF_KERNEL) ? (ev->record[0] | ev->record[1] << 8) : ev->version;
+  double t = (double)hs_time_ns(lf, ev->timestamp) / 1e9;
+  hs_guid_format(&ev->provider, g);
+  if (jsonl) {
+    char pid[16] = "null", tid[16] = "null";
+    if (ev->flags & HS_EVF_HAS_IDS) {
+      snprintf(pid, sizeof pid, "%lu", (unsigned long)ev->pid);
+      snprintf(tid, sizeof tid, "%lu", (unsigned long)ev->tid);
+    }
+    printf("{\"provider\": \"%s\", \"opcode\": %u, \"id\": %u, \"version\": %d, \"timestamp_raw\": %lld, "
+           "\"pid\": %s, \"tid\": %s, \"cpu\": %u, \"payload_len\": %u, \"header_type\": \"%s\", "
+           "\"time\": %.9f, \"file\": %u, \"buffer\": %lu, \"offset\": %lu}\n",
+           g, ev->opcode, ev->id, ver, (long long)ev->timestamp, pid, tid, ev->cpu, ev->payload_len,
+           hs_header_type_name(ev->header_type), t, ev->file, (unsigned long)ev->buffer,
+           (unsigned long)ev->offset);
+  } else {
+    const char *pn = hs_provider_name(&ev->provider), *en = hs_event_name(&ev->provider, ev->opcode);
+    char who[48];
+    if (ev->flags & HS_EVF_HAS_IDS)
+      snprintf(who, sizeof who, "%6ld %6ld", (long)(int32_t)ev->pid, (long)(int32_t)ev->tid);
+    else
+      snprintf(who, sizeof who, "%6s %6s", "-", "-");
+    printf("%14.7f %3u %s %-14s %s%s%s id=%u op=%u v=%d len=%u\n", t, ev->cpu, who,
+           hs_header_type_name(ev->header_type), pn ? pn : g, en ? "/" : "", en ? en : "",
+           ev->id, ev->opcode, ver, ev->payload_len);
+  }
+}
+
+static int cmd_dump(int argc, char **argv) {
+  hsi_filter f;
+  hs_reader *r;
+  hs_event ev;
+  char **files = (char **)calloc((size_t)argc + 1, sizeof *files);
+  int i, n, nfiles = 0, jsonl = 0, rc;
+  uint64_t shown = 0;
+  if (!files) return 2;
+  hsi_filter_init(&f);
+  for (i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    long long v;
+    if (strcmp(a, "--jsonl") == 0) { jsonl = 1; continue; }
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(dump_usage, stdout); free(files); return 0; }
+    if (strcmp(a, "--kernel") == 0 || strcmp(a, "--no-kernel") == 0) {
+      f.set |= HSI_F_KERNEL; f.kernel = a[2] == 'k'; continue;
+    }
+    if (a[0] == '-' && a[1] == '-' && a[2]) {
+      const char *val = i + 1 < argc ? argv[++i] : NULL;
+      int ok = val != NULL;
+      if (!ok) ;
+      else if (strcmp(a, "--provider") == 0) ok = hsi_filter_provider(&f, val) == 0;
+      else if (strcmp(a, "--header-type") == 0) ok = hsi_filter_header_type(&f, val) == 0;
+      else if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
+        char *end;
+        double s = strtod(val, &end);
+        ok = *val && !*end && s >= 0;
+        if (a[2] == 'f') f.from_ns = (int64_t)(s * 1e9); else f.to_ns = (int64_t)(s * 1e9);
+      } else if (!(ok = parse_num(val, &v))) ;
+      else if (strcmp(a, "--opcode") == 0) { f.set |= HSI_F_OPCODE; f.opcode = (int)v; }
+      else if (strcmp(a, "--id") == 0) { f.set |= HSI_F_ID; f.id = (int)v; }
+      else if (strcmp(a, "--pid") == 0) { f.set |= HSI_F_PID; f.pid = (uint32_t)v; }
+      else if (strcmp(a, "--tid") == 0) { f.set |= HSI_F_TID; f.tid = (uint32_t)v; }
+      else if (strcmp(a, "--limit") == 0) f.limit = (uint64_t)v;
+      else ok = 0;
+      if (!ok) {
+        fprintf(stderr, "heapscript dump: bad option %s %s\n%s", a, val ? val : "(missing value)", dump_usage);
+        free(files);
+        return 2;
+      }
+      continue;
+    }
+    files[nfiles++] = argv[i];
+  }
+  if (nfiles == 0) { fputs(dump_usage, stderr); free(files); return 2; }
+  if ((rc = open_reader(&r, files, nfiles)) != 0) { free(files); return rc; }
+  while ((n = hs_reader_next(r, &ev)) == 1) {
+    if (!hsi_filter_match(&f, &ev, hs_reader_logfile(r, ev.file))) continue;
+    dump_line(&ev, r, jsonl);
+    if (f.limit && ++shown >= f.limit) break;
+  }
+  rc = n < 0 ? 2 : damaged(r) ? 1 : 0;
+  hs_reader_close(r);
+  free(files);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) { fputs(usage, stderr); return 2; }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) { fputs(usage, stdout); return 0; }
+  if (strcmp(argv[1], "--version") == 0) { printf("heapscript %s\n", HS_VERSION); return 0; }
+  if (strcmp(argv[1], "info") == 0) return cmd_info(argc - 2, argv + 2);
+  if (strcmp(argv[1], "dump") == 0) return cmd_dump(argc - 2, argv + 2);
+  return hsi_lua_cli(argc, argv);
+}

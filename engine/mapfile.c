@@ -1,0 +1,83 @@
+/*
+** mapfile.c -- map a trace file read-only.  Traces can be many GB, so the
+** reader works on the mapping (64-bit offsets throughout) and the page cache
+** does the buffering.  An empty file maps to size 0 with no data.
+*/
+#include <stdio.h>
+#include <string.h>
+#include <errno.h>
+#include "heapscript.h"
+#include "mapfile.h"
+
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+
+int hsi_map_open(hsi_map *m, const char *path, char *err, size_t errlen) {
+  HANDLE f, map;
+  LARGE_INTEGER sz;
+  memset(m, 0, sizeof *m);
+  f = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+                  OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+  if (f == INVALID_HANDLE_VALUE) {
+    snprintf(err, errlen, "%s: cannot open (Windows error %lu)", path, (unsigned long)GetLastError());
+    return HS_EIO;
+  }
+  if (!GetFileSizeEx(f, &sz)) {
+    snprintf(err, errlen, "%s: cannot read its size", path);
+    CloseHandle(f);
+    return HS_EIO;
+  }
+  m->size = (uint64_t)sz.QuadPart;
+  if (m->size == 0) { CloseHandle(f); return 0; }
+  map = CreateFileMappingA(f, NULL, PAGE_READONLY, 0, 0, NULL);
+  CloseHandle(f);
+  if (!map) { snprintf(err, errlen, "%s: cannot map", path); return HS_EIO; }
+  m->data = (const uint8_t *)MapViewOfFile(map, FILE_MAP_READ, 0, 0, 0);
+  CloseHandle(map);
+  if (!m->data) { snprintf(err, errlen, "%s: cannot map view", path); return HS_EIO; }
+  return 0;
+}
+
+void hsi_map_close(hsi_map *m) {
+  if (m->data) UnmapViewOfFile((LPCVOID)m->data);
+  memset(m, 0, sizeof *m);
+}
+
+#else
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int hsi_map_open(hsi_map *m, const char *path, char *err, size_t errlen) {
+  struct stat st;
+  void *p;
+  int fd;
+  memset(m, 0, sizeof *m);
+  fd = open(path, O_RDONLY);
+  if (fd < 0) { snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno)); return HS_EIO; }
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    snprintf(err, errlen, "%s: not a regular file", path);
+    close(fd);
+    return HS_EIO;
+  }
+  m->size = (uint64_t)st.st_size;
+  if (m->size == 0) { close(fd); return 0; }
+  if ((uint64_t)(size_t)m->size != m->size) {
+    snprintf(err, errlen, "%s: too large to map on this platform", path);
+    close(fd);
+    return HS_EIO;
+  }
+  p = mmap(NULL, (size_t)m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) { snprintf(err, errlen, "%s: cannot map: %s", path, strerror(errno)); return HS_EIO; }
+  m->data = (const uint8_t *)p;
+  return 0;
+}
+
+void hsi_map_close(hsi_map *m) {
+  if (m->data) munmap((void *)m->data, (size_t)m->size);
+  memset(m, 0, sizeof *m);
+}
+#endif

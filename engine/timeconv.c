@@ -1,0 +1,59 @@
+/*
+** timeconv.c -- trace clocks (ETL-FORMAT §2.6).  Records keep raw ticks;
+** conversion happens on output with integer math: whole seconds and the
+** remainder are scaled separately so tick counts of days never overflow.
+*/
+#include <stdio.h>
+#include "heapscript.h"
+
+int64_t hs_time_freq(const hs_logfile *lf) {
+  switch (lf->clock_type) {
+    case 2: return 10000000;                                  /* FILETIME */
+    case 3: return lf->cpu_mhz ? (int64_t)lf->cpu_mhz * 1000000 : 10000000;
+    default: return lf->perf_freq > 0 ? lf->perf_freq : 10000000;
+  }
+}
+
+/* ticks * unit / freq without overflow for |ticks| < 2^63. */
+static int64_t scale(int64_t ticks, int64_t freq, int64_t unit) {
+  int64_t whole = ticks / freq, rem = ticks % freq;
+  return whole * unit + rem * unit / freq;
+}
+
+/* The clock's zero: system-time traces stamp FILETIMEs, so the session
+   start is StartTime; the others count from the header record's stamp. */
+static int64_t origin(const hs_logfile *lf) {
+  return lf->clock_type == 2 ? lf->start_time : lf->header_ts;
+}
+
+int64_t hs_time_ns(const hs_logfile *lf, int64_t ts) {
+  return scale(ts - origin(lf), hs_time_freq(lf), 1000000000);
+}
+
+int64_t hs_time_filetime(const hs_logfile *lf, int64_t ts) {
+  if (lf->clock_type == 2) return ts;
+  return lf->start_time + scale(ts - lf->header_ts, hs_time_freq(lf), 10000000);
+}
+
+char *hs_filetime_format(int64_t ft, char *out, size_t outlen) {
+  /* FILETIME: 100 ns since 1601-01-01; days to civil date (proleptic Gregorian). */
+  int64_t secs = ft / 10000000, frac = ft % 10000000, days, rem;
+  int64_t y, m, d, era, doe, yoe, doy, mp;
+  if (ft < 0) { snprintf(out, outlen, "(invalid %lld)", (long long)ft); return out; }
+  days = secs / 86400 - 134774;          /* days since 1970-01-01 */
+  rem = secs % 86400;
+  days += 719468;
+  era = (days >= 0 ? days : days - 146096) / 146097;
+  doe = days - era * 146097;
+  yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  y = yoe + era * 400;
+  doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  mp = (5 * doy + 2) / 153;
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp < 10 ? mp + 3 : mp - 9;
+  if (m <= 2) y++;
+  snprintf(out, outlen, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%07lldZ", (long long)y, (long long)m,
+           (long long)d, (long long)(rem / 3600), (long long)(rem / 60 % 60), (long long)(rem % 60),
+           (long long)frac);
+  return out;
+}
