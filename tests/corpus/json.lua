@@ -1,0 +1,44 @@
+-- json.lua -- a small JSON decoder on LPeg, for the tests: objects become
+-- tables, arrays tables with n, null becomes json.null.  Integers stay
+-- integers (the figures hold 64-bit FILETIMEs).
+local lpeg = require "lpeg"
+local P, S, R, C, Cs, Ct, Cg, Cf, Cc, V = lpeg.P, lpeg.S, lpeg.R, lpeg.C, lpeg.Cs, lpeg.Ct, lpeg.Cg, lpeg.Cf, lpeg.Cc, lpeg.V
+
+local M = { null = setmetatable({}, { __tostring = function() return "null" end }) }
+
+local ws = S" \t\r\n"^0
+local function tok(p) return ws * p * ws end
+
+local escapes = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
+local hex = R("09", "af", "AF")
+local function u8(h) return utf8.char(tonumber(h, 16)) end
+local str = P'"' * Cs(((P"\\" * (C(S'"\\/bfnrt') / escapes + P"u" * C(hex * hex * hex * hex) / u8)) +
+  (1 - S'"\\'))^0) * P'"'
+local int = P"-"^-1 * (P"0" + R"19" * R"09"^0)
+local num = C(int * (P"." * R"09"^1)^-1 * (S"eE" * S"+-"^-1 * R"09"^1)^-1) / function(s)
+  return math.tointeger(tonumber(s)) or tonumber(s)
+end
+
+local function settable(t, k, v) t[k] = v; return t end
+
+local grammar = P{ "doc",
+  doc = ws * V"value" * ws * -1,
+  value = str + num + P"true" * Cc(true) + P"false" * Cc(false) + P"null" * Cc(M.null) + V"obj" + V"arr",
+  obj = tok"{" * Cf(Ct"" * (Cg(ws * str * tok":" * V"value") * (tok"," * Cg(ws * str * tok":" * V"value"))^0)^-1, settable) * tok"}",
+  arr = tok"[" * Ct((ws * V"value" * (tok"," * V"value")^0)^-1) * tok"]",
+}
+
+function M.decode(s)
+  local v = grammar:match(s)
+  if v == nil then error("invalid JSON", 2) end
+  return v
+end
+
+function M.read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return M.decode(s)
+end
+
+return M

@@ -1,0 +1,183 @@
+/* test_record.c -- record headers of every kind, built byte by byte from
+   ETL-FORMAT §3/§4, decoded by hsi_record_decode. */
+#include "unit.h"
+#include "heapscript.h"
+#include "bytes.h"
+#include "record.h"
+
+static uint8_t buf[1024];
+
+static void kernel_hdr(uint8_t *p, int ht, uint16_t ver, uint16_t size, int group, int type) {
+  wr16(p, ver); p[2] = (uint8_t)ht; p[3] = 0xC0; wr16(p + 4, size); p[6] = (uint8_t)type; p[7] = (uint8_t)group;
+}
+
+TEST(system64_with_ids) {
+  hs_event ev; uint32_t next; const char *why = "";
+  memset(buf, 0xFF, sizeof buf);
+  kernel_hdr(buf, HS_HT_SYSTEM64, 2, 0x20 + 12, 0x10, 33);
+  wr32(buf + 8, 77); wr32(buf + 12, 1234); wr64(buf + 16, 5000000);
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 8, &ev, &next, &why), 1);
+  CHECK_EQ(next, 48);                        /* 44 aligned to 8 */
+  CHECK_EQ(ev.tid, 77); CHECK_EQ(ev.pid, 1234); CHECK_EQ(ev.timestamp, 5000000);
+  CHECK_EQ(ev.hook, 0x1021); CHECK_EQ(ev.opcode, 33); CHECK_EQ(ev.version, 2);
+  CHECK_EQ(ev.payload_len, 12); CHECK(ev.payload == buf + 0x20);
+  CHECK_EQ(ev.pointer_size, 8);
+  CHECK(ev.flags & HS_EVF_KERNEL); CHECK(ev.flags & HS_EVF_HAS_IDS);
+  CHECK_STR(hs_provider_name(&ev.provider), "Heap");
+  CHECK_STR(hs_event_name(&ev.provider, ev.opcode), "HeapAlloc");
+}
+
+TEST(compact_and_perfinfo) {
+  hs_event ev; uint32_t next; const char *why = "";
+  kernel_hdr(buf, HS_HT_COMPACT32, 2, 0x18 + 4, 0x02, 98);
+  wr32(buf + 8, 5); wr32(buf + 12, 6); wr64(buf + 16, 99);
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 8, &ev, &next, &why), 1);
+  CHECK_EQ(ev.pointer_size, 4); CHECK_EQ(ev.pid, 6); CHECK_EQ(ev.timestamp, 99); CHECK_EQ(ev.payload_len, 4);
+  CHECK(ev.payload == buf + 0x18);
+  kernel_hdr(buf, HS_HT_PERFINFO64, 2, 0x10 + 16, 0x18, 32);
+  wr64(buf + 8, 1234567);
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 8, &ev, &next, &why), 1);
+  CHECK_EQ(ev.pid, HS_NOID); CHECK_EQ(ev.tid, HS_NOID); CHECK(!(ev.flags & HS_EVF_HAS_IDS));
+  CHECK_EQ(ev.timestamp, 1234567); CHECK_EQ(ev.payload_len, 16);
+  CHECK_STR(hs_provider_name(&ev.provider), "StackWalk");
+}
+
+TEST(pebs_and_pmc_words_are_not_payload) {
+  hs_event ev; uint32_t next; const char *why = "";
+  /* version 0x8202: PEBS index + 2 PMC counters = 24 extra bytes */
+  kernel_hdr(buf, HS_HT_PERFINFO64, 0x8202, 0x10 + 24 + 8, 0x0F, 46);
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 8, &ev, &next, &why), 1);
+  CHECK_EQ(ev.version, 2); CHECK_EQ(ev.payload_len, 8); CHECK(ev.payload == buf + 0x10 + 24);
+  CHECK_EQ(rd16(ev.record), 0x8202);
+  kernel_hdr(buf, HS_HT_PERFINFO64, 0x8202, 0x10 + 8, 0x0F, 46);    /* too short for its words */
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 8, &ev, &next, &why), -2);
+  CHECK_EQ(next, 24);
+}
+
+TEST(image_load_under_process_group) {
+  hs_event ev; uint32_t next; const char *why = "";
+  kernel_hdr(buf, HS_HT_SYSTEM32, 3, 0x20, 0x03, 10);
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 4, &ev, &next, &why), 1);
+  CHECK_STR(hs_provider_name(&ev.provider), "Image");
+  CHECK_EQ(ev.hook, 0x030A);
+}
+
+static const uint8_t guid_bytes[16] = {0xd7,0x75,0xe6,0xb3,0x54,0x25,0x18,0x4f,0x83,0x0b,0x27,0x62,0x73,0x25,0x60,0xde};
+
+TEST(full_and_instance) {
+  hs_event ev; uint32_t next; const char *why = ""; char g[HS_GUID_STRLEN];
+  memset(buf, 0, sizeof buf);
+  wr16(buf, 0x30 + 10); buf[2] = HS_HT_FULL64; buf[3] = 0xC0; buf[4] = 36; buf[5] = 4; wr16(buf + 6, 2);
+  wr32(buf + 8, 11); wr32(buf + 12, 22); wr64(buf + 16, 33); memcpy(buf + 0x18, guid_bytes, 16);
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 8, &ev, &next, &why), 1);
+  hs_guid_format(&ev.provider, g);
+  CHECK_STR(g, "b3e675d7-2554-4f18-830b-2762732560de");
+  CHECK_EQ(ev.opcode, 36); CHECK_EQ(ev.level, 4); CHECK_EQ(ev.version, 2); CHECK_EQ(ev.payload_len, 10);
+  CHECK_EQ(ev.pid, 22); CHECK_EQ(ev.tid, 11); CHECK_EQ(next, 0x40);
+  buf[2] = HS_HT_INSTANCE32; wr16(buf, 0x48 + 4);
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 8, &ev, &next, &why), 1);
+  CHECK_EQ(ev.payload_len, 4); CHECK_EQ(ev.pointer_size, 4); CHECK(ev.payload == buf + 0x48);
+}
+
+static size_t ext_item(uint8_t *p, uint16_t type, int link, const uint8_t *data, uint16_t n) {
+  uint16_t sz = (uint16_t)((8 + n + 7) & ~7);
+  memset(p, 0, sz);
+  wr16(p, sz); wr16(p + 2, type); wr16(p + 4, (uint16_t)link); wr16(p + 6, n);
+  memcpy(p + 8, data, n);
+  return sz;
+}
+
+TEST(event_header_ext_items_and_stack) {
+  hs_event ev; uint32_t next, pos = 0; const char *why = ""; hs_ext_item it;
+  uint8_t d[8 + 3 * 8]; uint64_t frames[8], match = 1; size_t k = 0x50;
+  memset(buf, 0, sizeof buf);
+  buf[2] = HS_HT_EVENT32; buf[3] = 0xC0; wr16(buf + 4, 0x1);
+  wr32(buf + 8, 7); wr32(buf + 12, 8); wr64(buf + 16, 9); memcpy(buf + 0x18, guid_bytes, 16);
+  wr16(buf + 0x28, 154); buf[0x2A] = 3; buf[0x2C] = 5; buf[0x2D] = 36; wr16(buf + 0x2E, 12); wr64(buf + 0x30, 0x8000);
+  k += ext_item(buf + k, HS_EXT_RELATED_ACTIVITYID, 1, guid_bytes, 16);
+  wr64(d, 0); wr64(d + 8, 0xfffff80000001000ull); wr64(d + 16, 0x7ff600001234ull); wr64(d + 24, 0x401000);
+  k += ext_item(buf + k, HS_EXT_STACK_TRACE64, 0, d, sizeof d);       /* last: linkage 0 */
+  memcpy(buf + k, "payload!", 8); k += 8;
+  wr16(buf, (uint16_t)k);
+  CHECK_EQ(hsi_record_decode(buf, 0, 400, 8, &ev, &next, &why), 1);
+  CHECK_EQ(ev.id, 154); CHECK_EQ(ev.version, 3); CHECK_EQ(ev.level, 5); CHECK_EQ(ev.opcode, 36);
+  CHECK_EQ(ev.task, 12); CHECK_EQ(ev.keyword, 0x8000); CHECK_EQ(ev.pointer_size, 4);
+  CHECK_EQ(ev.payload_len, 8); CHECK(memcmp(ev.payload, "payload!", 8) == 0);
+  CHECK_EQ(ev.ext_len, 24 + 40);
+  CHECK_EQ(hs_event_ext_next(&ev, &pos, &it), 1); CHECK_EQ(it.type, 1); CHECK_EQ(it.size, 16);
+  CHECK_EQ(hs_event_ext_next(&ev, &pos, &it), 1); CHECK_EQ(it.type, 6);
+  CHECK_EQ(hs_event_ext_next(&ev, &pos, &it), 0);
+  /* frame width from the item type (64-bit frames on a 32-bit header) */
+  CHECK_EQ(hs_event_ext_stack(&ev, frames, 8, &match), 3);
+  CHECK_EQ(frames[0], 0xfffff80000001000ull); CHECK_EQ(frames[2], 0x401000); CHECK_EQ(match, 0);
+  /* an item claiming more than the record holds: record damaged, size sound */
+  wr16(buf + 0x50, 0x400);
+  CHECK_EQ(hsi_record_decode(buf, 0, 400, 8, &ev, &next, &why), -2);
+  CHECK_EQ(next, (k + 7) & ~7u);
+}
+
+TEST(message_optional_fields) {
+  hs_event ev; uint32_t next; const char *why = "";
+  memset(buf, 0, sizeof buf);
+  /* sequence + GUID + timestamp + ids: 8 + 4 + 16 + 8 + 8 = 44, + 4 payload */
+  wr16(buf, 48); buf[3] = 0x90; wr16(buf + 4, 17); wr16(buf + 6, 0x1 | 0x2 | 0x8 | 0x20 | 0x40);
+  wr32(buf + 8, 1); memcpy(buf + 12, guid_bytes, 16); wr64(buf + 28, 4242); wr32(buf + 36, 3); wr32(buf + 40, 4);
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 8, &ev, &next, &why), 1);
+  CHECK_EQ(ev.header_type, HS_HT_MESSAGE); CHECK_EQ(ev.id, 17); CHECK_EQ(ev.timestamp, 4242);
+  CHECK_EQ(ev.tid, 3); CHECK_EQ(ev.pid, 4); CHECK_EQ(ev.payload_len, 4); CHECK_EQ(ev.pointer_size, 4);
+  CHECK_STR(hs_header_type_name(ev.header_type), "MESSAGE");
+}
+
+TEST(end_of_data_and_damage) {
+  hs_event ev; uint32_t next = 0; const char *why = "";
+  memset(buf, 0xFF, 64);
+  CHECK_EQ(hsi_record_decode(buf, 0, 64, 8, &ev, &next, &why), 0);       /* 0xFFFFFFFF marker */
+  CHECK_EQ(hsi_record_decode(buf, 60, 64, 8, &ev, &next, &why), 0);      /* < 8 bytes left */
+  memset(buf, 0, 64);
+  CHECK_EQ(hsi_record_decode(buf, 0, 64, 8, &ev, &next, &why), -1);      /* no marker flags */
+  kernel_hdr(buf, 0x07, 2, 0x20, 0, 0);                                  /* unknown type */
+  CHECK_EQ(hsi_record_decode(buf, 0, 64, 8, &ev, &next, &why), -1);
+  kernel_hdr(buf, HS_HT_SYSTEM64, 2, 0x80, 0, 0);                        /* runs past the buffer */
+  CHECK_EQ(hsi_record_decode(buf, 0, 64, 8, &ev, &next, &why), -1);
+  kernel_hdr(buf, HS_HT_SYSTEM64, 2, 0x10, 0, 0);                        /* shorter than its header */
+  CHECK_EQ(hsi_record_decode(buf, 0, 64, 8, &ev, &next, &why), -2);
+  CHECK_EQ(next, 16);
+}
+
+TEST(guid_text) {
+  hs_guid g, h; char s[HS_GUID_STRLEN];
+  CHECK_EQ(hs_guid_parse("{222962AB-6180-4b88-a825-346b75f2a24a}", &g), 0);
+  hs_guid_format(&g, s);
+  CHECK_STR(s, "222962ab-6180-4b88-a825-346b75f2a24a");
+  CHECK_EQ(hs_guid_parse("222962ab-6180-4b88-a825-346b75f2a24", &h), HS_EARG);
+  CHECK_EQ(hs_guid_parse("222962ab-6180-4b88-a825-346b75f2a24g", &h), HS_EARG);
+  h = hs_guid_from_bytes(guid_bytes);
+  hs_guid_format(&h, s);
+  CHECK_STR(s, "b3e675d7-2554-4f18-830b-2762732560de");
+}
+
+TEST(strings_and_sid) {
+  hs_cursor c; const uint8_t *w; const char *a; char out[64];
+  static const uint8_t p[] = { 'a','b',0, 'h',0,0xe9,0,0x3d,0xd8,0x00,0xde,0,0, 0xAA };
+  static const uint8_t sid[] = { 1,1,0,0,0,0,0,5, 18,0,0,0 };   /* S-1-5-18 */
+  size_t n;
+  hs_cur_init(&c, p, sizeof p, 8);
+  CHECK_EQ(hs_cur_cstr(&c, &a), 2); CHECK(memcmp(a, "ab", 2) == 0);
+  n = hs_cur_wstr(&c, &w);
+  CHECK_EQ(n, 8);
+  hs_utf16_to_utf8(w, n, out, sizeof out);
+  CHECK_STR(out, "h\xc3\xa9\xf0\x9f\x98\x80");                   /* h, e-acute, U+1F600 */
+  CHECK_EQ(hs_cur_u8(&c), 0xAA); CHECK(!c.bad);
+  CHECK_EQ(hs_cur_u32(&c), 0); CHECK(c.bad);                        /* past the end: 0, sticky */
+  CHECK_EQ(hs_sid_format(sid, sizeof sid, out, sizeof out), 8);
+  CHECK_STR(out, "S-1-5-18");
+  hs_utf16_to_utf8((const uint8_t *)"a\0b\0c\0", 6, out, 3);          /* truncated, NUL-terminated */
+  CHECK_STR(out, "ab");
+}
+
+int main(void) {
+  RUN(system64_with_ids); RUN(compact_and_perfinfo); RUN(pebs_and_pmc_words_are_not_payload);
+  RUN(image_load_under_process_group); RUN(full_and_instance); RUN(event_header_ext_items_and_stack);
+  RUN(message_optional_fields); RUN(end_of_data_and_damage); RUN(guid_text); RUN(strings_and_sid);
+  return UNIT_DONE();
+}

@@ -1,0 +1,36 @@
+/* test_time.c -- the three trace clocks (ETL-FORMAT §2.6), without overflow. */
+#include "unit.h"
+#include "heapscript.h"
+
+TEST(qpc) {
+  hs_logfile lf;
+  char s[64];
+  memset(&lf, 0, sizeof lf);
+  lf.clock_type = 1; lf.perf_freq = 3117777; lf.header_ts = 185227195741; lf.start_time = 131159502220379266;
+  CHECK_EQ(hs_time_ns(&lf, lf.header_ts), 0);
+  CHECK_EQ(hs_time_ns(&lf, lf.header_ts + 3117777), 1000000000);
+  CHECK_EQ(hs_time_filetime(&lf, lf.header_ts + 3117777 / 2), 131159502220379266 + 4999998);
+  /* a day of ticks at 10 MHz times 10^9 overflows int64 if done naively */
+  lf.perf_freq = 10000000; lf.header_ts = 0;
+  CHECK_EQ(hs_time_ns(&lf, 3LL * 86400 * 10000000 + 7), 3LL * 86400 * 1000000000 + 700);
+  CHECK_STR(hs_filetime_format(131159502220379266, s, sizeof s), "2016-08-17T23:30:22.0379266Z");
+  CHECK_STR(hs_filetime_format(0, s, sizeof s), "1601-01-01T00:00:00.0000000Z");
+  CHECK_EQ(hs_time_freq(&lf), 10000000);
+}
+
+TEST(system_time_and_cycles) {
+  hs_logfile lf;
+  memset(&lf, 0, sizeof lf);
+  lf.clock_type = 2; lf.start_time = 130000000000000000; lf.header_ts = 130000000000000000;
+  CHECK_EQ(hs_time_filetime(&lf, 130000000000001234), 130000000000001234);
+  CHECK_EQ(hs_time_ns(&lf, 130000000000001234), 123400);
+  lf.clock_type = 3; lf.cpu_mhz = 2000; lf.header_ts = 1000; lf.start_time = 5;
+  CHECK_EQ(hs_time_freq(&lf), 2000000000);
+  CHECK_EQ(hs_time_ns(&lf, 1000 + 2000000000LL * 5), 5000000000LL);
+  CHECK_EQ(hs_time_filetime(&lf, 1000 + 2000), 5 + 10);
+}
+
+int main(void) {
+  RUN(qpc); RUN(system_time_and_cycles);
+  return UNIT_DONE();
+}
