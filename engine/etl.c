@@ -168,6 +168,30 @@ static int plausible(const uint8_t *b, uint64_t avail) {
   return 1;
 }
 
+/* Stricter, for finding the next buffer after damage: the first record
+   must decode too (or, compressed, SavedOffset must be sane). */
+static int resync_ok(const uint8_t *b, uint64_t avail) {
+  hs_event ev;
+  uint32_t next, size = rd32(b), off = rd32(b + 0x30), saved = rd32(b + 4);
+  const char *why;
+  if (avail < BUFHDR + 8 || !plausible(b, avail) || size > avail) return 0;
+  if (rd16(b + 0x34) & 0x40) return saved > BUFHDR && saved <= MAX_BUFFER;
+  return off == BUFHDR || hsi_record_decode(b, BUFHDR, off, 8, &ev, &next, &why) == 1;
+}
+
+/* Where the next buffer starts after damage at pos: first at the multiples
+   of the in-memory buffer size (uncompressed files are laid out so), then
+   at any position (relogged files store buffers of any length). */
+static uint64_t resync(const uint8_t *d, uint64_t size, uint64_t pos, uint32_t bufsize) {
+  uint64_t p, lim = pos + MAX_DAMAGE_SCAN;
+  if (bufsize >= BUFHDR && bufsize <= MAX_BUFFER)
+    for (p = (pos / bufsize + 1) * bufsize; p + BUFHDR <= size && p < lim; p += bufsize)
+      if (resync_ok(d + p, size - p)) return p;
+  for (p = pos + 1; p + BUFHDR <= size && p < lim; p++)
+    if (resync_ok(d + p, size - p)) return p;
+  return size;
+}
+
 static int add_buf(etlfile *f, const bufinfo *bi) {
   if (f->nbufs == f->capbufs) {
     uint32_t cap = f->capbufs ? f->capbufs * 2 : 64;
@@ -200,14 +224,16 @@ static int index_file(hs_reader *r, int fi, char *err, size_t errlen) {
     uint32_t size, saved, off;
     uint16_t flag;
     if (avail < BUFHDR || !plausible(b, avail)) {
-      /* Damaged framing: look for the next buffer, 8 bytes at a time. */
-      uint64_t scan = pos + 8, lim = pos + MAX_DAMAGE_SCAN;
+      /* Damaged framing: skip to the next buffer that is sound. */
+      uint64_t scan;
       snprintf(msg, sizeof msg, avail < BUFHDR ? "a buffer header of 0x48 bytes (file ends)"
                : "a buffer header (BufferSize 0x48..16 MiB, known type and flags)");
       damage(r, fi, pos, idx, msg);
       f->st.buffers_damaged++;
-      while (scan + BUFHDR <= f->size && scan < lim && !plausible(d + scan, f->size - scan)) scan += 8;
-      if (scan + BUFHDR > f->size || scan >= lim) { f->st.bytes_trailing = f->size - pos; break; }
+      /* The logfile header's BufferSize is the first payload word of the
+         record at 0x48 in buffer 0 (checked sound before the walk). */
+      scan = resync(d, f->size, pos, rd32(d + BUFHDR + (d[BUFHDR + 2] <= 2 ? 0x20 : 0x10)));
+      if (scan >= f->size) { f->st.bytes_trailing = f->size - pos; break; }
       pos = scan;
       idx++;
       continue;
