@@ -88,10 +88,24 @@ cross:
 	x86_64-w64-mingw32-ar rcs build/mingw/libheapscript.a build/mingw/*.o
 	@echo "cross: engine core built for Windows (build/mingw/libheapscript.a)"
 
+# What the build and the tests need, from Debian's packages.  As root this
+# installs them; otherwise it names the missing ones and the command.
+DEPS := gcc make liblua5.4-dev lua-lpeg-dev gcc-mingw-w64-x86-64
+deps:
+	@if [ -f $(LUA_INC)/lua.h ] && [ -f $(LPEG_LIB) ] && command -v x86_64-w64-mingw32-gcc >/dev/null \
+	    && command -v $(CC) >/dev/null; then echo "deps: all present"; \
+	elif [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y $(DEPS); \
+	else echo "deps: missing; as root run: apt-get install -y $(DEPS)"; exit 1; fi
+
+# Every test: the suite, again under ASan/UBSan, and the Windows build of the engine.
+check: test
+	$(MAKE) SANITIZE=1 test
+	$(MAKE) cross
+
 bench: heapscript
 	sh tests/bench.sh
 
 clean:
 	rm -rf build heapscript
 
-.PHONY: all test fuzz cross bench clean
+.PHONY: all test check deps fuzz cross bench clean
