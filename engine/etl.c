@@ -17,6 +17,7 @@
 #include "bytes.h"
 #include "record.h"
 #include "mapfile.h"
+#include "source.h"
 
 #define BUFHDR 0x48u
 #define MAX_BUFFER (16u << 20)      /* Win8+ maximum buffer size [D: ntwmi] */
@@ -46,6 +47,9 @@ typedef struct etlfile {
   int file_ptr;
 } etlfile;
 
+typedef struct etlreader etlreader;
+static void etl_close(void *impl);
+
 typedef struct stream {
   int file;
   int tail;            /* the buffer-0 tail: loses ties, deduplicated */
@@ -61,7 +65,7 @@ typedef struct stream {
   int64_t key;
 } stream;
 
-struct hs_reader {
+struct etlreader {
   etlfile *files;
   int nfiles;
   stream *streams;
@@ -77,12 +81,11 @@ struct hs_reader {
   int64_t tail_min, tail_max;
   uint64_t *seen;
   size_t nseen, capseen;
-  char err[HS_ERRLEN];
 };
 
 /* ------------------------------------------------------------ damage */
 
-static void damage(hs_reader *r, int file, uint64_t pos, uint32_t buffer, const char *what) {
+static void damage(etlreader *r, int file, uint64_t pos, uint32_t buffer, const char *what) {
   etlfile *f = &r->files[file];
   if (f->st.first_damage_pos == UINT64_MAX || pos < f->st.first_damage_pos)
     f->st.first_damage_pos = pos;
@@ -204,7 +207,7 @@ static int add_buf(etlfile *f, const bufinfo *bi) {
   return 0;
 }
 
-static int index_file(hs_reader *r, int fi, char *err, size_t errlen) {
+static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
   etlfile *f = &r->files[fi];
   uint64_t pos = 0;
   uint32_t idx = 0;
@@ -293,7 +296,7 @@ static int cmp_key(const stream *a, const stream *b) {
   return a->head.offset < b->head.offset ? -1 : a->head.offset > b->head.offset;
 }
 
-static void sift_down(hs_reader *r, int i) {
+static void sift_down(etlreader *r, int i) {
   for (;;) {
     int l = 2 * i + 1, m = i;
     if (l < r->nheap && cmp_key(&r->streams[r->heap[l]], &r->streams[r->heap[m]]) < 0) m = l;
@@ -304,7 +307,7 @@ static void sift_down(hs_reader *r, int i) {
   }
 }
 
-static void sift_up(hs_reader *r, int i) {
+static void sift_up(etlreader *r, int i) {
   while (i > 0) {
     int p = (i - 1) / 2;
     if (cmp_key(&r->streams[r->heap[i]], &r->streams[r->heap[p]]) >= 0) return;
@@ -314,7 +317,7 @@ static void sift_up(hs_reader *r, int i) {
 }
 
 /* Make the stream's next buffer current; 0 when it has none left. */
-static int load_buffer(hs_reader *r, stream *s) {
+static int load_buffer(etlreader *r, stream *s) {
   etlfile *f = &r->files[s->file];
   while (s->next_buf < s->nbufs) {
     const bufinfo *bi = &f->bufs[s->bufs[s->next_buf++]];
@@ -357,12 +360,12 @@ static int load_buffer(hs_reader *r, stream *s) {
   return 0;
 }
 
-static int64_t merge_key(const hs_reader *r, const stream *s) {
+static int64_t merge_key(const etlreader *r, const stream *s) {
   return r->by_filetime ? hs_time_filetime(&r->files[s->file].lf, s->head.timestamp) : s->head.timestamp;
 }
 
 /* Decode the stream's next record into s->head; 0 when the stream is done. */
-static int advance(hs_reader *r, stream *s) {
+static int advance(etlreader *r, stream *s) {
   etlfile *f = &r->files[s->file];
   for (;;) {
     const char *why = "";
@@ -403,7 +406,7 @@ static uint64_t hash_record(const uint8_t *p, uint32_t n) {
   return h ^ n;
 }
 
-static int is_tail_ts(const hs_reader *r, int64_t ts) {
+static int is_tail_ts(const etlreader *r, int64_t ts) {
   size_t i;
   if (ts < r->tail_min || ts > r->tail_max) return 0;
   for (i = 0; i < r->ntail_ts; i++)
@@ -413,7 +416,7 @@ static int is_tail_ts(const hs_reader *r, int64_t ts) {
 
 /* ------------------------------------------------------------ building */
 
-static int add_stream(hs_reader *r, int file, uint16_t cpu, int tail) {
+static int add_stream(etlreader *r, int file, uint16_t cpu, int tail) {
   stream *ns = (stream *)realloc(r->streams, (size_t)(r->nstreams + 1) * sizeof *ns);
   if (!ns) return -1;
   r->streams = ns;
@@ -435,7 +438,7 @@ static int push_buf(stream *s, uint32_t bi) {
 /* One stream per CPU per file, buffers in file order (timestamps never
    decrease that way [V]); the buffer-0 records between SavedOffset and
    Offset become a stream of their own. */
-static int build_streams(hs_reader *r, int fi) {
+static int build_streams(etlreader *r, int fi) {
   etlfile *f = &r->files[fi];
   uint32_t i, n = f->nbufs;        /* the tail buffer appended below is not walked here */
   int base = r->nstreams;
@@ -462,7 +465,7 @@ static int build_streams(hs_reader *r, int fi) {
 }
 
 /* Timestamps of the buffer-0 tail records, to recognise their repeats. */
-static int collect_tail(hs_reader *r) {
+static int collect_tail(etlreader *r) {
   int k;
   for (k = 0; k < r->nstreams; k++) {
     stream *s = &r->streams[k];
@@ -487,7 +490,8 @@ static int collect_tail(hs_reader *r) {
   return 0;
 }
 
-int hs_reader_rewind(hs_reader *r) {
+static int etl_rewind(void *impl) {
+  etlreader *r = (etlreader *)impl;
   int k;
   r->nheap = 0;
   r->pending = -1;
@@ -508,7 +512,7 @@ int hs_reader_rewind(hs_reader *r) {
   return 0;
 }
 
-static int finish_open(hs_reader *r, char *err, size_t errlen) {
+static int finish_open(etlreader *r, char *err, size_t errlen) {
   int i;
   for (i = 0; i < r->nfiles; i++) {
     etlfile *f = &r->files[i];
@@ -538,11 +542,11 @@ static int finish_open(hs_reader *r, char *err, size_t errlen) {
   }
   r->heap = (int *)malloc((size_t)(r->nstreams ? r->nstreams : 1) * sizeof(int));
   if (!r->heap || collect_tail(r)) { snprintf(err, errlen, "out of memory"); return HS_ENOMEM; }
-  return hs_reader_rewind(r);
+  return etl_rewind(r);
 }
 
-static hs_reader *new_reader(int n, const hs_reader_opts *opts) {
-  hs_reader *r = (hs_reader *)calloc(1, sizeof *r);
+static etlreader *new_reader(int n, const hs_reader_opts *opts) {
+  etlreader *r = (etlreader *)calloc(1, sizeof *r);
   int i;
   if (!r) return NULL;
   r->files = (etlfile *)calloc((size_t)n, sizeof *r->files);
@@ -561,9 +565,9 @@ static char *dupstr(const char *s) {
   return d;
 }
 
-int hs_reader_open(hs_reader **out, const char *const *paths, int npaths,
+static int etl_open(etlreader **out, const char *const *paths, int npaths,
                    const hs_reader_opts *opts, char *err, size_t errlen) {
-  hs_reader *r;
+  etlreader *r;
   char dummy[8];
   int i, rc;
   if (!err) { err = dummy; errlen = sizeof dummy; }
@@ -581,13 +585,13 @@ int hs_reader_open(hs_reader **out, const char *const *paths, int npaths,
   *out = r;
   return 0;
 fail:
-  hs_reader_close(r);
+  etl_close(r);
   return rc;
 }
 
-int hs_reader_open_mem(hs_reader **out, const uint8_t *data, size_t len, const char *name,
+static int etl_open_mem(etlreader **out, const uint8_t *data, size_t len, const char *name,
                        const hs_reader_opts *opts, char *err, size_t errlen) {
-  hs_reader *r;
+  etlreader *r;
   char dummy[8];
   int rc;
   if (!err) { err = dummy; errlen = sizeof dummy; }
@@ -596,13 +600,14 @@ int hs_reader_open_mem(hs_reader **out, const uint8_t *data, size_t len, const c
   r->files[0].path = dupstr(name ? name : "(memory)");
   r->files[0].data = data;
   r->files[0].size = r->files[0].st.file_size = len;
-  if (!r->files[0].path) { hs_reader_close(r); return HS_ENOMEM; }
-  if ((rc = finish_open(r, err, errlen)) != 0) { hs_reader_close(r); return rc; }
+  if (!r->files[0].path) { etl_close(r); return HS_ENOMEM; }
+  if ((rc = finish_open(r, err, errlen)) != 0) { etl_close(r); return rc; }
   *out = r;
   return 0;
 }
 
-void hs_reader_close(hs_reader *r) {
+static void etl_close(void *impl) {
+  etlreader *r = (etlreader *)impl;
   int i;
   if (!r) return;
   for (i = 0; i < r->nstreams; i++) { free(r->streams[i].bufs); free(r->streams[i].scratch); }
@@ -621,7 +626,8 @@ void hs_reader_close(hs_reader *r) {
 
 /* ---------------------------------------------------------- delivering */
 
-int hs_reader_next(hs_reader *r, hs_event *ev) {
+static int etl_next(void *impl, hs_event *ev) {
+  etlreader *r = (etlreader *)impl;
   for (;;) {
     stream *s;
     int k;
@@ -658,8 +664,40 @@ int hs_reader_next(hs_reader *r, hs_event *ev) {
   }
 }
 
-int hs_reader_nfiles(const hs_reader *r) { return r->nfiles; }
-const char *hs_reader_path(const hs_reader *r, int i) { return i >= 0 && i < r->nfiles ? r->files[i].path : NULL; }
-const hs_logfile *hs_reader_logfile(const hs_reader *r, int i) { return i >= 0 && i < r->nfiles ? &r->files[i].lf : NULL; }
-const hs_file_stats *hs_reader_stats(const hs_reader *r, int i) { return i >= 0 && i < r->nfiles ? &r->files[i].st : NULL; }
-const char *hs_reader_error(const hs_reader *r) { return r->err; }
+static int etl_nfiles(const void *impl) { return ((const etlreader *)impl)->nfiles; }
+static const char *etl_path(const void *impl, int i) {
+  const etlreader *r = (const etlreader *)impl;
+  return i >= 0 && i < r->nfiles ? r->files[i].path : NULL;
+}
+static const hs_logfile *etl_logfile(const void *impl, int i) {
+  const etlreader *r = (const etlreader *)impl;
+  return i >= 0 && i < r->nfiles ? &r->files[i].lf : NULL;
+}
+static const hs_file_stats *etl_stats(const void *impl, int i) {
+  const etlreader *r = (const etlreader *)impl;
+  return i >= 0 && i < r->nfiles ? &r->files[i].st : NULL;
+}
+
+static const hsi_source_ops etl_ops = {
+  etl_next, etl_rewind, etl_close, etl_nfiles, etl_path, etl_logfile, etl_stats
+};
+
+int hs_reader_open(hs_reader **out, const char *const *paths, int npaths,
+                   const hs_reader_opts *opts, char *err, size_t errlen) {
+  etlreader *r;
+  int rc = etl_open(&r, paths, npaths, opts, err, errlen);
+  *out = NULL;
+  if (rc) return rc;
+  if (!(*out = hsi_reader_wrap(&etl_ops, r))) { etl_close(r); return HS_ENOMEM; }
+  return 0;
+}
+
+int hs_reader_open_mem(hs_reader **out, const uint8_t *data, size_t len, const char *name,
+                       const hs_reader_opts *opts, char *err, size_t errlen) {
+  etlreader *r;
+  int rc = etl_open_mem(&r, data, len, name, opts, err, errlen);
+  *out = NULL;
+  if (rc) return rc;
+  if (!(*out = hsi_reader_wrap(&etl_ops, r))) { etl_close(r); return HS_ENOMEM; }
+  return 0;
+}

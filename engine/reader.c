@@ -1,0 +1,32 @@
+/* reader.c -- the hs_reader handle: dispatch to its source (source.h). */
+#include <stdlib.h>
+#include "heapscript.h"
+#include "source.h"
+
+struct hs_reader {
+  const hsi_source_ops *ops;
+  void *impl;
+  char err[HS_ERRLEN];
+};
+
+hs_reader *hsi_reader_wrap(const hsi_source_ops *ops, void *impl) {
+  hs_reader *r = (hs_reader *)calloc(1, sizeof *r);
+  if (!r) return NULL;
+  r->ops = ops;
+  r->impl = impl;
+  return r;
+}
+
+int hs_reader_next(hs_reader *r, hs_event *ev) { return r->ops->next(r->impl, ev); }
+int hs_reader_rewind(hs_reader *r) { return r->ops->rewind(r->impl); }
+int hs_reader_nfiles(const hs_reader *r) { return r->ops->nfiles(r->impl); }
+const char *hs_reader_path(const hs_reader *r, int i) { return r->ops->path(r->impl, i); }
+const hs_logfile *hs_reader_logfile(const hs_reader *r, int i) { return r->ops->logfile(r->impl, i); }
+const hs_file_stats *hs_reader_stats(const hs_reader *r, int i) { return r->ops->stats(r->impl, i); }
+const char *hs_reader_error(const hs_reader *r) { return r->err; }
+
+void hs_reader_close(hs_reader *r) {
+  if (!r) return;
+  r->ops->close(r->impl);
+  free(r);
+}
