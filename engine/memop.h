@@ -48,6 +48,8 @@ typedef struct hsi_memop {
   uint32_t session;
   uint32_t source;        /* heap SourceId */
   uint8_t pointer_size;
+  uint16_t hook;          /* group << 8 | type of the source event (0 for Heap-Snapshot): subop
+                             alone is ambiguous across groups (heap 37 vs pool 37) */
 } hsi_memop;
 
 #endif

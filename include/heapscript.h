@@ -91,8 +91,8 @@ typedef struct hs_event {
   uint32_t ext_len;        /* bytes of all ext items */
   uint32_t pid, tid;       /* HS_NOID when the header has none */
   uint16_t id;             /* EVENT_DESCRIPTOR Id; 0 for other headers */
-  uint16_t version;        /* EVENT_HEADER: descriptor version; kernel: u16 at +0 unmasked;
-                              FULL/INSTANCE: class version */
+  uint16_t version;        /* EVENT_HEADER: descriptor version; kernel: the event version
+                              (u16 at +0 less its PEBS/PMC bits); FULL/INSTANCE: class version */
   uint16_t task;
   uint16_t hook;           /* kernel: group << 8 | type, else 0 */
   uint16_t header_flags;   /* EVENT_HEADER Flags, MESSAGE OptionFlags */
@@ -215,14 +215,15 @@ typedef void (*hs_damage_fn)(void *ud, const hs_damage *d);
 /*
 ** An event source: one or more .etl files merged into one stream
 ** ordered by timestamp (per-CPU buffers merged, files merged as
-** xperf -merge would).  A live session implements the same hs_source.
+** xperf -merge would; ties go to the lower CPU, then file position).
+** Behind the handle is a source (engine/source.h): a live real-time
+** session on Windows will be another source delivering the same events.
 */
 typedef struct hs_reader hs_reader;
 
 typedef struct hs_reader_opts {
   hs_damage_fn on_damage;        /* may be NULL */
   void *ud;
-  int file_order;                /* 1: buffers as they lie, no merging */
 } hs_reader_opts;
 
 /*
