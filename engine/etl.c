@@ -428,10 +428,44 @@ static int add_stream(etlreader *r, int file, uint16_t cpu, int tail) {
 }
 
 static int push_buf(stream *s, uint32_t bi) {
-  uint32_t *nb = (uint32_t *)realloc(s->bufs, (s->nbufs + 1) * sizeof *nb);
-  if (!nb) return -1;
-  s->bufs = nb;
+  if ((s->nbufs & (s->nbufs - 1)) == 0) {          /* grow at powers of two */
+    uint32_t *nb = (uint32_t *)realloc(s->bufs, (s->nbufs ? 2 * s->nbufs : 1) * sizeof *nb);
+    if (!nb) return -1;
+    s->bufs = nb;
+  }
   s->bufs[s->nbufs++] = bi;
+  return 0;
+}
+
+typedef struct { int64_t ts; uint32_t order, buf; } bufts;
+
+static int cmp_bufts(const void *pa, const void *pb) {
+  const bufts *a = (const bufts *)pa, *b = (const bufts *)pb;
+  if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+  return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* A circular logger wraps: in file order a CPU's oldest buffer may sit in
+   the middle.  Order each stream's buffers by their first record's
+   timestamp (a compressed or empty buffer keeps its place after the one
+   before it). */
+static int order_circular(etlfile *f, stream *s) {
+  bufts *t = (bufts *)malloc((s->nbufs ? s->nbufs : 1) * sizeof *t);
+  int64_t last = INT64_MIN;
+  uint32_t i;
+  if (!t) return -1;
+  for (i = 0; i < s->nbufs; i++) {
+    const bufinfo *bi = &f->bufs[s->bufs[i]];
+    hs_event ev;
+    uint32_t next;
+    const char *why;
+    if (!bi->compressed && hsi_record_decode(f->data + bi->pos, bi->start, bi->end, 8, &ev, &next, &why) == 1)
+      last = ev.timestamp;
+    t[i].ts = last; t[i].order = i; t[i].buf = s->bufs[i];
+  }
+  qsort(t, s->nbufs, sizeof *t, cmp_bufts);
+  for (i = 0; i < s->nbufs; i++) s->bufs[i] = t[i].buf;
+  free(t);
   return 0;
 }
 
@@ -460,6 +494,11 @@ static int build_streams(etlreader *r, int fi) {
       if (!r->streams[k].tail && r->streams[k].cpu == bi->cpu) { si = k; break; }
     if (si < 0 && (si = add_stream(r, fi, bi->cpu, 0)) < 0) return -1;
     if (push_buf(&r->streams[si], i)) return -1;
+  }
+  if (f->lf.log_file_mode & HS_LOGMODE_CIRCULAR) {
+    int k;
+    for (k = base; k < r->nstreams; k++)
+      if (!r->streams[k].tail && order_circular(f, &r->streams[k])) return -1;
   }
   return 0;
 }
