@@ -1,0 +1,68 @@
+/*
+** bench_read.c -- decode throughput against reading the same bytes.
+** For each file: the best of N runs of (a) read(2) of the whole file in
+** 1 MiB chunks, as cat does, from the page cache; (b) opening it and
+** walking every record with hs_reader_next.  Prints MB/s, events/s and
+** the ratio b/a.  Used by `make bench`; never by a test.
+*/
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "heapscript.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double read_all(const char *path, unsigned long long *bytes) {
+  static char buf[1 << 20];
+  double t0 = now();
+  ssize_t n;
+  unsigned sum = 0;
+  int fd = open(path, O_RDONLY);
+  *bytes = 0;
+  if (fd < 0) return -1;
+  while ((n = read(fd, buf, sizeof buf)) > 0) { *bytes += (unsigned long long)n; sum += (unsigned char)buf[0]; }
+  close(fd);
+  (void)sum;
+  return now() - t0;
+}
+
+static double walk(const char *path, unsigned long long *events) {
+  hs_reader *r;
+  hs_event ev;
+  char err[HS_ERRLEN];
+  double t0 = now();
+  uint64_t acc = 0;
+  *events = 0;
+  if (hs_reader_open(&r, &path, 1, NULL, err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); return -1; }
+  while (hs_reader_next(r, &ev) == 1) { (*events)++; acc += ev.payload_len; }
+  hs_reader_close(r);
+  (void)acc;
+  return now() - t0;
+}
+
+int main(int argc, char **argv) {
+  int i, k, runs = 5;
+  printf("%-58s %10s %10s %12s %10s %8s\n", "file", "MB", "read MB/s", "decode MB/s", "Mevents/s", "ratio");
+  for (i = 1; i < argc; i++) {
+    double tr = 1e9, tw = 1e9, mb;
+    unsigned long long bytes = 0, events = 0;
+    const char *base = strrchr(argv[i], '/');
+    for (k = 0; k < runs; k++) {
+      double a = read_all(argv[i], &bytes), b = walk(argv[i], &events);
+      if (a < 0 || b < 0) return 1;
+      if (a < tr) tr = a;
+      if (b < tw) tw = b;
+    }
+    mb = (double)bytes / 1e6;
+    printf("%-58.58s %10.1f %10.0f %12.0f %10.2f %8.2f\n", base ? base + 1 : argv[i], mb, mb / tr, mb / tw,
+           (double)events / tw / 1e6, tw / tr);
+  }
+  return 0;
+}
