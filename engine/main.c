@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "heapscript.h"
-#include "filter.h"
+#include "evfilter.h"
 #include "info.h"
 #include "lua_run.h"
 
@@ -140,38 +140,38 @@ static void dump_line(const hs_event *ev, const hs_reader *r, int jsonl) {
 }
 
 static int cmd_dump(int argc, char **argv) {
-  hsi_filter f;
+  hsi_evfilter f;
   hs_reader *r;
   hs_event ev;
   char **files = (char **)calloc((size_t)argc + 1, sizeof *files);
   int i, n, nfiles = 0, jsonl = 0, rc;
   uint64_t shown = 0;
   if (!files) return 2;
-  hsi_filter_init(&f);
+  hsi_evfilter_init(&f);
   for (i = 0; i < argc; i++) {
     const char *a = argv[i];
     long long v;
     if (strcmp(a, "--jsonl") == 0) { jsonl = 1; continue; }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(dump_usage, stdout); free(files); return 0; }
     if (strcmp(a, "--kernel") == 0 || strcmp(a, "--no-kernel") == 0) {
-      f.set |= HSI_F_KERNEL; f.kernel = a[2] == 'k'; continue;
+      f.set |= HSI_EF_KERNEL; f.kernel = a[2] == 'k'; continue;
     }
     if (a[0] == '-' && a[1] == '-' && a[2]) {
       const char *val = i + 1 < argc ? argv[++i] : NULL;
       int ok = val != NULL;
       if (!ok) ;
-      else if (strcmp(a, "--provider") == 0) ok = hsi_filter_provider(&f, val) == 0;
-      else if (strcmp(a, "--header-type") == 0) ok = hsi_filter_header_type(&f, val) == 0;
+      else if (strcmp(a, "--provider") == 0) ok = hsi_evfilter_provider(&f, val) == 0;
+      else if (strcmp(a, "--header-type") == 0) ok = hsi_evfilter_header_type(&f, val) == 0;
       else if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
         char *end;
         double s = strtod(val, &end);
         ok = *val && !*end && s >= 0;
         if (a[2] == 'f') f.from_ns = (int64_t)(s * 1e9); else f.to_ns = (int64_t)(s * 1e9);
       } else if (!(ok = parse_num(val, &v))) ;
-      else if (strcmp(a, "--opcode") == 0) { f.set |= HSI_F_OPCODE; f.opcode = (int)v; }
-      else if (strcmp(a, "--id") == 0) { f.set |= HSI_F_ID; f.id = (int)v; }
-      else if (strcmp(a, "--pid") == 0) { f.set |= HSI_F_PID; f.pid = (uint32_t)v; }
-      else if (strcmp(a, "--tid") == 0) { f.set |= HSI_F_TID; f.tid = (uint32_t)v; }
+      else if (strcmp(a, "--opcode") == 0) { f.set |= HSI_EF_OPCODE; f.opcode = (int)v; }
+      else if (strcmp(a, "--id") == 0) { f.set |= HSI_EF_ID; f.id = (int)v; }
+      else if (strcmp(a, "--pid") == 0) { f.set |= HSI_EF_PID; f.pid = (uint32_t)v; }
+      else if (strcmp(a, "--tid") == 0) { f.set |= HSI_EF_TID; f.tid = (uint32_t)v; }
       else if (strcmp(a, "--limit") == 0) f.limit = (uint64_t)v;
       else ok = 0;
       if (!ok) {
@@ -186,7 +186,7 @@ static int cmd_dump(int argc, char **argv) {
   if (nfiles == 0) { fputs(dump_usage, stderr); free(files); return 2; }
   if ((rc = open_reader(&r, files, nfiles)) != 0) { free(files); return rc; }
   while ((n = hs_reader_next(r, &ev)) == 1) {
-    if (!hsi_filter_match(&f, &ev, hs_reader_logfile(r, ev.file))) continue;
+    if (!hsi_evfilter_match(&f, &ev, hs_reader_logfile(r, ev.file))) continue;
     dump_line(&ev, r, jsonl);
     if (f.limit && ++shown >= f.limit) break;
   }
