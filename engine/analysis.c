@@ -1,0 +1,118 @@
+/*
+** analysis.c -- the one pass that turns events into allocation records
+** with stacks (see analysis.h for the order of the steps and why).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "heapscript.h"
+#include "memev.h"
+#include "analysis.h"
+
+struct hsi_analysis {
+  hsi_procmap *pm;
+  hsi_stacks *st;
+  hsi_life *lt;
+  hsi_analysis_counts c;
+  hs_logfile lf;
+  int nomem;
+};
+
+/* A stack target names a record and which of its stacks: rec * 2 + which. */
+static void on_stack(void *ud, uint64_t target, uint32_t stack) {
+  hsi_analysis *a = (hsi_analysis *)ud;
+  hsi_life_set_stack(a->lt, (uint32_t)(target >> 1), (int)(target & 1), stack);
+}
+
+static int want(hsi_analysis *a, const hs_event *ev, uint32_t pid, uint32_t rec, int which) {
+  uint32_t p = (ev->flags & HS_EVF_HAS_IDS) ? ev->pid : pid;
+  return hsi_stacks_want(a->st, ev->timestamp, p, ev->tid, (uint64_t)rec * 2 + (uint64_t)which);
+}
+
+static int memory_event(hsi_analysis *a, const hs_event *ev, const hsi_memop *op) {
+  hsi_life_res res;
+  uint32_t inst, i;
+  a->c.memory_events++;
+  if (op->kind == HSI_OP_SNAPSHOT) { a->c.snapshot_chunks++; return 0; }
+  if (op->kind == HSI_OP_HEAP_OTHER || op->kind == HSI_OP_NONE) return 0;
+  inst = hsi_procmap_instance(a->pm, op->pid, op->ts);
+  if (hsi_life_feed(a->lt, op, inst, &res)) return HS_ENOMEM;
+  for (i = 0; i < res.count; i++)
+    if (want(a, ev, op->pid, res.first + i, HSI_STACK_ALLOC)) return HS_ENOMEM;
+  /* A free's stack belongs to the record it ended; a HeapDestroy or a
+     release ending many records gives none (it is not theirs alone). */
+  if (res.nended == 1 && res.count == 0 && want(a, ev, op->pid, res.ended[0], HSI_STACK_FREE))
+    return HS_ENOMEM;
+  return 0;
+}
+
+/* Process End (group 3 type 2): what the instance still holds ends. */
+static int process_end(hsi_analysis *a, const hs_event *ev) {
+  hs_cursor c;
+  uint32_t pid, inst;
+  hs_cur_init(&c, ev->payload, ev->payload_len, ev->pointer_size);
+  hs_cur_ptr(&c);                          /* UniqueProcessKey */
+  pid = hs_cur_u32(&c);
+  if (c.bad) return 0;
+  inst = hsi_procmap_find(a->pm, pid, ev->timestamp);
+  if (inst == HSI_NOINST) return 0;
+  a->c.process_ends++;
+  return hsi_life_process_end(a->lt, inst, ev->timestamp, NULL) ? HS_ENOMEM : 0;
+}
+
+int hsi_analysis_run(hs_reader *r, hsi_analysis **out, char *err, size_t errlen) {
+  hsi_analysis *a = (hsi_analysis *)calloc(1, sizeof *a);
+  hs_event ev;
+  hsi_memop op;
+  int rc = 0, n;
+  *out = NULL;
+  if (!a || !(a->pm = hsi_procmap_new()) || !(a->st = hsi_stacks_new()) || !(a->lt = hsi_life_new())) {
+    hsi_analysis_free(a);
+    snprintf(err, errlen, "out of memory");
+    return HS_ENOMEM;
+  }
+  a->lf = *hs_reader_logfile(r, 0);
+  hsi_stacks_on_match(a->st, on_stack, a);
+  hsi_stacks_set_window(a->st, hs_time_freq(&a->lf), HSI_STACKS_MAX_LIVE);
+  hs_reader_rewind(r);
+  while (rc == 0 && (n = hs_reader_next(r, &ev)) == 1) {
+    int d;
+    if (a->c.events++ == 0) a->c.first_ts = ev.timestamp;
+    a->c.last_ts = ev.timestamp;
+    /* End first: the instance is found while the procmap still has it alive. */
+    if ((ev.flags & HS_EVF_KERNEL) && ev.hook == 0x0302 && (rc = process_end(a, &ev)) != 0) break;
+    if (hsi_procmap_feed(a->pm, &ev) < 0) { rc = HS_ENOMEM; break; }
+    d = hsi_memev_decode(&ev, &op);
+    if (d == 1) rc = memory_event(a, &ev, &op);
+    else if (d < 0) a->c.memory_damaged++;
+    if (rc == 0 && hsi_stacks_feed(a->st, &ev) < 0) rc = HS_ENOMEM;
+  }
+  if (rc == 0 && n < 0) {
+    snprintf(err, errlen, "reading the trace failed: %s", hs_reader_error(r));
+    rc = n;
+  }
+  if (rc == 0 && hsi_stacks_finish(a->st) < 0) rc = HS_ENOMEM;
+  if (rc) {
+    if (rc == HS_ENOMEM) snprintf(err, errlen, "out of memory while analysing the trace");
+    hsi_analysis_free(a);
+    return rc;
+  }
+  if (a->c.events) hsi_life_set_span(a->lt, a->c.first_ts, a->c.last_ts);
+  hsi_life_trim(a->lt);
+  *out = a;
+  return 0;
+}
+
+void hsi_analysis_free(hsi_analysis *a) {
+  if (!a) return;
+  hsi_life_free(a->lt);
+  hsi_stacks_free(a->st);
+  hsi_procmap_free(a->pm);
+  free(a);
+}
+
+hsi_procmap *hsi_analysis_procmap(const hsi_analysis *a) { return a->pm; }
+hsi_stacks *hsi_analysis_stacks(const hsi_analysis *a) { return a->st; }
+hsi_life *hsi_analysis_life(const hsi_analysis *a) { return a->lt; }
+const hsi_analysis_counts *hsi_analysis_counts_get(const hsi_analysis *a) { return &a->c; }
+const hs_logfile *hsi_analysis_logfile(const hsi_analysis *a) { return &a->lf; }

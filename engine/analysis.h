@@ -1,0 +1,48 @@
+/*
+** analysis.h -- one pass over a trace that builds everything the
+** allocation questions need: processes and images (procmap.h), interned
+** stacks matched to their events (stacks.h) and allocation lifetimes
+** (lifetime.h), fed by the memory-event decoders (memev.h).
+**
+** The pass reads each event once: procmap first (so the process
+** instance of a pid at that time is known), then the memory decoder and
+** the tracker, registering the new records as stack targets, then the
+** stack matcher.  Stacks arrive after their events; the matcher's
+** callback attaches them to the records.
+**
+** Timestamps are the raw ticks of the files' common clock.  Several files
+** merged into one reader must share it (xperf -merge requires that too);
+** seconds are computed with the first file's logfile header.
+*/
+#ifndef HS_ANALYSIS_H
+#define HS_ANALYSIS_H
+
+#include "heapscript.h"
+#include "procmap.h"
+#include "stacks.h"
+#include "lifetime.h"
+
+typedef struct hsi_analysis hsi_analysis;
+
+typedef struct hsi_analysis_counts {
+  uint64_t events;            /* every event read */
+  uint64_t memory_events;     /* heap / VirtualAlloc / pool / snapshot events decoded */
+  uint64_t memory_damaged;    /* memory events too short for their layout (skipped) */
+  uint64_t snapshot_chunks;   /* Heap-Snapshot chunks (counted, not decoded: blob format unknown) */
+  uint64_t process_ends;
+  int64_t first_ts, last_ts;  /* first and last event of the trace */
+} hsi_analysis_counts;
+
+/* Read every event of r (from its start) and build the analysis.
+   0, or a negative HS_E* code with a message in err. */
+int hsi_analysis_run(hs_reader *r, hsi_analysis **out, char *err, size_t errlen);
+void hsi_analysis_free(hsi_analysis *a);
+
+hsi_procmap *hsi_analysis_procmap(const hsi_analysis *a);
+hsi_stacks *hsi_analysis_stacks(const hsi_analysis *a);
+hsi_life *hsi_analysis_life(const hsi_analysis *a);
+const hsi_analysis_counts *hsi_analysis_counts_get(const hsi_analysis *a);
+/* The logfile header used for time conversion (the first file's). */
+const hs_logfile *hsi_analysis_logfile(const hsi_analysis *a);
+
+#endif

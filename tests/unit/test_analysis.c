@@ -1,0 +1,169 @@
+/*
+** test_analysis.c -- the whole chain on synthetic real-format traces:
+** writer -> reader -> procmap, memory decoders, lifetimes, stacks.
+** Each scenario is small enough to compute its answer by hand.
+*/
+#include "unit.h"
+#include "heapscript.h"
+#include "writer.h"
+#include "memev.h"
+#include "analysis.h"
+#include "query.h"
+
+static char path[512];
+
+static const char *tmp_path(const char *name) {
+  const char *d = getenv("TMPDIR");
+  snprintf(path, sizeof path, "%s/hs-analysis-%s-%ld.etl", d && *d ? d : "/tmp", name, (long)rand());
+  return path;
+}
+
+/* One heap/VirtualAlloc/pool event through the shared encoder, then its stack. */
+static void mem(hsi_writer *w, int ptr, hsi_memop *op, const uint64_t *frames, size_t n) {
+  uint8_t pl[128];
+  int group, type;
+  long len = hsi_memev_encode(op, 0, 0, ptr, pl, sizeof pl, &group, &type);
+  int hk = ptr == 8 ? HS_HT_SYSTEM64 : HS_HT_SYSTEM32;
+  CHECK(len > 0);
+  if (group == 0x02) hk = ptr == 8 ? HS_HT_PERFINFO64 : HS_HT_PERFINFO32;   /* VirtualAlloc: no ids [I] */
+  CHECK_EQ(hsi_writer_kernel(w, 0, hk, group, type, hsi_memev_version(group, type), op->pid, op->tid,
+                             op->ts, pl, (size_t)len), 0);
+  if (n) CHECK_EQ(hsi_writer_stack(w, 1, op->ts + 3, op->ts, op->pid, op->tid, frames, n, 8), 0);
+}
+
+static hsi_analysis *analyse(const char *p) {
+  hs_reader *r;
+  hsi_analysis *a = NULL;
+  char err[256];
+  CHECK_EQ(hs_reader_open(&r, &p, 1, NULL, err, sizeof err), 0);
+  CHECK_EQ(hsi_analysis_run(r, &a, err, sizeof err), 0);
+  hs_reader_close(r);
+  return a;
+}
+
+TEST(heap_chain_with_stacks_and_images) {
+  hsi_writer *w;
+  hsi_writer_opts o;
+  hsi_memop op;
+  hsi_analysis *a;
+  const hsi_recs *rs;
+  char frame[128];
+  uint64_t f1[] = { 0x7ff800011234ull, 0x7ff700002000ull };   /* ntdll, app */
+  uint64_t f2[] = { 0x7ff800011234ull, 0x7ff700003000ull };
+  int i;
+  memset(&o, 0, sizeof o);
+  o.cpus = 2;
+  CHECK_EQ(hsi_writer_open(&w, tmp_path("heap"), &o, NULL, 0), 0);
+  CHECK_EQ(hsi_writer_process(w, 0, 3, 8, 1000, 4, 100, "app.exe", "app.exe --leak"), 0);
+  CHECK_EQ(hsi_writer_image(w, 0, 3, 8, 1000, 0x7ff700000000ull, 0x10000, 101, "\\Device\\HarddiskVolume3\\app.exe"), 0);
+  CHECK_EQ(hsi_writer_image(w, 0, 3, 8, 1000, 0x7ff800000000ull, 0x200000, 102, "\\SystemRoot\\System32\\ntdll.dll"), 0);
+  memset(&op, 0, sizeof op);
+  op.pid = 1000; op.tid = 1001; op.heap = 0x10000;
+  /* ten 40-byte blocks: the even ones freed, the odd ones leaked */
+  for (i = 0; i < 10; i++) {
+    op.kind = HSI_OP_HEAP_ALLOC; op.ts = 1000 + 100 * i; op.addr = 0x20000 + 64 * (uint64_t)i; op.size = 40;
+    mem(w, 8, &op, (i & 1) ? f1 : f2, 2);
+  }
+  for (i = 0; i < 10; i += 2) {
+    op.kind = HSI_OP_HEAP_FREE; op.ts = 5000 + 10 * i; op.addr = 0x20000 + 64 * (uint64_t)i; op.size = 0;
+    mem(w, 8, &op, NULL, 0);
+  }
+  /* a free of a block the trace never saw allocated */
+  op.kind = HSI_OP_HEAP_FREE; op.ts = 6000; op.addr = 0x99990; mem(w, 8, &op, NULL, 0);
+  CHECK_EQ(hsi_writer_close(w), 0);
+
+  a = analyse(path);
+  if (!a) return;
+  rs = hsi_life_recs(hsi_analysis_life(a));
+  CHECK_EQ(hsi_analysis_counts_get(a)->memory_events, 16);
+  CHECK_EQ(rs->n, 11);
+  for (i = 0; i < 10; i++) {
+    CHECK_EQ(rs->size[i], 40);
+    CHECK_EQ(rs->ts_alloc[i], 1000 + 100 * i);
+    CHECK_EQ(rs->ts_free[i], (i & 1) ? HSI_TS_NEVER : 5000 + 10 * i);
+    CHECK(rs->stk_alloc[i] != 0);
+  }
+  CHECK(rs->stk_alloc[1] == rs->stk_alloc[3]);        /* interned */
+  CHECK(rs->stk_alloc[0] != rs->stk_alloc[1]);
+  CHECK(rs->flags[10] & HSI_RF_BEFORE);
+  CHECK(rs->flags[10] & HSI_RF_SIZE_UNKNOWN);
+  {
+    size_t n;
+    hsi_procmap *pm = hsi_analysis_procmap(a);
+    const uint64_t *fr = hsi_stacks_frames(hsi_analysis_stacks(a), rs->stk_alloc[1], &n);
+    CHECK_EQ(n, 2);
+    hsi_frame_format(pm, rs->inst[1], fr[0], rs->ts_alloc[1], frame, sizeof frame);
+    CHECK_STR(frame, "ntdll.dll+0x11234");
+    hsi_frame_format(pm, rs->inst[1], fr[1], rs->ts_alloc[1], frame, sizeof frame);
+    CHECK_STR(frame, "app.exe+0x2000");
+    CHECK_STR(hsi_procmap_name(pm, rs->inst[1]), "app.exe");
+  }
+  {
+    /* the whole trace: 5 x 40 leaked (AIFO), 5 x 40 transient (AIFI) */
+    hsi_agg g;
+    int64_t t1, t2;
+    hsi_life_span(hsi_analysis_life(a), &t1, &t2);
+    CHECK_EQ(hsi_query_agg(hsi_analysis_life(a), NULL, t1, t2, HSI_AGG_PEAK, &g), 0);
+    CHECK_EQ(g.cls_count[HSI_AIFO], 5); CHECK_EQ(g.cls_bytes[HSI_AIFO], 200);
+    CHECK_EQ(g.transient, 200);
+    CHECK_EQ(g.peak, 400); CHECK_EQ(g.peak_ts, 1900);
+    CHECK_EQ(g.cls_count[HSI_AOFI], 1);               /* the before-trace free */
+  }
+  hsi_analysis_free(a);
+  remove(path);
+}
+
+TEST(virtualalloc_pool_and_process_end_32bit) {
+  hsi_writer *w;
+  hsi_writer_opts o;
+  hsi_memop op;
+  hsi_analysis *a;
+  const hsi_recs *rs;
+  size_t i, nva = 0, npool = 0;
+  uint64_t vbytes = 0;
+  memset(&o, 0, sizeof o);
+  o.cpus = 1; o.pointer_size = 4;
+  CHECK_EQ(hsi_writer_open(&w, tmp_path("va"), &o, NULL, 0), 0);
+  CHECK_EQ(hsi_writer_process(w, 0, 1, 4, 200, 4, 10, "va.exe", NULL), 0);
+  memset(&op, 0, sizeof op);
+  op.pid = 200; op.tid = 201;
+  op.kind = HSI_OP_VALLOC; op.ts = 100; op.addr = 0x100000; op.size = 0x10000; op.flags = HS_MEM_COMMIT | HS_MEM_RESERVE;
+  mem(w, 4, &op, NULL, 0);
+  /* decommit the middle page: two pieces remain, with the first commit time */
+  op.kind = HSI_OP_VFREE; op.ts = 200; op.addr = 0x104000; op.size = 0x1000; op.flags = HS_MEM_DECOMMIT;
+  mem(w, 4, &op, NULL, 0);
+  op.kind = HSI_OP_POOL_ALLOC; op.ts = 300; op.addr = 0x80001000; op.size = 64;
+  op.tag = 'L' | 'e' << 8 | 'a' << 16 | 'k' << 24; op.pool_type = 0x200; op.flags = 0;
+  mem(w, 4, &op, NULL, 0);
+  CHECK_EQ(hsi_writer_process(w, 0, 2, 4, 200, 4, 400, "va.exe", NULL), 0);
+  CHECK_EQ(hsi_writer_close(w), 0);
+
+  a = analyse(path);
+  if (!a) return;
+  rs = hsi_life_recs(hsi_analysis_life(a));
+  for (i = 0; i < rs->n; i++) {
+    if (rs->kind[i] == HSI_KIND_VIRTUAL && rs->ts_alloc[i] == 100) {
+      nva++;
+      if (rs->ts_free[i] == 200) CHECK_EQ(rs->size[i], 0x1000);
+      else { vbytes += rs->size[i]; CHECK_EQ(rs->reason[i], HSI_END_PROCESS_END); CHECK_EQ(rs->ts_free[i], 400); }
+    }
+    if (rs->kind[i] == HSI_KIND_POOL) {
+      npool++;
+      CHECK_EQ(HSI_REC_TAG(rs, i), op.tag);
+      CHECK_EQ(rs->ts_free[i], HSI_TS_NEVER);          /* pool outlives the process */
+    }
+  }
+  CHECK_EQ(nva, 3);
+  CHECK_EQ(vbytes, 0xF000);
+  CHECK_EQ(npool, 1);
+  CHECK_EQ(hsi_analysis_counts_get(a)->process_ends, 1);
+  hsi_analysis_free(a);
+  remove(path);
+}
+
+int main(void) {
+  srand(12345);
+  RUN(heap_chain_with_stacks_and_images);
+  RUN(virtualalloc_pool_and_process_end_32bit);
+  return UNIT_DONE();
+}
