@@ -1,0 +1,452 @@
+/*
+** lua_run.c -- script mode of the CLI, the `heapscript` module, and the
+** search path for scripts and modules.
+**
+**   heapscript [-I DIR]... SCRIPT [TRACE...] [-- ARG...]
+**
+** SCRIPT is a file, or the name of a bundled script.  Names (of scripts
+** and of `require`d modules alike) are looked up in each -I DIR, then in
+** each directory of HEAPSCRIPT_PATH, then among the files embedded at
+** build time (engine/embedded.h) -- so a team can override any bundled
+** file by putting its own copy first on the path.
+**
+** Everything runs inside one protected call (as lua.c does); the script
+** itself runs under a second one whose message handler adds a traceback,
+** so a failing script prints "heapscript: FILE:LINE: message" and the
+** stack.  Ctrl-C sets a hook that raises an error at the next Lua
+** instruction, so an interrupted script also says where it was.
+*/
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <lualib.h>
+#include <lua-lpeg.h>
+
+#include "embedded.h"
+#include "lua_run.h"
+
+#define PROG "heapscript"
+
+/* Exit codes besides the script's own. */
+#define EXIT_SCRIPT 1            /* the script failed or returned false */
+#define EXIT_USAGE 2             /* bad command line, missing script or trace */
+
+static void usage(FILE *to) {
+  fprintf(to,
+    "usage: " PROG " [-I DIR]... SCRIPT [TRACE...] [-- ARG...]\n"
+    "\n"
+    "Runs the Lua 5.4 script SCRIPT over the ETW traces TRACE... (several\n"
+    "files are merged into one time-ordered trace).  In the script:\n"
+    "  trace      the opened traces (heapscript.Trace), nil if none given\n"
+    "  arg        the ARGs after --, arg[0] = SCRIPT; also passed as ...\n"
+    "  heapscript the module (also require \"heapscript\"); require \"lpeg\" works\n"
+    "\n"
+    "SCRIPT is a file, or the name of a bundled script (\"leaks\" or\n"
+    "\"leaks.lua\").  Names, and modules for require (\"rules.default\" is\n"
+    "rules/default.lua), are looked up in each -I DIR, then in each\n"
+    "directory of HEAPSCRIPT_PATH (separated by ';', or by ':' if there is\n"
+    "no ';'), then among the bundled scripts/ and rules/ files.\n"
+    "\n"
+    "options:\n"
+    "  -I DIR     search DIR first (may be repeated)\n"
+    "  --list     list the bundled scripts and rule files\n"
+    "  --help     this text\n"
+    "\n"
+    "exit status: the integer the script returns; 1 if it returns false or\n"
+    "raises an error; 0 otherwise; 2 if the command line is wrong, SCRIPT\n"
+    "cannot be found or a TRACE cannot be opened.  os.exit(n) works.\n"
+    "Documentation: docs/API.md.\n");
+}
+
+static void message(const char *msg) {
+  fflush(stdout);
+  fprintf(stderr, PROG ": %s\n", msg);
+  fflush(stderr);
+}
+
+/* ---------------------------------------------------------- the module */
+
+void hsi_lua_register(lua_State *L, const char *name, lua_CFunction open) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  luaL_getsubtable(L, -1, "heapscript");
+  lua_remove(L, -2);
+  lua_pushcfunction(L, open);
+  lua_pushvalue(L, -2);
+  lua_call(L, 1, 1);
+  if (name && !lua_isnil(L, -1)) lua_setfield(L, -2, name);
+  else lua_pop(L, 1);
+  lua_pop(L, 1);
+}
+
+int hsi_lua_open_module(lua_State *L) {
+  /* the table is put in package.loaded first, so openers find it there */
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  luaL_getsubtable(L, -1, "heapscript");
+  lua_pushliteral(L, HS_VERSION);
+  lua_setfield(L, -2, "version");
+#define HSI_LUA_RUN_OPENER(name, fn) hsi_lua_register(L, name, fn);
+  HSI_LUA_CLASSES(HSI_LUA_RUN_OPENER)
+#undef HSI_LUA_RUN_OPENER
+  return 1;
+}
+
+/* --------------------------------------------------------- search path */
+
+static int is_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static const struct hsi_embedded *embedded_find(const char *name) {
+  const struct hsi_embedded *e;
+  for (e = hsi_embedded; e->name; e++)
+    if (strcmp(e->name, name) == 0) return e;
+  return NULL;
+}
+
+/*
+** Load the file `rel` ("leaks.lua", "rules/default.lua"): from the
+** directories in the table at `dirs` (if dirs != 0), then, if `bundled`,
+** from the embedded "scripts/REL" or "REL".  Returns LUA_OK with the
+** chunk and its place (file path, or "scripts/x.lua") pushed;
+** LUA_ERRFILE with a message listing every place tried when there is
+** none ("\n\tno file 'x'..."); another status with the load error when
+** the file is there but does not load.
+*/
+static int search_load(lua_State *L, int dirs, const char *rel, int bundled) {
+  luaL_Buffer tried;
+  const struct hsi_embedded *e = NULL;
+  lua_Integer i, n = 0;
+  int st;
+  if (dirs) {
+    dirs = lua_absindex(L, dirs);
+    n = luaL_len(L, dirs);
+  }
+  luaL_buffinit(L, &tried);  /* stays below everything else pushed */
+  for (i = 1; i <= n; i++) {
+    const char *dir, *path;
+    size_t dl;
+    lua_geti(L, dirs, i);
+    dir = lua_tolstring(L, -1, &dl);
+    if (dl > 0 && (dir[dl - 1] == '/' || dir[dl - 1] == '\\'))
+      path = lua_pushfstring(L, "%s%s", dir, rel);
+    else
+      path = lua_pushfstring(L, "%s/%s", dir, rel);
+    lua_remove(L, -2);
+    if (is_file(path)) {
+      st = luaL_loadfilex(L, path, NULL);
+      lua_insert(L, -2);  /* chunk (or message), path */
+      if (st != LUA_OK) lua_pop(L, 1);
+      lua_remove(L, -2 - (st == LUA_OK));  /* the buffer's slot */
+      return st;
+    }
+    lua_pushfstring(L, "\n\tno file '%s'", path);
+    lua_remove(L, -2);
+    luaL_addvalue(&tried);
+  }
+  if (bundled) {
+    lua_pushfstring(L, "scripts/%s", rel);
+    e = embedded_find(lua_tostring(L, -1));
+    lua_pop(L, 1);
+    if (!e) e = embedded_find(rel);
+  }
+  if (e) {
+    lua_pushfstring(L, "@%s", e->name);
+    st = luaL_loadbufferx(L, (const char *)e->data, e->len, lua_tostring(L, -1), "t");
+    lua_remove(L, -2);
+    if (st == LUA_OK) lua_pushstring(L, e->name);
+    lua_remove(L, -2 - (st == LUA_OK));
+    return st;
+  }
+  if (bundled) {
+    lua_pushfstring(L, "\n\tno bundled 'scripts/%s' or '%s'", rel, rel);
+    luaL_addvalue(&tried);
+  }
+  luaL_pushresult(&tried);
+  return LUA_ERRFILE;
+}
+
+/*
+** package.searchers entries.  Upvalue 1: the list of directories (user
+** searcher) or false (bundled searcher).  The user directories come
+** right after package.preload; the bundled files come last, after
+** package.path and package.cpath, so that anything on the user's side,
+** a script's own package.path included, overrides a bundled module.
+*/
+static int searcher(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  const char *rel;
+  int st, user = lua_toboolean(L, lua_upvalueindex(1));
+  rel = luaL_gsub(L, name, ".", "/");
+  rel = lua_pushfstring(L, "%s.lua", rel);
+  st = search_load(L, user ? lua_upvalueindex(1) : 0, rel, !user);
+  if (st == LUA_OK) return 2;  /* loader, and its place as require's 2nd value */
+  if (st == LUA_ERRFILE) {
+    const char *tried = lua_tostring(L, -1);
+    if (tried[0] == '\0') return 0;
+    lua_pushstring(L, tried + 2);  /* require adds the first "\n\t" itself */
+    return 1;
+  }
+  return luaL_error(L, "error loading module '%s':\n\t%s", name, lua_tostring(L, -1));
+}
+
+/* Push the directory list: -I dirs, then HEAPSCRIPT_PATH. */
+static void push_dirs(lua_State *L, char **idirs, int nidirs) {
+  const char *env = getenv("HEAPSCRIPT_PATH");
+  int i, n = 0;
+  lua_createtable(L, nidirs + 4, 0);
+  for (i = 0; i < nidirs; i++) {
+    lua_pushstring(L, idirs[i]);
+    lua_rawseti(L, -2, ++n);
+  }
+  if (env && *env) {
+    /* ':' would cut Windows drive letters, so ';' wins when present */
+    char sep = strchr(env, ';') ? ';' : ':';
+    const char *p = env;
+    while (*p) {
+      const char *q = strchr(p, sep);
+      size_t len = q ? (size_t)(q - p) : strlen(p);
+      if (len > 0) {
+        lua_pushlstring(L, p, len);
+        lua_rawseti(L, -2, ++n);
+      }
+      p += len + (q != NULL);
+    }
+  }
+}
+
+static void install_searchers(lua_State *L, int dirs) {
+  dirs = lua_absindex(L, dirs);
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "searchers");
+  lua_getglobal(L, "table");
+  lua_getfield(L, -1, "insert");
+  lua_remove(L, -2);
+  lua_pushvalue(L, -1);
+  lua_pushvalue(L, -3);
+  lua_pushinteger(L, 2);
+  lua_pushvalue(L, dirs);
+  lua_pushcclosure(L, searcher, 1);
+  lua_call(L, 3, 0);           /* table.insert(searchers, 2, user) */
+  lua_pushvalue(L, -2);
+  lua_pushboolean(L, 0);
+  lua_pushcclosure(L, searcher, 1);
+  lua_call(L, 2, 0);           /* table.insert(searchers, bundled) */
+  lua_pop(L, 2);
+}
+
+/* ------------------------------------------------------------ running */
+
+static lua_State *globalL = NULL;
+
+static void lstop(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  lua_sethook(L, NULL, 0, 0);
+  luaL_error(L, "interrupted!");
+}
+
+static void laction(int i) {
+  signal(i, SIG_DFL);  /* a second Ctrl-C kills the process */
+  lua_sethook(globalL, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+static int msghandler(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (msg == NULL) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+      return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+/* Call the function below narg arguments; on error print it and return 1. */
+static int docall(lua_State *L, int narg, int nres) {
+  int st, base = lua_gettop(L) - narg;
+  lua_pushcfunction(L, msghandler);
+  lua_insert(L, base);
+  globalL = L;
+  signal(SIGINT, laction);
+  st = lua_pcall(L, narg, nres, base);
+  signal(SIGINT, SIG_DFL);
+  lua_remove(L, base);
+  if (st != LUA_OK) {
+    message(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  return st;
+}
+
+typedef struct cli {
+  int argc;
+  char **argv;
+  char **idirs;         /* -I values (pointers into argv) */
+  int nidirs;
+  int script;           /* argv index of SCRIPT */
+  int trace0, ntraces;  /* argv indexes of the traces */
+  int args0;            /* argv index of the first ARG, argc if none */
+  int code;             /* the exit code */
+} cli;
+
+static void set_arg(lua_State *L, const cli *c) {
+  int i;
+  lua_createtable(L, c->argc - c->args0, c->script + 1);
+  for (i = 0; i < c->script; i++) {      /* program and options: negative */
+    lua_pushstring(L, c->argv[i]);
+    lua_rawseti(L, -2, i - c->script);
+  }
+  lua_pushstring(L, c->argv[c->script]);
+  lua_rawseti(L, -2, 0);
+  for (i = c->args0; i < c->argc; i++) {
+    lua_pushstring(L, c->argv[i]);
+    lua_rawseti(L, -2, i - c->args0 + 1);
+  }
+  lua_setglobal(L, "arg");
+}
+
+static int pmain(lua_State *L) {
+  cli *c = (cli *)lua_touserdata(L, 1);
+  const char *name = c->argv[c->script];
+  int st, dirs, i;
+
+  c->code = EXIT_SCRIPT;
+  luaL_checkversion(L);
+  luaL_openlibs(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_lpeg);
+  lua_setfield(L, -2, "lpeg");
+  lua_pushcfunction(L, hsi_lua_open_module);
+  lua_setfield(L, -2, "heapscript");
+  lua_pop(L, 1);
+  luaL_requiref(L, "heapscript", hsi_lua_open_module, 1);
+  lua_pop(L, 1);
+
+  push_dirs(L, c->idirs, c->nidirs);
+  dirs = lua_gettop(L);
+  install_searchers(L, dirs);
+
+  /* the script: a file, else a name on the search path */
+  if (is_file(name)) {
+    st = luaL_loadfilex(L, name, NULL);
+  } else {
+    size_t n = strlen(name);
+    const char *rel = name;
+    if (n < 4 || strcmp(name + n - 4, ".lua") != 0)
+      rel = lua_pushfstring(L, "%s.lua", name);
+    st = search_load(L, dirs, rel, 1);
+    if (st == LUA_ERRFILE) {
+      message(lua_pushfstring(L, "cannot find script '%s':\n\tno file '%s'%s",
+                              name, name, lua_tostring(L, -1)));
+      c->code = EXIT_USAGE;
+      return 0;
+    }
+    if (st == LUA_OK) lua_pop(L, 1);
+  }
+  if (st != LUA_OK) {
+    message(lua_tostring(L, -1));
+    return 0;
+  }
+  /* chunk on top */
+
+  if (c->ntraces > 0) {
+    if (hsi_lua_trace_open(L, (const char *const *)c->argv + c->trace0, c->ntraces) < 0) {
+      message(lua_tostring(L, -1));
+      c->code = EXIT_USAGE;
+      return 0;
+    }
+  } else {
+    lua_pushnil(L);
+  }
+  lua_setglobal(L, "trace");
+  set_arg(L, c);
+
+  for (i = c->args0; i < c->argc; i++) lua_pushstring(L, c->argv[i]);
+  if (docall(L, c->argc - c->args0, 1) != LUA_OK) return 0;
+  if (lua_type(L, -1) == LUA_TNUMBER && lua_isinteger(L, -1))
+    c->code = (int)lua_tointeger(L, -1);
+  else if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1))
+    c->code = EXIT_SCRIPT;
+  else
+    c->code = 0;
+  return 0;
+}
+
+static void list_bundled(void) {
+  const struct hsi_embedded *e;
+  for (e = hsi_embedded; e->name; e++)
+    printf("%s\n", e->name);
+}
+
+int hsi_lua_cli(int argc, char **argv) {
+  cli c;
+  lua_State *L;
+  int i, st;
+
+  memset(&c, 0, sizeof c);
+  c.argc = argc;
+  c.argv = argv;
+  c.idirs = (char **)malloc(sizeof *c.idirs * (size_t)(argc > 0 ? argc : 1));
+  if (!c.idirs) {
+    message("not enough memory");
+    return EXIT_SCRIPT;
+  }
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      free(c.idirs);
+      return 0;
+    } else if (strcmp(a, "--list") == 0) {
+      list_bundled();
+      free(c.idirs);
+      return 0;
+    } else if (strcmp(a, "-I") == 0) {
+      if (i + 1 >= argc) {
+        message("option -I needs a directory");
+        free(c.idirs);
+        return EXIT_USAGE;
+      }
+      c.idirs[c.nidirs++] = argv[++i];
+    } else if (strncmp(a, "-I", 2) == 0) {
+      c.idirs[c.nidirs++] = argv[i] + 2;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      fprintf(stderr, PROG ": unknown option '%s'\n", a);
+      usage(stderr);
+      free(c.idirs);
+      return EXIT_USAGE;
+    } else {
+      break;
+    }
+  }
+  if (i >= argc) {
+    usage(stderr);
+    free(c.idirs);
+    return EXIT_USAGE;
+  }
+  c.script = i++;
+  c.trace0 = i;
+  while (i < argc && strcmp(argv[i], "--") != 0) i++;
+  c.ntraces = i - c.trace0;
+  c.args0 = i < argc ? i + 1 : argc;
+
+  L = luaL_newstate();
+  if (L == NULL) {
+    message("cannot create Lua state: not enough memory");
+    free(c.idirs);
+    return EXIT_SCRIPT;
+  }
+  lua_pushcfunction(L, pmain);
+  lua_pushlightuserdata(L, &c);
+  st = lua_pcall(L, 1, 0, 0);
+  if (st != LUA_OK) {
+    message(lua_tostring(L, -1));
+    c.code = EXIT_SCRIPT;
+  }
+  lua_close(L);
+  free(c.idirs);
+  return c.code;
+}

@@ -1,0 +1,97 @@
+/*
+** lua_run.h -- the Lua layer of heapscript: the script-mode CLI, the
+** `heapscript` module and what its classes share.
+**
+** Files: lua_run.c (CLI, module, search path, require), lua_trace.c
+** (heapscript.Trace), lua_event.c (heapscript.Event).  Every class file
+** is a client of include/heapscript.h only; this header is what the
+** class files need from one another.
+*/
+#ifndef HS_LUA_RUN_H
+#define HS_LUA_RUN_H
+
+#include <lua.h>
+#include <lauxlib.h>
+#include "heapscript.h"
+
+/*
+** The script mode of the CLI:
+**   heapscript [-I DIR]... SCRIPT [TRACE...] [-- ARG...]
+** argv[0] is the program.  Returns the process exit code: the script's
+** integer result, 1 if it returned false or raised an error, 0 otherwise;
+** 2 for usage errors, a script that cannot be found, or a trace that
+** cannot be opened.
+*/
+int hsi_lua_cli(int argc, char **argv);
+
+/* open function of the `heapscript` module (package.preload.heapscript). */
+int hsi_lua_open_module(lua_State *L);
+
+/* ------------------------------------------------------------ classes */
+
+/*
+** Adding a class or a group of functions to the module.
+**
+** An opener is a lua_CFunction called with the module table as its only
+** argument.  It registers its metatables (luaL_newmetatable with a
+** "heapscript.Name" key), may add functions to the module table, and may
+** return one value (usually its method table), which becomes
+** module[name].  Example: the Trace opener adds heapscript.open and
+** returns the Trace methods, so scripts can add methods of their own
+** through heapscript.Trace.
+**
+** hsi_lua_register runs one opener against package.loaded.heapscript
+** (creating that table if needed); it can be called at any time.
+**
+** HSI_LUA_CLASSES is the list the module opener runs, in order.  To add
+** a class, write engine/lua_<name>.c with an opener and add one line
+** here; a class that creates another class's objects comes after it.
+*/
+void hsi_lua_register(lua_State *L, const char *name, lua_CFunction open);
+
+#define HSI_LUA_CLASSES(X) \
+  X("Event", hsi_lua_open_event) \
+  X("Trace", hsi_lua_open_trace)
+
+#define HSI_LUA_DECLARE_OPENER(name, fn) int fn(lua_State *L);
+HSI_LUA_CLASSES(HSI_LUA_DECLARE_OPENER)
+#undef HSI_LUA_DECLARE_OPENER
+
+/* ------------------------------------------------- shared by the classes */
+
+#define HSI_LUA_TRACE "heapscript.Trace"
+#define HSI_LUA_EVENT "heapscript.Event"
+
+/*
+** An event source: what a heapscript.Event shows.  It lives inside the
+** userdata that owns the reader (a Trace); an Event keeps that userdata
+** alive through its user value and reads `ev` each time it is asked, so
+** an Event always shows the source's current record.
+*/
+typedef struct hsi_lua_evsrc {
+  hs_reader *reader;         /* NULL once the owner is closed */
+  hs_event ev;               /* the current record, valid when has_event */
+  int has_event;             /* 0 before the first record and after the last */
+  const int64_t *start_ns;   /* per file: its start, in ns after the earliest file's */
+} hsi_lua_evsrc;
+
+/*
+** Push a new heapscript.Event showing src.  `owner` is the stack index
+** of the userdata that contains src; the Event keeps it alive.
+*/
+void hsi_lua_event_push(lua_State *L, hsi_lua_evsrc *src, int owner);
+
+/* Nanoseconds of ev since the start of the earliest file of src. */
+int64_t hsi_lua_event_ns(const hsi_lua_evsrc *src, const hs_event *ev);
+
+/*
+** Open paths as one merged trace: push a heapscript.Trace and return 0,
+** or push the reader's message (file, offset, what was expected) and
+** return the negative HS_E* code.
+*/
+int hsi_lua_trace_open(lua_State *L, const char *const *paths, int npaths);
+
+/* The reader of the Trace at idx; raises an error if not a Trace or closed. */
+hs_reader *hsi_lua_checkreader(lua_State *L, int idx);
+
+#endif

@@ -1,0 +1,610 @@
+/*
+** lua_trace.c -- class heapscript.Trace: a userdata owning one hs_reader
+** (one or more .etl files merged into one stream), and heapscript.open.
+**
+** trace:events{filters} hands out ONE heapscript.Event per loop, which
+** shows whatever record the reader is on; the filters run in C, so a
+** record Lua does not want costs no Lua call.  The reader has one
+** position: starting a loop (or trace:count) rewinds it and makes any
+** older loop on the same trace fail loudly instead of skipping records.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua_run.h"
+
+/* Damage reports kept for trace:damage(); the total is counted beyond this. */
+#define MAX_DAMAGE 4096
+
+typedef struct damage {
+  int file;
+  uint32_t buffer;
+  uint64_t pos;
+  char *what;
+} damage;
+
+typedef struct Trace {
+  hsi_lua_evsrc src;         /* reader + current record, shown by Events */
+  unsigned gen;              /* bumped by every rewind; loops hold a copy */
+  int nfiles;
+  int64_t *start_ns;         /* per file, see hsi_lua_evsrc */
+  damage *dmg;               /* distinct reports, malloc'd */
+  size_t ndmg, capdmg;
+  uint64_t dmg_total;        /* every report, repeats included */
+} Trace;
+
+#define totrace(L, i) ((Trace *)luaL_checkudata(L, i, HSI_LUA_TRACE))
+
+static Trace *checkopen(lua_State *L, int i) {
+  Trace *t = totrace(L, i);
+  if (t->src.reader == NULL) luaL_error(L, "attempt to use a closed trace");
+  return t;
+}
+
+hs_reader *hsi_lua_checkreader(lua_State *L, int idx) {
+  return checkopen(L, idx)->src.reader;
+}
+
+/* ------------------------------------------------------ open and close */
+
+/*
+** Called by the reader, possibly from inside hs_reader_next: no Lua
+** calls here (an error would unwind through the reader), only malloc.
+** A rewound reader reports the same damage again, so repeats are
+** counted in dmg_total but not stored twice.
+*/
+static void on_damage(void *ud, const hs_damage *d) {
+  Trace *t = (Trace *)ud;
+  const char *what = d->what ? d->what : "";
+  size_t i, n;
+  t->dmg_total++;
+  for (i = 0; i < t->ndmg; i++) {
+    damage *o = &t->dmg[i];
+    if (o->file == d->file && o->pos == d->pos && o->buffer == d->buffer &&
+        strcmp(o->what, what) == 0) return;
+  }
+  if (t->ndmg == MAX_DAMAGE) return;
+  if (t->ndmg == t->capdmg) {
+    size_t cap = t->capdmg ? t->capdmg * 2 : 16;
+    damage *p = (damage *)realloc(t->dmg, cap * sizeof *p);
+    if (!p) return;
+    t->dmg = p;
+    t->capdmg = cap;
+  }
+  n = strlen(what);
+  t->dmg[t->ndmg].what = (char *)malloc(n + 1);
+  if (!t->dmg[t->ndmg].what) return;
+  memcpy(t->dmg[t->ndmg].what, what, n + 1);
+  t->dmg[t->ndmg].file = d->file;
+  t->dmg[t->ndmg].pos = d->pos;
+  t->dmg[t->ndmg].buffer = d->buffer;
+  t->ndmg++;
+}
+
+/* Close the reader; with `all`, free the damage list too (kept after
+   close so that trace:damage() still answers). */
+static void release(Trace *t, int all) {
+  size_t i;
+  if (t->src.reader) hs_reader_close(t->src.reader);
+  t->src.reader = NULL;
+  t->src.has_event = 0;
+  t->src.start_ns = NULL;
+  free(t->start_ns);
+  t->start_ns = NULL;
+  if (!all) return;
+  for (i = 0; i < t->ndmg; i++) free(t->dmg[i].what);
+  free(t->dmg);
+  t->dmg = NULL;
+  t->ndmg = t->capdmg = 0;
+}
+
+/*
+** Each file's start relative to the earliest one, so that times of a
+** merged trace share one origin.  Within a file hs_time_ns keeps the
+** clock's own resolution; only the offset between files is in 100 ns.
+*/
+static int file_origins(Trace *t) {
+  int i;
+  int64_t origin = INT64_MAX;
+  t->start_ns = (int64_t *)calloc((size_t)t->nfiles, sizeof *t->start_ns);
+  if (!t->start_ns) return HS_ENOMEM;
+  for (i = 0; i < t->nfiles; i++) {
+    const hs_logfile *lf = hs_reader_logfile(t->src.reader, i);
+    if (lf && lf->start_time > 0 && lf->start_time < origin) origin = lf->start_time;
+  }
+  for (i = 0; i < t->nfiles; i++) {
+    const hs_logfile *lf = hs_reader_logfile(t->src.reader, i);
+    if (lf && lf->start_time > 0 && origin != INT64_MAX)
+      t->start_ns[i] = (lf->start_time - origin) * 100;
+  }
+  t->src.start_ns = t->start_ns;
+  return 0;
+}
+
+int hsi_lua_trace_open(lua_State *L, const char *const *paths, int npaths) {
+  char err[HS_ERRLEN];
+  hs_reader_opts opts;
+  Trace *t;
+  int rc;
+  t = (Trace *)lua_newuserdatauv(L, sizeof *t, 0);
+  memset(t, 0, sizeof *t);
+  luaL_setmetatable(L, HSI_LUA_TRACE);
+  memset(&opts, 0, sizeof opts);
+  opts.on_damage = on_damage;
+  opts.ud = t;
+  err[0] = '\0';
+  rc = hs_reader_open(&t->src.reader, paths, npaths, &opts, err, sizeof err);
+  if (rc >= 0 && t->src.reader == NULL) rc = HS_EARG;
+  if (rc >= 0) {
+    t->nfiles = hs_reader_nfiles(t->src.reader);
+    rc = file_origins(t);
+    if (rc < 0) strcpy(err, "not enough memory");
+  }
+  if (rc < 0) {
+    release(t, 1);  /* closes the reader if file_origins failed */
+    lua_pop(L, 1);
+    lua_pushstring(L, err[0] ? err : "cannot open trace");
+    return rc;
+  }
+  return 0;
+}
+
+/* heapscript.open(path [, path...]) -> trace | nil, message */
+static int t_open(lua_State *L) {
+  int n = lua_gettop(L), i;
+  const char **paths;
+  luaL_argcheck(L, n > 0, 1, "at least one path expected");
+  paths = (const char **)lua_newuserdatauv(L, (size_t)n * sizeof *paths, 0);
+  for (i = 0; i < n; i++) paths[i] = luaL_checkstring(L, i + 1);
+  if (hsi_lua_trace_open(L, paths, n) < 0) {
+    luaL_pushfail(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  return 1;
+}
+
+static int t_close(lua_State *L) {
+  release(totrace(L, 1), 0);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int t_gc(lua_State *L) {
+  release(totrace(L, 1), 1);
+  return 0;
+}
+
+static int t_closemeta(lua_State *L) {
+  release(totrace(L, 1), 0);
+  return 0;
+}
+
+static int t_tostring(lua_State *L) {
+  Trace *t = totrace(L, 1);
+  if (t->src.reader == NULL)
+    lua_pushliteral(L, "heapscript.Trace (closed)");
+  else if (t->nfiles == 1)
+    lua_pushfstring(L, "heapscript.Trace (%s)", hs_reader_path(t->src.reader, 0));
+  else
+    lua_pushfstring(L, "heapscript.Trace (%s and %d more)",
+                    hs_reader_path(t->src.reader, 0), t->nfiles - 1);
+  return 1;
+}
+
+/* ------------------------------------------------------- file details */
+
+/* Optional 1-based file index at argument i -> 0-based. */
+static int fileindex(lua_State *L, Trace *t, int i) {
+  lua_Integer f = luaL_optinteger(L, i, 1);
+  luaL_argcheck(L, f >= 1 && f <= t->nfiles, i, "no such file in the trace");
+  return (int)f - 1;
+}
+
+#define SETI(name, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, name))
+
+/* trace:header([i]) -> table of the logfile header of file i */
+static int t_header(lua_State *L) {
+  Trace *t = checkopen(L, 1);
+  int f = fileindex(L, t, 2), i;
+  const hs_logfile *lf = hs_reader_logfile(t->src.reader, f);
+  if (!lf) return luaL_error(L, "no logfile header for file %d", f + 1);
+  lua_createtable(L, 0, 28);
+  lua_pushstring(L, lf->logger_name);
+  lua_setfield(L, -2, "logger_name");
+  lua_pushstring(L, lf->log_file_name);
+  lua_setfield(L, -2, "log_file_name");
+  SETI("os_build", lf->os_build);
+  SETI("pointer_size", lf->pointer_size);
+  SETI("cpus", lf->cpus);
+  SETI("buffers_written", lf->buffers_written);
+  SETI("buffer_size", lf->buffer_size);
+  lua_pushboolean(L, (lf->log_file_mode & HS_LOGMODE_COMPRESSED) != 0);
+  lua_setfield(L, -2, "compressed");
+  SETI("clock_type", lf->clock_type);
+  SETI("perf_freq", lf->perf_freq);
+  SETI("start_time", lf->start_time);
+  SETI("end_time", lf->end_time);
+  SETI("boot_time", lf->boot_time);
+  SETI("events_lost", lf->events_lost);
+  SETI("buffers_lost", lf->buffers_lost);
+  SETI("log_file_mode", lf->log_file_mode);
+  SETI("timer_resolution", lf->timer_resolution);
+  SETI("max_file_size", lf->max_file_size);
+  SETI("start_buffers", lf->start_buffers);
+  SETI("cpu_mhz", lf->cpu_mhz);
+  SETI("tz_bias", lf->tz_bias);
+  SETI("header_ts", lf->header_ts);
+  SETI("header_version", lf->header_version);
+  SETI("compression", lf->compression);
+  lua_createtable(L, 4, 0);
+  for (i = 0; i < 4; i++) {
+    lua_pushinteger(L, lf->version[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "version");
+  lua_pushstring(L, hs_reader_path(t->src.reader, f));
+  lua_setfield(L, -2, "path");
+  return 1;
+}
+
+/* trace:files() -> {path, ...} */
+static int t_files(lua_State *L) {
+  Trace *t = checkopen(L, 1);
+  int i;
+  lua_createtable(L, t->nfiles, 0);
+  for (i = 0; i < t->nfiles; i++) {
+    lua_pushstring(L, hs_reader_path(t->src.reader, i));
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+/* trace:stats([i]) -> table of the counters of file i */
+static int t_stats(lua_State *L) {
+  Trace *t = checkopen(L, 1);
+  int f = fileindex(L, t, 2);
+  const hs_file_stats *s = hs_reader_stats(t->src.reader, f);
+  if (!s) return luaL_error(L, "no statistics for file %d", f + 1);
+  lua_createtable(L, 0, 10);
+  SETI("file_size", s->file_size);
+  SETI("buffers", s->buffers);
+  SETI("buffers_compressed", s->buffers_compressed);
+  SETI("buffers_damaged", s->buffers_damaged);
+  SETI("buffers_lost_flag", s->buffers_lost_flag);
+  SETI("records", s->records);
+  SETI("records_damaged", s->records_damaged);
+  SETI("records_duplicate", s->records_duplicate);
+  SETI("bytes_trailing", s->bytes_trailing);
+  if (s->first_damage_pos != UINT64_MAX) SETI("first_damage_pos", s->first_damage_pos);
+  return 1;
+}
+
+/* trace:damage() -> {{file=, pos=, buffer=, what=}, ...}, total reports */
+static int t_damage(lua_State *L) {
+  Trace *t = totrace(L, 1);
+  size_t i;
+  lua_createtable(L, (int)t->ndmg, 0);
+  for (i = 0; i < t->ndmg; i++) {
+    lua_createtable(L, 0, 4);
+    SETI("file", t->dmg[i].file + 1);
+    SETI("pos", t->dmg[i].pos);
+    SETI("buffer", t->dmg[i].buffer);
+    lua_pushstring(L, t->dmg[i].what);
+    lua_setfield(L, -2, "what");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_pushinteger(L, (lua_Integer)t->dmg_total);
+  return 2;
+}
+
+/* ------------------------------------------------------------- filters */
+
+#define MAXSET 32
+
+typedef struct iset {
+  int n;                     /* 0: any value */
+  uint32_t v[MAXSET];
+} iset;
+
+typedef struct pmatch {
+  hs_guid g;
+  int ok;
+} pmatch;
+
+typedef struct Filter {
+  int nprov;                 /* 0: any provider */
+  struct { hs_guid g; char name[64]; } prov[MAXSET];  /* name[0]: match by name */
+  int byname;                /* some entry matches by name */
+  pmatch cache[MAXSET];      /* provider GUID -> verdict, for names */
+  int ncache;
+  iset opcode, id, pid, tid, ht;
+  int kernel;                /* -1 any, 0 not kernel, 1 kernel */
+  int from_set, to_set;
+  int64_t from_ns, to_ns;
+  lua_Integer limit;         /* -1: none */
+  lua_Integer seen;          /* records delivered so far */
+  unsigned gen;              /* the trace's gen when the loop started */
+} Filter;
+
+static int ieq(const char *a, const char *b) {
+  for (; *a && *b; a++, b++) {
+    int x = (unsigned char)*a, y = (unsigned char)*b;
+    if (x >= 'A' && x <= 'Z') x += 32;
+    if (y >= 'A' && y <= 'Z') y += 32;
+    if (x != y) return 0;
+  }
+  return *a == *b;
+}
+
+/* Calls add(L, f, idx_of_value, key) for a value or each element of a list. */
+typedef void (*adder)(lua_State *L, Filter *f, int v, const char *key);
+
+static void each(lua_State *L, Filter *f, int v, const char *key, adder add) {
+  if (lua_type(L, v) == LUA_TTABLE) {
+    lua_Integer i, n = luaL_len(L, v);
+    if (n == 0) luaL_error(L, "filter '%s': empty list", key);
+    for (i = 1; i <= n; i++) {
+      lua_geti(L, v, i);
+      add(L, f, lua_gettop(L), key);
+      lua_pop(L, 1);
+    }
+  } else {
+    add(L, f, v, key);
+  }
+}
+
+static void add_int(iset *s, lua_State *L, int v, const char *key, lua_Integer max) {
+  int isnum;
+  lua_Integer x = lua_tointegerx(L, v, &isnum);
+  if (!isnum) luaL_error(L, "filter '%s': integer expected, got %s", key, luaL_typename(L, v));
+  if (x < 0 || x > max) luaL_error(L, "filter '%s': %I out of range", key, x);
+  if (s->n == MAXSET) luaL_error(L, "filter '%s': more than %d values", key, MAXSET);
+  s->v[s->n++] = (uint32_t)x;
+}
+
+static void add_opcode(lua_State *L, Filter *f, int v, const char *k) { add_int(&f->opcode, L, v, k, 0xFF); }
+static void add_id(lua_State *L, Filter *f, int v, const char *k) { add_int(&f->id, L, v, k, 0xFFFF); }
+static void add_pid(lua_State *L, Filter *f, int v, const char *k) { add_int(&f->pid, L, v, k, 0xFFFFFFFF); }
+static void add_tid(lua_State *L, Filter *f, int v, const char *k) { add_int(&f->tid, L, v, k, 0xFFFFFFFF); }
+
+static void add_ht(lua_State *L, Filter *f, int v, const char *k) {
+  int i;
+  if (lua_type(L, v) == LUA_TSTRING) {
+    const char *s = lua_tostring(L, v);
+    for (i = 0; i < 256; i++) {
+      const char *name = hs_header_type_name(i);
+      if (name && ieq(name, s)) break;
+    }
+    if (i == 256) luaL_error(L, "filter '%s': unknown header type '%s'", k, s);
+    lua_pushinteger(L, i);
+    add_int(&f->ht, L, lua_gettop(L), k, 0xFF);
+    lua_pop(L, 1);
+  } else {
+    add_int(&f->ht, L, v, k, 0xFF);
+  }
+}
+
+/* A GUID string matches by GUID; anything else by provider name. */
+static void add_provider(lua_State *L, Filter *f, int v, const char *k) {
+  const char *s;
+  if (lua_type(L, v) != LUA_TSTRING)
+    luaL_error(L, "filter '%s': string expected, got %s", k, luaL_typename(L, v));
+  s = lua_tostring(L, v);
+  if (f->nprov == MAXSET) luaL_error(L, "filter '%s': more than %d values", k, MAXSET);
+  if (s[0] == '{') {
+    /* accept the braced form too */
+    char tmp[HS_GUID_STRLEN];
+    size_t n = strlen(s);
+    if (n == HS_GUID_STRLEN + 1 && s[n - 1] == '}') {
+      memcpy(tmp, s + 1, HS_GUID_STRLEN - 1);
+      tmp[HS_GUID_STRLEN - 1] = '\0';
+      if (hs_guid_parse(tmp, &f->prov[f->nprov].g) == 0) {
+        f->prov[f->nprov++].name[0] = '\0';
+        return;
+      }
+    }
+  } else if (hs_guid_parse(s, &f->prov[f->nprov].g) == 0) {
+    f->prov[f->nprov++].name[0] = '\0';
+    return;
+  }
+  /* copied: the script may change its filter table during the loop */
+  if (s[0] == '\0' || strlen(s) >= sizeof f->prov[0].name)
+    luaL_error(L, "filter '%s': '%s' is neither a GUID nor a provider name", k, s);
+  strcpy(f->prov[f->nprov++].name, s);
+  f->byname = 1;
+}
+
+static int64_t seconds_ns(lua_State *L, int v, const char *k, int up) {
+  int isnum;
+  lua_Number x = lua_tonumberx(L, v, &isnum);
+  if (!isnum) luaL_error(L, "filter '%s': number of seconds expected, got %s", k, luaL_typename(L, v));
+  x = up ? ceil(x * 1e9) : floor(x * 1e9);
+  if (!(x > -9.2e18 && x < 9.2e18)) luaL_error(L, "filter '%s': out of range", k);
+  return (int64_t)x;
+}
+
+/* Read the filter table at idx (may be none/nil) into f. */
+static void parse_filter(lua_State *L, int idx, Filter *f) {
+  memset(f, 0, sizeof *f);
+  f->kernel = -1;
+  f->limit = -1;
+  if (lua_isnoneornil(L, idx)) return;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    int v = lua_gettop(L);
+    const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+    if (!k) luaL_error(L, "filters are named (provider=, opcode=, ...), got a %s key",
+                       luaL_typename(L, -2));
+    if (strcmp(k, "provider") == 0) each(L, f, v, k, add_provider);
+    else if (strcmp(k, "opcode") == 0) each(L, f, v, k, add_opcode);
+    else if (strcmp(k, "id") == 0) each(L, f, v, k, add_id);
+    else if (strcmp(k, "pid") == 0) each(L, f, v, k, add_pid);
+    else if (strcmp(k, "tid") == 0) each(L, f, v, k, add_tid);
+    else if (strcmp(k, "header_type") == 0) each(L, f, v, k, add_ht);
+    else if (strcmp(k, "from") == 0) { f->from_ns = seconds_ns(L, v, k, 1); f->from_set = 1; }
+    else if (strcmp(k, "to") == 0) { f->to_ns = seconds_ns(L, v, k, 0); f->to_set = 1; }
+    else if (strcmp(k, "kernel") == 0) {
+      luaL_argexpected(L, lua_isboolean(L, v), v, "boolean (filter 'kernel')");
+      f->kernel = lua_toboolean(L, v);
+    } else if (strcmp(k, "limit") == 0) {
+      int isnum;
+      f->limit = lua_tointegerx(L, v, &isnum);
+      if (!isnum || f->limit < 0) luaL_error(L, "filter 'limit': non-negative integer expected");
+    } else {
+      luaL_error(L, "unknown filter '%s' (known: provider, opcode, id, pid, tid, "
+                    "header_type, from, to, kernel, limit)", k);
+    }
+    lua_pop(L, 1);
+  }
+}
+
+static int inset(const iset *s, uint32_t x) {
+  int i;
+  if (s->n == 0) return 1;
+  for (i = 0; i < s->n; i++)
+    if (s->v[i] == x) return 1;
+  return 0;
+}
+
+static int provider_ok(Filter *f, const hs_guid *g) {
+  int i, ok = 0;
+  const char *name = NULL;
+  if (f->nprov == 0) return 1;
+  for (i = 0; i < f->nprov; i++)
+    if (!f->prov[i].name[0] && hs_guid_eq(&f->prov[i].g, g)) return 1;
+  if (!f->byname) return 0;
+  for (i = 0; i < f->ncache; i++)
+    if (hs_guid_eq(&f->cache[i].g, g)) return f->cache[i].ok;
+  name = hs_provider_name(g);
+  for (i = 0; name && i < f->nprov; i++)
+    if (f->prov[i].name[0] && ieq(f->prov[i].name, name)) ok = 1;
+  if (f->ncache < MAXSET) {
+    f->cache[f->ncache].g = *g;
+    f->cache[f->ncache++].ok = ok;
+  }
+  return ok;
+}
+
+static int match(Filter *f, const hsi_lua_evsrc *src, const hs_event *ev) {
+  if (!inset(&f->opcode, ev->opcode) || !inset(&f->id, ev->id) ||
+      !inset(&f->ht, ev->header_type)) return 0;
+  if ((f->pid.n || f->tid.n) && (!(ev->flags & HS_EVF_HAS_IDS) ||
+                                 !inset(&f->pid, ev->pid) || !inset(&f->tid, ev->tid))) return 0;
+  if (f->kernel >= 0 && f->kernel != ((ev->flags & HS_EVF_KERNEL) != 0)) return 0;
+  if (!provider_ok(f, &ev->provider)) return 0;
+  if (f->from_set || f->to_set) {
+    int64_t ns = hsi_lua_event_ns(src, ev);
+    if (f->from_set && ns < f->from_ns) return 0;
+    if (f->to_set && ns > f->to_ns) return 0;
+  }
+  return 1;
+}
+
+/*
+** Move to the next record that passes f: 1 found, 0 at the end (or the
+** limit).  Reader errors become Lua errors with the reader's message.
+*/
+static int advance(lua_State *L, Trace *t, Filter *f) {
+  int rc;
+  if (f->limit >= 0 && f->seen >= f->limit) {
+    t->src.has_event = 0;
+    return 0;
+  }
+  for (;;) {
+    rc = hs_reader_next(t->src.reader, &t->src.ev);
+    if (rc <= 0) break;
+    if (match(f, &t->src, &t->src.ev)) {
+      t->src.has_event = 1;
+      f->seen++;
+      return 1;
+    }
+  }
+  t->src.has_event = 0;
+  if (rc < 0) return luaL_error(L, "%s", hs_reader_error(t->src.reader));
+  return 0;
+}
+
+static void rewind_trace(lua_State *L, Trace *t, Filter *f) {
+  t->src.has_event = 0;
+  t->gen++;
+  f->gen = t->gen;
+  if (hs_reader_rewind(t->src.reader) < 0)
+    luaL_error(L, "%s", hs_reader_error(t->src.reader));
+}
+
+/* The step function: upvalues trace, filter, event. */
+static int events_step(lua_State *L) {
+  Trace *t = (Trace *)lua_touserdata(L, lua_upvalueindex(1));
+  Filter *f = (Filter *)lua_touserdata(L, lua_upvalueindex(2));
+  if (t->src.reader == NULL) return luaL_error(L, "trace closed during trace:events() loop");
+  if (f->gen != t->gen)
+    return luaL_error(L, "trace:events() loop used after a newer trace:events() or "
+                         "trace:count() rewound the same trace");
+  if (!advance(L, t, f)) return 0;
+  lua_pushvalue(L, lua_upvalueindex(3));
+  return 1;
+}
+
+/* trace:events([filters]) -> iterator yielding one reused heapscript.Event */
+static int t_events(lua_State *L) {
+  Trace *t = checkopen(L, 1);
+  Filter *f;
+  lua_settop(L, 2);
+  f = (Filter *)lua_newuserdatauv(L, sizeof *f, 0);       /* 3 */
+  parse_filter(L, 2, f);
+  rewind_trace(L, t, f);
+  lua_pushvalue(L, 1);                                     /* upvalue 1 */
+  lua_pushvalue(L, 3);                                     /* upvalue 2 */
+  hsi_lua_event_push(L, &t->src, 1);                       /* upvalue 3 */
+  lua_pushcclosure(L, events_step, 3);
+  return 1;
+}
+
+/* trace:count([filters]) -> number of records that pass the filters */
+static int t_count(lua_State *L) {
+  Trace *t = checkopen(L, 1);
+  Filter *f;
+  lua_Integer n = 0;
+  lua_settop(L, 2);
+  f = (Filter *)lua_newuserdatauv(L, sizeof *f, 0);
+  parse_filter(L, 2, f);
+  rewind_trace(L, t, f);
+  while (advance(L, t, f)) n++;
+  lua_pushinteger(L, n);
+  return 1;
+}
+
+static const luaL_Reg methods[] = {
+  {"header", t_header},
+  {"files", t_files},
+  {"stats", t_stats},
+  {"damage", t_damage},
+  {"events", t_events},
+  {"count", t_count},
+  {"close", t_close},
+  {NULL, NULL}
+};
+
+static const luaL_Reg metameth[] = {
+  {"__index", NULL},  /* placeholder: the method table */
+  {"__gc", t_gc},
+  {"__close", t_closemeta},
+  {"__tostring", t_tostring},
+  {NULL, NULL}
+};
+
+/* The opener (lua_run.h): heapscript.open, the metatable, the methods. */
+int hsi_lua_open_trace(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_pushcfunction(L, t_open);
+  lua_setfield(L, 1, "open");
+  luaL_newmetatable(L, HSI_LUA_TRACE);
+  luaL_setfuncs(L, metameth, 0);
+  luaL_newlib(L, methods);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "__index");
+  return 1;
+}

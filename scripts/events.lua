@@ -1,0 +1,71 @@
+-- events.lua -- what a trace holds: events counted by provider, id and
+-- opcode, most frequent first.
+--
+--   heapscript events TRACE... [-- [--top N] [--provider NAME|GUID]]
+--
+-- Uses only the documented API (docs/API.md): trace:events with filters
+-- in C, one reused Event per record, and plain Lua tables for counting.
+local top, provider
+local i = 1
+while arg[i] do
+  local a = arg[i]
+  if a == "--top" then top = tonumber(arg[i + 1]); i = i + 1
+  elseif a == "--provider" then provider = arg[i + 1]; i = i + 1
+  elseif a == "--help" or a == "-h" then
+    print("usage: heapscript events TRACE... [-- [--top N] [--provider NAME|GUID]]")
+    return 0
+  else
+    io.stderr:write("events.lua: unknown argument '", a, "'\n")
+    return 2
+  end
+  i = i + 1
+end
+if not trace then
+  io.stderr:write("events.lua: no trace given\nusage: heapscript events TRACE...\n")
+  return 2
+end
+
+-- counts[provider guid][id * 256 + opcode] = n; the GUID string is the
+-- key because it is exact, the name is looked up once per row at the end
+local counts, names, total = {}, {}, 0
+for ev in trace:events{provider = provider} do
+  local p = ev.provider
+  local byp = counts[p]
+  if not byp then
+    byp = {}
+    counts[p] = byp
+    names[p] = ev.provider_name or p
+  end
+  local k = ev.id * 256 + ev.opcode
+  local n = byp[k]
+  if n then byp[k] = n + 1
+  else
+    byp[k] = 1
+    names[p .. "/" .. k] = ev.name
+  end
+  total = total + 1
+end
+
+local rows = {}
+for p, byp in pairs(counts) do
+  for k, n in pairs(byp) do
+    rows[#rows + 1] = { provider = names[p], guid = p, id = k // 256, opcode = k % 256,
+                        name = names[p .. "/" .. k] or "", count = n }
+  end
+end
+table.sort(rows, function(a, b)
+  if a.count ~= b.count then return a.count > b.count end
+  if a.provider ~= b.provider then return a.provider < b.provider end
+  if a.id ~= b.id then return a.id < b.id end
+  return a.opcode < b.opcode
+end)
+
+local w = #"provider"
+for _, r in ipairs(rows) do if #r.provider > w then w = #r.provider end end
+local fmt = "%10s  %-" .. w .. "s  %5s  %6s  %s\n"
+io.write(string.format(fmt, "count", "provider", "id", "opcode", "event"))
+for n, r in ipairs(rows) do
+  if top and n > top then break end
+  io.write(string.format(fmt, r.count, r.provider, r.id, r.opcode, r.name))
+end
+io.write(string.format("%10d  events, %d kinds, %d files\n", total, #rows, #trace:files()))

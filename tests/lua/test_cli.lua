@@ -1,0 +1,256 @@
+-- test_cli.lua -- script mode of the command line, run as a child process:
+-- errors carry the script's file:line, exit codes, bundled scripts and
+-- their override by -I / HEAPSCRIPT_PATH, require, lpeg, arg.
+--
+-- Run: heapscript tests/lua/test_cli.lua   (HS_BIN names the binary;
+-- otherwise the program this script runs under).  Tests that need a
+-- trace use the corpus (HEAPSCRIPT_CORPUS, default ../shared/traces) and
+-- are skipped without it, unless CI=true.
+
+local corpus = os.getenv("HEAPSCRIPT_CORPUS") or "../shared/traces"
+local small = corpus .. "/microsoft_perfview__diagsession_diaghub.user_injected.1.etl"
+
+local function exists(p)
+  local f = io.open(p, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+local have_corpus = exists(corpus .. "/MANIFEST.tsv")
+if not have_corpus and os.getenv("CI") == "true" then
+  print("not ok - corpus missing at " .. corpus .. " and CI=true")
+  os.exit(1)
+end
+
+local bin = os.getenv("HS_BIN")
+if not bin then
+  local i = -1
+  while arg[i - 1] do i = i - 1 end
+  bin = arg[i]
+end
+
+local passed, failed, skipped = 0, 0, 0
+local function check(cond, name, detail)
+  if cond then
+    passed = passed + 1
+    print("ok - " .. name)
+  else
+    failed = failed + 1
+    print("not ok - " .. name .. (detail and (": " .. detail) or ""))
+  end
+end
+local function eq(got, want, name)
+  check(got == want, name, ("got %s, expected %s"):format(tostring(got), tostring(want)))
+end
+local function skip(name, why)
+  skipped = skipped + 1
+  print("ok - " .. name .. " # SKIP " .. why)
+end
+local function test(name, fn)
+  local ok, err = pcall(fn)
+  if not ok then check(false, name .. " (raised)", tostring(err)) end
+end
+
+local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+-- run a shell command line; returns exit code, stdout, stderr
+local errfile = os.tmpname()
+local function run(cmdline, env)
+  local p = io.popen((env or "") .. " " .. cmdline .. " 2>" .. q(errfile))
+  local out = p:read("a")
+  local _, _, code = p:close()
+  local f = io.open(errfile, "rb")
+  local err = f:read("a")
+  f:close()
+  return code, out, err
+end
+local function hs(args, env) return run(q(bin) .. " " .. args, env) end
+
+local tmpfiles = {}
+local function tmpscript(text)
+  local name = os.tmpname() .. ".lua"
+  local f = assert(io.open(name, "wb"))
+  f:write(text)
+  f:close()
+  tmpfiles[#tmpfiles + 1] = name
+  return name
+end
+local tmpdir = os.tmpname()
+os.remove(tmpdir)
+local function mkfile(path, text)
+  os.execute("mkdir -p " .. q(path:match("^(.*)/[^/]*$")))
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+-- errors carry file:line and a traceback --------------------------------
+test("runtime error", function()
+  local s = tmpscript("local x = 1\n\nlocal function f() error('boom') end\nf()\n")
+  local code, _, err = hs(q(s))
+  eq(code, 1, "runtime error: exit 1")
+  check(err:find("heapscript: " .. s .. ":3: boom", 1, true), "runtime error: 'heapscript: FILE:3: boom'", err)
+  check(err:find("stack traceback:", 1, true), "runtime error: traceback printed", err)
+  check(err:find(s .. ":4: in main chunk", 1, true), "runtime error: traceback names the caller line", err)
+end)
+
+test("syntax error", function()
+  local s = tmpscript("local a = 1\nlocal b = = 2\n")
+  local code, _, err = hs(q(s))
+  eq(code, 1, "syntax error: exit 1")
+  check(err:find("heapscript: " .. s .. ":2:", 1, true), "syntax error: 'heapscript: FILE:2:'", err)
+end)
+
+test("error object", function()
+  local code, _, err = hs(q(tmpscript("error({})\n")))
+  eq(code, 1, "error with a table: exit 1")
+  check(err:find("error object is a table value", 1, true), "error with a table: says so", err)
+  code, _, err = hs(q(tmpscript("error(setmetatable({}, {__tostring = function() return 'mine' end}))\n")))
+  check(code == 1 and err:find("heapscript: mine", 1, true), "error object with __tostring", err)
+end)
+
+test("error in a required module", function()
+  mkfile(tmpdir .. "/req/badmod.lua", "local t = {}\nfunction t.f() error('inside') end\nreturn t\n")
+  local s = tmpscript("local m = require 'badmod'\nm.f()\n")
+  local code, _, err = hs("-I " .. q(tmpdir .. "/req") .. " " .. q(s))
+  eq(code, 1, "module error: exit 1")
+  check(err:find(tmpdir .. "/req/badmod.lua:2: inside", 1, true), "module error: names the module file:line", err)
+end)
+
+-- exit codes --------------------------------------------------------------
+test("exit codes", function()
+  eq((hs(q(tmpscript("return 7\n")))), 7, "return 7 -> exit 7")
+  eq((hs(q(tmpscript("return 0\n")))), 0, "return 0 -> exit 0")
+  eq((hs(q(tmpscript("return false\n")))), 1, "return false -> exit 1")
+  eq((hs(q(tmpscript("return true\n")))), 0, "return true -> exit 0")
+  eq((hs(q(tmpscript("print('x')\n")))), 0, "no return -> exit 0")
+  eq((hs(q(tmpscript("return 'text'\n")))), 0, "return a string -> exit 0")
+  eq((hs(q(tmpscript("os.exit(5)\n")))), 5, "os.exit(5) -> exit 5")
+  eq((hs(q(tmpscript("os.exit(false)\n")))), 1, "os.exit(false) -> exit 1")
+  local code, out = hs(q(tmpscript("io.write('flushed') os.exit(3, true)\n")))
+  check(code == 3 and out == "flushed", "os.exit(3, true) closes the state and flushes", out)
+end)
+
+test("usage errors", function()
+  local code, _, err = hs("no-such-script-xyz")
+  eq(code, 2, "missing script: exit 2")
+  check(err:find("cannot find script 'no-such-script-xyz'", 1, true), "missing script: message", err)
+  check(err:find("no bundled 'scripts/no-such-script-xyz.lua'", 1, true), "missing script: lists the places tried", err)
+  code = hs("-I")
+  eq(code, 2, "-I without a directory: exit 2")
+  code = hs("--no-such-option x.lua")
+  eq(code, 2, "unknown option: exit 2")
+end)
+
+test("trace that cannot be opened", function()
+  local s = tmpscript("print('ran')\n")
+  local code, out, err = hs(q(s) .. " /nonexistent/dir/x.etl")
+  eq(code, 2, "missing trace: exit 2")
+  check(out == "", "missing trace: the script does not run", out)
+  check(err:find("/nonexistent/dir/x.etl", 1, true), "missing trace: message names the file", err)
+  local junk = os.tmpname()
+  local f = io.open(junk, "wb")
+  f:write(string.rep(" ", 8192))
+  f:close()
+  code, out, err = hs(q(s) .. " " .. q(junk))
+  os.remove(junk)
+  eq(code, 2, "junk trace: exit 2")
+  check(err:find(junk, 1, true) and err:find("offset", 1, true), "junk trace: message names the file and the offset", err)
+end)
+
+-- the script's environment ------------------------------------------------
+test("arg and varargs", function()
+  local s = tmpscript("print(arg[0], #arg, arg[1], arg[2], select('#', ...), trace, ...)\n")
+  local code, out = hs(q(s) .. " -- one 'two words'")
+  eq(code, 0, "args: exit 0")
+  eq(out, s .. "\t2\tone\ttwo words\t2\tnil\tone\ttwo words\n", "arg[0], arg[i] and ... hold SCRIPT and the ARGs; trace is nil")
+end)
+
+test("lpeg and heapscript preloaded", function()
+  local lpeg = require "lpeg"
+  local digits = lpeg.C(lpeg.R("09") ^ 1)
+  eq(digits:match("2024-"), "2024", "require 'lpeg' works")
+  eq(require "heapscript", heapscript, "require 'heapscript' is the global heapscript")
+  eq(type(heapscript.open), "function", "heapscript.open exists")
+  eq(type(heapscript.version), "string", "heapscript.version is a string")
+end)
+
+-- bundled scripts and the search path --------------------------------------
+test("bundled script lookup", function()
+  local code, out, err = hs("--list")
+  eq(code, 0, "--list: exit 0")
+  check(out:find("scripts/events.lua", 1, true), "--list names scripts/events.lua", out)
+  -- without a trace, events.lua says so and returns 2: it was found
+  for _, name in ipairs { "events", "events.lua" } do
+    code, out, err = hs(name)
+    check(code == 2 and err:find("events.lua: no trace given", 1, true),
+          "bundled script found by the name '" .. name .. "'", ("exit %s: %s"):format(code, err))
+  end
+  if have_corpus then
+    code, out = hs("events " .. q(small))
+    eq(code, 0, "heapscript events TRACE: exit 0")
+    check(out:find("4  events, 4 kinds, 1 files", 1, true), "heapscript events TRACE: counts 4 events", out)
+  else
+    skip("heapscript events TRACE", "no corpus")
+  end
+end)
+
+test("bundled chunk names", function()
+  -- an error raised on behalf of bundled code points into scripts/events.lua
+  local s = tmpscript([[
+trace = setmetatable({}, {__index = function() error("fake trace", 2) end})
+arg = {}
+require "events"
+]])
+  local code, _, err = hs(q(s))
+  eq(code, 1, "error in a bundled module: exit 1")
+  check(err:match("heapscript: scripts/events%.lua:%d+: fake trace"), "bundled chunk is named scripts/events.lua", err)
+end)
+
+test("-I and HEAPSCRIPT_PATH override bundled scripts", function()
+  local d1, d2 = tmpdir .. "/one", tmpdir .. "/two"
+  mkfile(d1 .. "/events.lua", "print('from one') return 0\n")
+  mkfile(d2 .. "/events.lua", "print('from two') return 0\n")
+  local code, out = hs("-I " .. q(d1) .. " events")
+  check(code == 0 and out == "from one\n", "-I DIR overrides a bundled script", out)
+  code, out = hs("-I" .. q(d1) .. " events.lua")
+  check(code == 0 and out == "from one\n", "-IDIR works too", out)
+  code, out = hs("events", "HEAPSCRIPT_PATH=" .. q(d2))
+  check(code == 0 and out == "from two\n", "HEAPSCRIPT_PATH overrides a bundled script", out)
+  code, out = hs("-I " .. q(d1) .. " events", "HEAPSCRIPT_PATH=" .. q(d2))
+  check(code == 0 and out == "from one\n", "-I comes before HEAPSCRIPT_PATH", out)
+  code, out = hs("-I /nonexistent events", "HEAPSCRIPT_PATH=" .. q("/nonexistent:" .. d2))
+  check(code == 0 and out == "from two\n", "HEAPSCRIPT_PATH split on ':'", out)
+  code, out = hs("events", "HEAPSCRIPT_PATH=" .. q("/nonexistent;" .. d2 .. ";"))
+  check(code == 0 and out == "from two\n", "HEAPSCRIPT_PATH split on ';'", out)
+end)
+
+test("require through the search path", function()
+  local d = tmpdir .. "/mods"
+  mkfile(d .. "/rules/mine.lua", "return {value = 42, where = ...}\n")
+  mkfile(d .. "/events.lua", "return 'overridden'\n")
+  local s = tmpscript([[
+local m, extra = require "rules.mine"
+print(m.value, m.where, extra)
+print((require "events"))
+local ok, err = pcall(require, "no.such.module")
+print(ok, err:find("no bundled 'scripts/no/such/module.lua'", 1, true) ~= nil)
+]])
+  local code, out, err = hs("-I " .. q(d) .. " " .. q(s))
+  eq(code, 0, "require: exit 0 (" .. err .. ")")
+  local want = ("42\trules.mine\t%s/rules/mine.lua\noverridden\nfalse\ttrue\n"):format(d)
+  eq(out, want, "require 'rules.mine' from -I DIR, override of a bundled module, missing-module message")
+  -- the bundled module itself (events.lua returns 2 without a trace)
+  s = tmpscript("local r, where = require 'events'\nprint(r, where)\n")
+  code, out = hs(q(s))
+  check(code == 0 and out == "2\tscripts/events.lua\n", "require 'events' loads the bundled file", out)
+end)
+
+-- done ---------------------------------------------------------------------
+for _, name in ipairs(tmpfiles) do
+  os.remove(name)
+  os.remove((name:gsub("%.lua$", "")))
+end
+os.execute("rm -rf " .. q(tmpdir))
+os.remove(errfile)
+print(("test_cli: %d passed, %d failed, %d skipped"):format(passed, failed, skipped))
+return failed == 0

@@ -1,0 +1,233 @@
+-- test_trace.lua -- heapscript.open and heapscript.Trace: header, files,
+-- stats, damage, close/__close/__gc/__tostring, merged files, and the
+-- rules of trace:events (one reused Event, rewinding, invalidation).
+--
+-- Run: heapscript tests/lua/test_trace.lua.  Figures come from
+-- shared/traces/expected/*.json; without the corpus (HEAPSCRIPT_CORPUS,
+-- default ../shared/traces) the test is skipped, unless CI=true.
+
+local corpus = os.getenv("HEAPSCRIPT_CORPUS") or "../shared/traces"
+local function exists(p)
+  local f = io.open(p, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+if not exists(corpus .. "/MANIFEST.tsv") then
+  if os.getenv("CI") == "true" then
+    print("not ok - corpus missing at " .. corpus .. " and CI=true")
+    return 1
+  end
+  print("SKIP test_trace: no corpus at " .. corpus .. " (set HEAPSCRIPT_CORPUS)")
+  return 0
+end
+
+local passed, failed = 0, 0
+local function check(cond, name, detail)
+  if cond then
+    passed = passed + 1
+    print("ok - " .. name)
+  else
+    failed = failed + 1
+    print("not ok - " .. name .. (detail and (": " .. tostring(detail)) or ""))
+  end
+end
+local function eq(got, want, name)
+  check(got == want, name, ("got %s, expected %s"):format(tostring(got), tostring(want)))
+end
+local function test(name, fn)
+  local ok, err = pcall(fn)
+  if not ok then check(false, name .. " (raised)", err) end
+end
+local function raises(fn, pattern, name)
+  local ok, err = pcall(fn)
+  check(not ok and tostring(err):find(pattern, 1, true), name, ok and "no error" or err)
+end
+
+local INJECTED = corpus .. "/microsoft_perfview__diagsession_diaghub.user_injected.1.etl"
+local KERNEL1 = corpus .. "/microsoft_perfview__diagsession_diaghub.kernel.1.etl"
+local SHUTDOWN = corpus .. "/airbus-cert_etl-parser__ShutdownPerfDiagLogger.etl"
+local RUNONCE = corpus .. "/danyquenneville_Dany-Quenneville__ExplorerStartupLog_RunOnce.etl"
+
+test("open", function()
+  local t, err = heapscript.open("/nonexistent/x.etl")
+  check(t == nil and type(err) == "string" and err:find("/nonexistent/x.etl", 1, true),
+        "open of a missing file: nil, message naming it", err)
+  t, err = heapscript.open(corpus .. "/dollydoll_histories__ExplorerStartupLog.etl")
+  check(t == nil and err:find("ExplorerStartupLog.etl", 1, true) and err:find("offset", 1, true),
+        "open of the damaged corpus file: nil, message with file and offset", err)
+  raises(function() heapscript.open() end, "at least one path", "open() without a path is an error")
+  t = assert(heapscript.open(INJECTED))
+  eq(getmetatable(t).__name, "heapscript.Trace", "open returns a heapscript.Trace")
+  eq(tostring(t), "heapscript.Trace (" .. INJECTED .. ")", "__tostring names the file")
+  eq(t:close(), true, "close returns true")
+  eq(t:close(), true, "close twice is allowed")
+  eq(tostring(t), "heapscript.Trace (closed)", "__tostring of a closed trace")
+  raises(function() t:header() end, "closed trace", "header() of a closed trace is an error")
+  raises(function() t:events() end, "closed trace", "events() of a closed trace is an error")
+end)
+
+test("header", function()
+  -- expected/airbus-cert_etl-parser__ShutdownPerfDiagLogger.json "header"
+  local t = assert(heapscript.open(SHUTDOWN))
+  local h = t:header()
+  local want = {
+    logger_name = "PerfDiag Logger", os_build = 18362, pointer_size = 8, cpus = 2,
+    buffers_written = 49, buffer_size = 65536, compressed = false, clock_type = 1,
+    perf_freq = 10000000, start_time = 132273542277445790, end_time = 132273837534159885,
+    events_lost = 0, buffers_lost = 0,
+  }
+  for k, v in pairs(want) do eq(h[k], v, "header()." .. k) end
+  eq(type(h.log_file_mode), "number", "header().log_file_mode")
+  eq(#h.version, 4, "header().version has 4 bytes")
+  eq(h.compression, 0, "header().compression is 0 when uncompressed")
+  eq(h.path, SHUTDOWN, "header().path")
+  eq(type(h.header_ts), "number", "header().header_ts")
+  eq(t:header(1).os_build, 18362, "header(1) is the first file")
+  raises(function() t:header(2) end, "no such file", "header(2) of a one-file trace is an error")
+  t:close()
+  -- a 32-bit trace (expected/...ExplorerStartupLog_RunOnce.json)
+  t = assert(heapscript.open(RUNONCE))
+  h = t:header()
+  eq(h.pointer_size, 4, "32-bit trace: pointer_size 4")
+  eq(h.perf_freq, 974511, "32-bit trace: perf_freq")
+  eq(h.logger_name, "ExplorerStartupLog_RunOnce", "32-bit trace: logger_name")
+  t:close()
+end)
+
+test("stats and damage on a sound file", function()
+  local t <close> = assert(heapscript.open(SHUTDOWN))
+  eq(t:count(), 17078, "count() of all records = expected events")
+  local s = t:stats()
+  eq(s.records, 17078, "stats().records after a full pass")
+  eq(s.buffers_damaged, 0, "stats().buffers_damaged")
+  eq(s.records_damaged, 0, "stats().records_damaged")
+  eq(s.first_damage_pos, nil, "stats().first_damage_pos is nil without damage")
+  eq(type(s.file_size), "number", "stats().file_size")
+  local list, total = t:damage()
+  check(type(list) == "table" and #list == 0 and total == 0, "damage() is empty", total)
+end)
+
+test("damage of a damaged copy", function()
+  -- a copy of a two-buffer file whose second buffer header is overwritten
+  local f = assert(io.open(INJECTED, "rb"))
+  local data = f:read("a")
+  f:close()
+  local bad = os.tmpname()
+  f = assert(io.open(bad, "wb"))
+  f:write(data:sub(1, 65536), string.rep("\xEE", 0x48), data:sub(65536 + 0x48 + 1))
+  f:close()
+  local t, err = heapscript.open(bad)
+  if not t then
+    check(err:find(bad, 1, true), "damaged copy refused with a message naming it", err)
+  else
+    local n = t:count()
+    local list, total = t:damage()
+    check(n < 4, "damaged copy: records of the damaged buffer are not delivered", n)
+    check(#list >= 1 and total >= #list, "damaged copy: damage() lists the damage", total)
+    local d = list[1] or {}
+    eq(d.file, 1, "damage().file is 1-based")
+    check(type(d.pos) == "number" and type(d.buffer) == "number" and type(d.what) == "string",
+          "damage() items have pos, buffer, what", d.what)
+    check(t:stats().buffers_damaged >= 1 or t:stats().bytes_trailing > 0, "stats() counts the damage")
+    t:count()
+    local list2 = t:damage()
+    eq(#list2, #list, "a second pass does not store the same damage twice")
+    t:close()
+    eq(#t:damage(), #list, "damage() still answers after close()")
+  end
+  os.remove(bad)
+end)
+
+test("__close and __gc", function()
+  local keep
+  do
+    local t <close> = assert(heapscript.open(INJECTED))
+    keep = t
+    eq(t:count(), 4, "to-be-closed trace works in its block")
+  end
+  eq(tostring(keep), "heapscript.Trace (closed)", "<close> closed the trace at the end of the block")
+  for _ = 1, 50 do heapscript.open(INJECTED) end
+  collectgarbage()
+  collectgarbage()
+  check(true, "50 unreferenced traces collected without a crash")
+end)
+
+test("merged files", function()
+  -- expected: kernel.1 16335 events, user_injected.1 4 events
+  local t = assert(heapscript.open(KERNEL1, INJECTED))
+  local files = t:files()
+  check(#files == 2 and files[1] == KERNEL1 and files[2] == INJECTED, "files() lists both paths in order")
+  eq(t:header(2).buffers_written, 2, "header(2) is the second file's")
+  local per, n, last, ordered = { 0, 0 }, 0, nil, true
+  for ev in t:events() do
+    per[ev.file] = per[ev.file] + 1
+    n = n + 1
+    if last and ev.timestamp < last then ordered = false end
+    last = ev.timestamp
+  end
+  eq(n, 16339, "merged: every record of both files")
+  check(per[1] == 16335 and per[2] == 4, "merged: ev.file is 1-based and counts per file match", per[1] .. "/" .. per[2])
+  check(ordered, "merged: one stream ordered by timestamp")
+  eq(t:stats(2).records, 4, "stats(2) is the second file's")
+  check(tostring(t):find("and 1 more", 1, true), "__tostring of a merged trace", tostring(t))
+  -- times share one origin: the earlier file starts at 0
+  local first = {}
+  for ev in t:events() do
+    if not first[ev.file] then first[ev.file] = ev.ns end  -- the value: ev changes
+    if first[1] and first[2] then break end
+  end
+  local h1, h2 = t:header(1), t:header(2)
+  eq(first[1], 0, "merged: the earlier file's header record is at ns 0")
+  eq(first[2], (h2.start_time - h1.start_time) * 100, "merged: the later file's start is offset by the start times")
+  t:close()
+end)
+
+test("one reused Event", function()
+  local t = assert(heapscript.open(INJECTED))
+  local seen, prev, same = {}, nil, true
+  for ev in t:events() do
+    if prev and rawequal(prev, ev) == false then same = false end
+    prev = ev
+    seen[#seen + 1] = ev.timestamp
+  end
+  check(same, "the loop hands out the same Event object every step")
+  eq(#seen, 4, "4 records")
+  -- after the loop the Event has no record
+  local ok, err = pcall(function() return prev.pid end)
+  check(not ok and err:find("loop has ended", 1, true), "an Event after its loop ended: error", err)
+  -- after break it still shows the record the loop stopped on
+  local kept
+  for ev in t:events() do kept = ev; break end
+  eq(kept.timestamp, seen[1], "after break the Event shows the record the loop stopped on")
+  -- kept across steps, it shows the current record
+  local first
+  local steps = 0
+  for ev in t:events() do
+    steps = steps + 1
+    if steps == 1 then first = ev end
+    if steps == 3 then eq(first.timestamp, seen[3], "a kept Event shows the current record") end
+  end
+  -- a loop started later invalidates the earlier one
+  local it = t:events()
+  local ev = it()
+  eq(ev.timestamp, seen[1], "manual stepping: first record")
+  local it2 = t:events{ limit = 1 }
+  eq(it2().timestamp, seen[1], "a second loop starts from the beginning")
+  raises(function() it() end, "newer trace:events()", "the older loop then raises an error")
+  t:close()
+  raises(function() it2() end, "trace closed", "a loop of a closed trace raises an error")
+  raises(function() return ev.pid end, "closed trace", "an Event of a closed trace raises an error")
+end)
+
+test("Trace methods are extensible", function()
+  function heapscript.Trace.first_timestamp(tr)
+    for ev in tr:events{ limit = 1 } do return ev.timestamp end
+  end
+  local t = assert(heapscript.open(INJECTED))
+  eq(t:first_timestamp(), 13780215107, "a method added to heapscript.Trace works")
+  heapscript.Trace.first_timestamp = nil
+  t:close()
+end)
+
+print(("test_trace: %d passed, %d failed"):format(passed, failed))
+return failed == 0
