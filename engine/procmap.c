@@ -1,0 +1,1052 @@
+/*
+** procmap.c -- processes, threads and images over time (ETL-FORMAT.md
+** §6.5 Process, §6.6 Thread, §6.7 Image, §6.8 KernelTraceControl).
+**
+** Everything lives in arrays owned by the map: instances and thread
+** records in flat arrays chained per pid/tid (newest first), images in
+** fixed-size chunks (so hsi_image pointers never move), strings in a
+** chunked arena with a hash index.  Nothing is allocated per record
+** except when an array doubles.
+**
+** Instance rule: records are fed in timestamp order, so the newest
+** instance of a pid is almost always the one wanted.  Each instance has
+** a `from` time -- its start, or just after the previous instance of the
+** pid ended when the start is not known -- and the instance of (pid, ts)
+** is the newest whose `from` <= ts, if it has not ended before ts.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include "heapscript.h"
+#include "bytes.h"
+#include "procmap.h"
+
+/* ------------------------------------------------------------ strings */
+
+#define STR_BLOCK 65536
+
+typedef struct strtab {
+  char **blocks;
+  size_t nblocks, capblocks, used, avail;  /* used/avail: in the last block */
+  const char **str;        /* id -> text */
+  uint32_t *len, *hash;    /* id -> length, hash */
+  uint32_t n, cap;
+  uint32_t *tab;           /* open addressing over ids; 0 = empty (id 0 is never indexed) */
+  uint32_t tabcap;
+} strtab;
+
+static uint32_t hash_bytes(const char *s, size_t n) {
+  uint32_t h = 2166136261u;
+  size_t i;
+  for (i = 0; i < n; i++) { h ^= (uint8_t)s[i]; h *= 16777619u; }
+  return h;
+}
+
+static int str_init(strtab *t) {
+  memset(t, 0, sizeof *t);
+  t->cap = 64;
+  t->str = malloc(t->cap * sizeof *t->str);
+  t->len = malloc(t->cap * sizeof *t->len);
+  t->hash = malloc(t->cap * sizeof *t->hash);
+  t->tabcap = 128;
+  t->tab = calloc(t->tabcap, sizeof *t->tab);
+  if (!t->str || !t->len || !t->hash || !t->tab) return -1;
+  t->str[0] = ""; t->len[0] = 0; t->hash[0] = 0;
+  t->n = 1;
+  return 0;
+}
+
+static void str_free(strtab *t) {
+  size_t i;
+  for (i = 0; i < t->nblocks; i++) free(t->blocks[i]);
+  free(t->blocks); free(t->str); free(t->len); free(t->hash); free(t->tab);
+}
+
+static char *str_alloc(strtab *t, size_t n) {
+  char *p;
+  if (n > t->avail) {
+    size_t bs = n > STR_BLOCK ? n : STR_BLOCK;
+    if (t->nblocks == t->capblocks) {
+      size_t nc = t->capblocks ? 2 * t->capblocks : 16;
+      char **nb = realloc(t->blocks, nc * sizeof *nb);
+      if (!nb) return NULL;
+      t->blocks = nb; t->capblocks = nc;
+    }
+    if (!(p = malloc(bs))) return NULL;
+    t->blocks[t->nblocks++] = p;
+    t->used = 0; t->avail = bs;
+  }
+  p = t->blocks[t->nblocks - 1] + t->used;
+  t->used += n; t->avail -= n;
+  return p;
+}
+
+static int str_grow_tab(strtab *t) {
+  uint32_t nc = t->tabcap * 2, i, id;
+  uint32_t *nt = calloc(nc, sizeof *nt);
+  if (!nt) return -1;
+  for (id = 1; id < t->n; id++) {
+    i = t->hash[id] & (nc - 1);
+    while (nt[i]) i = (i + 1) & (nc - 1);
+    nt[i] = id;
+  }
+  free(t->tab);
+  t->tab = nt; t->tabcap = nc;
+  return 0;
+}
+
+/* Id of s[0..n), adding it if new; 0 for "" and on ENOMEM. */
+static uint32_t str_intern(strtab *t, const char *s, size_t n) {
+  uint32_t h, i, id;
+  char *p;
+  if (n == 0) return 0;
+  if (n > 0xFFFFFFFEu) return 0;
+  h = hash_bytes(s, n);
+  for (i = h & (t->tabcap - 1); (id = t->tab[i]) != 0; i = (i + 1) & (t->tabcap - 1))
+    if (t->hash[id] == h && t->len[id] == n && memcmp(t->str[id], s, n) == 0) return id;
+  if (t->n == t->cap) {
+    uint32_t nc = t->cap * 2;
+    const char **ns = realloc((void *)t->str, nc * sizeof *ns);
+    uint32_t *nl, *nh;
+    if (!ns) return 0;
+    t->str = ns;
+    if (!(nl = realloc(t->len, nc * sizeof *nl))) return 0;
+    t->len = nl;
+    if (!(nh = realloc(t->hash, nc * sizeof *nh))) return 0;
+    t->hash = nh;
+    t->cap = nc;
+  }
+  if (!(p = str_alloc(t, n + 1))) return 0;
+  memcpy(p, s, n);
+  p[n] = 0;
+  id = t->n++;
+  t->str[id] = p; t->len[id] = (uint32_t)n; t->hash[id] = h;
+  t->tab[i] = id;
+  if ((uint64_t)t->n * 2 > t->tabcap && str_grow_tab(t) != 0) { t->n--; return 0; }
+  return id;
+}
+
+/* ----------------------------------------------------- u32 -> u32 map */
+
+/* Keys are pids/tids; values are indices >= 1 (0 = empty slot).  Entries
+   are only added or updated, never removed. */
+typedef struct u32map {
+  uint32_t *key, *val;
+  uint32_t cap, n;
+} u32map;
+
+static uint32_t mix32(uint32_t x) {
+  x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15; x *= 0x846ca68bU; x ^= x >> 16;
+  return x;
+}
+
+static uint32_t map_get(const u32map *m, uint32_t k) {
+  uint32_t i;
+  if (!m->cap) return 0;
+  for (i = mix32(k) & (m->cap - 1); m->val[i]; i = (i + 1) & (m->cap - 1))
+    if (m->key[i] == k) return m->val[i];
+  return 0;
+}
+
+static int map_put(u32map *m, uint32_t k, uint32_t v) {
+  uint32_t i;
+  if ((uint64_t)(m->n + 1) * 2 > m->cap) {
+    uint32_t nc = m->cap ? m->cap * 2 : 64, j;
+    uint32_t *nk = calloc(nc, sizeof *nk), *nv = calloc(nc, sizeof *nv);
+    if (!nk || !nv) { free(nk); free(nv); return -1; }
+    for (j = 0; j < m->cap; j++) if (m->val[j]) {
+      i = mix32(m->key[j]) & (nc - 1);
+      while (nv[i]) i = (i + 1) & (nc - 1);
+      nk[i] = m->key[j]; nv[i] = m->val[j];
+    }
+    free(m->key); free(m->val);
+    m->key = nk; m->val = nv; m->cap = nc;
+  }
+  for (i = mix32(k) & (m->cap - 1); m->val[i]; i = (i + 1) & (m->cap - 1))
+    if (m->key[i] == k) { m->val[i] = v; return 0; }
+  m->key[i] = k; m->val[i] = v; m->n++;
+  return 0;
+}
+
+/* ------------------------------------------------------------- types */
+
+typedef struct proc {
+  uint32_t pid, ppid, session, flags;
+  int64_t start, end;      /* as reported: HSI_TS_BEFORE / HSI_TS_NEVER when unknown */
+  int64_t from;            /* lookup start: start, or just after the previous instance */
+  int64_t first_seen;      /* first time the instance was asked for (implied ones) */
+  uint32_t name, cmdline;
+  uint32_t prev;           /* older instance of the same pid, 0 = none */
+  uint32_t *img;           /* image ids sorted by base */
+  uint64_t *maxend;        /* maxend[i] = max(base + size) over img[0..i] */
+  uint32_t nimg, capimg;
+} proc;
+
+typedef struct thread {
+  uint32_t tid, pid, name, prev;
+  int64_t from, end;
+} thread;
+
+#define IMG_CHUNK 256
+
+/* A KernelTraceControl record met before the image it describes. */
+typedef struct pending_id {
+  int kind;                /* 0 ImageId, 36 DbgID_RSDS */
+  int64_t ts;
+  uint64_t base, size;
+  uint32_t pid, tds, name, age;
+  hs_guid guid;
+} pending_id;
+
+#define NPENDING 16
+
+struct hsi_procmap {
+  strtab strs;
+  proc *procs;             /* [0] unused */
+  uint32_t nprocs, capprocs;
+  u32map pid_latest;
+  thread *threads;         /* [0] unused */
+  uint32_t nthreads, capthreads;
+  u32map tid_latest;
+  hsi_image **chunks;
+  uint32_t nimages, capchunks;
+  uint32_t last_img;       /* id + 1 of the image last fed, 0 = none */
+  int64_t last_img_ts;
+  pending_id pending[NPENDING];
+  int npending;
+  char *scratch;
+  size_t scap;
+  hsi_symbol_fn resolver;
+  void *resolver_ud;
+  hsi_procstats st;
+};
+
+static const hs_guid G_PROCESS = { 0x3d6fa8d0, 0xfe05, 0x11d0, { 0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c } };
+static const hs_guid G_THREAD  = { 0x3d6fa8d1, 0xfe05, 0x11d0, { 0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c } };
+static const hs_guid G_IMAGE   = { 0x2cb15d1d, 0x5fc1, 0x11d2, { 0xab, 0xe1, 0x00, 0xa0, 0xc9, 0x11, 0xf5, 0x18 } };
+static const hs_guid G_KTC     = { 0xb3e675d7, 0x2554, 0x4f18, { 0x83, 0x0b, 0x27, 0x62, 0x73, 0x25, 0x60, 0xde } };
+
+static int geq(const hs_guid *a, const hs_guid *b) {
+  return a->d1 == b->d1 && a->d2 == b->d2 && a->d3 == b->d3 && memcmp(a->d4, b->d4, 8) == 0;
+}
+
+/* --------------------------------------------------------- lifecycle */
+
+hsi_procmap *hsi_procmap_new(void) {
+  hsi_procmap *pm = calloc(1, sizeof *pm);
+  if (!pm) return NULL;
+  if (str_init(&pm->strs) != 0) { hsi_procmap_free(pm); return NULL; }
+  /* index 0 of both arrays is "none" */
+  pm->capprocs = 64;
+  pm->capthreads = 256;
+  pm->procs = malloc(pm->capprocs * sizeof *pm->procs);
+  pm->threads = malloc(pm->capthreads * sizeof *pm->threads);
+  if (!pm->procs || !pm->threads) { hsi_procmap_free(pm); return NULL; }
+  memset(&pm->procs[0], 0, sizeof pm->procs[0]);
+  memset(&pm->threads[0], 0, sizeof pm->threads[0]);
+  pm->nprocs = 1;
+  pm->nthreads = 1;
+  return pm;
+}
+
+void hsi_procmap_free(hsi_procmap *pm) {
+  uint32_t i;
+  if (!pm) return;
+  str_free(&pm->strs);
+  for (i = 1; i < pm->nprocs; i++) { free(pm->procs[i].img); free(pm->procs[i].maxend); }
+  free(pm->procs);
+  free(pm->pid_latest.key); free(pm->pid_latest.val);
+  free(pm->threads);
+  free(pm->tid_latest.key); free(pm->tid_latest.val);
+  for (i = 0; i < (pm->nimages + IMG_CHUNK - 1) / IMG_CHUNK; i++) free(pm->chunks[i]);
+  free(pm->chunks);
+  free(pm->scratch);
+  free(pm);
+}
+
+/* ----------------------------------------------------------- strings */
+
+const char *hsi_procmap_str(const hsi_procmap *pm, uint32_t id) {
+  return id < pm->strs.n ? pm->strs.str[id] : "";
+}
+
+uint32_t hsi_procmap_intern(hsi_procmap *pm, const char *s, size_t len) {
+  return str_intern(&pm->strs, s, len);
+}
+
+static char *scratch(hsi_procmap *pm, size_t n) {
+  if (n > pm->scap) {
+    char *p = realloc(pm->scratch, n);
+    if (!p) return NULL;
+    pm->scratch = p; pm->scap = n;
+  }
+  return pm->scratch;
+}
+
+/* UTF-16LE bytes -> interned UTF-8. */
+static uint32_t intern_w(hsi_procmap *pm, const uint8_t *s, size_t nbytes) {
+  size_t cap = nbytes / 2 * 3 + 1, n;
+  char *buf;
+  if (!s || nbytes < 2) return 0;
+  if (!(buf = scratch(pm, cap))) return 0;
+  n = hs_utf16_to_utf8(s, nbytes, buf, cap);
+  return str_intern(&pm->strs, buf, n);
+}
+
+/* ANSI bytes, read as Latin-1 (§6.5: Latin-1 safe) -> interned UTF-8. */
+static uint32_t intern_a(hsi_procmap *pm, const char *s, size_t n) {
+  size_t i, k = 0;
+  char *buf;
+  if (!s || !n) return 0;
+  for (i = 0; i < n && (s[i] & 0x80) == 0; i++) {}
+  if (i == n) return str_intern(&pm->strs, s, n);
+  if (!(buf = scratch(pm, 2 * n))) return 0;
+  for (i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x80) buf[k++] = (char)c;
+    else { buf[k++] = (char)(0xC0 | c >> 6); buf[k++] = (char)(0x80 | (c & 0x3F)); }
+  }
+  return str_intern(&pm->strs, buf, k);
+}
+
+/* ------------------------------------------------------------ instances */
+
+static proc *P(const hsi_procmap *pm, uint32_t inst) {
+  return inst && inst < pm->nprocs ? &pm->procs[inst] : NULL;
+}
+
+/* Append an instance of pid; the caller links it into the pid chain. */
+static uint32_t proc_add(hsi_procmap *pm, uint32_t pid) {
+  proc *p;
+  if (pm->nprocs == pm->capprocs) {
+    uint32_t nc = pm->capprocs ? pm->capprocs * 2 : 64;
+    proc *np = realloc(pm->procs, nc * sizeof *np);
+    if (!np) return 0;
+    pm->procs = np; pm->capprocs = nc;
+  }
+  p = &pm->procs[pm->nprocs];
+  memset(p, 0, sizeof *p);
+  p->pid = pid;
+  p->ppid = HS_NOID;
+  p->start = HSI_TS_BEFORE;
+  p->end = HSI_TS_NEVER;
+  p->from = INT64_MIN;
+  p->first_seen = HSI_TS_NEVER;
+  return pm->nprocs++;
+}
+
+/* A new newest instance of pid, its lookup start just after the previous. */
+static uint32_t proc_push(hsi_procmap *pm, uint32_t pid) {
+  uint32_t prev = map_get(&pm->pid_latest, pid), id = proc_add(pm, pid);
+  if (!id) return 0;
+  if (map_put(&pm->pid_latest, pid, id) != 0) { pm->nprocs--; return 0; }
+  pm->procs[id].prev = prev;
+  if (prev && pm->procs[prev].end != HSI_TS_NEVER && pm->procs[prev].end != INT64_MAX)
+    pm->procs[id].from = pm->procs[prev].end + 1;
+  return id;
+}
+
+uint32_t hsi_procmap_find(const hsi_procmap *pm, uint32_t pid, int64_t ts) {
+  uint32_t i;
+  if (pid == HS_NOID) return HSI_NOINST;
+  for (i = map_get(&pm->pid_latest, pid); i; i = pm->procs[i].prev)
+    if (pm->procs[i].from <= ts) return ts <= pm->procs[i].end ? i : HSI_NOINST;
+  return HSI_NOINST;
+}
+
+uint32_t hsi_procmap_instance(hsi_procmap *pm, uint32_t pid, int64_t ts) {
+  uint32_t i, newer = 0, id;
+  proc *p;
+  if (pid == HS_NOID) return HSI_NOINST;
+  for (i = map_get(&pm->pid_latest, pid); i; newer = i, i = pm->procs[i].prev)
+    if (pm->procs[i].from <= ts) break;
+  if (i && ts <= pm->procs[i].end) return i;
+  /* Not known alive at ts: an instance implied by this use, placed in
+     the chain between `i` (older, ended before ts) and `newer`. */
+  if (!newer) {
+    if (!(id = proc_push(pm, pid))) return HSI_NOINST;
+  } else {
+    if (!(id = proc_add(pm, pid))) return HSI_NOINST;
+    pm->procs[newer].prev = id;
+    pm->procs[id].prev = i;
+    pm->procs[id].from = i ? pm->procs[i].end + 1 : INT64_MIN;
+    pm->procs[id].end = pm->procs[newer].from - 1;
+  }
+  p = &pm->procs[id];
+  p->flags |= HSI_PROC_IMPLIED;
+  p->first_seen = ts;
+  return id;
+}
+
+uint32_t hsi_procmap_ninstances(const hsi_procmap *pm) { return pm->nprocs - 1; }
+uint32_t hsi_procmap_pid(const hsi_procmap *pm, uint32_t inst) { proc *p = P(pm, inst); return p ? p->pid : HS_NOID; }
+uint32_t hsi_procmap_parent(const hsi_procmap *pm, uint32_t inst) { proc *p = P(pm, inst); return p ? p->ppid : HS_NOID; }
+uint32_t hsi_procmap_name_id(const hsi_procmap *pm, uint32_t inst) { proc *p = P(pm, inst); return p ? p->name : 0; }
+const char *hsi_procmap_name(const hsi_procmap *pm, uint32_t inst) { proc *p = P(pm, inst); return hsi_procmap_str(pm, p ? p->name : 0); }
+const char *hsi_procmap_cmdline(const hsi_procmap *pm, uint32_t inst) { proc *p = P(pm, inst); return hsi_procmap_str(pm, p ? p->cmdline : 0); }
+int64_t hsi_procmap_start(const hsi_procmap *pm, uint32_t inst) { proc *p = P(pm, inst); return p ? p->start : HSI_TS_BEFORE; }
+int64_t hsi_procmap_end(const hsi_procmap *pm, uint32_t inst) { proc *p = P(pm, inst); return p ? p->end : HSI_TS_NEVER; }
+uint32_t hsi_procmap_flags(const hsi_procmap *pm, uint32_t inst) { proc *p = P(pm, inst); return p ? p->flags : 0; }
+
+/* ------------------------------------------------------ Process records */
+
+/* What one Process record says (§6.5). */
+typedef struct pinfo {
+  uint32_t pid, ppid, session, flags;
+  const char *name;
+  size_t namelen;
+  const uint8_t *cmd;
+  size_t cmdlen;
+} pinfo;
+
+/* v0 (XP): ProcessId P, ParentId P, SID, ImageFileName. */
+static void proc_v0(hs_cursor *c, pinfo *o) {
+  const uint8_t *sid;
+  o->pid = (uint32_t)hs_cur_ptr(c);
+  o->ppid = (uint32_t)hs_cur_ptr(c);
+  hs_cur_sid(c, &sid);
+  o->namelen = hs_cur_cstr(c, &o->name);
+}
+
+/* v1-v5 share the head: UniqueProcessKey P, ProcessId, ParentId,
+   SessionId, ExitStatus. */
+static void proc_head(hs_cursor *c, pinfo *o) {
+  hs_cur_ptr(c);
+  o->pid = hs_cur_u32(c);
+  o->ppid = hs_cur_u32(c);
+  o->session = hs_cur_u32(c);
+  hs_cur_u32(c);                         /* ExitStatus */
+}
+
+/* v1: head, UserSID @P+16, ImageFileName. */
+static void proc_v1(hs_cursor *c, pinfo *o) {
+  const uint8_t *sid;
+  proc_head(c, o);
+  hs_cur_sid(c, &sid);
+  o->namelen = hs_cur_cstr(c, &o->name);
+}
+
+/* v2: v1 + CommandLine. */
+static void proc_v2(hs_cursor *c, pinfo *o) {
+  proc_v1(c, o);
+  o->cmdlen = hs_cur_wstr(c, &o->cmd);
+}
+
+/* v3: head, DirectoryTableBase P @P+16, UserSID @2P+16, name, cmdline. */
+static void proc_v3(hs_cursor *c, pinfo *o) {
+  const uint8_t *sid;
+  proc_head(c, o);
+  hs_cur_ptr(c);
+  hs_cur_sid(c, &sid);
+  o->namelen = hs_cur_cstr(c, &o->name);
+  o->cmdlen = hs_cur_wstr(c, &o->cmd);
+}
+
+/* v4: head, DirectoryTableBase, Flags u32 @2P+16, UserSID @2P+20, name,
+   cmdline, PackageFullName, ApplicationId. */
+static void proc_v4(hs_cursor *c, pinfo *o) {
+  const uint8_t *sid, *w;
+  proc_head(c, o);
+  hs_cur_ptr(c);
+  o->flags = hs_cur_u32(c);
+  hs_cur_sid(c, &sid);
+  o->namelen = hs_cur_cstr(c, &o->name);
+  o->cmdlen = hs_cur_wstr(c, &o->cmd);
+  hs_cur_wstr(c, &w);
+  hs_cur_wstr(c, &w);
+}
+
+/* v5: v4 + 8 bytes (§7.17: look like an exit FILETIME). */
+static void proc_v5(hs_cursor *c, pinfo *o) {
+  proc_v4(c, o);
+  hs_cur_skip(c, 8);
+}
+
+/* One decoder per layout version; newer versions append fields, so they
+   are read with the newest layout we know. */
+static void dec_proc(hs_cursor *c, pinfo *o, int version) {
+  switch (version) {
+    case 0: proc_v0(c, o); break;
+    case 1: proc_v1(c, o); break;
+    case 2: proc_v2(c, o); break;
+    case 3: proc_v3(c, o); break;
+    case 4: proc_v4(c, o); break;
+    default: proc_v5(c, o); break;
+  }
+}
+
+static void proc_fill(hsi_procmap *pm, proc *p, const pinfo *o) {
+  uint32_t id;
+  p->ppid = o->ppid;
+  p->session = o->session;
+  if (o->flags & 2) p->flags |= HSI_PROC_WOW64;
+  if ((id = intern_a(pm, o->name, o->namelen)) != 0) p->name = id;
+  if ((id = intern_w(pm, o->cmd, o->cmdlen)) != 0) p->cmdline = id;
+}
+
+/* The newest instance of pid if it has not ended, else 0. */
+static uint32_t proc_live(hsi_procmap *pm, uint32_t pid) {
+  uint32_t i = map_get(&pm->pid_latest, pid);
+  return i && pm->procs[i].end == HSI_TS_NEVER ? i : 0;
+}
+
+static int feed_process(hsi_procmap *pm, const hs_event *ev, int op, int version) {
+  pinfo d;
+  hs_cursor c;
+  uint32_t id;
+  proc *p;
+  int64_t ts = ev->timestamp;
+  int w = ev->pointer_size == 4 ? 4 : 8;
+  pm->st.process_records++;
+  memset(&d, 0, sizeof d);
+  hs_cur_init(&c, ev->payload, ev->payload_len, w);
+  dec_proc(&c, &d, version);
+  if ((c.bad || c.pos != c.len) && !(ev->flags & HS_EVF_KERNEL)) {
+    /* classic (MOF) headers may carry payloads of the other width (§7.2):
+       take the other width only when it parses exactly */
+    pinfo d2;
+    hs_cursor c2;
+    memset(&d2, 0, sizeof d2);
+    hs_cur_init(&c2, ev->payload, ev->payload_len, 12 - w);
+    dec_proc(&c2, &d2, version);
+    if (!c2.bad && c2.pos == c2.len) { d = d2; c = c2; pm->st.width_fallback++; }
+  }
+  if (c.bad) return 0;
+  pm->st.process_decoded++;
+  switch (op) {
+    case 1:                               /* Start */
+      id = proc_live(pm, d.pid);
+      if (id && (pm->procs[id].flags & HSI_PROC_IMPLIED) && !(pm->procs[id].flags & HSI_PROC_RUNDOWN)
+          && pm->procs[id].first_seen >= ts) {
+        /* asked for at or after this start (timestamp ties): it is this process */
+        p = &pm->procs[id];
+        p->flags &= ~HSI_PROC_IMPLIED;
+      } else {
+        if (id) pm->procs[id].end = ts - 1;   /* its End was lost */
+        if (!(id = proc_push(pm, d.pid))) return HS_ENOMEM;
+        p = &pm->procs[id];
+      }
+      p->start = p->from = ts;
+      p->flags |= HSI_PROC_STARTED;
+      break;
+    case 2:                               /* End */
+      id = hsi_procmap_find(pm, d.pid, ts);
+      if (!id || pm->procs[id].end != HSI_TS_NEVER) {
+        if (!(id = proc_push(pm, d.pid))) return HS_ENOMEM;
+      }
+      p = &pm->procs[id];
+      p->end = ts;
+      p->flags |= HSI_PROC_ENDED;
+      break;
+    case 39:                              /* Defunct: exited, object still around */
+      id = map_get(&pm->pid_latest, d.pid);
+      if (!id && !(id = proc_push(pm, d.pid))) return HS_ENOMEM;
+      p = &pm->procs[id];
+      if (p->end == HSI_TS_NEVER) p->end = ts;
+      p->flags |= HSI_PROC_DEFUNCT;
+      break;
+    default:                              /* DCStart, DCEnd: alive at ts */
+      id = proc_live(pm, d.pid);
+      if (!id && !(id = proc_push(pm, d.pid))) return HS_ENOMEM;
+      p = &pm->procs[id];
+      p->flags |= HSI_PROC_RUNDOWN;
+      break;
+  }
+  proc_fill(pm, p, &d);
+  return 1;
+}
+
+/* ------------------------------------------------------- Thread records */
+
+typedef struct tinfo {
+  uint32_t pid, tid;
+  const uint8_t *name;
+  size_t namelen;
+  int version;
+} tinfo;
+
+/* v0: ThreadId, ProcessId. */
+static void thr_v0(hs_cursor *c, tinfo *o) { o->tid = hs_cur_u32(c); o->pid = hs_cur_u32(c); }
+/* v1: ProcessId, ThreadId, then fields we do not keep. */
+static void thr_v1(hs_cursor *c, tinfo *o) {
+  o->pid = hs_cur_u32(c); o->tid = hs_cur_u32(c);
+  c->pos = c->len;
+}
+/* v2: ProcessId, ThreadId, StackBase..TebBase (7 P), SubProcessTag u32. */
+static void thr_v2(hs_cursor *c, tinfo *o) {
+  o->pid = hs_cur_u32(c); o->tid = hs_cur_u32(c);
+  hs_cur_skip(c, 7 * (size_t)c->ptr + 4);
+}
+/* v3: v2 + BasePriority, PagePriority, IoPriority, ThreadFlags (u8 each),
+   then sometimes a UTF-16 ThreadName. */
+static void thr_v3(hs_cursor *c, tinfo *o) {
+  thr_v2(c, o);
+  hs_cur_skip(c, 4);
+  if (!c->bad && c->len - c->pos >= 2) o->namelen = hs_cur_wstr(c, &o->name);
+}
+/* SetName (op 72) v2: ProcessId, ThreadId, ThreadName UTF-16. */
+static void thr_setname(hs_cursor *c, tinfo *o) {
+  o->pid = hs_cur_u32(c); o->tid = hs_cur_u32(c);
+  o->namelen = hs_cur_wstr(c, &o->name);
+}
+
+static void dec_thread(hs_cursor *c, tinfo *o, int op) {
+  if (op == 72) thr_setname(c, o);
+  else if (o->version == 0) thr_v0(c, o);
+  else if (o->version == 1) thr_v1(c, o);
+  else if (o->version == 2) thr_v2(c, o);
+  else thr_v3(c, o);
+}
+
+static uint32_t thread_push(hsi_procmap *pm, uint32_t tid, uint32_t pid) {
+  uint32_t prev = map_get(&pm->tid_latest, tid), id;
+  thread *t;
+  if (pm->nthreads == pm->capthreads) {
+    uint32_t nc = pm->capthreads ? pm->capthreads * 2 : 256;
+    thread *nt = realloc(pm->threads, nc * sizeof *nt);
+    if (!nt) return 0;
+    pm->threads = nt; pm->capthreads = nc;
+  }
+  id = pm->nthreads;
+  if (map_put(&pm->tid_latest, tid, id) != 0) return 0;
+  pm->nthreads++;
+  t = &pm->threads[id];
+  t->tid = tid; t->pid = pid; t->name = 0; t->prev = prev;
+  t->from = prev && pm->threads[prev].end != HSI_TS_NEVER ? pm->threads[prev].end + 1 : INT64_MIN;
+  t->end = HSI_TS_NEVER;
+  return id;
+}
+
+static uint32_t thread_find(const hsi_procmap *pm, uint32_t tid, int64_t ts) {
+  uint32_t i;
+  for (i = map_get(&pm->tid_latest, tid); i; i = pm->threads[i].prev)
+    if (pm->threads[i].from <= ts) return ts <= pm->threads[i].end ? i : 0;
+  return 0;
+}
+
+static int feed_thread(hsi_procmap *pm, const hs_event *ev, int op, int version) {
+  tinfo o;
+  hs_cursor c;
+  uint32_t id;
+  int64_t ts = ev->timestamp;
+  int w = ev->pointer_size == 4 ? 4 : 8;
+  pm->st.thread_records++;
+  memset(&o, 0, sizeof o);
+  o.version = version;
+  hs_cur_init(&c, ev->payload, ev->payload_len, w);
+  dec_thread(&c, &o, op);
+  if (c.pos != c.len && !(ev->flags & HS_EVF_KERNEL)) {
+    tinfo o2;
+    hs_cursor c2;
+    memset(&o2, 0, sizeof o2);
+    o2.version = version;
+    hs_cur_init(&c2, ev->payload, ev->payload_len, 12 - w);
+    dec_thread(&c2, &o2, op);
+    if (!c2.bad && c2.pos == c2.len) { o = o2; c = c2; pm->st.width_fallback++; }
+  }
+  if (c.bad) return 0;
+  pm->st.thread_decoded++;
+  id = thread_find(pm, o.tid, ts);
+  if (id && pm->threads[id].pid != o.pid) {
+    /* tid reused by another process without an End we saw */
+    pm->threads[id].end = ts - 1;
+    id = 0;
+  }
+  switch (op) {
+    case 1:                                   /* Start */
+      if (id && pm->threads[id].end == HSI_TS_NEVER) pm->threads[id].end = ts - 1;
+      if (!(id = thread_push(pm, o.tid, o.pid))) return HS_ENOMEM;
+      pm->threads[id].from = ts;
+      break;
+    case 2:                                   /* End */
+      if (!id && !(id = thread_push(pm, o.tid, o.pid))) return HS_ENOMEM;
+      pm->threads[id].end = ts;
+      break;
+    default:                                  /* DCStart, DCEnd, SetName */
+      if (!id && !(id = thread_push(pm, o.tid, o.pid))) return HS_ENOMEM;
+      break;
+  }
+  if (o.namelen) {
+    uint32_t n = intern_w(pm, o.name, o.namelen);
+    if (n) pm->threads[id].name = n;
+  }
+  return 1;
+}
+
+uint32_t hsi_procmap_tid_pid(const hsi_procmap *pm, uint32_t tid, int64_t ts) {
+  uint32_t id;
+  if (tid == HS_NOID) return HS_NOID;
+  id = thread_find(pm, tid, ts);
+  return id ? pm->threads[id].pid : HS_NOID;
+}
+
+const char *hsi_procmap_thread_name(const hsi_procmap *pm, uint32_t tid, int64_t ts) {
+  uint32_t id = tid == HS_NOID ? 0 : thread_find(pm, tid, ts);
+  return hsi_procmap_str(pm, id ? pm->threads[id].name : 0);
+}
+
+/* ------------------------------------------------------------- images */
+
+static hsi_image *IMG(const hsi_procmap *pm, uint32_t id) {
+  return &pm->chunks[id / IMG_CHUNK][id % IMG_CHUNK];
+}
+
+uint32_t hsi_procmap_nimages(const hsi_procmap *pm) { return pm->nimages; }
+const hsi_image *hsi_procmap_image(const hsi_procmap *pm, uint32_t id) {
+  return id < pm->nimages ? IMG(pm, id) : NULL;
+}
+
+static hsi_image *image_new(hsi_procmap *pm) {
+  uint32_t id = pm->nimages;
+  hsi_image *im;
+  if (id % IMG_CHUNK == 0) {
+    uint32_t ci = id / IMG_CHUNK;
+    if (ci == pm->capchunks) {
+      uint32_t nc = pm->capchunks ? pm->capchunks * 2 : 16;
+      hsi_image **nch = realloc(pm->chunks, nc * sizeof *nch);
+      if (!nch) return NULL;
+      pm->chunks = nch; pm->capchunks = nc;
+    }
+    if (!(pm->chunks[ci] = malloc(IMG_CHUNK * sizeof(hsi_image)))) return NULL;
+  }
+  pm->nimages++;
+  im = IMG(pm, id);
+  memset(im, 0, sizeof *im);
+  im->id = id;
+  im->loaded = HSI_TS_BEFORE;
+  im->unloaded = HSI_TS_NEVER;
+  return im;
+}
+
+/* First index in p->img whose image base is > addr. */
+static uint32_t upper(const hsi_procmap *pm, const proc *p, uint64_t addr) {
+  uint32_t lo = 0, hi = p->nimg;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (IMG(pm, p->img[mid])->base <= addr) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+static int proc_add_image(hsi_procmap *pm, proc *p, const hsi_image *im) {
+  uint32_t pos, i;
+  if (p->nimg == p->capimg) {
+    uint32_t nc = p->capimg ? p->capimg * 2 : 32;
+    uint32_t *ni = realloc(p->img, nc * sizeof *ni);
+    uint64_t *nm;
+    if (!ni) return -1;
+    p->img = ni;
+    if (!(nm = realloc(p->maxend, nc * sizeof *nm))) return -1;
+    p->maxend = nm;
+    p->capimg = nc;
+  }
+  pos = upper(pm, p, im->base);
+  memmove(p->img + pos + 1, p->img + pos, (p->nimg - pos) * sizeof *p->img);
+  p->img[pos] = im->id;
+  p->nimg++;
+  for (i = pos; i < p->nimg; i++) {
+    const hsi_image *x = IMG(pm, p->img[i]);
+    uint64_t e = x->base + x->size < x->base ? UINT64_MAX : x->base + x->size;
+    p->maxend[i] = i && p->maxend[i - 1] > e ? p->maxend[i - 1] : e;
+  }
+  return 0;
+}
+
+static int live_at(const hsi_image *im, int64_t ts) {
+  return im->loaded <= ts && ts <= im->unloaded;
+}
+
+/* The image of instance p loaded at `base` and live at ts (newest first). */
+static hsi_image *image_at_base(const hsi_procmap *pm, const proc *p, uint64_t base, int64_t ts) {
+  uint32_t i = upper(pm, p, base);
+  while (i > 0) {
+    hsi_image *im = IMG(pm, p->img[--i]);
+    if (im->base != base) break;
+    if (live_at(im, ts)) return im;
+  }
+  return NULL;
+}
+
+static const hsi_image *search(const hsi_procmap *pm, const proc *p, uint64_t addr, int64_t ts) {
+  uint32_t i = upper(pm, p, addr);
+  while (i > 0) {
+    const hsi_image *im;
+    if (p->maxend[--i] <= addr) break;
+    im = IMG(pm, p->img[i]);
+    if (addr - im->base < im->size && live_at(im, ts)) return im;
+  }
+  return NULL;
+}
+
+const hsi_image *hsi_procmap_image_at(const hsi_procmap *pm, uint32_t inst, uint64_t addr, int64_t ts) {
+  const proc *p = P(pm, inst);
+  const hsi_image *im = NULL;
+  static const uint32_t sys[2] = { 0, 4 };
+  int k;
+  if (p && addr < 0xFFFF800000000000ull && p->nimg) {
+    if ((im = search(pm, p, addr, ts)) != NULL) return im;
+  }
+  for (k = 0; k < 2; k++) {
+    uint32_t s = hsi_procmap_find(pm, sys[k], ts);
+    if (!s) s = map_get(&pm->pid_latest, sys[k]);   /* the system outlives every record */
+    if (s && s != inst && pm->procs[s].nimg && (im = search(pm, &pm->procs[s], addr, ts)) != NULL)
+      return im;
+  }
+  return NULL;
+}
+
+typedef struct iinfo {
+  uint64_t base, size;
+  uint32_t pid, checksum, tds;
+  const uint8_t *name;
+  size_t namelen;
+  int version;
+} iinfo;
+
+/* v1: ImageBase P, ImageSize P, ProcessId u32, FileName. */
+static void img_v1(hs_cursor *c, iinfo *o) {
+  o->base = hs_cur_ptr(c); o->size = hs_cur_ptr(c); o->pid = hs_cur_u32(c);
+  o->namelen = hs_cur_wstr(c, &o->name);
+}
+/* v2/v3: ImageBase P, ImageSize P, ProcessId, ImageChecksum, TimeDateStamp,
+   Reserved0 / SignatureLevel+Type, DefaultBase P, Reserved1-4, FileName @3P+32. */
+static void img_v2(hs_cursor *c, iinfo *o) {
+  o->base = hs_cur_ptr(c); o->size = hs_cur_ptr(c); o->pid = hs_cur_u32(c);
+  o->checksum = hs_cur_u32(c); o->tds = hs_cur_u32(c);
+  hs_cur_u32(c);
+  hs_cur_ptr(c);
+  hs_cur_skip(c, 16);
+  o->namelen = hs_cur_wstr(c, &o->name);
+}
+
+static void dec_image(hs_cursor *c, iinfo *o) {
+  if (o->version <= 1) img_v1(c, o); else img_v2(c, o);
+}
+
+/* Basename of a UTF-8 path, extension kept. */
+static uint32_t module_of(hsi_procmap *pm, uint32_t path) {
+  const char *s = hsi_procmap_str(pm, path), *b = s, *q;
+  for (q = s; *q; q++) if (*q == '\\' || *q == '/') b = q + 1;
+  return str_intern(&pm->strs, b, strlen(b));
+}
+
+static void attach_pending(hsi_procmap *pm, hsi_image *im, uint32_t pid, int64_t ts);
+
+static int feed_image(hsi_procmap *pm, const hs_event *ev, int op, int version) {
+  iinfo o;
+  hs_cursor c;
+  hsi_image *im;
+  uint32_t inst;
+  proc *p;
+  int64_t ts = ev->timestamp;
+  int w = ev->pointer_size == 4 ? 4 : 8;
+  pm->st.image_records++;
+  if (version == 0) return 0;             /* layout unknown */
+  memset(&o, 0, sizeof o);
+  o.version = version;
+  hs_cur_init(&c, ev->payload, ev->payload_len, w);
+  dec_image(&c, &o);
+  if ((c.bad || c.pos != c.len) && !(ev->flags & HS_EVF_KERNEL)) {
+    iinfo o2;
+    hs_cursor c2;
+    memset(&o2, 0, sizeof o2);
+    o2.version = version;
+    hs_cur_init(&c2, ev->payload, ev->payload_len, 12 - w);
+    dec_image(&c2, &o2);
+    if (!c2.bad && c2.pos == c2.len) { o = o2; c = c2; pm->st.width_fallback++; }
+  }
+  if (c.bad) return 0;
+  pm->st.image_decoded++;
+  if (!(inst = hsi_procmap_instance(pm, o.pid, ts))) return HS_ENOMEM;
+  p = &pm->procs[inst];
+  im = image_at_base(pm, p, o.base, ts);
+  /* A Load at a base still in use, or a rundown naming another size there:
+     the old image went away unseen.  Same Load twice (merged files): one. */
+  if (im && (op == 10 ? im->loaded != ts : im->size != o.size)) {
+    im->unloaded = ts - 1;
+    im = NULL;
+  }
+  if (!im) {
+    if (!(im = image_new(pm))) return HS_ENOMEM;
+    im->base = o.base;
+    im->size = o.size;
+    im->instance = inst;
+    if (op == 10) im->loaded = ts;
+    else im->flags |= HSI_IMG_RUNDOWN;
+    if (proc_add_image(pm, p, im) != 0) return HS_ENOMEM;
+    if (op == 2) pm->st.unload_unknown++;
+  }
+  im->checksum = o.checksum ? o.checksum : im->checksum;
+  im->time_date_stamp = o.tds ? o.tds : im->time_date_stamp;
+  if (o.namelen) {
+    uint32_t path = intern_w(pm, o.name, o.namelen);
+    if (path && path != im->path) { im->path = path; im->module = module_of(pm, path); }
+  }
+  if (op == 2) im->unloaded = ts;
+  pm->last_img = im->id + 1;
+  pm->last_img_ts = ts;
+  attach_pending(pm, im, o.pid, ts);
+  return 1;
+}
+
+/* ------------------------------------------ KernelTraceControl records */
+
+static void apply_id(hsi_procmap *pm, hsi_image *im, const pending_id *d) {
+  if (d->kind == 0) {
+    if (d->tds && !im->time_date_stamp) im->time_date_stamp = d->tds;
+    if (d->name) {
+      im->orig_name = d->name;
+      if (!im->module) im->module = d->name;
+    }
+    im->flags |= HSI_IMG_IMAGEID;
+    pm->st.imageid_attached++;
+  } else {
+    im->pdb_guid = d->guid;
+    im->pdb_age = d->age;
+    im->pdb_name = d->name;
+    im->flags |= HSI_IMG_PDB;
+    pm->st.dbgid_attached++;
+  }
+}
+
+/* The image a KernelTraceControl record describes: the Image record just
+   fed with the same base and timestamp (the relogger writes them side by
+   side, §6.8), else the live image at that base in the named process,
+   else in the system process. */
+static hsi_image *id_target(hsi_procmap *pm, uint64_t base, uint32_t pid, int64_t ts) {
+  uint32_t inst;
+  hsi_image *im;
+  if (pm->last_img && pm->last_img_ts == ts) {
+    im = IMG(pm, pm->last_img - 1);
+    if (im->base == base) return im;
+  }
+  if (pid != 0 && (inst = hsi_procmap_find(pm, pid, ts)) != 0
+      && (im = image_at_base(pm, &pm->procs[inst], base, ts)) != NULL)
+    return im;
+  if ((inst = hsi_procmap_find(pm, 0, ts)) != 0 && (im = image_at_base(pm, &pm->procs[inst], base, ts)) != NULL)
+    return im;
+  return NULL;
+}
+
+static void attach_pending(hsi_procmap *pm, hsi_image *im, uint32_t pid, int64_t ts) {
+  int i, k = 0;
+  for (i = 0; i < pm->npending; i++) {
+    pending_id *d = &pm->pending[i];
+    if (d->ts == ts && d->base == im->base && (d->pid == 0 || d->pid == pid)) apply_id(pm, im, d);
+    else if (d->ts >= ts) pm->pending[k++] = *d;   /* older ones will find nothing now */
+  }
+  pm->npending = k;
+}
+
+typedef struct kinfo {
+  uint64_t base, size;
+  uint32_t pid, tds, age;
+  hs_guid guid;
+  const uint8_t *wname;
+  const char *aname;
+  size_t namelen;
+  int op;
+} kinfo;
+
+/* op 0 ImageId: ImageBase P, ImageSize P, ProcessId u32, TimeDateStamp u32,
+   OriginalFileName UTF-16.  op 36 DbgID_RSDS: ImageBase P, ProcessId u32,
+   GUID, Age u32, PdbFileName ANSI. */
+static void dec_ktc(hs_cursor *c, kinfo *o) {
+  if (o->op == 0) {
+    o->base = hs_cur_ptr(c); o->size = hs_cur_ptr(c);
+    o->pid = hs_cur_u32(c); o->tds = hs_cur_u32(c);
+    o->namelen = hs_cur_wstr(c, &o->wname);
+  } else {
+    o->base = hs_cur_ptr(c); o->pid = hs_cur_u32(c);
+    o->guid = hs_cur_guid(c); o->age = hs_cur_u32(c);
+    o->namelen = hs_cur_cstr(c, &o->aname);
+  }
+}
+
+static int feed_ktc(hsi_procmap *pm, const hs_event *ev, int op) {
+  kinfo o;
+  hs_cursor c;
+  pending_id d;
+  hsi_image *im;
+  int w = ev->pointer_size == 4 ? 4 : 8;
+  if (op == 0) pm->st.imageid_records++; else pm->st.dbgid_records++;
+  memset(&o, 0, sizeof o);
+  o.op = op;
+  hs_cur_init(&c, ev->payload, ev->payload_len, w);
+  dec_ktc(&c, &o);
+  if (c.bad || c.pos != c.len) {
+    kinfo o2;
+    hs_cursor c2;
+    memset(&o2, 0, sizeof o2);
+    o2.op = op;
+    hs_cur_init(&c2, ev->payload, ev->payload_len, 12 - w);
+    dec_ktc(&c2, &o2);
+    if (!c2.bad && c2.pos == c2.len) { o = o2; c = c2; pm->st.width_fallback++; }
+  }
+  if (c.bad) return 0;
+  memset(&d, 0, sizeof d);
+  d.kind = op;
+  d.ts = ev->timestamp;
+  d.base = o.base;
+  d.size = o.size;
+  d.pid = o.pid;
+  d.tds = o.tds;
+  d.age = o.age;
+  d.guid = o.guid;
+  d.name = op == 0 ? intern_w(pm, o.wname, o.namelen) : intern_a(pm, o.aname, o.namelen);
+  if ((im = id_target(pm, o.base, o.pid, ev->timestamp)) != NULL) {
+    apply_id(pm, im, &d);
+  } else {
+    if (pm->npending == NPENDING) {
+      memmove(pm->pending, pm->pending + 1, (NPENDING - 1) * sizeof *pm->pending);
+      pm->npending--;
+    }
+    pm->pending[pm->npending++] = d;
+  }
+  return 1;
+}
+
+/* ---------------------------------------------------------------- feed */
+
+int hsi_procmap_feed(hsi_procmap *pm, const hs_event *ev) {
+  int op, version;
+  const hs_guid *g = &ev->provider;
+  if (ev->flags & HS_EVF_KERNEL) {
+    int group = ev->hook >> 8;
+    op = ev->hook & 0xFF;
+    version = ev->version & 0xFF;          /* high bits: PEBS/PMC (§3.3) */
+    switch (group) {
+      case 0x03:
+        if (op == 10) return feed_image(pm, ev, 10, version);
+        if ((op >= 1 && op <= 4) || op == 39) return feed_process(pm, ev, op, version);
+        return 0;
+      case 0x05:
+        if ((op >= 1 && op <= 4) || op == 72) return feed_thread(pm, ev, op, version);
+        return 0;
+      case 0x14:
+        if ((op >= 2 && op <= 4) || op == 10) return feed_image(pm, ev, op, version);
+        return 0;
+      default:
+        return 0;
+    }
+  }
+  op = ev->opcode;
+  version = ev->version;
+  if (geq(g, &G_KTC)) return op == 0 || op == 36 ? feed_ktc(pm, ev, op) : 0;
+  /* classic (MOF) records of the kernel classes, e.g. written by a relogger */
+  if (geq(g, &G_PROCESS)) return (op >= 1 && op <= 4) || op == 39 ? feed_process(pm, ev, op, version) : 0;
+  if (geq(g, &G_THREAD)) return (op >= 1 && op <= 4) || op == 72 ? feed_thread(pm, ev, op, version) : 0;
+  if (geq(g, &G_IMAGE)) return (op >= 2 && op <= 4) || op == 10 ? feed_image(pm, ev, op, version) : 0;
+  return 0;
+}
+
+void hsi_procmap_set_resolver(hsi_procmap *pm, hsi_symbol_fn fn, void *ud) {
+  pm->resolver = fn;
+  pm->resolver_ud = ud;
+}
+
+hsi_symbol_fn hsi_procmap_resolver(const hsi_procmap *pm, void **ud) {
+  if (ud) *ud = pm->resolver_ud;
+  return pm->resolver;
+}
+
+const hsi_procstats *hsi_procmap_stats(const hsi_procmap *pm) { return &pm->st; }

@@ -1,0 +1,809 @@
+/*
+** stacks.c -- StackWalk decoding, stack-to-event matching and stack
+** interning (ETL-FORMAT.md §4 ext items, §6.4 StackWalk).
+**
+** Layouts (P = the record's pointer width):
+**   op 32 Stack           u64 EventTimeStamp, u32 StackProcess, u32 StackThread, P frames
+**   op 34/35/36 Key*      P StackKey, P frames          (create / delete / rundown)
+**   op 37/38 StackKey*    u64 EventTimeStamp, u32 StackProcess, u32 StackThread, P StackKey
+**   ext STACK_TRACE32/64  u64 MatchId, u32/u64 frames   (width from the item type)
+**   ext STACK_KEY32/64    u64 MatchId, u32 key + pad / u64 key
+** Frames are innermost first.
+**
+** Matching rules (§6.4): a part belongs to the target with the same
+** timestamp and thread; targets without a thread match on timestamp and
+** pid.  Parts are kept per target as a kernel part and a user part
+** (op 32 by its innermost frame, 37 kernel, 38 user) and joined kernel
+** first.  A key reference waits for the first definition of its key at or
+** after it; the definition then resolves every waiting reference and is
+** forgotten.  37 waits in the kernel table, 38 in the user table; a
+** definition goes to the kernel table when its last (outermost) frame is a
+** kernel address, as PerfView does, else to the user table.  STACK_KEY
+** ext items wait in a third table that definitions of either kind resolve
+** [I: never seen].
+**
+** Memory: parts and final stacks are interned in two tables (arenas of
+** u64 frames with a hash index), so repeated stacks cost one id; targets
+** live in a slot array reused through a free list; nothing is allocated
+** per event.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include "heapscript.h"
+#include "bytes.h"
+#include "stacks.h"
+
+#define NONE 0xFFFFFFFFu
+
+/* --------------------------------------------------------- interning */
+
+typedef struct itab {
+  uint64_t *frames;        /* arena */
+  size_t nframes, capframes;
+  size_t *off;             /* id -> first frame; off[id + 1] - off[id] = count */
+  uint32_t *hash;          /* id -> hash */
+  uint32_t n, cap;         /* ids 0..n-1; id 0 is the empty stack */
+  uint32_t *tab;           /* open addressing over ids, 0 = empty */
+  uint32_t tabcap;
+} itab;
+
+static uint32_t hash_frames(const uint64_t *f, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    h ^= f[i];
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 32;
+  }
+  return (uint32_t)(h ^ h >> 29);
+}
+
+static int itab_init(itab *t) {
+  memset(t, 0, sizeof *t);
+  t->cap = 256;
+  t->off = malloc((t->cap + 1) * sizeof *t->off);
+  t->hash = malloc(t->cap * sizeof *t->hash);
+  t->tabcap = 512;
+  t->tab = calloc(t->tabcap, sizeof *t->tab);
+  t->capframes = 4096;
+  t->frames = malloc(t->capframes * sizeof *t->frames);
+  if (!t->off || !t->hash || !t->tab || !t->frames) return -1;
+  t->off[0] = 0; t->off[1] = 0; t->hash[0] = 0;
+  t->n = 1;
+  return 0;
+}
+
+static void itab_free(itab *t) {
+  free(t->frames); free(t->off); free(t->hash); free(t->tab);
+}
+
+static const uint64_t *itab_frames(const itab *t, uint32_t id, size_t *n) {
+  if (id == 0 || id >= t->n) { *n = 0; return NULL; }
+  *n = t->off[id + 1] - t->off[id];
+  return t->frames + t->off[id];
+}
+
+static int itab_grow_tab(itab *t) {
+  uint32_t nc = t->tabcap * 2, id, i;
+  uint32_t *nt = calloc(nc, sizeof *nt);
+  if (!nt) return -1;
+  for (id = 1; id < t->n; id++) {
+    for (i = t->hash[id] & (nc - 1); nt[i]; i = (i + 1) & (nc - 1)) {}
+    nt[i] = id;
+  }
+  free(t->tab);
+  t->tab = nt; t->tabcap = nc;
+  return 0;
+}
+
+/* Id of f[0..n); NONE when out of memory.  f must not point into t. */
+static uint32_t itab_intern(itab *t, const uint64_t *f, size_t n) {
+  uint32_t h, i, id;
+  if (n == 0) return 0;
+  h = hash_frames(f, n);
+  for (i = h & (t->tabcap - 1); (id = t->tab[i]) != 0; i = (i + 1) & (t->tabcap - 1))
+    if (t->hash[id] == h && t->off[id + 1] - t->off[id] == n
+        && memcmp(t->frames + t->off[id], f, n * sizeof *f) == 0)
+      return id;
+  if (t->n == t->cap) {
+    uint32_t nc = t->cap * 2;
+    size_t *no;
+    uint32_t *nh;
+    if (nc < t->cap) return NONE;
+    if (!(no = realloc(t->off, ((size_t)nc + 1) * sizeof *no))) return NONE;
+    t->off = no;
+    if (!(nh = realloc(t->hash, (size_t)nc * sizeof *nh))) return NONE;
+    t->hash = nh;
+    t->cap = nc;
+  }
+  if (n > t->capframes - t->nframes) {
+    size_t nc = t->capframes * 2;
+    uint64_t *nf;
+    while (nc - t->nframes < n) nc *= 2;
+    if (!(nf = realloc(t->frames, nc * sizeof *nf))) return NONE;
+    t->frames = nf; t->capframes = nc;
+  }
+  memcpy(t->frames + t->nframes, f, n * sizeof *f);
+  t->nframes += n;
+  id = t->n++;
+  t->off[id + 1] = t->nframes;
+  t->hash[id] = h;
+  t->tab[i] = id;
+  if ((uint64_t)t->n * 2 > t->tabcap && itab_grow_tab(t) != 0) {
+    t->n--; t->nframes -= n; t->tab[i] = 0;
+    return NONE;
+  }
+  return id;
+}
+
+/* ----------------------------------------------- u64 -> u32 map (keys) */
+
+/* Pending key references: key -> first reference + 1.  Entries are
+   removed when a definition resolves them (backward-shift deletion). */
+typedef struct kmap {
+  uint64_t *key;
+  uint32_t *val;           /* 0 = empty */
+  uint32_t cap, n;
+} kmap;
+
+static uint32_t mix64(uint64_t x) {
+  x ^= x >> 33; x *= 0xFF51AFD7ED558CCDull; x ^= x >> 33; x *= 0xC4CEB9FE1A85EC53ull; x ^= x >> 33;
+  return (uint32_t)x;
+}
+
+static uint32_t kmap_get(const kmap *m, uint64_t k) {
+  uint32_t i;
+  if (!m->cap) return 0;
+  for (i = mix64(k) & (m->cap - 1); m->val[i]; i = (i + 1) & (m->cap - 1))
+    if (m->key[i] == k) return m->val[i];
+  return 0;
+}
+
+static int kmap_put(kmap *m, uint64_t k, uint32_t v) {
+  uint32_t i;
+  if ((uint64_t)(m->n + 1) * 2 > m->cap) {
+    uint32_t nc = m->cap ? m->cap * 2 : 64, j;
+    uint64_t *nk = calloc(nc, sizeof *nk);
+    uint32_t *nv = calloc(nc, sizeof *nv);
+    if (!nk || !nv) { free(nk); free(nv); return -1; }
+    for (j = 0; j < m->cap; j++) if (m->val[j]) {
+      for (i = mix64(m->key[j]) & (nc - 1); nv[i]; i = (i + 1) & (nc - 1)) {}
+      nk[i] = m->key[j]; nv[i] = m->val[j];
+    }
+    free(m->key); free(m->val);
+    m->key = nk; m->val = nv; m->cap = nc;
+  }
+  for (i = mix64(k) & (m->cap - 1); m->val[i]; i = (i + 1) & (m->cap - 1))
+    if (m->key[i] == k) { m->val[i] = v; return 0; }
+  m->key[i] = k; m->val[i] = v; m->n++;
+  return 0;
+}
+
+static void kmap_del(kmap *m, uint64_t k) {
+  uint32_t i, j, mask = m->cap - 1;
+  if (!m->cap) return;
+  for (i = mix64(k) & mask; m->val[i]; i = (i + 1) & mask)
+    if (m->key[i] == k) break;
+  if (!m->val[i]) return;
+  for (j = i;;) {
+    uint32_t h;
+    j = (j + 1) & mask;
+    if (!m->val[j]) break;
+    h = mix64(m->key[j]) & mask;
+    /* move j back to i unless its home lies cyclically in (i, j] */
+    if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
+      m->key[i] = m->key[j]; m->val[i] = m->val[j];
+      i = j;
+    }
+  }
+  m->val[i] = 0;
+  m->n--;
+}
+
+/* ------------------------------------------------------------- state */
+
+enum { S_FREE = 0, S_LIVE, S_RETIRED };
+enum { K_KERNEL = 0, K_USER = 1, K_EXT = 2 };
+
+typedef struct tslot {
+  int64_t ts;
+  uint64_t target;
+  uint32_t pid, tid;
+  uint32_t part[2];        /* part-table ids: [K_KERNEL], [K_USER] */
+  uint32_t pending;        /* key references still waiting */
+  uint32_t seq;            /* registration number */
+  uint8_t state, orphan, nparts, pad_;
+} tslot;
+
+typedef struct kref {
+  uint32_t slot;           /* NONE: the reference matched no target */
+  uint32_t next;           /* next reference of the same key + 1 */
+  uint8_t kind;            /* part the definition fills */
+} kref;
+
+#define NMATCHID 64
+
+struct hsi_stacks {
+  itab parts, final;
+  tslot *slots;
+  uint32_t nslots, capslots;
+  uint32_t *freel;         /* free slot indices */
+  uint32_t nfree;
+  uint32_t *tab;           /* (ts, tid) -> slot + 1, open addressing over live slots */
+  uint32_t tabcap, nlive;
+  uint32_t *fifo;          /* live slots in registration order (ring) */
+  uint32_t fhead, fcount, fcap;
+  kref *refs;
+  uint32_t nrefs, caprefs, freeref;  /* freeref: free list head + 1 */
+  kmap pend[3];            /* K_KERNEL, K_USER, K_EXT */
+  struct { uint64_t id; uint32_t slot, seq; } mid[NMATCHID];
+  uint32_t nmid;
+  uint64_t *tmp;
+  size_t captmp;
+  int64_t now;
+  int64_t window;
+  uint32_t max_live, seq;
+  hsi_stack_fn fn;
+  void *ud;
+  hsi_stack_match *res;
+  size_t nres, capres;
+  int nomem;
+  hsi_stack_counts c;
+};
+
+static const hs_guid G_STACKWALK = { 0xdef2fe46, 0x7bd6, 0x4b80, { 0xbd, 0x94, 0xf5, 0x7f, 0xe2, 0x0d, 0x0c, 0xe3 } };
+
+hsi_stacks *hsi_stacks_new(void) {
+  hsi_stacks *st = calloc(1, sizeof *st);
+  if (!st) return NULL;
+  if (itab_init(&st->parts) != 0 || itab_init(&st->final) != 0) { hsi_stacks_free(st); return NULL; }
+  st->window = HSI_STACKS_WINDOW;
+  st->max_live = HSI_STACKS_MAX_LIVE;
+  st->now = INT64_MIN;
+  return st;
+}
+
+void hsi_stacks_free(hsi_stacks *st) {
+  int k;
+  if (!st) return;
+  itab_free(&st->parts); itab_free(&st->final);
+  free(st->slots); free(st->freel); free(st->tab); free(st->fifo); free(st->refs);
+  for (k = 0; k < 3; k++) { free(st->pend[k].key); free(st->pend[k].val); }
+  free(st->tmp); free(st->res);
+  free(st);
+}
+
+uint32_t hsi_stacks_intern(hsi_stacks *st, const uint64_t *frames, size_t n) {
+  uint32_t id = itab_intern(&st->final, frames, n);
+  if (id == NONE) { st->nomem = 1; return 0; }
+  return id;
+}
+
+const uint64_t *hsi_stacks_frames(const hsi_stacks *st, uint32_t id, size_t *n) {
+  return itab_frames(&st->final, id, n);
+}
+
+uint32_t hsi_stacks_count(const hsi_stacks *st) { return st->final.n - 1; }
+int hsi_stacks_nomem(const hsi_stacks *st) { return st->nomem; }
+const hsi_stack_counts *hsi_stacks_counts(const hsi_stacks *st) { return &st->c; }
+
+void hsi_stacks_on_match(hsi_stacks *st, hsi_stack_fn fn, void *ud) { st->fn = fn; st->ud = ud; }
+
+void hsi_stacks_set_window(hsi_stacks *st, int64_t window, uint32_t max_live) {
+  st->window = window > 0 ? window : 0;
+  st->max_live = max_live ? max_live : 1;
+}
+
+const hsi_stack_match *hsi_stacks_results(const hsi_stacks *st, size_t *n) {
+  *n = st->nres;
+  return st->res;
+}
+
+int hsi_addr_is_kernel(uint64_t addr, int ptr) {
+  return ptr == 4 ? addr >= 0x80000000u : addr >= 0xFFFF800000000000ull;
+}
+
+static uint64_t *tmpbuf(hsi_stacks *st, size_t n) {
+  if (n > st->captmp) {
+    size_t nc = st->captmp ? st->captmp : 256;
+    uint64_t *p;
+    while (nc < n) nc *= 2;
+    if (!(p = realloc(st->tmp, nc * sizeof *p))) { st->nomem = 1; return NULL; }
+    st->tmp = p; st->captmp = nc;
+  }
+  return st->tmp;
+}
+
+/* ------------------------------------------------- the (ts, tid) table */
+
+static uint32_t slot_hash(int64_t ts, uint32_t tid) {
+  return mix64((uint64_t)ts ^ ((uint64_t)tid << 40 | tid));
+}
+
+static int tab_grow(hsi_stacks *st) {
+  uint32_t nc = st->tabcap ? st->tabcap * 2 : 1024, i, j;
+  uint32_t *nt = calloc(nc, sizeof *nt);
+  if (!nt) return -1;
+  for (j = 0; j < st->tabcap; j++) if (st->tab[j]) {
+    const tslot *s = &st->slots[st->tab[j] - 1];
+    for (i = slot_hash(s->ts, s->tid) & (nc - 1); nt[i]; i = (i + 1) & (nc - 1)) {}
+    nt[i] = st->tab[j];
+  }
+  free(st->tab);
+  st->tab = nt; st->tabcap = nc;
+  return 0;
+}
+
+static void tab_del(hsi_stacks *st, uint32_t si) {
+  uint32_t mask = st->tabcap - 1, i, j;
+  const tslot *s = &st->slots[si];
+  for (i = slot_hash(s->ts, s->tid) & mask; st->tab[i]; i = (i + 1) & mask)
+    if (st->tab[i] == si + 1) break;
+  if (!st->tab[i]) return;
+  for (j = i;;) {
+    uint32_t h;
+    const tslot *o;
+    j = (j + 1) & mask;
+    if (!st->tab[j]) break;
+    o = &st->slots[st->tab[j] - 1];
+    h = slot_hash(o->ts, o->tid) & mask;
+    if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
+      st->tab[i] = st->tab[j];
+      i = j;
+    }
+  }
+  st->tab[i] = 0;
+  st->nlive--;
+}
+
+/*
+** The live target for a part (ts, pid, tid) of kind `kind` (K_KERNEL or
+** K_USER; K_EXT matches any): among targets with that timestamp and
+** thread, the oldest that has no part of this kind yet, else the newest.
+** Targets without a thread are tried next, on timestamp and pid.
+*/
+static uint32_t find_target(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, int kind) {
+  int pass;
+  if (!st->tabcap) return NONE;
+  for (pass = 0; pass < 2; pass++) {
+    uint32_t want = pass == 0 ? tid : HS_NOID, mask = st->tabcap - 1, i;
+    uint32_t best_free = NONE, newest = NONE, n = 0;
+    if (pass == 0 && tid == HS_NOID) continue;
+    for (i = slot_hash(ts, want) & mask; st->tab[i]; i = (i + 1) & mask) {
+      uint32_t si = st->tab[i] - 1;
+      const tslot *s = &st->slots[si];
+      if (s->ts != ts || s->tid != want) continue;
+      if (pass == 1 && s->pid != HS_NOID && pid != HS_NOID && s->pid != pid) continue;
+      n++;
+      if (newest == NONE || s->seq > st->slots[newest].seq) newest = si;
+      if ((kind == K_EXT || !s->part[kind]) && (best_free == NONE || s->seq < st->slots[best_free].seq))
+        best_free = si;
+    }
+    if (n) {
+      if (n > 1) st->c.ambiguous++;
+      if (pass == 1) st->c.matched_notid++;
+      return best_free != NONE ? best_free : newest;
+    }
+  }
+  return NONE;
+}
+
+/* ------------------------------------------------------ target slots */
+
+static int deliver(hsi_stacks *st, uint64_t target, uint32_t stack) {
+  if (st->fn) { st->fn(st->ud, target, stack); return 0; }
+  if (st->nres == st->capres) {
+    size_t nc = st->capres ? st->capres * 2 : 1024;
+    hsi_stack_match *nr = realloc(st->res, nc * sizeof *nr);
+    if (!nr) { st->nomem = 1; return HS_ENOMEM; }
+    st->res = nr; st->capres = nc;
+  }
+  st->res[st->nres].target = target;
+  st->res[st->nres].stack = stack;
+  st->nres++;
+  return 0;
+}
+
+/* Join the parts of a slot (kernel first), intern, deliver, free the slot. */
+static int finalize(hsi_stacks *st, uint32_t si) {
+  tslot *s = &st->slots[si];
+  int rc = 0;
+  if (s->orphan) {
+    st->c.orphaned++;
+  } else if (s->part[K_KERNEL] || s->part[K_USER]) {
+    size_t nk, nu;
+    const uint64_t *fk = itab_frames(&st->parts, s->part[K_KERNEL], &nk);
+    const uint64_t *fu = itab_frames(&st->parts, s->part[K_USER], &nu);
+    uint64_t *f = tmpbuf(st, nk + nu);
+    uint32_t id;
+    if (!f) return HS_ENOMEM;
+    if (nk) memcpy(f, fk, nk * sizeof *f);
+    if (nu) memcpy(f + nk, fu, nu * sizeof *f);
+    id = itab_intern(&st->final, f, nk + nu);
+    if (id == NONE) { st->nomem = 1; rc = HS_ENOMEM; }
+    else {
+      st->c.delivered++;
+      if (s->nparts > 1) st->c.joined++;
+      rc = deliver(st, s->target, id);
+    }
+  }
+  s->state = S_FREE;
+  st->freel[st->nfree++] = si;
+  return rc;
+}
+
+static int retire(hsi_stacks *st, uint32_t si) {
+  tab_del(st, si);
+  st->slots[si].state = S_RETIRED;
+  return st->slots[si].pending ? 0 : finalize(st, si);
+}
+
+/* Retire targets that left the window as of time `now`. */
+static int advance(hsi_stacks *st, int64_t now) {
+  int rc = 0;
+  if (now > st->now) st->now = now;
+  while (st->fcount) {
+    uint32_t si = st->fifo[st->fhead];
+    const tslot *s = &st->slots[si];
+    if (st->nlive <= st->max_live
+        && !(st->now > s->ts && (uint64_t)st->now - (uint64_t)s->ts > (uint64_t)st->window))
+      break;
+    st->fhead = (st->fhead + 1) & (st->fcap - 1);
+    st->fcount--;
+    if (retire(st, si) != 0) rc = HS_ENOMEM;
+  }
+  return rc;
+}
+
+int hsi_stacks_want(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint64_t target) {
+  uint32_t si, i, mask;
+  tslot *s;
+  st->c.targets++;
+  if (st->nfree == 0) {
+    uint32_t nc = st->capslots ? st->capslots * 2 : 1024, k;
+    tslot *ns;
+    uint32_t *nf;
+    if (nc < st->capslots) return HS_ENOMEM;
+    if (!(ns = realloc(st->slots, (size_t)nc * sizeof *ns))) return HS_ENOMEM;
+    st->slots = ns;
+    if (!(nf = realloc(st->freel, (size_t)nc * sizeof *nf))) return HS_ENOMEM;
+    st->freel = nf;
+    for (k = nc; k > st->capslots; k--) {
+      st->slots[k - 1].state = S_FREE;
+      st->freel[st->nfree++] = k - 1;
+    }
+    st->capslots = nc;
+  }
+  if ((uint64_t)(st->nlive + 1) * 2 > st->tabcap && tab_grow(st) != 0) return HS_ENOMEM;
+  if (st->fcount == st->fcap) {
+    uint32_t nc = st->fcap ? st->fcap * 2 : 1024, k;
+    uint32_t *nf = malloc((size_t)nc * sizeof *nf);
+    if (!nf) return HS_ENOMEM;
+    for (k = 0; k < st->fcount; k++) nf[k] = st->fifo[(st->fhead + k) & (st->fcap - 1)];
+    free(st->fifo);
+    st->fifo = nf; st->fcap = nc; st->fhead = 0;
+  }
+  si = st->freel[--st->nfree];
+  s = &st->slots[si];
+  memset(s, 0, sizeof *s);
+  s->ts = ts; s->pid = pid; s->tid = tid; s->target = target;
+  s->seq = ++st->seq;
+  s->state = S_LIVE;
+  mask = st->tabcap - 1;
+  for (i = slot_hash(ts, tid) & mask; st->tab[i]; i = (i + 1) & mask) {}
+  st->tab[i] = si + 1;
+  st->nlive++;
+  st->fifo[(st->fhead + st->fcount) & (st->fcap - 1)] = si;
+  st->fcount++;
+  return advance(st, ts);
+}
+
+/* Append part `pid` (part-table id) to slot si's kind. */
+static int add_part(hsi_stacks *st, uint32_t si, int kind, uint32_t part) {
+  tslot *s = &st->slots[si];
+  if (!part) return 0;
+  s->nparts++;
+  if (!s->part[kind]) { s->part[kind] = part; return 0; }
+  {
+    size_t na, nb;
+    const uint64_t *fa = itab_frames(&st->parts, s->part[kind], &na);
+    const uint64_t *fb = itab_frames(&st->parts, part, &nb);
+    uint64_t *f = tmpbuf(st, na + nb);
+    uint32_t id;
+    if (!f) return HS_ENOMEM;
+    memcpy(f, fa, na * sizeof *f);
+    memcpy(f + na, fb, nb * sizeof *f);
+    if ((id = itab_intern(&st->parts, f, na + nb)) == NONE) { st->nomem = 1; return HS_ENOMEM; }
+    s->part[kind] = id;
+  }
+  return 0;
+}
+
+/* Frames of width w at p[0..n) into the scratch buffer, interned as a part. */
+static uint32_t read_part(hsi_stacks *st, const uint8_t *p, size_t n, int w, uint64_t **first) {
+  uint64_t *f = tmpbuf(st, n ? n : 1);
+  size_t i;
+  uint32_t id;
+  if (!f) return NONE;
+  for (i = 0; i < n; i++) f[i] = w == 8 ? rd64(p + 8 * i) : rd32(p + 4 * i);
+  if (first) *first = f;
+  id = itab_intern(&st->parts, f, n);
+  if (id == NONE) st->nomem = 1;
+  return id;
+}
+
+/* A whole-frames part (op 32, ext STACK_TRACE) for (ts, pid, tid). */
+static int stack_part(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid,
+                      const uint8_t *p, size_t n, int w, uint32_t si) {
+  uint64_t *f = NULL;
+  uint32_t part = read_part(st, p, n, w, &f);
+  int kind;
+  if (part == NONE) return HS_ENOMEM;
+  if (!part) return 0;                    /* empty stack: nothing to add */
+  kind = hsi_addr_is_kernel(f[0], w) ? K_KERNEL : K_USER;
+  if (si == NONE) si = find_target(st, ts, pid, tid, kind);
+  if (si == NONE) { st->c.unmatched++; return 0; }
+  st->c.matched++;
+  return add_part(st, si, kind, part);
+}
+
+/* A key reference: the part arrives with the key's next definition. */
+static int key_ref(hsi_stacks *st, int table, int kind, uint64_t key, uint32_t si) {
+  kref *r;
+  uint32_t ri;
+  if (st->freeref) {
+    ri = st->freeref - 1;
+    st->freeref = st->refs[ri].next;
+  } else {
+    if (st->nrefs == st->caprefs) {
+      uint32_t nc = st->caprefs ? st->caprefs * 2 : 256;
+      kref *nr = realloc(st->refs, (size_t)nc * sizeof *nr);
+      if (!nr) return HS_ENOMEM;
+      st->refs = nr; st->caprefs = nc;
+    }
+    ri = st->nrefs++;
+  }
+  r = &st->refs[ri];
+  r->slot = si;
+  r->kind = (uint8_t)kind;
+  r->next = kmap_get(&st->pend[table], key);
+  if (kmap_put(&st->pend[table], key, ri + 1) != 0) return HS_ENOMEM;
+  if (si != NONE) st->slots[si].pending++;
+  return 0;
+}
+
+/* A key definition: resolve what waits for it in `table`. */
+static int resolve(hsi_stacks *st, int table, uint64_t key, uint32_t part) {
+  uint32_t ri = kmap_get(&st->pend[table], key), n = 0;
+  int rc = 0;
+  if (!ri) return 0;
+  kmap_del(&st->pend[table], key);
+  while (ri) {
+    kref *r = &st->refs[ri - 1];
+    uint32_t next = r->next;
+    n++;
+    st->c.key_resolved++;
+    if (r->slot != NONE) {
+      tslot *s = &st->slots[r->slot];
+      if (add_part(st, r->slot, r->kind, part) != 0) rc = HS_ENOMEM;
+      if (--s->pending == 0 && s->state == S_RETIRED && finalize(st, r->slot) != 0) rc = HS_ENOMEM;
+    }
+    r->next = st->freeref;
+    st->freeref = ri;
+    ri = next;
+  }
+  return rc ? rc : (int)n;
+}
+
+static int key_def(hsi_stacks *st, const uint8_t *p, size_t len, int w) {
+  uint64_t key, *f = NULL;
+  uint32_t part;
+  size_t n;
+  int table, r1, r2;
+  if (len < (size_t)w) { st->c.damaged++; return 0; }
+  st->c.key_defs++;
+  key = w == 8 ? rd64(p) : rd32(p);
+  n = (len - (size_t)w) / (size_t)w;
+  if ((part = read_part(st, p + w, n, w, &f)) == NONE) return HS_ENOMEM;
+  table = n && hsi_addr_is_kernel(f[n - 1], w) ? K_KERNEL : K_USER;
+  r1 = resolve(st, table, key, part);
+  r2 = resolve(st, K_EXT, key, part);
+  if (r1 < 0 || r2 < 0) return HS_ENOMEM;
+  if (r1 + r2 == 0) st->c.key_defs_unused++;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ feed */
+
+static int feed_stackwalk(hsi_stacks *st, const hs_event *ev, int op) {
+  const uint8_t *p = ev->payload;
+  size_t len = ev->payload_len;
+  int w = ev->pointer_size == 4 ? 4 : 8;
+  switch (op) {
+    case 32: {
+      int64_t ets;
+      if (len < 16) { st->c.damaged++; return 1; }
+      st->c.op32++;
+      ets = (int64_t)rd64(p);
+      if (stack_part(st, ets, rd32(p + 8), rd32(p + 12), p + 16, (len - 16) / (size_t)w, w, NONE) != 0)
+        return HS_ENOMEM;
+      return 1;
+    }
+    case 37: case 38: {
+      int kind = op == 37 ? K_KERNEL : K_USER;
+      uint32_t si;
+      uint64_t key;
+      if (len < 16 + (size_t)w) { st->c.damaged++; return 1; }
+      st->c.key_refs++;
+      key = w == 8 ? rd64(p + 16) : rd32(p + 16);
+      si = find_target(st, (int64_t)rd64(p), rd32(p + 8), rd32(p + 12), kind);
+      if (si == NONE) st->c.unmatched++; else st->c.matched++;
+      return key_ref(st, kind, kind, key, si) != 0 ? HS_ENOMEM : 1;
+    }
+    case 34: case 35: case 36:
+      return key_def(st, p, len, w) != 0 ? HS_ENOMEM : 1;
+    default:
+      return 0;
+  }
+}
+
+/* Remember which target a non-zero MatchId belongs to, so that the other
+   half of a split stack (§4) can join it. */
+static uint32_t matchid_slot(hsi_stacks *st, uint64_t id, uint32_t si) {
+  uint32_t k;
+  for (k = 0; k < st->nmid && k < NMATCHID; k++)
+    if (st->mid[k].id == id) {
+      uint32_t s = st->mid[k].slot;
+      if (st->slots[s].state != S_FREE && st->slots[s].seq == st->mid[k].seq) return s;
+      break;
+    }
+  if (si != NONE) {
+    k = st->nmid++ % NMATCHID;
+    st->mid[k].id = id; st->mid[k].slot = si; st->mid[k].seq = st->slots[si].seq;
+  }
+  return si;
+}
+
+static int feed_ext(hsi_stacks *st, const hs_event *ev) {
+  uint32_t pos = 0, si = NONE;
+  int found = 0, looked = 0, r;
+  hs_ext_item it;
+  while ((r = hs_event_ext_next(ev, &pos, &it)) == 1) {
+    int w;
+    uint64_t mid;
+    if (it.type == HS_EXT_STACK_TRACE32 || it.type == HS_EXT_STACK_TRACE64) {
+      w = it.type == HS_EXT_STACK_TRACE64 ? 8 : 4;
+      found = 1;
+      st->c.ext_stacks++;
+      if (it.size < 8) { st->c.damaged++; continue; }
+      if (!looked) { si = find_target(st, ev->timestamp, ev->pid, ev->tid, K_EXT); looked = 1; }
+      mid = rd64(it.data);
+      {
+        uint32_t tsi = mid ? matchid_slot(st, mid, si) : si;
+        if (tsi == NONE) { st->c.unmatched++; continue; }
+        if (stack_part(st, ev->timestamp, ev->pid, ev->tid, it.data + 8,
+                       (it.size - 8u) / (unsigned)w, w, tsi) != 0)
+          return HS_ENOMEM;
+      }
+    } else if (it.type == HS_EXT_STACK_KEY32 || it.type == HS_EXT_STACK_KEY64) {
+      uint64_t key;
+      w = it.type == HS_EXT_STACK_KEY64 ? 8 : 4;
+      found = 1;
+      st->c.ext_keys++;
+      if (it.size < 8 + w) { st->c.damaged++; continue; }
+      if (!looked) { si = find_target(st, ev->timestamp, ev->pid, ev->tid, K_EXT); looked = 1; }
+      st->c.key_refs++;
+      mid = rd64(it.data);
+      key = w == 8 ? rd64(it.data + 8) : rd32(it.data + 8);
+      {
+        uint32_t tsi = mid ? matchid_slot(st, mid, si) : si;
+        if (tsi == NONE) st->c.unmatched++; else st->c.matched++;
+        /* the part's kind is not known until the definition: user unless
+           the definition's innermost frame is kernel -- approximated as user */
+        if (key_ref(st, K_EXT, K_USER, key, tsi) != 0) return HS_ENOMEM;
+      }
+    }
+  }
+  if (r < 0) st->c.damaged++;
+  return found;
+}
+
+int hsi_stacks_feed(hsi_stacks *st, const hs_event *ev) {
+  int rc = 0;
+  if (advance(st, ev->timestamp) != 0) return HS_ENOMEM;
+  if (((ev->flags & HS_EVF_KERNEL) && (ev->hook >> 8) == 0x18)
+      || (!(ev->flags & HS_EVF_KERNEL) && ev->provider.d1 == G_STACKWALK.d1
+          && ev->provider.d2 == G_STACKWALK.d2 && ev->provider.d3 == G_STACKWALK.d3
+          && memcmp(ev->provider.d4, G_STACKWALK.d4, 8) == 0)) {
+    int op = (ev->flags & HS_EVF_KERNEL) ? (ev->hook & 0xFF) : ev->opcode;
+    rc = feed_stackwalk(st, ev, op);
+  }
+  if (rc >= 0 && (ev->flags & HS_EVF_EXT)) {
+    int r = feed_ext(st, ev);
+    if (r < 0) return r;
+    if (r) rc = 1;
+  }
+  return rc;
+}
+
+int hsi_stacks_finish(hsi_stacks *st) {
+  int rc = 0, k;
+  uint32_t i;
+  /* every reference still waiting is an orphan; its target stays unknown */
+  for (k = 0; k < 3; k++) {
+    kmap *m = &st->pend[k];
+    for (i = 0; i < m->cap; i++) {
+      uint32_t ri = m->val[i];
+      while (ri) {
+        kref *r = &st->refs[ri - 1];
+        st->c.key_orphaned++;
+        if (r->slot != NONE) {
+          st->slots[r->slot].orphan = 1;
+          st->slots[r->slot].pending--;
+        }
+        ri = r->next;
+      }
+      m->val[i] = 0;
+    }
+    m->n = 0;
+  }
+  st->nrefs = 0;
+  st->freeref = 0;
+  /* live targets in registration order, then the retired ones */
+  while (st->fcount) {
+    uint32_t si = st->fifo[st->fhead];
+    st->fhead = (st->fhead + 1) & (st->fcap - 1);
+    st->fcount--;
+    if (retire(st, si) != 0) rc = HS_ENOMEM;
+  }
+  for (i = 0; i < st->capslots; i++)
+    if (st->slots[i].state == S_RETIRED && finalize(st, i) != 0) rc = HS_ENOMEM;
+  return rc;
+}
+
+/* ------------------------------------------------------------ formatting */
+
+/* Append s to out (at most cap bytes with the NUL); *n counts the whole. */
+static void put(char *out, size_t cap, size_t *n, const char *s, size_t len) {
+  if (*n < cap) {
+    size_t room = cap - 1 - *n, k = len < room ? len : room;
+    memcpy(out + *n, s, k);
+  }
+  *n += len;
+}
+
+static void put_hex(char *out, size_t cap, size_t *n, uint64_t v) {
+  char b[18];
+  int i = 18;
+  do { b[--i] = "0123456789abcdef"[v & 15]; v >>= 4; } while (v);
+  b[--i] = 'x';
+  b[--i] = '0';
+  put(out, cap, n, b + i, (size_t)(18 - i));
+}
+
+size_t hsi_frame_format(const hsi_procmap *pm, uint32_t instance, uint64_t addr,
+                        int64_t ts, char *out, size_t cap) {
+  const hsi_image *im = pm ? hsi_procmap_image_at(pm, instance, addr, ts) : NULL;
+  size_t n = 0;
+  const char *mod = im ? hsi_procmap_str(pm, im->module) : "";
+  if (!im || !*mod) {
+    put_hex(out, cap, &n, addr);
+  } else {
+    void *ud;
+    hsi_symbol_fn fn = hsi_procmap_resolver(pm, &ud);
+    uint64_t rva = addr - im->base, off = 0;
+    char name[512];
+    put(out, cap, &n, mod, strlen(mod));
+    if (fn && fn(ud, im, rva, name, sizeof name, &off) == 1) {
+      name[sizeof name - 1] = 0;
+      put(out, cap, &n, "!", 1);
+      put(out, cap, &n, name, strlen(name));
+      if (off) { put(out, cap, &n, "+", 1); put_hex(out, cap, &n, off); }
+    } else {
+      put(out, cap, &n, "+", 1);
+      put_hex(out, cap, &n, rva);
+    }
+  }
+  if (cap) out[n < cap ? n : cap - 1] = 0;
+  return n;
+}

@@ -1,0 +1,579 @@
+/*
+** test_procmap.c -- processes, threads and images over time
+** (engine/procmap.c).  Payloads are written field by field from the
+** layouts in ETL-FORMAT.md §6.5-§6.8; then the real traces, when the
+** corpus is there (HEAPSCRIPT_CORPUS or ../shared/traces; CI=true makes a
+** missing corpus a failure).
+*/
+#include "unit.h"
+#include "heapscript.h"
+#include "procmap.h"
+
+/* ------------------------------------------------------ payload bytes */
+
+typedef struct buf { uint8_t b[2048]; size_t n; } buf;
+
+static void u8(buf *b, unsigned v) { if (b->n < sizeof b->b) b->b[b->n++] = (uint8_t)v; }
+static void u16(buf *b, unsigned v) { u8(b, v & 0xFF); u8(b, v >> 8 & 0xFF); }
+static void u32(buf *b, uint32_t v) { u16(b, v & 0xFFFF); u16(b, v >> 16); }
+static void u64(buf *b, uint64_t v) { u32(b, (uint32_t)v); u32(b, (uint32_t)(v >> 32)); }
+static void ptr(buf *b, int p, uint64_t v) { if (p == 8) u64(b, v); else u32(b, (uint32_t)v); }
+static void ansi(buf *b, const char *s) { while (*s) u8(b, (unsigned char)*s++); u8(b, 0); }
+static void wstr(buf *b, const char *s) { while (*s) u16(b, (unsigned char)*s++); u16(b, 0); }
+
+/* UserSID (§6.5): u32 0 alone, or TOKEN_USER (2 pointers) + SID. */
+static void sid(buf *b, int p, int with) {
+  if (!with) { u32(b, 0); return; }
+  ptr(b, p, 0xFFFFA00012345678ull & (p == 8 ? ~0ull : 0xFFFFFFFFull));
+  ptr(b, p, 0);
+  u8(b, 1); u8(b, 5);                                  /* Revision, SubAuthorityCount */
+  u8(b, 0); u8(b, 0); u8(b, 0); u8(b, 0); u8(b, 0); u8(b, 5);   /* authority 5 */
+  u32(b, 21); u32(b, 1111); u32(b, 2222); u32(b, 3333); u32(b, 1001);
+}
+
+/* Process v1-v5 (§6.5). */
+static void process(buf *b, int v, int p, uint32_t pid, uint32_t ppid, uint32_t flags,
+                    int with_sid, const char *name, const char *cmd) {
+  b->n = 0;
+  ptr(b, p, 0xFFFFFA8000001000ull & (p == 8 ? ~0ull : 0xFFFFFFFFull));  /* UniqueProcessKey */
+  u32(b, pid); u32(b, ppid); u32(b, 1); u32(b, 0);     /* ProcessId, ParentId, SessionId, ExitStatus */
+  if (v >= 3) ptr(b, p, 0x1AA000);                     /* DirectoryTableBase */
+  if (v >= 4) u32(b, flags);
+  CHECK_EQ(b->n, v >= 4 ? 2u * p + 20 : v == 3 ? 2u * p + 16 : p + 16u);   /* UserSID offset */
+  sid(b, p, with_sid);
+  ansi(b, name);
+  if (v >= 2) wstr(b, cmd);
+  if (v >= 4) { wstr(b, ""); wstr(b, ""); }            /* PackageFullName, ApplicationId */
+  if (v >= 5) u64(b, 0x01D1B6A3C4D5E6F7ull);           /* 8 undocumented bytes (§7.17) */
+}
+
+/* Thread v3 (§6.6): base length 16 + 7P, then an optional name. */
+static void thread3(buf *b, int p, uint32_t pid, uint32_t tid, const char *name) {
+  int i;
+  b->n = 0;
+  u32(b, pid); u32(b, tid);
+  for (i = 0; i < 7; i++) ptr(b, p, 0x1000u * (i + 1));   /* StackBase .. TebBase */
+  u32(b, 0);                                           /* SubProcessTag */
+  u8(b, 8); u8(b, 5); u8(b, 2); u8(b, 0);              /* priorities, flags */
+  CHECK_EQ(b->n, 16u + 7u * p);
+  if (name) wstr(b, name);
+}
+
+/* Image v2/v3 (§6.7): FileName at 3P + 32. */
+static void image(buf *b, int p, uint64_t base, uint64_t size, uint32_t pid, const char *name) {
+  b->n = 0;
+  ptr(b, p, base); ptr(b, p, size); u32(b, pid);
+  u32(b, 0xABCD);                                      /* ImageChecksum */
+  u32(b, 0x5A5A5A5A);                                  /* TimeDateStamp */
+  u32(b, 0);                                           /* SignatureLevel/Type */
+  ptr(b, p, base);                                     /* DefaultBase */
+  u32(b, 0); u32(b, 0); u32(b, 0); u32(b, 0);
+  CHECK_EQ(b->n, 3u * p + 32);
+  wstr(b, name);
+}
+
+static hs_event kev(int hook, int version, int p, int64_t ts, const buf *b) {
+  hs_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.flags = HS_EVF_KERNEL | HS_EVF_HAS_IDS;
+  ev.hook = (uint16_t)hook;
+  ev.opcode = (uint8_t)(hook & 0xFF);
+  ev.version = (uint16_t)version;
+  ev.header_type = p == 8 ? HS_HT_SYSTEM64 : HS_HT_SYSTEM32;
+  ev.pointer_size = (uint8_t)p;
+  ev.timestamp = ts;
+  ev.pid = 4; ev.tid = 8;            /* header ids are not the subject (§3.3) */
+  ev.payload = b->b;
+  ev.payload_len = (uint32_t)b->n;
+  return ev;
+}
+
+static const hs_guid G_KTC = { 0xb3e675d7, 0x2554, 0x4f18, { 0x83, 0x0b, 0x27, 0x62, 0x73, 0x25, 0x60, 0xde } };
+static const hs_guid G_IMAGE = { 0x2cb15d1d, 0x5fc1, 0x11d2, { 0xab, 0xe1, 0x00, 0xa0, 0xc9, 0x11, 0xf5, 0x18 } };
+
+static hs_event fev(const hs_guid *g, int op, int version, int p, int64_t ts, const buf *b) {
+  hs_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.flags = HS_EVF_HAS_IDS;
+  ev.provider = *g;
+  ev.opcode = (uint8_t)op;
+  ev.version = (uint16_t)version;
+  ev.header_type = p == 8 ? HS_HT_FULL64 : HS_HT_FULL32;
+  ev.pointer_size = (uint8_t)p;
+  ev.timestamp = ts;
+  ev.pid = 4; ev.tid = 8;
+  ev.payload = b->b;
+  ev.payload_len = (uint32_t)b->n;
+  return ev;
+}
+
+/* --------------------------------------------------------- processes */
+
+static void one_process(int v, int p, int with_sid, int op) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  uint32_t inst;
+  process(&b, v, p, 1234, 88, 2, with_sid, "notepad.exe", "notepad.exe C:\\a.txt");
+  ev = kev(0x0300 | op, v, p, 1000, &b);
+  CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+  CHECK_EQ(hsi_procmap_stats(pm)->process_decoded, 1);
+  inst = hsi_procmap_find(pm, 1234, 1000);
+  CHECK(inst != HSI_NOINST);
+  CHECK_EQ(hsi_procmap_pid(pm, inst), 1234);
+  CHECK_EQ(hsi_procmap_parent(pm, inst), 88);
+  CHECK_STR(hsi_procmap_name(pm, inst), "notepad.exe");
+  CHECK_STR(hsi_procmap_cmdline(pm, inst), v >= 2 ? "notepad.exe C:\\a.txt" : "");   /* v1 has none */
+  CHECK_EQ(hsi_procmap_find(pm, 4, 1000), HSI_NOINST);      /* not the header pid */
+  if (op == 1) CHECK_EQ(hsi_procmap_start(pm, inst), 1000);
+  else CHECK_EQ(hsi_procmap_start(pm, inst), HSI_TS_BEFORE);
+  if (v >= 4) CHECK(hsi_procmap_flags(pm, inst) & HSI_PROC_WOW64);
+  hsi_procmap_free(pm);
+}
+
+TEST(process_versions) {
+  one_process(3, 8, 0, 3);   /* DCStart v3 x64, no SID */
+  one_process(3, 4, 1, 1);   /* Start v3 x86, SID */
+  one_process(4, 8, 1, 3);
+  one_process(4, 4, 0, 1);
+  one_process(5, 8, 1, 3);
+  one_process(5, 4, 1, 4);   /* DCEnd */
+  one_process(2, 4, 1, 1);
+  one_process(1, 8, 0, 1);
+}
+
+TEST(process_truncated) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  process(&b, 4, 8, 1234, 88, 0, 1, "x.exe", "x");
+  b.n = 30;                                   /* cut inside the SID */
+  ev = kev(0x0301, 4, 8, 10, &b);
+  CHECK_EQ(hsi_procmap_feed(pm, &ev), 0);
+  CHECK_EQ(hsi_procmap_stats(pm)->process_records, 1);
+  CHECK_EQ(hsi_procmap_stats(pm)->process_decoded, 0);
+  CHECK_EQ(hsi_procmap_find(pm, 1234, 10), HSI_NOINST);
+  hsi_procmap_free(pm);
+}
+
+TEST(pid_reuse) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  uint32_t a, c, imp, rd, mid;
+  process(&b, 4, 8, 100, 1, 0, 0, "first.exe", "first");
+  ev = kev(0x0301, 4, 8, 10, &b); hsi_procmap_feed(pm, &ev);
+  ev = kev(0x0302, 4, 8, 20, &b); hsi_procmap_feed(pm, &ev);
+  process(&b, 4, 8, 100, 1, 0, 0, "second.exe", "second");
+  ev = kev(0x0301, 4, 8, 30, &b); hsi_procmap_feed(pm, &ev);
+  a = hsi_procmap_find(pm, 100, 15);
+  c = hsi_procmap_find(pm, 100, 35);
+  CHECK(a && c && a != c);
+  CHECK_STR(hsi_procmap_name(pm, a), "first.exe");
+  CHECK_STR(hsi_procmap_name(pm, c), "second.exe");
+  CHECK_EQ(hsi_procmap_start(pm, a), 10);
+  CHECK_EQ(hsi_procmap_end(pm, a), 20);
+  CHECK_EQ(hsi_procmap_find(pm, 100, 20), a);          /* End time inclusive */
+  CHECK_EQ(hsi_procmap_start(pm, c), 30);
+  CHECK_EQ(hsi_procmap_end(pm, c), HSI_TS_NEVER);
+  CHECK_EQ(hsi_procmap_find(pm, 100, 25), HSI_NOINST);  /* between the two */
+  CHECK_EQ(hsi_procmap_instance(pm, 100, 35), c);
+  /* an event naming pid 100 at 25 implies a third, unseen instance */
+  mid = hsi_procmap_instance(pm, 100, 25);
+  CHECK(mid && mid != a && mid != c);
+  CHECK(hsi_procmap_flags(pm, mid) & HSI_PROC_IMPLIED);
+  CHECK_EQ(hsi_procmap_instance(pm, 100, 26), mid);
+  CHECK_EQ(hsi_procmap_find(pm, 100, 15), a);
+  CHECK_EQ(hsi_procmap_find(pm, 100, 35), c);
+  /* a pid seen only in other events */
+  imp = hsi_procmap_instance(pm, 777, 40);
+  CHECK(imp != HSI_NOINST);
+  CHECK_EQ(hsi_procmap_pid(pm, imp), 777);
+  CHECK_STR(hsi_procmap_name(pm, imp), "");
+  CHECK_EQ(hsi_procmap_start(pm, imp), HSI_TS_BEFORE);
+  CHECK_EQ(hsi_procmap_instance(pm, 777, 50), imp);
+  CHECK_EQ(hsi_procmap_instance(pm, HS_NOID, 50), HSI_NOINST);
+  /* rundown adopts the implied instance and names it */
+  process(&b, 3, 8, 777, 1, 0, 0, "late.exe", "late");
+  ev = kev(0x0304, 3, 8, 60, &b); hsi_procmap_feed(pm, &ev);
+  CHECK_EQ(hsi_procmap_find(pm, 777, 60), imp);
+  CHECK_STR(hsi_procmap_name(pm, imp), "late.exe");
+  /* rundown-only instance starts before the trace */
+  process(&b, 3, 8, 900, 1, 0, 0, "svc.exe", "svc");
+  ev = kev(0x0303, 3, 8, 5, &b); hsi_procmap_feed(pm, &ev);
+  rd = hsi_procmap_find(pm, 900, 5);
+  CHECK(rd && (hsi_procmap_flags(pm, rd) & HSI_PROC_RUNDOWN));
+  CHECK_EQ(hsi_procmap_start(pm, rd), HSI_TS_BEFORE);
+  CHECK_EQ(hsi_procmap_find(pm, 900, 1), rd);
+  /* Defunct (v5, op 39) ends a live instance */
+  process(&b, 5, 8, 900, 1, 0, 1, "svc.exe", "svc");
+  ev = kev(0x0327, 5, 8, 70, &b); hsi_procmap_feed(pm, &ev);
+  CHECK_EQ(hsi_procmap_end(pm, rd), 70);
+  CHECK(hsi_procmap_flags(pm, rd) & HSI_PROC_DEFUNCT);
+  hsi_procmap_free(pm);
+}
+
+/* ----------------------------------------------------------- threads */
+
+TEST(threads) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  thread3(&b, 8, 100, 7, NULL);
+  ev = kev(0x0503, 3, 8, 10, &b); CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+  CHECK_EQ(hsi_procmap_tid_pid(pm, 7, 5), 100);        /* rundown: from before the trace */
+  CHECK_EQ(hsi_procmap_tid_pid(pm, 7, 40), 100);
+  ev = kev(0x0502, 3, 8, 50, &b); hsi_procmap_feed(pm, &ev);
+  CHECK_EQ(hsi_procmap_tid_pid(pm, 7, 50), 100);
+  CHECK_EQ(hsi_procmap_tid_pid(pm, 7, 60), HS_NOID);
+  thread3(&b, 4, 200, 7, "worker");                    /* 32-bit, v3 with a name */
+  ev = kev(0x0501, 3, 4, 70, &b); hsi_procmap_feed(pm, &ev);
+  CHECK_EQ(hsi_procmap_tid_pid(pm, 7, 80), 200);
+  CHECK_EQ(hsi_procmap_tid_pid(pm, 7, 40), 100);
+  CHECK_EQ(hsi_procmap_tid_pid(pm, 7, 65), HS_NOID);
+  CHECK_STR(hsi_procmap_thread_name(pm, 7, 80), "worker");
+  /* SetName, op 72: ProcessId, ThreadId, name */
+  b.n = 0; u32(&b, 200); u32(&b, 7); wstr(&b, "renamed");
+  ev = kev(0x0548, 2, 8, 90, &b); CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+  CHECK_STR(hsi_procmap_thread_name(pm, 7, 95), "renamed");
+  CHECK_EQ(hsi_procmap_tid_pid(pm, 99, 95), HS_NOID);
+  CHECK_EQ(hsi_procmap_stats(pm)->thread_decoded, 4);
+  hsi_procmap_free(pm);
+}
+
+/* ------------------------------------------------------------ images */
+
+TEST(images) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  uint32_t inst;
+  const hsi_image *im;
+  const uint64_t base1 = 0x7FF812340000ull, base2 = 0x7FF899990000ull;
+  process(&b, 4, 8, 100, 1, 0, 0, "app.exe", "app");
+  ev = kev(0x0301, 4, 8, 10, &b); hsi_procmap_feed(pm, &ev);
+  inst = hsi_procmap_find(pm, 100, 10);
+  /* Load is hooked under the Process group (0x030A) */
+  image(&b, 8, base1, 0x10000, 100, "\\Device\\HarddiskVolume1\\Windows\\System32\\ntdll.dll");
+  ev = kev(0x030A, 3, 8, 12, &b); CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+  image(&b, 8, 0x7FF700000000ull, 0x2000, 100, "\\Device\\HarddiskVolume1\\app.exe");
+  ev = kev(0x030A, 3, 8, 13, &b); hsi_procmap_feed(pm, &ev);
+  im = hsi_procmap_image_at(pm, inst, base1 + 0x1234, 14);
+  CHECK(im != NULL);
+  if (im) {
+    CHECK_EQ(im->base, base1);
+    CHECK_EQ(im->size, 0x10000);
+    CHECK_EQ(im->checksum, 0xABCD);
+    CHECK_EQ(im->time_date_stamp, 0x5A5A5A5A);
+    CHECK_EQ(im->loaded, 12);
+    CHECK_STR(hsi_procmap_str(pm, im->path), "\\Device\\HarddiskVolume1\\Windows\\System32\\ntdll.dll");
+    CHECK_STR(hsi_procmap_str(pm, im->module), "ntdll.dll");
+  }
+  CHECK(hsi_procmap_image_at(pm, inst, base1 + 0x1234, 11) == NULL);   /* before the load */
+  CHECK(hsi_procmap_image_at(pm, inst, base1 + 0x10000, 14) == NULL);  /* one past the end */
+  CHECK(hsi_procmap_image_at(pm, inst, base1 - 1, 14) == NULL);
+  im = hsi_procmap_image_at(pm, inst, 0x7FF700001FFFull, 14);
+  CHECK(im && strcmp(hsi_procmap_str(pm, im->module), "app.exe") == 0);
+  /* Unload (0x1402), then reload at another base */
+  image(&b, 8, base1, 0x10000, 100, "\\Device\\HarddiskVolume1\\Windows\\System32\\ntdll.dll");
+  ev = kev(0x1402, 3, 8, 40, &b); CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+  CHECK(hsi_procmap_image_at(pm, inst, base1 + 0x1234, 40) != NULL);   /* unload time inclusive */
+  CHECK(hsi_procmap_image_at(pm, inst, base1 + 0x1234, 41) == NULL);
+  image(&b, 8, base2, 0x10000, 100, "\\Device\\HarddiskVolume1\\Windows\\System32\\ntdll.dll");
+  ev = kev(0x030A, 3, 8, 50, &b); hsi_procmap_feed(pm, &ev);
+  CHECK(hsi_procmap_image_at(pm, inst, base1 + 0x1234, 55) == NULL);
+  im = hsi_procmap_image_at(pm, inst, base2 + 0x1234, 55);
+  CHECK(im && im->base == base2 && im->loaded == 50);
+  im = hsi_procmap_image_at(pm, inst, base1 + 0x1234, 20);   /* history stays */
+  CHECK(im && im->base == base1 && im->unloaded == 40);
+  /* reload at the first base */
+  image(&b, 8, base1, 0x8000, 100, "\\Device\\HarddiskVolume1\\other.dll");
+  ev = kev(0x030A, 3, 8, 60, &b); hsi_procmap_feed(pm, &ev);
+  im = hsi_procmap_image_at(pm, inst, base1 + 0x100, 61);
+  CHECK(im && strcmp(hsi_procmap_str(pm, im->module), "other.dll") == 0);
+  im = hsi_procmap_image_at(pm, inst, base1 + 0x100, 30);
+  CHECK(im && strcmp(hsi_procmap_str(pm, im->module), "ntdll.dll") == 0);
+  CHECK(hsi_procmap_image_at(pm, inst, base1 + 0x9000, 61) == NULL);
+  /* kernel images: rundown (0x1403) in pid 0, found from any process */
+  image(&b, 8, 0xFFFFF80002600000ull, 0x5EC000, 0, "\\SystemRoot\\system32\\ntoskrnl.exe");
+  ev = kev(0x1403, 2, 8, 5, &b); CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+  im = hsi_procmap_image_at(pm, inst, 0xFFFFF80002601000ull, 61);
+  CHECK(im && strcmp(hsi_procmap_str(pm, im->module), "ntoskrnl.exe") == 0);
+  CHECK(im && im->loaded == HSI_TS_BEFORE && (im->flags & HSI_IMG_RUNDOWN));
+  /* a DCEnd of a known image changes nothing */
+  image(&b, 8, 0xFFFFF80002600000ull, 0x5EC000, 0, "\\SystemRoot\\system32\\ntoskrnl.exe");
+  ev = kev(0x1404, 2, 8, 100, &b); hsi_procmap_feed(pm, &ev);
+  CHECK_EQ(hsi_procmap_nimages(pm), 5);
+  /* 32-bit image in a 32-bit record (v2) */
+  process(&b, 3, 4, 300, 1, 0, 0, "x86.exe", "x86");
+  ev = kev(0x0303, 3, 4, 6, &b); hsi_procmap_feed(pm, &ev);
+  image(&b, 4, 0x77850000u, 0x1AA000, 300, "\\Device\\HarddiskVolume1\\Windows\\SysWOW64\\ntdll.dll");
+  ev = kev(0x1403, 2, 4, 6, &b); hsi_procmap_feed(pm, &ev);
+  im = hsi_procmap_image_at(pm, hsi_procmap_find(pm, 300, 7), 0x77851000u, 7);
+  CHECK(im && im->base == 0x77850000u && im->size == 0x1AA000);
+  CHECK_EQ(hsi_procmap_stats(pm)->image_decoded, 8);
+  hsi_procmap_free(pm);
+}
+
+/* KernelTraceControl ImageId (op 0) and DbgID_RSDS (op 36), §6.8. */
+static void imageid(buf *b, int p, uint64_t base, uint64_t size, uint32_t pid, const char *orig) {
+  b->n = 0;
+  ptr(b, p, base); ptr(b, p, size); u32(b, pid); u32(b, 0x5A5A5A5A); wstr(b, orig);
+}
+static void dbgid(buf *b, int p, uint64_t base, uint32_t pid, uint32_t age, const char *pdb) {
+  static const uint8_t g[16] = { 0x78, 0x56, 0x34, 0x12, 0x34, 0x12, 0x78, 0x56,
+                                 1, 2, 3, 4, 5, 6, 7, 8 };
+  int i;
+  b->n = 0;
+  ptr(b, p, base); u32(b, pid);
+  for (i = 0; i < 16; i++) u8(b, g[i]);
+  u32(b, age);
+  ansi(b, pdb);
+}
+
+TEST(dbgid_attach) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  uint32_t inst;
+  const hsi_image *im;
+  const uint64_t base = 0x7FF812340000ull;
+  process(&b, 4, 8, 100, 1, 0, 0, "app.exe", "app");
+  ev = kev(0x0303, 4, 8, 10, &b); hsi_procmap_feed(pm, &ev);
+  inst = hsi_procmap_find(pm, 100, 10);
+  image(&b, 8, base, 0x10000, 100, "\\Device\\HarddiskVolume1\\Windows\\System32\\ntdll.dll");
+  ev = kev(0x1403, 2, 8, 11, &b); hsi_procmap_feed(pm, &ev);
+  /* same timestamp, ProcessId 0 as the relogger often writes */
+  imageid(&b, 8, base, 0x10000, 0, "ntdll.dll");
+  ev = fev(&G_KTC, 0, 2, 8, 11, &b); CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+  dbgid(&b, 8, base, 0, 1, "ntdll.pdb");
+  ev = fev(&G_KTC, 36, 2, 8, 11, &b); CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+  im = hsi_procmap_image_at(pm, inst, base + 10, 12);
+  CHECK(im != NULL);
+  if (im) {
+    CHECK(im->flags & HSI_IMG_PDB);
+    CHECK(im->flags & HSI_IMG_IMAGEID);
+    CHECK_EQ(im->pdb_guid.d1, 0x12345678);
+    CHECK_EQ(im->pdb_guid.d2, 0x1234);
+    CHECK_EQ(im->pdb_guid.d3, 0x5678);
+    CHECK_EQ(im->pdb_guid.d4[7], 8);
+    CHECK_EQ(im->pdb_age, 1);
+    CHECK_STR(hsi_procmap_str(pm, im->pdb_name), "ntdll.pdb");
+    CHECK_STR(hsi_procmap_str(pm, im->orig_name), "ntdll.dll");
+  }
+  /* written before the image record with the same timestamp: attached when it comes */
+  dbgid(&b, 8, 0x7FF700000000ull, 100, 3, "app.pdb");
+  ev = fev(&G_KTC, 36, 2, 8, 20, &b); hsi_procmap_feed(pm, &ev);
+  image(&b, 8, 0x7FF700000000ull, 0x2000, 100, "\\Device\\HarddiskVolume1\\app.exe");
+  ev = kev(0x030A, 3, 8, 20, &b); hsi_procmap_feed(pm, &ev);
+  im = hsi_procmap_image_at(pm, inst, 0x7FF700000010ull, 21);
+  CHECK(im && (im->flags & HSI_IMG_PDB) && im->pdb_age == 3);
+  /* an image found by pid and base at a later time */
+  dbgid(&b, 8, base, 100, 9, "later.pdb");
+  ev = fev(&G_KTC, 36, 2, 8, 30, &b); hsi_procmap_feed(pm, &ev);
+  im = hsi_procmap_image_at(pm, inst, base + 10, 31);
+  CHECK(im && im->pdb_age == 9);
+  CHECK_EQ(hsi_procmap_stats(pm)->dbgid_records, 3);
+  CHECK_EQ(hsi_procmap_stats(pm)->dbgid_attached, 3);
+  CHECK_EQ(hsi_procmap_stats(pm)->imageid_attached, 1);
+  hsi_procmap_free(pm);
+}
+
+/* Classic (MOF) records may carry a payload of the other width (§7.2). */
+TEST(mof_width_fallback) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  const hsi_image *im;
+  image(&b, 8, 0x7FF812340000ull, 0x10000, 100, "C:\\x\\y.dll");
+  ev = fev(&G_IMAGE, 10, 2, 4, 10, &b);      /* FULL_HEADER32, 64-bit payload */
+  CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+  CHECK_EQ(hsi_procmap_stats(pm)->width_fallback, 1);
+  im = hsi_procmap_image_at(pm, hsi_procmap_find(pm, 100, 10), 0x7FF812340010ull, 11);
+  CHECK(im && strcmp(hsi_procmap_str(pm, im->module), "y.dll") == 0);
+  hsi_procmap_free(pm);
+}
+
+TEST(strings) {
+  hsi_procmap *pm = hsi_procmap_new();
+  uint32_t a = hsi_procmap_intern(pm, "abc", 3), b2 = hsi_procmap_intern(pm, "abcd", 3);
+  char big[100000];
+  uint32_t i, ids[3000];
+  CHECK(a != 0);
+  CHECK_EQ(a, b2);
+  CHECK_EQ(hsi_procmap_intern(pm, "", 0), 0);
+  CHECK_STR(hsi_procmap_str(pm, 0), "");
+  memset(big, 'x', sizeof big);
+  CHECK(hsi_procmap_intern(pm, big, sizeof big) != 0);
+  for (i = 0; i < 3000; i++) {
+    char s[16];
+    snprintf(s, sizeof s, "s%u", (unsigned)i);
+    ids[i] = hsi_procmap_intern(pm, s, strlen(s));
+  }
+  for (i = 0; i < 3000; i++) {
+    char s[16];
+    snprintf(s, sizeof s, "s%u", (unsigned)i);
+    CHECK_EQ(hsi_procmap_intern(pm, s, strlen(s)), ids[i]);
+    if (strcmp(hsi_procmap_str(pm, ids[i]), s) != 0) { CHECK(0); break; }
+  }
+  CHECK_STR(hsi_procmap_str(pm, a), "abc");      /* earlier strings did not move */
+  hsi_procmap_free(pm);
+}
+
+/* ------------------------------------------------------- real traces */
+
+static const char *corpus_dir(void) {
+  const char *d = getenv("HEAPSCRIPT_CORPUS");
+  return d && *d ? d : "../shared/traces";
+}
+
+/* Reads the whole file; NULL if missing. */
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  char *s;
+  long n;
+  if (!f) return NULL;
+  if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0
+      || !(s = malloc((size_t)n + 1))) { fclose(f); return NULL; }
+  if (fread(s, 1, (size_t)n, f) != (size_t)n) { fclose(f); free(s); return NULL; }
+  s[n] = 0;
+  fclose(f);
+  return s;
+}
+
+/* Sum of by_key counts of (provider, opcode) over versions in expected/<name>.json. */
+static uint64_t by_key(const char *json, const char *provider, int opcode) {
+  const char *p = strstr(json, "\"by_key\"");
+  uint64_t sum = 0;
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\"", provider);
+  if (!p || !(p = strchr(p, '['))) return 0;
+  for (p++;;) {
+    const char *end, *q, *o, *c;
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == ',') p++;
+    if (*p != '{' || !(end = strchr(p, '}'))) break;
+    q = strstr(p, pat); o = strstr(p, "\"opcode\":"); c = strstr(p, "\"count\":");
+    if (q && o && c && q < end && o < end && c < end && atoi(o + 9) == opcode)
+      sum += strtoull(c + 8, NULL, 10);
+    p = end + 1;
+  }
+  return sum;
+}
+
+static int ends_with_ci(const char *s, const char *suf) {
+  size_t n = strlen(s), k = strlen(suf), i;
+  if (n < k) return 0;
+  for (i = 0; i < k; i++) {
+    char a = s[n - k + i], b = suf[i];
+    if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
+    if (a != b) return 0;
+  }
+  return 1;
+}
+
+static const char *P_PROCESS = "3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c";
+static const char *P_THREAD = "3d6fa8d1-fe05-11d0-9dda-00c04fd7ba7c";
+static const char *P_IMAGE = "2cb15d1d-5fc1-11d2-abe1-00a0c911f518";
+static const char *P_KTC = "b3e675d7-2554-4f18-830b-2762732560de";
+
+static int corpus_missing;
+
+static void real_trace(const char *name) {
+  char path[1024], jpath[1024], err[HS_ERRLEN];
+  const char *paths[1];
+  char *json;
+  hs_reader *r = NULL;
+  hs_event ev;
+  hsi_procmap *pm;
+  const hsi_procstats *s;
+  uint64_t want_proc = 0, want_thr = 0, want_img = 0, named = 0, images = 0;
+  uint32_t i;
+  int rc, op;
+  snprintf(path, sizeof path, "%s/%s.etl", corpus_dir(), name);
+  snprintf(jpath, sizeof jpath, "%s/expected/%s.json", corpus_dir(), name);
+  json = slurp(jpath);
+  if (!json) { corpus_missing = 1; return; }
+  paths[0] = path;
+  rc = hs_reader_open(&r, paths, 1, NULL, err, sizeof err);
+  CHECK_EQ(rc, 0);
+  if (rc != 0) { fprintf(stderr, "%s: %s\n", name, err); free(json); return; }
+  pm = hsi_procmap_new();
+  while ((rc = hs_reader_next(r, &ev)) == 1)
+    if (hsi_procmap_feed(pm, &ev) < 0) { CHECK(0); break; }
+  CHECK_EQ(rc, 0);
+  for (op = 1; op <= 4; op++) {
+    want_proc += by_key(json, P_PROCESS, op);
+    want_thr += by_key(json, P_THREAD, op);
+  }
+  want_proc += by_key(json, P_PROCESS, 39);
+  want_thr += by_key(json, P_THREAD, 72);
+  for (op = 2; op <= 4; op++) want_img += by_key(json, P_IMAGE, op);
+  want_img += by_key(json, P_IMAGE, 10);
+  s = hsi_procmap_stats(pm);
+  CHECK(want_proc > 0 && want_img > 0);
+  CHECK_EQ(s->process_records, want_proc);
+  CHECK_EQ(s->process_decoded, want_proc);
+  CHECK_EQ(s->thread_records, want_thr);
+  CHECK_EQ(s->thread_decoded, want_thr);
+  CHECK_EQ(s->image_records, want_img);
+  CHECK_EQ(s->image_decoded, want_img);
+  CHECK_EQ(s->imageid_records, by_key(json, P_KTC, 0));
+  CHECK_EQ(s->dbgid_records, by_key(json, P_KTC, 36));
+  /* every ImageId/DbgID describes an image the trace named (§6.8) */
+  CHECK_EQ(s->imageid_attached, s->imageid_records);
+  CHECK_EQ(s->dbgid_attached, s->dbgid_records);
+  /* every instance a Process record named has a name */
+  for (i = 1; i <= hsi_procmap_ninstances(pm); i++) {
+    if (hsi_procmap_flags(pm, i) & HSI_PROC_IMPLIED) continue;
+    named += *hsi_procmap_name(pm, i) != 0;
+    if (!*hsi_procmap_name(pm, i)) fprintf(stderr, "%s: instance %u (pid %u) has no name\n",
+                                           name, (unsigned)i, (unsigned)hsi_procmap_pid(pm, i));
+  }
+  CHECK(named > 0);
+  for (i = 1; i <= hsi_procmap_ninstances(pm); i++)
+    if (!(hsi_procmap_flags(pm, i) & HSI_PROC_IMPLIED)) CHECK(*hsi_procmap_name(pm, i) != 0);
+  /* image file names: NT paths of .dll/.exe/.sys files, nearly all */
+  for (i = 0; i < hsi_procmap_nimages(pm); i++) {
+    const char *m = hsi_procmap_str(pm, hsi_procmap_image(pm, i)->module);
+    images += ends_with_ci(m, ".dll") || ends_with_ci(m, ".exe") || ends_with_ci(m, ".sys");
+  }
+  CHECK(hsi_procmap_nimages(pm) > 0);
+  CHECK(images * 100 >= (uint64_t)hsi_procmap_nimages(pm) * 95);
+  printf("%s: %llu process, %llu thread, %llu image records; %u instances, %u images (%llu .dll/.exe/.sys); "
+         "%llu ImageId, %llu DbgID attached\n", name,
+         (unsigned long long)s->process_decoded, (unsigned long long)s->thread_decoded,
+         (unsigned long long)s->image_decoded, (unsigned)hsi_procmap_ninstances(pm),
+         (unsigned)hsi_procmap_nimages(pm), (unsigned long long)images,
+         (unsigned long long)s->imageid_attached, (unsigned long long)s->dbgid_attached);
+  hsi_procmap_free(pm);
+  hs_reader_close(r);
+  free(json);
+}
+
+TEST(real_traces) {
+  real_trace("microsoft_perfview__net.4.5.x86_PerfViewData");
+  real_trace("microsoft_perfview__net.4.5.2.x64");
+  real_trace("microsoft_perfview__net.4.5.2.x86");
+  if (corpus_missing) {
+    const char *ci = getenv("CI");
+    if (ci && strcmp(ci, "true") == 0) {
+      fprintf(stderr, "corpus not found in %s (set HEAPSCRIPT_CORPUS)\n", corpus_dir());
+      CHECK(0);
+    } else {
+      printf("skip: corpus not found in %s (set HEAPSCRIPT_CORPUS)\n", corpus_dir());
+    }
+  }
+}
+
+int main(void) {
+  RUN(process_versions);
+  RUN(process_truncated);
+  RUN(pid_reuse);
+  RUN(threads);
+  RUN(images);
+  RUN(dbgid_attach);
+  RUN(mof_width_fallback);
+  RUN(strings);
+  RUN(real_traces);
+  return UNIT_DONE();
+}

@@ -1,0 +1,673 @@
+/*
+** test_stacks.c -- stack interning, StackWalk decoding and matching,
+** frame formatting (engine/stacks.c).  StackWalk payloads are written
+** field by field from ETL-FORMAT.md §6.4, ext items from §4; then the
+** real traces, when the corpus is there (HEAPSCRIPT_CORPUS or
+** ../shared/traces; CI=true makes a missing corpus a failure).
+*/
+#include "unit.h"
+#include "heapscript.h"
+#include "procmap.h"
+#include "stacks.h"
+
+typedef struct buf { uint8_t b[4096]; size_t n; } buf;
+
+static void u8(buf *b, unsigned v) { if (b->n < sizeof b->b) b->b[b->n++] = (uint8_t)v; }
+static void u16(buf *b, unsigned v) { u8(b, v & 0xFF); u8(b, v >> 8 & 0xFF); }
+static void u32(buf *b, uint32_t v) { u16(b, v & 0xFFFF); u16(b, v >> 16); }
+static void u64(buf *b, uint64_t v) { u32(b, (uint32_t)v); u32(b, (uint32_t)(v >> 32)); }
+static void ptr(buf *b, int p, uint64_t v) { if (p == 8) u64(b, v); else u32(b, (uint32_t)v); }
+
+#define K(x) (0xFFFFF80000000000ull + (x))     /* kernel addresses */
+#define U(x) (0x00007FF800000000ull + (x))     /* user addresses */
+
+static hs_event stackwalk(int op, int p, int64_t ts, const buf *b) {
+  hs_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.flags = HS_EVF_KERNEL;                   /* PERFINFO: no ids in the header */
+  ev.hook = (uint16_t)(0x1800 | op);
+  ev.opcode = (uint8_t)op;
+  ev.version = 2;
+  ev.header_type = p == 8 ? HS_HT_PERFINFO64 : HS_HT_PERFINFO32;
+  ev.pointer_size = (uint8_t)p;
+  ev.timestamp = ts;
+  ev.pid = ev.tid = HS_NOID;
+  ev.payload = b->b;
+  ev.payload_len = (uint32_t)b->n;
+  return ev;
+}
+
+/* op 32: EventTimeStamp, StackProcess, StackThread, frames. */
+static hs_event op32(buf *b, int p, int64_t ts, int64_t ets, uint32_t pid, uint32_t tid,
+                     const uint64_t *f, size_t n) {
+  size_t i;
+  b->n = 0;
+  u64(b, (uint64_t)ets); u32(b, pid); u32(b, tid);
+  for (i = 0; i < n; i++) ptr(b, p, f[i]);
+  return stackwalk(32, p, ts, b);
+}
+
+/* op 37/38: EventTimeStamp, StackProcess, StackThread, StackKey. */
+static hs_event keyref(buf *b, int op, int64_t ts, int64_t ets, uint32_t pid, uint32_t tid, uint64_t key) {
+  b->n = 0;
+  u64(b, (uint64_t)ets); u32(b, pid); u32(b, tid); ptr(b, 8, key);
+  CHECK_EQ(b->n, 24);
+  return stackwalk(op, 8, ts, b);
+}
+
+/* op 34/35/36: StackKey, frames. */
+static hs_event keydef(buf *b, int op, int64_t ts, uint64_t key, const uint64_t *f, size_t n) {
+  size_t i;
+  b->n = 0;
+  ptr(b, 8, key);
+  for (i = 0; i < n; i++) ptr(b, 8, f[i]);
+  return stackwalk(op, 8, ts, b);
+}
+
+/* Any other event, to move time forward. */
+static hs_event other(int64_t ts) {
+  hs_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.flags = HS_EVF_KERNEL | HS_EVF_HAS_IDS;
+  ev.hook = 0x0524;
+  ev.timestamp = ts;
+  ev.pid = 1; ev.tid = 2;
+  ev.pointer_size = 8;
+  return ev;
+}
+
+/* The stack delivered for target t, or 0. */
+static uint32_t stack_of(const hsi_stacks *st, uint64_t t) {
+  size_t n, i;
+  const hsi_stack_match *m = hsi_stacks_results(st, &n);
+  uint32_t id = 0;
+  for (i = 0; i < n; i++) if (m[i].target == t) id = m[i].stack;
+  return id;
+}
+
+static int frames_are(const hsi_stacks *st, uint32_t id, const uint64_t *f, size_t n) {
+  size_t k;
+  const uint64_t *g = hsi_stacks_frames(st, id, &k);
+  return k == n && (n == 0 || memcmp(f, g, n * sizeof *f) == 0);
+}
+
+/* ------------------------------------------------------------ interning */
+
+TEST(interning) {
+  hsi_stacks *st = hsi_stacks_new();
+  uint64_t a[3] = { U(1), U(2), U(3) }, b[3] = { U(1), U(2), U(4) }, big[300];
+  uint32_t ia = hsi_stacks_intern(st, a, 3), ib, ia2, ip, i;
+  size_t n;
+  ib = hsi_stacks_intern(st, b, 3);
+  ia2 = hsi_stacks_intern(st, a, 3);
+  ip = hsi_stacks_intern(st, a, 2);
+  CHECK(ia != 0 && ib != 0 && ip != 0);
+  CHECK_EQ(ia, ia2);
+  CHECK(ia != ib && ia != ip);
+  CHECK_EQ(hsi_stacks_intern(st, a, 0), HSI_STACK_UNKNOWN);
+  CHECK(hsi_stacks_frames(st, 0, &n) == NULL && n == 0);
+  CHECK(frames_are(st, ia, a, 3));
+  CHECK(frames_are(st, ib, b, 3));
+  CHECK_EQ(hsi_stacks_count(st), 3);
+  /* many stacks: ids stay stable while tables grow */
+  for (i = 0; i < 300; i++) big[i] = U(i);
+  for (i = 1; i <= 300; i++) CHECK_EQ(hsi_stacks_intern(st, big, i), hsi_stacks_intern(st, big, i));
+  CHECK_EQ(hsi_stacks_count(st), 3 + 300);
+  CHECK_EQ(hsi_stacks_intern(st, a, 3), ia);
+  CHECK(!hsi_stacks_nomem(st));
+  hsi_stacks_free(st);
+}
+
+/* --------------------------------------------------------------- op 32 */
+
+TEST(op32_match) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf b;
+  hs_event ev;
+  uint64_t f[3] = { U(0x10), U(0x20), U(0x30) };
+  CHECK_EQ(hsi_stacks_want(st, 1000, 10, 20, 7), 0);
+  ev = other(1000); hsi_stacks_feed(st, &ev);
+  CHECK_EQ(hsi_stacks_want(st, 1000, 11, 21, 8), 0);      /* same time, other thread */
+  ev = op32(&b, 8, 1001, 1000, 10, 20, f, 3);
+  CHECK_EQ(hsi_stacks_feed(st, &ev), 1);
+  CHECK_EQ(hsi_stacks_finish(st), 0);
+  CHECK(frames_are(st, stack_of(st, 7), f, 3));
+  CHECK_EQ(stack_of(st, 8), 0);
+  CHECK_EQ(hsi_stacks_counts(st)->op32, 1);
+  CHECK_EQ(hsi_stacks_counts(st)->matched, 1);
+  CHECK_EQ(hsi_stacks_counts(st)->delivered, 1);
+  hsi_stacks_free(st);
+}
+
+TEST(op32_32bit_frames) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf b;
+  hs_event ev;
+  uint64_t f[2] = { 0x81001000u, 0x00401000u };          /* kernel, user on a 32-bit OS */
+  hsi_stacks_want(st, 50, 3, 4, 1);
+  ev = op32(&b, 4, 50, 50, 3, 4, f, 2);
+  hsi_stacks_feed(st, &ev);
+  hsi_stacks_finish(st);
+  CHECK(frames_are(st, stack_of(st, 1), f, 2));
+  CHECK(hsi_addr_is_kernel(0x81001000u, 4) && !hsi_addr_is_kernel(0x00401000u, 4));
+  hsi_stacks_free(st);
+}
+
+TEST(kernel_user_join) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf b;
+  hs_event ev;
+  uint64_t kf[2] = { K(0x100), K(0x200) }, uf[2] = { U(0x300), U(0x400) };
+  uint64_t all[4] = { K(0x100), K(0x200), U(0x300), U(0x400) };
+  hsi_stacks_want(st, 100, 1, 2, 1);
+  hsi_stacks_want(st, 200, 1, 2, 2);
+  ev = op32(&b, 8, 101, 100, 1, 2, kf, 2); hsi_stacks_feed(st, &ev);
+  ev = op32(&b, 8, 102, 100, 1, 2, uf, 2); hsi_stacks_feed(st, &ev);
+  /* user part first: still joined kernel first */
+  ev = op32(&b, 8, 201, 200, 1, 2, uf, 2); hsi_stacks_feed(st, &ev);
+  ev = op32(&b, 8, 202, 200, 1, 2, kf, 2); hsi_stacks_feed(st, &ev);
+  hsi_stacks_finish(st);
+  CHECK(frames_are(st, stack_of(st, 1), all, 4));
+  CHECK_EQ(stack_of(st, 1), stack_of(st, 2));
+  CHECK_EQ(hsi_stacks_counts(st)->joined, 2);
+  hsi_stacks_free(st);
+}
+
+TEST(late_arrival_and_window) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf b;
+  hs_event ev;
+  uint64_t f[1] = { U(0x1) }, g[1] = { U(0x2) };
+  int64_t t;
+  hsi_stacks_set_window(st, 1000000, 1000);
+  hsi_stacks_want(st, 100, 1, 2, 1);
+  hsi_stacks_want(st, 200, 1, 3, 2);
+  /* other threads keep logging for 0.9 window */
+  for (t = 300; t < 900000; t += 1000) {
+    ev = other(t); hsi_stacks_feed(st, &ev);
+    hsi_stacks_want(st, t, 1, 9, (uint64_t)t);
+  }
+  ev = op32(&b, 8, 900100, 100, 1, 2, f, 1); hsi_stacks_feed(st, &ev);
+  /* this one comes after the window has passed its target */
+  ev = other(1300000); hsi_stacks_feed(st, &ev);
+  ev = op32(&b, 8, 1300001, 200, 1, 3, g, 1); hsi_stacks_feed(st, &ev);
+  hsi_stacks_finish(st);
+  CHECK(frames_are(st, stack_of(st, 1), f, 1));
+  CHECK_EQ(stack_of(st, 2), 0);
+  CHECK_EQ(hsi_stacks_counts(st)->unmatched, 1);
+  /* the live cap retires the oldest first */
+  hsi_stacks_free(st);
+  st = hsi_stacks_new();
+  hsi_stacks_set_window(st, 1000000, 4);
+  for (t = 1; t <= 10; t++) hsi_stacks_want(st, t, 1, 2, (uint64_t)t);
+  ev = op32(&b, 8, 11, 3, 1, 2, f, 1); hsi_stacks_feed(st, &ev);   /* target 3 is gone */
+  ev = op32(&b, 8, 12, 8, 1, 2, f, 1); hsi_stacks_feed(st, &ev);
+  hsi_stacks_finish(st);
+  CHECK_EQ(stack_of(st, 3), 0);
+  CHECK(stack_of(st, 8) != 0);
+  hsi_stacks_free(st);
+}
+
+TEST(no_tid_targets) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf b;
+  hs_event ev;
+  uint64_t f[1] = { K(0x5) }, g[1] = { U(0x6) };
+  hsi_stacks_want(st, 500, HS_NOID, HS_NOID, 1);          /* e.g. SampledProfile */
+  hsi_stacks_want(st, 600, 44, HS_NOID, 2);               /* e.g. VirtualAlloc: payload pid */
+  ev = op32(&b, 8, 501, 500, 4, 77, f, 1); hsi_stacks_feed(st, &ev);
+  ev = op32(&b, 8, 601, 600, 45, 77, g, 1); hsi_stacks_feed(st, &ev);   /* wrong pid */
+  ev = op32(&b, 8, 602, 600, 44, 77, g, 1); hsi_stacks_feed(st, &ev);
+  hsi_stacks_finish(st);
+  CHECK(frames_are(st, stack_of(st, 1), f, 1));
+  CHECK(frames_are(st, stack_of(st, 2), g, 1));
+  CHECK_EQ(hsi_stacks_counts(st)->matched_notid, 2);
+  CHECK_EQ(hsi_stacks_counts(st)->unmatched, 1);
+  hsi_stacks_free(st);
+}
+
+TEST(same_time_same_thread) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf b;
+  hs_event ev;
+  uint64_t f[1] = { U(0xA) }, g[1] = { U(0xB) };
+  hsi_stacks_want(st, 700, 1, 2, 1);
+  hsi_stacks_want(st, 700, 1, 2, 2);
+  ev = op32(&b, 8, 701, 700, 1, 2, f, 1); hsi_stacks_feed(st, &ev);
+  ev = op32(&b, 8, 702, 700, 1, 2, g, 1); hsi_stacks_feed(st, &ev);
+  hsi_stacks_finish(st);
+  CHECK(frames_are(st, stack_of(st, 1), f, 1));      /* in order */
+  CHECK(frames_are(st, stack_of(st, 2), g, 1));
+  CHECK_EQ(hsi_stacks_counts(st)->ambiguous, 2);
+  hsi_stacks_free(st);
+}
+
+/* ---------------------------------------------------------- stack keys */
+
+TEST(key_resolved_later) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf b;
+  hs_event ev;
+  uint64_t kf[2] = { K(0x10), K(0x20) }, uf[3] = { U(0x30), U(0x40), U(0x50) };
+  uint64_t all[5] = { K(0x10), K(0x20), U(0x30), U(0x40), U(0x50) };
+  hsi_stacks_set_window(st, 1000, 100);
+  hsi_stacks_want(st, 100, 1, 2, 1);
+  ev = keyref(&b, 37, 101, 100, 1, 2, 0xFFFFA0000000AAA0ull); CHECK_EQ(hsi_stacks_feed(st, &ev), 1);
+  ev = keyref(&b, 38, 102, 100, 1, 2, 0xFFFFA0000000BBB0ull); hsi_stacks_feed(st, &ev);
+  /* long after the window; the target waits for its keys */
+  ev = other(50000); hsi_stacks_feed(st, &ev);
+  CHECK_EQ(hsi_stacks_counts(st)->delivered, 0);
+  ev = keydef(&b, 35, 60000, 0xFFFFA0000000BBB0ull, uf, 3); hsi_stacks_feed(st, &ev);
+  CHECK_EQ(hsi_stacks_counts(st)->delivered, 0);
+  ev = keydef(&b, 36, 70000, 0xFFFFA0000000AAA0ull, kf, 2); hsi_stacks_feed(st, &ev);
+  CHECK_EQ(hsi_stacks_counts(st)->delivered, 1);     /* delivered as soon as complete */
+  hsi_stacks_finish(st);
+  CHECK(frames_are(st, stack_of(st, 1), all, 5));
+  CHECK_EQ(hsi_stacks_counts(st)->key_refs, 2);
+  CHECK_EQ(hsi_stacks_counts(st)->key_defs, 2);
+  CHECK_EQ(hsi_stacks_counts(st)->key_resolved, 2);
+  CHECK_EQ(hsi_stacks_counts(st)->key_orphaned, 0);
+  hsi_stacks_free(st);
+}
+
+TEST(key_reuse) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf b;
+  hs_event ev;
+  const uint64_t key = 0xFFFFA00000001230ull;
+  uint64_t fa[1] = { U(0xA) }, fb[2] = { U(0xB), U(0xBB) }, fc[1] = { U(0xC) };
+  uint64_t kf[1] = { K(0xD) }, kfc[2] = { K(0xD), U(0xC) };
+  /* a definition before any reference serves nobody */
+  ev = keydef(&b, 35, 400, key, fa, 1); hsi_stacks_feed(st, &ev);
+  hsi_stacks_want(st, 500, 1, 2, 5);
+  ev = keyref(&b, 38, 501, 500, 1, 2, key); hsi_stacks_feed(st, &ev);
+  hsi_stacks_want(st, 550, 1, 3, 55);                    /* two references wait for one key */
+  ev = keyref(&b, 38, 551, 550, 1, 3, key); hsi_stacks_feed(st, &ev);
+  ev = keydef(&b, 35, 600, key, fb, 2); hsi_stacks_feed(st, &ev);
+  /* the binding is forgotten: the next reference waits for the next definition */
+  hsi_stacks_want(st, 700, 1, 2, 7);
+  ev = keyref(&b, 37, 701, 700, 1, 2, key); hsi_stacks_feed(st, &ev);
+  ev = keyref(&b, 38, 702, 700, 1, 2, key); hsi_stacks_feed(st, &ev);
+  /* same key live in the kernel and the user table: a definition whose
+     last frame is kernel resolves the kernel reference only */
+  ev = keydef(&b, 35, 800, key, kf, 1); hsi_stacks_feed(st, &ev);
+  ev = keydef(&b, 35, 810, key, fc, 1); hsi_stacks_feed(st, &ev);
+  hsi_stacks_finish(st);
+  CHECK(frames_are(st, stack_of(st, 5), fb, 2));
+  CHECK(frames_are(st, stack_of(st, 55), fb, 2));
+  CHECK(frames_are(st, stack_of(st, 7), kfc, 2));
+  CHECK_EQ(hsi_stacks_counts(st)->key_defs, 4);
+  CHECK_EQ(hsi_stacks_counts(st)->key_defs_unused, 1);
+  CHECK_EQ(hsi_stacks_counts(st)->key_resolved, 4);
+  hsi_stacks_free(st);
+}
+
+TEST(key_orphan) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf b;
+  hs_event ev;
+  uint64_t f[1] = { K(0x1) };
+  hsi_stacks_want(st, 100, 1, 2, 1);
+  ev = op32(&b, 8, 101, 100, 1, 2, f, 1); hsi_stacks_feed(st, &ev);
+  ev = keyref(&b, 38, 102, 100, 1, 2, 0x999); hsi_stacks_feed(st, &ev);
+  ev = keyref(&b, 38, 103, 99, 1, 2, 0x998); hsi_stacks_feed(st, &ev);   /* no target */
+  hsi_stacks_finish(st);
+  CHECK_EQ(stack_of(st, 1), 0);                       /* stays unknown */
+  CHECK_EQ(hsi_stacks_counts(st)->key_orphaned, 2);
+  CHECK_EQ(hsi_stacks_counts(st)->orphaned, 1);
+  CHECK_EQ(hsi_stacks_counts(st)->unmatched, 1);
+  CHECK_EQ(hsi_stacks_counts(st)->delivered, 0);
+  hsi_stacks_free(st);
+}
+
+/* ------------------------------------------------------------ ext items */
+
+/* An EVENT_HEADER record with ext items: item = u16 size, u16 type,
+   u16 linkage, u16 DataSize, data padded to 8. */
+static void ext_item(buf *b, int type, int more, const uint8_t *data, size_t n) {
+  size_t sz = (8 + n + 7) & ~(size_t)7, i;
+  u16(b, (unsigned)sz); u16(b, (unsigned)type); u16(b, more ? 1 : 0); u16(b, (unsigned)n);
+  for (i = 0; i < n; i++) u8(b, data[i]);
+  for (i = 8 + n; i < sz; i++) u8(b, 0);
+}
+
+static hs_event ext_event(const buf *b, int64_t ts, uint32_t pid, uint32_t tid) {
+  hs_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.flags = HS_EVF_HAS_IDS | HS_EVF_EXT;
+  ev.header_type = HS_HT_EVENT32;                         /* width of frames comes from the item */
+  ev.pointer_size = 4;
+  ev.timestamp = ts; ev.pid = pid; ev.tid = tid;
+  ev.ext = b->b; ev.ext_len = (uint32_t)b->n;
+  ev.payload = b->b + b->n; ev.payload_len = 0;
+  return ev;
+}
+
+TEST(ext_stack_trace64) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf d, b;
+  hs_event ev;
+  uint64_t f[3] = { K(0x1), U(0x2), 0x401000 };
+  uint8_t act[16] = { 1 };
+  d.n = 0; u64(&d, 0); u64(&d, f[0]); u64(&d, f[1]); u64(&d, f[2]);   /* MatchId, frames */
+  b.n = 0;
+  ext_item(&b, HS_EXT_RELATED_ACTIVITYID, 1, act, 16);
+  ext_item(&b, HS_EXT_STACK_TRACE64, 0, d.b, d.n);
+  hsi_stacks_want(st, 900, 5, 6, 42);
+  ev = ext_event(&b, 900, 5, 6);
+  CHECK_EQ(hsi_stacks_feed(st, &ev), 1);
+  /* an ext stack of an event nobody asked for */
+  ev = ext_event(&b, 901, 5, 6);
+  hsi_stacks_feed(st, &ev);
+  /* STACK_TRACE32 */
+  d.n = 0; u64(&d, 0); u32(&d, 0x401000); u32(&d, 0x402000);
+  b.n = 0;
+  ext_item(&b, HS_EXT_STACK_TRACE32, 0, d.b, d.n);
+  hsi_stacks_want(st, 950, 5, 6, 43);
+  ev = ext_event(&b, 950, 5, 6);
+  hsi_stacks_feed(st, &ev);
+  hsi_stacks_finish(st);
+  CHECK(frames_are(st, stack_of(st, 42), f, 3));
+  {
+    uint64_t g[2] = { 0x401000, 0x402000 };
+    CHECK(frames_are(st, stack_of(st, 43), g, 2));
+  }
+  CHECK_EQ(hsi_stacks_counts(st)->ext_stacks, 3);
+  CHECK_EQ(hsi_stacks_counts(st)->unmatched, 1);
+  hsi_stacks_free(st);
+}
+
+TEST(ext_stack_key) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf d, b, k;
+  hs_event ev;
+  uint64_t f[2] = { U(0x7), U(0x8) };
+  d.n = 0; u64(&d, 0); u64(&d, 0xFFFFA00000004440ull);
+  b.n = 0;
+  ext_item(&b, HS_EXT_STACK_KEY64, 0, d.b, d.n);
+  hsi_stacks_want(st, 300, 5, 6, 9);
+  ev = ext_event(&b, 300, 5, 6);
+  CHECK_EQ(hsi_stacks_feed(st, &ev), 1);
+  ev = keydef(&k, 35, 400, 0xFFFFA00000004440ull, f, 2); hsi_stacks_feed(st, &ev);
+  hsi_stacks_finish(st);
+  CHECK(frames_are(st, stack_of(st, 9), f, 2));
+  CHECK_EQ(hsi_stacks_counts(st)->ext_keys, 1);
+  hsi_stacks_free(st);
+}
+
+/* ------------------------------------------------------------ callback */
+
+static uint64_t cb_target;
+static uint32_t cb_stack;
+static int cb_calls;
+static void on_match(void *ud, uint64_t target, uint32_t stack) {
+  (void)ud;
+  cb_target = target; cb_stack = stack; cb_calls++;
+}
+
+TEST(callback) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf b;
+  hs_event ev;
+  uint64_t f[1] = { U(1) };
+  size_t n;
+  hsi_stacks_on_match(st, on_match, NULL);
+  hsi_stacks_want(st, 10, 1, 2, 77);
+  ev = op32(&b, 8, 11, 10, 1, 2, f, 1); hsi_stacks_feed(st, &ev);
+  hsi_stacks_finish(st);
+  CHECK_EQ(cb_calls, 1);
+  CHECK_EQ(cb_target, 77);
+  CHECK(frames_are(st, cb_stack, f, 1));
+  CHECK(hsi_stacks_results(st, &n) == NULL || n == 0);
+  hsi_stacks_free(st);
+}
+
+TEST(damaged) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf b;
+  hs_event ev;
+  b.n = 0; u64(&b, 5);                        /* op 32 cut after EventTimeStamp */
+  ev = stackwalk(32, 8, 10, &b); CHECK_EQ(hsi_stacks_feed(st, &ev), 1);
+  ev = stackwalk(37, 8, 10, &b); hsi_stacks_feed(st, &ev);
+  b.n = 4;
+  ev = stackwalk(35, 8, 10, &b); hsi_stacks_feed(st, &ev);
+  CHECK_EQ(hsi_stacks_counts(st)->damaged, 3);
+  CHECK_EQ(hsi_stacks_finish(st), 0);
+  hsi_stacks_free(st);
+}
+
+/* ----------------------------------------------------------- formatting */
+
+static int resolver(void *ud, const hsi_image *img, uint64_t rva, char *name, size_t cap, uint64_t *off) {
+  (void)ud; (void)img;
+  if (rva < 0x1000 || rva >= 0x2000) return 0;
+  snprintf(name, cap, "RtlAllocateHeap");
+  *off = rva - 0x1000;
+  return 1;
+}
+
+TEST(frame_format) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  char out[128];
+  size_t n;
+  uint32_t inst;
+  int i;
+  /* Image Load (0x030A) v3 of ntdll.dll in pid 100 (§6.7) */
+  b.n = 0;
+  u64(&b, 0x7FF812340000ull); u64(&b, 0x10000); u32(&b, 100);
+  u32(&b, 0); u32(&b, 0); u32(&b, 0); u64(&b, 0); u32(&b, 0); u32(&b, 0); u32(&b, 0); u32(&b, 0);
+  for (i = 0; "\\Windows\\System32\\ntdll.dll"[i]; i++) u16(&b, (unsigned char)"\\Windows\\System32\\ntdll.dll"[i]);
+  u16(&b, 0);
+  memset(&ev, 0, sizeof ev);
+  ev.flags = HS_EVF_KERNEL | HS_EVF_HAS_IDS;
+  ev.hook = 0x030A; ev.version = 3; ev.pointer_size = 8; ev.timestamp = 10;
+  ev.payload = b.b; ev.payload_len = (uint32_t)b.n;
+  CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+  inst = hsi_procmap_instance(pm, 100, 20);
+  n = hsi_frame_format(pm, inst, 0x7FF812345678ull, 20, out, sizeof out);
+  CHECK_STR(out, "ntdll.dll+0x5678");
+  CHECK_EQ(n, strlen("ntdll.dll+0x5678"));
+  n = hsi_frame_format(pm, inst, 0x7FF812340000ull, 20, out, sizeof out);
+  CHECK_STR(out, "ntdll.dll+0x0");
+  hsi_frame_format(pm, inst, 0x7FF812350000ull, 20, out, sizeof out);
+  CHECK_STR(out, "0x7ff812350000");
+  hsi_frame_format(pm, inst, 0x7FF812345678ull, 5, out, sizeof out);   /* before the load */
+  CHECK_STR(out, "0x7ff812345678");
+  hsi_frame_format(NULL, 0, 0, 0, out, sizeof out);
+  CHECK_STR(out, "0x0");
+  /* cut to the buffer, length of the whole text returned */
+  n = hsi_frame_format(pm, inst, 0x7FF812345678ull, 20, out, 8);
+  CHECK_EQ(n, 16);
+  CHECK_STR(out, "ntdll.d");
+  /* symbols through the resolver hook */
+  hsi_procmap_set_resolver(pm, resolver, NULL);
+  hsi_frame_format(pm, inst, 0x7FF812341010ull, 20, out, sizeof out);
+  CHECK_STR(out, "ntdll.dll!RtlAllocateHeap+0x10");
+  hsi_frame_format(pm, inst, 0x7FF812341000ull, 20, out, sizeof out);
+  CHECK_STR(out, "ntdll.dll!RtlAllocateHeap");
+  hsi_frame_format(pm, inst, 0x7FF812345678ull, 20, out, sizeof out);
+  CHECK_STR(out, "ntdll.dll+0x5678");
+  hsi_procmap_free(pm);
+}
+
+/* ------------------------------------------------------- real traces */
+
+static const char *corpus_dir(void) {
+  const char *d = getenv("HEAPSCRIPT_CORPUS");
+  return d && *d ? d : "../shared/traces";
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  char *s;
+  long n;
+  if (!f) return NULL;
+  if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0
+      || !(s = malloc((size_t)n + 1))) { fclose(f); return NULL; }
+  if (fread(s, 1, (size_t)n, f) != (size_t)n) { fclose(f); free(s); return NULL; }
+  s[n] = 0;
+  fclose(f);
+  return s;
+}
+
+/* Sum of by_key counts of (provider, opcode) in expected/<name>.json. */
+static uint64_t by_key(const char *json, const char *provider, int opcode) {
+  const char *p = strstr(json, "\"by_key\"");
+  uint64_t sum = 0;
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\"", provider);
+  if (!p || !(p = strchr(p, '['))) return 0;
+  for (p++;;) {
+    const char *end, *q, *o, *c;
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == ',') p++;
+    if (*p != '{' || !(end = strchr(p, '}'))) break;
+    q = strstr(p, pat); o = strstr(p, "\"opcode\":"); c = strstr(p, "\"count\":");
+    if (q && o && c && q < end && o < end && c < end && atoi(o + 9) == opcode)
+      sum += strtoull(c + 8, NULL, 10);
+    p = end + 1;
+  }
+  return sum;
+}
+
+/* A number field of the "stacks" object. */
+static uint64_t stacks_field(const char *json, const char *field) {
+  const char *p = strstr(json, "\"stacks\"");
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":", field);
+  if (!p || !(p = strstr(p, pat))) return UINT64_MAX;
+  return strtoull(p + strlen(pat), NULL, 10);
+}
+
+static const char *P_STACKWALK = "def2fe46-7bd6-4b80-bd94-f57fe20d0ce3";
+static const hs_guid G_KTC = { 0xb3e675d7, 0x2554, 0x4f18, { 0x83, 0x0b, 0x27, 0x62, 0x73, 0x25, 0x60, 0xde } };
+
+static int corpus_missing;
+
+/*
+** Every event but StackWalk and KernelTraceControl (whose records share
+** timestamp and thread with the Image record they describe, §6.4 rule 2)
+** is a target: with its header tid when it has one, else on timestamp.
+** Then every op-32 stack and ext item must find its target, and every
+** key reference its definition.
+*/
+static void real_trace(const char *name) {
+  char path[1024], jpath[1024], err[HS_ERRLEN];
+  const char *paths[1];
+  char *json;
+  hs_reader *r = NULL;
+  hs_event ev;
+  hsi_procmap *pm;
+  hsi_stacks *st;
+  const hsi_stack_counts *c;
+  uint64_t idx = 0, defs, nframes = 0, resolved = 0, errors = 0;
+  int64_t *tts;
+  uint32_t *tpid;
+  size_t cap = 1u << 20, nres, i;
+  const hsi_stack_match *res;
+  int rc;
+  snprintf(path, sizeof path, "%s/%s.etl", corpus_dir(), name);
+  snprintf(jpath, sizeof jpath, "%s/expected/%s.json", corpus_dir(), name);
+  if (!(json = slurp(jpath))) { corpus_missing = 1; return; }
+  paths[0] = path;
+  rc = hs_reader_open(&r, paths, 1, NULL, err, sizeof err);
+  CHECK_EQ(rc, 0);
+  if (rc != 0) { fprintf(stderr, "%s: %s\n", name, err); free(json); return; }
+  pm = hsi_procmap_new();
+  st = hsi_stacks_new();
+  tts = malloc(cap * sizeof *tts);
+  tpid = malloc(cap * sizeof *tpid);
+  hsi_stacks_set_window(st, hs_time_freq(hs_reader_logfile(r, 0)), HSI_STACKS_MAX_LIVE);
+  while ((rc = hs_reader_next(r, &ev)) == 1) {
+    int sw = (ev.flags & HS_EVF_KERNEL) && (ev.hook >> 8) == 0x18;
+    if (idx < cap) { tts[idx] = ev.timestamp; tpid[idx] = ev.pid; }
+    if (!sw && !hs_guid_eq(&ev.provider, &G_KTC) && hsi_stacks_want(st, ev.timestamp, ev.pid, ev.tid, idx) != 0)
+      errors++;
+    if (hsi_procmap_feed(pm, &ev) < 0 || hsi_stacks_feed(st, &ev) < 0) errors++;
+    idx++;
+  }
+  CHECK_EQ(errors, 0);
+  CHECK_EQ(rc, 0);
+  CHECK_EQ(hsi_stacks_finish(st), 0);
+  c = hsi_stacks_counts(st);
+  defs = by_key(json, P_STACKWALK, 34) + by_key(json, P_STACKWALK, 35) + by_key(json, P_STACKWALK, 36);
+  CHECK_EQ(c->op32, stacks_field(json, "stackwalk_events"));
+  CHECK_EQ(c->key_refs, stacks_field(json, "stack_key_events"));
+  CHECK_EQ(c->ext_stacks, stacks_field(json, "ext_stack_items"));
+  CHECK_EQ(c->key_defs, defs);
+  CHECK_EQ(c->damaged, 0);
+  /* every part found its event; every reference its definition (§6.4) */
+  CHECK_EQ(c->unmatched, 0);
+  CHECK_EQ(c->matched, c->op32 + c->key_refs + c->ext_stacks);
+  CHECK_EQ(c->key_resolved, c->key_refs);
+  CHECK_EQ(c->key_orphaned, 0);
+  CHECK_EQ(c->orphaned, 0);
+  CHECK(c->delivered > 0);
+  CHECK(!hsi_stacks_nomem(st));
+  /* frames of stacks of events with a pid fall in a known image */
+  res = hsi_stacks_results(st, &nres);
+  for (i = 0; i < nres; i++) {
+    size_t n, k;
+    const uint64_t *f;
+    uint32_t inst;
+    uint64_t t = res[i].target;
+    if (t >= cap || tpid[t] == HS_NOID) continue;
+    inst = hsi_procmap_find(pm, tpid[t], tts[t]);
+    f = hsi_stacks_frames(st, res[i].stack, &n);
+    for (k = 0; k < n; k++, nframes++)
+      resolved += hsi_procmap_image_at(pm, inst, f[k], tts[t]) != NULL;
+  }
+  CHECK(nframes > 0);
+  CHECK(resolved * 100 >= nframes * 90);
+  printf("%s: %llu op-32 stacks, %llu ext items, %llu key references (%llu resolved) and %llu definitions; "
+         "%llu parts matched (%llu on timestamp alone), %llu ambiguous, %llu unmatched; %llu targets "
+         "got stacks (%llu joined), %u distinct; %llu of %llu frames in a known image\n", name,
+         (unsigned long long)c->op32, (unsigned long long)c->ext_stacks, (unsigned long long)c->key_refs,
+         (unsigned long long)c->key_resolved, (unsigned long long)c->key_defs,
+         (unsigned long long)c->matched, (unsigned long long)c->matched_notid,
+         (unsigned long long)c->ambiguous, (unsigned long long)c->unmatched,
+         (unsigned long long)c->delivered, (unsigned long long)c->joined, (unsigned)hsi_stacks_count(st),
+         (unsigned long long)resolved, (unsigned long long)nframes);
+  free(tts);
+  free(tpid);
+  hsi_stacks_free(st);
+  hsi_procmap_free(pm);
+  hs_reader_close(r);
+  free(json);
+}
+
+TEST(real_traces) {
+  real_trace("microsoft_perfview__net.4.5.2.x64");
+  real_trace("microsoft_perfview__net.4.5.x86_PerfViewData");
+  real_trace("microsoft_perfview__net.4.5.2.x86");
+  if (corpus_missing) {
+    const char *ci = getenv("CI");
+    if (ci && strcmp(ci, "true") == 0) {
+      fprintf(stderr, "corpus not found in %s (set HEAPSCRIPT_CORPUS)\n", corpus_dir());
+      CHECK(0);
+    } else {
+      printf("skip: corpus not found in %s (set HEAPSCRIPT_CORPUS)\n", corpus_dir());
+    }
+  }
+}
+
+int main(void) {
+  RUN(interning);
+  RUN(op32_match);
+  RUN(op32_32bit_frames);
+  RUN(kernel_user_join);
+  RUN(late_arrival_and_window);
+  RUN(no_tid_targets);
+  RUN(same_time_same_thread);
+  RUN(key_resolved_later);
+  RUN(key_reuse);
+  RUN(key_orphan);
+  RUN(ext_stack_trace64);
+  RUN(ext_stack_key);
+  RUN(callback);
+  RUN(damaged);
+  RUN(frame_format);
+  RUN(real_traces);
+  return UNIT_DONE();
+}
