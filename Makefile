@@ -79,6 +79,11 @@ fuzz:
 	clang -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o build/fuzz/fuzz_reader \
 	  tests/fuzz/fuzz_reader.c $(CORE_SRC)
 
+# Regenerate the committed fuzz seeds with the project's writer.
+fuzz-seeds: $(LIB)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $(B)/make_seeds tests/fuzz/make_seeds.c $(LIB) $(LDLIBS)
+	$(B)/make_seeds tests/fuzz/corpus
+
 # The core engine must build for Windows.
 cross:
 	mkdir -p build/mingw
@@ -108,4 +113,4 @@ bench: heapscript
 clean:
 	rm -rf build heapscript
 
-.PHONY: all test check deps fuzz cross bench clean
+.PHONY: all test check deps fuzz fuzz-seeds cross bench clean

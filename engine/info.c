@@ -126,7 +126,7 @@ static keyrow *sorted_rows(const hsi_info *in) {
   return rows;
 }
 
-static void json_str(FILE *o, const char *s) {
+void hsi_json_str(FILE *o, const char *s) {
   fputc('"', o);
   for (; *s; s++) {
     unsigned char ch = (unsigned char)*s;
@@ -147,10 +147,10 @@ int hsi_info_json(const hsi_info *in, const hs_reader *r, int file, FILE *o) {
   fprintf(o, "{\n  \"file\": ");
   {
     const char *p = hs_reader_path(r, file), *b = strrchr(p, '/');
-    json_str(o, b ? b + 1 : p);
+    hsi_json_str(o, b ? b + 1 : p);
   }
   fprintf(o, ",\n  \"decodable\": true,\n  \"header\": {\"logger_name\": ");
-  json_str(o, lf->logger_name);
+  hsi_json_str(o, lf->logger_name);
   fprintf(o, ", \"os_build\": %u, \"pointer_size\": %u, \"cpus\": %u, \"buffers_written\": %u, "
           "\"buffer_size\": %u, \"compressed\": %s, \"clock_type\": %u, \"perf_freq\": %lld, "
           "\"start_time\": %lld, \"end_time\": %lld, \"events_lost\": %u, \"buffers_lost\": %u},\n",

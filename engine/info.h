@@ -11,4 +11,6 @@ int hsi_info_add(hsi_info *in, const hs_event *ev);    /* 0 or HS_ENOMEM */
 /* The figures of file `file` of r (after all its events were added). */
 int hsi_info_json(const hsi_info *in, const hs_reader *r, int file, FILE *o);
 int hsi_info_text(const hsi_info *in, const hs_reader *r, int file, FILE *o);
+/* s as a JSON string literal, quotes included. */
+void hsi_json_str(FILE *o, const char *s);
 #endif

@@ -9,6 +9,7 @@
 #include "evfilter.h"
 #include "info.h"
 #include "lua_run.h"
+#include "memev.h"
 
 static const char *usage =
   "usage: heapscript [-I DIR]... SCRIPT TRACE... [-- ARG...]   run a Lua script (a path or a bundled name)\n"
@@ -34,7 +35,8 @@ static const char *dump_usage =
   "  --kernel | --no-kernel  --from SECONDS  --to SECONDS  --limit N\n"
   "Text columns: time (s from start), cpu, pid, tid, header type, provider/event, id, opcode,\n"
   "version, payload length.  --jsonl keys: provider, opcode, id, version, timestamp_raw, pid,\n"
-  "tid (null when the header has none), cpu, payload_len, header_type, time, file, buffer, offset.\n";
+  "tid (null when the header has none), cpu, payload_len, header_type, time, file, buffer, offset,\n"
+  "and for heap, VirtualAlloc and pool events `memory`: the decoded fields (heap=, addr=, size=...).\n";
 
 static void on_damage(void *ud, const hs_damage *d) {
   const char **paths = (const char **)ud;
@@ -113,7 +115,9 @@ static void dump_line(const hs_event *ev, const hs_reader *r, int jsonl) {
   char g[HS_GUID_STRLEN];
   int ver = (ev->flags & HS_EVF_KERNEL) ? (ev->record[0] | ev->record[1] << 8) : ev->version;
   double t = (double)hs_time_ns(lf, ev->timestamp) / 1e9;
+  char mem[256];
   hs_guid_format(&ev->provider, g);
+  hsi_memev_describe(ev, mem, sizeof mem);      /* "" unless a heap/VirtualAlloc/pool event */
   if (jsonl) {
     char pid[16] = "null", tid[16] = "null";
     if (ev->flags & HS_EVF_HAS_IDS) {
@@ -122,10 +126,12 @@ static void dump_line(const hs_event *ev, const hs_reader *r, int jsonl) {
     }
     printf("{\"provider\": \"%s\", \"opcode\": %u, \"id\": %u, \"version\": %d, \"timestamp_raw\": %lld, "
            "\"pid\": %s, \"tid\": %s, \"cpu\": %u, \"payload_len\": %u, \"header_type\": \"%s\", "
-           "\"time\": %.9f, \"file\": %u, \"buffer\": %lu, \"offset\": %lu}\n",
+           "\"time\": %.9f, \"file\": %u, \"buffer\": %lu, \"offset\": %lu",
            g, ev->opcode, ev->id, ver, (long long)ev->timestamp, pid, tid, ev->cpu, ev->payload_len,
            hs_header_type_name(ev->header_type), t, ev->file, (unsigned long)ev->buffer,
            (unsigned long)ev->offset);
+    if (mem[0]) { printf(", \"memory\": "); hsi_json_str(stdout, mem); }
+    printf("}\n");
   } else {
     const char *pn = hs_provider_name(&ev->provider), *en = hs_event_name(&ev->provider, ev->opcode);
     char who[48];
@@ -133,9 +139,9 @@ static void dump_line(const hs_event *ev, const hs_reader *r, int jsonl) {
       snprintf(who, sizeof who, "%6ld %6ld", (long)(int32_t)ev->pid, (long)(int32_t)ev->tid);
     else
       snprintf(who, sizeof who, "%6s %6s", "-", "-");
-    printf("%14.7f %3u %s %-14s %s%s%s id=%u op=%u v=%d len=%u\n", t, ev->cpu, who,
+    printf("%14.7f %3u %s %-14s %s%s%s id=%u op=%u v=%d len=%u%s%s\n", t, ev->cpu, who,
            hs_header_type_name(ev->header_type), pn ? pn : g, en ? "/" : "", en ? en : "",
-           ev->id, ev->opcode, ver, ev->payload_len);
+           ev->id, ev->opcode, ver, ev->payload_len, mem[0] ? "  " : "", mem);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include "heapscript.h"
 #include "info.h"
+#include "analysis.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -35,6 +36,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (in && pass == 0) hsi_info_add(in, &ev);
     }
     hs_reader_rewind(r);
+  }
+  {
+    /* and everything that decodes payloads: processes, images, memory
+       events, stacks, lifetimes */
+    hsi_analysis *a;
+    char err[128];
+    if (hsi_analysis_run(r, &a, err, sizeof err) == 0) hsi_analysis_free(a);
   }
   hsi_info_free(in);
   hs_reader_close(r);
