@@ -559,8 +559,8 @@ static int finish_open(etlreader *r, char *err, size_t errlen) {
     if (rc) return rc;
     {
       /* The header buffer is never compressed [V]. */
-      const bufinfo *b0 = &f->bufs[0];
-      if (b0->compressed || b0->pos != 0) {
+      const bufinfo *b0 = f->nbufs ? &f->bufs[0] : NULL;
+      if (!b0 || b0->compressed || b0->pos != 0) {
         snprintf(err, errlen, "%s: offset 0x0: expected an uncompressed header buffer", f->path);
         return HS_EFORMAT;
       }
