@@ -20,7 +20,9 @@
 ** definition goes to the kernel table when its last (outermost) frame is a
 ** kernel address, as PerfView does, else to the user table.  STACK_KEY
 ** ext items wait in a third table that definitions of either kind resolve
-** [I: never seen].
+** [I: never seen].  A target is delivered as soon as its stack has
+** reached user space and no key of it is waiting (see stacks.h), else
+** when it leaves the window.
 **
 ** Memory: parts and final stacks are interned in two tables (arenas of
 ** u64 frames with a hash index), so repeated stacks cost one id; targets
@@ -47,15 +49,19 @@ typedef struct itab {
   uint32_t tabcap;
 } itab;
 
+/* Two independent multiply chains, so the loop is not one long
+   dependency chain: stacks are hashed once per event. */
 static uint32_t hash_frames(const uint64_t *f, size_t n) {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+  uint64_t a = 0x9E3779B97F4A7C15ull ^ n, b = 0xC2B2AE3D27D4EB4Full;
   size_t i;
-  for (i = 0; i < n; i++) {
-    h ^= f[i];
-    h *= 0xFF51AFD7ED558CCDull;
-    h ^= h >> 32;
+  for (i = 0; i + 1 < n; i += 2) {
+    a = (a ^ f[i]) * 0xFF51AFD7ED558CCDull; a ^= a >> 32;
+    b = (b ^ f[i + 1]) * 0xC4CEB9FE1A85EC53ull; b ^= b >> 29;
   }
-  return (uint32_t)(h ^ h >> 29);
+  if (i < n) { a = (a ^ f[i]) * 0xFF51AFD7ED558CCDull; a ^= a >> 32; }
+  a ^= b * 0x9E3779B97F4A7C15ull;
+  a ^= a >> 31;
+  return (uint32_t)(a ^ a >> 32);
 }
 
 static int itab_init(itab *t) {
@@ -212,7 +218,8 @@ typedef struct tslot {
   uint32_t part[2];        /* part-table ids: [K_KERNEL], [K_USER] */
   uint32_t pending;        /* key references still waiting */
   uint32_t seq;            /* registration number */
-  uint8_t state, orphan, nparts, pad_;
+  uint8_t state, orphan, nparts;
+  uint8_t width;           /* frame width of the last part (kernel address test) */
 } tslot;
 
 typedef struct kref {
@@ -225,13 +232,16 @@ typedef struct kref {
 
 struct hsi_stacks {
   itab parts, final;
+  uint32_t *p2f;           /* part id -> final id of the same frames, 0 = not yet */
+  uint32_t capp2f;
   tslot *slots;
   uint32_t nslots, capslots;
   uint32_t *freel;         /* free slot indices */
   uint32_t nfree;
   uint32_t *tab;           /* (ts, tid) -> slot + 1, open addressing over live slots */
   uint32_t tabcap, nlive;
-  uint32_t *fifo;          /* live slots in registration order (ring) */
+  uint64_t *fifo;          /* seq << 32 | slot, in registration order (ring); entries of
+                              slots completed early are stale and skipped */
   uint32_t fhead, fcount, fcap;
   kref *refs;
   uint32_t nrefs, caprefs, freeref;  /* freeref: free list head + 1 */
@@ -267,6 +277,7 @@ void hsi_stacks_free(hsi_stacks *st) {
   int k;
   if (!st) return;
   itab_free(&st->parts); itab_free(&st->final);
+  free(st->p2f);
   free(st->slots); free(st->freel); free(st->tab); free(st->fifo); free(st->refs);
   for (k = 0; k < 3; k++) { free(st->pend[k].key); free(st->pend[k].val); }
   free(st->tmp); free(st->res);
@@ -411,15 +422,39 @@ static int finalize(hsi_stacks *st, uint32_t si) {
   if (s->orphan) {
     st->c.orphaned++;
   } else if (s->part[K_KERNEL] || s->part[K_USER]) {
-    size_t nk, nu;
-    const uint64_t *fk = itab_frames(&st->parts, s->part[K_KERNEL], &nk);
-    const uint64_t *fu = itab_frames(&st->parts, s->part[K_USER], &nu);
-    uint64_t *f = tmpbuf(st, nk + nu);
     uint32_t id;
-    if (!f) return HS_ENOMEM;
-    if (nk) memcpy(f, fk, nk * sizeof *f);
-    if (nu) memcpy(f + nk, fu, nu * sizeof *f);
-    id = itab_intern(&st->final, f, nk + nu);
+    if (!s->part[K_KERNEL] || !s->part[K_USER]) {
+      /* one part (the usual case): its final id is cached per part */
+      uint32_t part = s->part[K_KERNEL] ? s->part[K_KERNEL] : s->part[K_USER];
+      if (part >= st->capp2f) {
+        uint32_t nc = st->capp2f ? st->capp2f : 1024;
+        uint32_t *np;
+        while (nc <= part) nc *= 2;
+        if ((np = realloc(st->p2f, (size_t)nc * sizeof *np)) != NULL) {
+          memset(np + st->capp2f, 0, (size_t)(nc - st->capp2f) * sizeof *np);
+          st->p2f = np; st->capp2f = nc;
+        }
+      }
+      if (part < st->capp2f && st->p2f[part]) id = st->p2f[part];
+      else {
+        size_t n;
+        const uint64_t *f = itab_frames(&st->parts, part, &n);
+        uint64_t *t = tmpbuf(st, n);
+        if (!t) return HS_ENOMEM;
+        memcpy(t, f, n * sizeof *t);
+        id = itab_intern(&st->final, t, n);
+        if (id != NONE && part < st->capp2f) st->p2f[part] = id;
+      }
+    } else {
+      size_t nk, nu;
+      const uint64_t *fk = itab_frames(&st->parts, s->part[K_KERNEL], &nk);
+      const uint64_t *fu = itab_frames(&st->parts, s->part[K_USER], &nu);
+      uint64_t *f = tmpbuf(st, nk + nu);
+      if (!f) return HS_ENOMEM;
+      memcpy(f, fk, nk * sizeof *f);
+      memcpy(f + nk, fu, nu * sizeof *f);
+      id = itab_intern(&st->final, f, nk + nu);
+    }
     if (id == NONE) { st->nomem = 1; rc = HS_ENOMEM; }
     else {
       st->c.delivered++;
@@ -430,6 +465,25 @@ static int finalize(hsi_stacks *st, uint32_t si) {
   s->state = S_FREE;
   st->freel[st->nfree++] = si;
   return rc;
+}
+
+/*
+** A live target whose stack reached user space and waits for no key is
+** complete: parts come kernel first, then user (§6.4 rule 4), so nothing
+** can follow.  Delivering it now keeps the live set small.
+*/
+static int kern(uint64_t a, int w) { return a >= 0xFFFF800000000000ull || (w == 4 && a >= 0x80000000u); }
+
+static int maybe_complete(hsi_stacks *st, uint32_t si) {
+  tslot *s = &st->slots[si];
+  if (s->pending || s->state != S_LIVE) return 0;
+  if (!s->part[K_USER]) {
+    size_t n;
+    const uint64_t *f = itab_frames(&st->parts, s->part[K_KERNEL], &n);
+    if (!n || kern(f[n - 1], s->width)) return 0;     /* kernel part only: a user part may come */
+  }
+  tab_del(st, si);
+  return finalize(st, si);
 }
 
 static int retire(hsi_stacks *st, uint32_t si) {
@@ -443,14 +497,16 @@ static int advance(hsi_stacks *st, int64_t now) {
   int rc = 0;
   if (now > st->now) st->now = now;
   while (st->fcount) {
-    uint32_t si = st->fifo[st->fhead];
+    uint64_t e = st->fifo[st->fhead];
+    uint32_t si = (uint32_t)e;
     const tslot *s = &st->slots[si];
-    if (st->nlive <= st->max_live
+    int stale = s->state != S_LIVE || s->seq != (uint32_t)(e >> 32);
+    if (!stale && st->nlive <= st->max_live
         && !(st->now > s->ts && (uint64_t)st->now - (uint64_t)s->ts > (uint64_t)st->window))
       break;
     st->fhead = (st->fhead + 1) & (st->fcap - 1);
     st->fcount--;
-    if (retire(st, si) != 0) rc = HS_ENOMEM;
+    if (!stale && retire(st, si) != 0) rc = HS_ENOMEM;
   }
   return rc;
 }
@@ -476,12 +532,18 @@ int hsi_stacks_want(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint
   }
   if ((uint64_t)(st->nlive + 1) * 2 > st->tabcap && tab_grow(st) != 0) return HS_ENOMEM;
   if (st->fcount == st->fcap) {
-    uint32_t nc = st->fcap ? st->fcap * 2 : 1024, k;
-    uint32_t *nf = malloc((size_t)nc * sizeof *nf);
-    if (!nf) return HS_ENOMEM;
-    for (k = 0; k < st->fcount; k++) nf[k] = st->fifo[(st->fhead + k) & (st->fcap - 1)];
+    /* full: drop stale entries when they are most of it, else grow */
+    uint32_t nc = st->fcap ? st->fcap * 2 : 1024, k, j = 0;
+    uint64_t *nf;
+    if (st->fcap && st->nlive < st->fcap / 4) nc = st->fcap;
+    if (!(nf = malloc((size_t)nc * sizeof *nf))) return HS_ENOMEM;
+    for (k = 0; k < st->fcount; k++) {
+      uint64_t e = st->fifo[(st->fhead + k) & (st->fcap - 1)];
+      const tslot *o = &st->slots[(uint32_t)e];
+      if (o->state == S_LIVE && o->seq == (uint32_t)(e >> 32)) nf[j++] = e;
+    }
     free(st->fifo);
-    st->fifo = nf; st->fcap = nc; st->fhead = 0;
+    st->fifo = nf; st->fcap = nc; st->fhead = 0; st->fcount = j;
   }
   si = st->freel[--st->nfree];
   s = &st->slots[si];
@@ -493,7 +555,7 @@ int hsi_stacks_want(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint
   for (i = slot_hash(ts, tid) & mask; st->tab[i]; i = (i + 1) & mask) {}
   st->tab[i] = si + 1;
   st->nlive++;
-  st->fifo[(st->fhead + st->fcount) & (st->fcap - 1)] = si;
+  st->fifo[(st->fhead + st->fcount) & (st->fcap - 1)] = (uint64_t)s->seq << 32 | si;
   st->fcount++;
   return advance(st, ts);
 }
@@ -544,7 +606,9 @@ static int stack_part(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid,
   if (si == NONE) si = find_target(st, ts, pid, tid, kind);
   if (si == NONE) { st->c.unmatched++; return 0; }
   st->c.matched++;
-  return add_part(st, si, kind, part);
+  if (add_part(st, si, kind, part) != 0) return HS_ENOMEM;
+  st->slots[si].width = (uint8_t)w;
+  return maybe_complete(st, si);
 }
 
 /* A key reference: the part arrives with the key's next definition. */
@@ -573,7 +637,7 @@ static int key_ref(hsi_stacks *st, int table, int kind, uint64_t key, uint32_t s
 }
 
 /* A key definition: resolve what waits for it in `table`. */
-static int resolve(hsi_stacks *st, int table, uint64_t key, uint32_t part) {
+static int resolve(hsi_stacks *st, int table, uint64_t key, uint32_t part, int w) {
   uint32_t ri = kmap_get(&st->pend[table], key), n = 0;
   int rc = 0;
   if (!ri) return 0;
@@ -586,7 +650,11 @@ static int resolve(hsi_stacks *st, int table, uint64_t key, uint32_t part) {
     if (r->slot != NONE) {
       tslot *s = &st->slots[r->slot];
       if (add_part(st, r->slot, r->kind, part) != 0) rc = HS_ENOMEM;
-      if (--s->pending == 0 && s->state == S_RETIRED && finalize(st, r->slot) != 0) rc = HS_ENOMEM;
+      s->width = (uint8_t)w;
+      if (--s->pending == 0) {
+        if (s->state == S_RETIRED) { if (finalize(st, r->slot) != 0) rc = HS_ENOMEM; }
+        else if (maybe_complete(st, r->slot) != 0) rc = HS_ENOMEM;
+      }
     }
     r->next = st->freeref;
     st->freeref = ri;
@@ -606,8 +674,8 @@ static int key_def(hsi_stacks *st, const uint8_t *p, size_t len, int w) {
   n = (len - (size_t)w) / (size_t)w;
   if ((part = read_part(st, p + w, n, w, &f)) == NONE) return HS_ENOMEM;
   table = n && hsi_addr_is_kernel(f[n - 1], w) ? K_KERNEL : K_USER;
-  r1 = resolve(st, table, key, part);
-  r2 = resolve(st, K_EXT, key, part);
+  r1 = resolve(st, table, key, part, w);
+  r2 = resolve(st, K_EXT, key, part, w);
   if (r1 < 0 || r2 < 0) return HS_ENOMEM;
   if (r1 + r2 == 0) st->c.key_defs_unused++;
   return 0;
@@ -751,10 +819,12 @@ int hsi_stacks_finish(hsi_stacks *st) {
   st->freeref = 0;
   /* live targets in registration order, then the retired ones */
   while (st->fcount) {
-    uint32_t si = st->fifo[st->fhead];
+    uint64_t e = st->fifo[st->fhead];
+    uint32_t si = (uint32_t)e;
     st->fhead = (st->fhead + 1) & (st->fcap - 1);
     st->fcount--;
-    if (retire(st, si) != 0) rc = HS_ENOMEM;
+    if (st->slots[si].state == S_LIVE && st->slots[si].seq == (uint32_t)(e >> 32)
+        && retire(st, si) != 0) rc = HS_ENOMEM;
   }
   for (i = 0; i < st->capslots; i++)
     if (st->slots[i].state == S_RETIRED && finalize(st, i) != 0) rc = HS_ENOMEM;

@@ -10,18 +10,30 @@
 ** feeding an event that should get a stack it calls hsi_stacks_want with
 ** the event's timestamp, pid, tid and its own record index ("target").
 ** StackWalk parts that arrive later for (EventTimeStamp, thread) are
-** attached to that target; when the target leaves the window (and no
-** stack-key reference of it is still waiting for its definition) the
-** joined stack -- kernel part first, then user part -- is interned and
-** delivered as (target, stack id) through the callback, or collected in
-** the result array when no callback is set.  Targets that get no stack
-** are not delivered: they keep HSI_STACK_UNKNOWN.
+** attached to that target and joined kernel part first, then user part.
+** The joined stack is interned and delivered as (target, stack id)
+** through the callback, or collected in the result array when no callback
+** is set:
+**   - at once, when the stack has reached user space (a user part, or a
+**     part whose outermost frame is a user address) and no stack-key
+**     reference of the target is still waiting: parts come kernel first,
+**     then user (ETL-FORMAT.md §6.4 rule 4), so nothing can follow.  A
+**     kernel part arriving after the user part of the same event would
+**     find no target (counted unmatched); the corpus has none;
+**   - else when the target leaves the window (kernel-only stacks), or
+**     when its last waiting key is defined, or at hsi_stacks_finish().
+** Targets that get no stack are not delivered: they keep
+** HSI_STACK_UNKNOWN, and so do targets with a key reference that was
+** never defined (orphans).
 **
 ** Window: a target can receive parts while the newest timestamp fed is
-** at most `window` ticks after its own (default HSI_STACKS_WINDOW) and
-** while fewer than `max_live` newer targets exist (default
-** HSI_STACKS_MAX_LIVE).  Targets still waiting for a stack key stay
-** beyond the window until the key is defined or hsi_stacks_finish().
+** at most `window` ticks after its own (default HSI_STACKS_WINDOW, one
+** second at 10 MHz) and while at most `max_live` targets are open
+** (default HSI_STACKS_MAX_LIVE; the oldest leaves first).  Targets still
+** waiting for a stack key stay beyond the window until the key is defined
+** or hsi_stacks_finish().  Cost: about 50 bytes per open target plus a
+** queue of at most 4 x 8 bytes per open target; stacks cost their frames
+** once per distinct stack.
 */
 #ifndef HS_STACKS_H
 #define HS_STACKS_H

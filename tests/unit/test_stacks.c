@@ -161,15 +161,28 @@ TEST(kernel_user_join) {
   uint64_t all[4] = { K(0x100), K(0x200), U(0x300), U(0x400) };
   hsi_stacks_want(st, 100, 1, 2, 1);
   hsi_stacks_want(st, 200, 1, 2, 2);
+  hsi_stacks_want(st, 300, 1, 2, 3);
+  hsi_stacks_want(st, 400, 1, 2, 4);
   ev = op32(&b, 8, 101, 100, 1, 2, kf, 2); hsi_stacks_feed(st, &ev);
+  CHECK_EQ(hsi_stacks_counts(st)->delivered, 0);         /* a user part may follow */
   ev = op32(&b, 8, 102, 100, 1, 2, uf, 2); hsi_stacks_feed(st, &ev);
-  /* user part first: still joined kernel first */
-  ev = op32(&b, 8, 201, 200, 1, 2, uf, 2); hsi_stacks_feed(st, &ev);
-  ev = op32(&b, 8, 202, 200, 1, 2, kf, 2); hsi_stacks_feed(st, &ev);
+  CHECK_EQ(hsi_stacks_counts(st)->delivered, 1);         /* reached user space: complete */
+  /* kernel and user frames in one record: complete at once */
+  ev = op32(&b, 8, 201, 200, 1, 2, all, 4); hsi_stacks_feed(st, &ev);
+  CHECK_EQ(hsi_stacks_counts(st)->delivered, 2);
+  /* a kernel part alone is delivered when the target leaves the window */
+  ev = op32(&b, 8, 301, 300, 1, 2, kf, 2); hsi_stacks_feed(st, &ev);
+  /* user part first: complete on its own, so a kernel part after it
+     finds nothing (parts come kernel first, §6.4 rule 4) */
+  ev = op32(&b, 8, 401, 400, 1, 2, uf, 2); hsi_stacks_feed(st, &ev);
+  ev = op32(&b, 8, 402, 400, 1, 2, kf, 2); hsi_stacks_feed(st, &ev);
   hsi_stacks_finish(st);
   CHECK(frames_are(st, stack_of(st, 1), all, 4));
   CHECK_EQ(stack_of(st, 1), stack_of(st, 2));
-  CHECK_EQ(hsi_stacks_counts(st)->joined, 2);
+  CHECK(frames_are(st, stack_of(st, 3), kf, 2));
+  CHECK(frames_are(st, stack_of(st, 4), uf, 2));
+  CHECK_EQ(hsi_stacks_counts(st)->joined, 1);
+  CHECK_EQ(hsi_stacks_counts(st)->unmatched, 1);
   hsi_stacks_free(st);
 }
 
@@ -230,15 +243,50 @@ TEST(same_time_same_thread) {
   hsi_stacks *st = hsi_stacks_new();
   buf b;
   hs_event ev;
-  uint64_t f[1] = { U(0xA) }, g[1] = { U(0xB) };
+  uint64_t f[1] = { K(0xA) }, g[1] = { K(0xB) };
+  /* kernel-only parts, so both targets stay open: each part goes to the
+     oldest target without one */
   hsi_stacks_want(st, 700, 1, 2, 1);
   hsi_stacks_want(st, 700, 1, 2, 2);
   ev = op32(&b, 8, 701, 700, 1, 2, f, 1); hsi_stacks_feed(st, &ev);
   ev = op32(&b, 8, 702, 700, 1, 2, g, 1); hsi_stacks_feed(st, &ev);
   hsi_stacks_finish(st);
-  CHECK(frames_are(st, stack_of(st, 1), f, 1));      /* in order */
+  CHECK(frames_are(st, stack_of(st, 1), f, 1));
   CHECK(frames_are(st, stack_of(st, 2), g, 1));
   CHECK_EQ(hsi_stacks_counts(st)->ambiguous, 2);
+  hsi_stacks_free(st);
+}
+
+/* Many targets: completed ones leave stale queue entries behind, targets
+   without stacks leave by time; every stack is interned once. */
+TEST(many_targets) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf b;
+  hs_event ev;
+  uint64_t f[8];
+  size_t n, i, bad = 0;
+  const hsi_stack_match *m;
+  uint32_t k;
+  hsi_stacks_set_window(st, 100000, 1000);
+  for (i = 0; i < 100000; i++) {
+    int64_t ts = 10 + 3 * (int64_t)i;
+    hsi_stacks_want(st, ts, 1, (uint32_t)(i % 7), i);
+    if (i % 10 == 9) continue;                          /* no stack for this one */
+    for (k = 0; k < 8; k++) f[k] = U(((i % 500) << 8) + k);
+    ev = op32(&b, 8, ts + 1, ts, 1, (uint32_t)(i % 7), f, 1 + i % 8);
+    if (hsi_stacks_feed(st, &ev) != 1) bad++;
+  }
+  CHECK_EQ(hsi_stacks_finish(st), 0);
+  m = hsi_stacks_results(st, &n);
+  CHECK_EQ(n, 90000);
+  for (i = 0; i < n; i++) {
+    size_t nf;
+    const uint64_t *g = hsi_stacks_frames(st, m[i].stack, &nf);
+    if (m[i].target % 10 == 9 || nf != 1 + m[i].target % 8 || g[0] != U((m[i].target % 500) << 8)) bad++;
+  }
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(hsi_stacks_count(st), 900);       /* i mod 1000, less the tenth without a stack */
+  CHECK_EQ(hsi_stacks_counts(st)->unmatched, 0);
   hsi_stacks_free(st);
 }
 
@@ -660,6 +708,7 @@ int main(void) {
   RUN(late_arrival_and_window);
   RUN(no_tid_targets);
   RUN(same_time_same_thread);
+  RUN(many_targets);
   RUN(key_resolved_later);
   RUN(key_reuse);
   RUN(key_orphan);
