@@ -392,18 +392,33 @@ uint32_t hsi_procmap_flags(const hsi_procmap *pm, uint32_t inst) { proc *p = P(p
 /* What one Process record says (§6.5). */
 typedef struct pinfo {
   uint32_t pid, ppid, session, flags;
+  int long_sid;            /* in: read the SID as TOKEN_USER + SID even if its first u32 is 0 */
   const char *name;
   size_t namelen;
   const uint8_t *cmd;
   size_t cmdlen;
 } pinfo;
 
+/* UserSID (§6.5): a u32 0 alone, else TOKEN_USER (2 pointers) + SID.
+   Programs that write these events themselves (the syzygy test files)
+   leave the TOKEN_USER pointers 0; the caller retries with long = 1 when
+   the short reading does not end where the payload does. */
+static void skip_sid(hs_cursor *c, int long_sid, const uint8_t **sid) {
+  uint8_t n;
+  if (!long_sid) { hs_cur_sid(c, sid); return; }
+  *sid = NULL;
+  hs_cur_skip(c, 2 * (size_t)c->ptr);
+  hs_cur_u8(c);                          /* Revision */
+  n = hs_cur_u8(c);
+  hs_cur_skip(c, 6 + 4 * (size_t)n);
+}
+
 /* v0 (XP): ProcessId P, ParentId P, SID, ImageFileName. */
 static void proc_v0(hs_cursor *c, pinfo *o) {
   const uint8_t *sid;
   o->pid = (uint32_t)hs_cur_ptr(c);
   o->ppid = (uint32_t)hs_cur_ptr(c);
-  hs_cur_sid(c, &sid);
+  skip_sid(c, o->long_sid, &sid);
   o->namelen = hs_cur_cstr(c, &o->name);
 }
 
@@ -421,7 +436,7 @@ static void proc_head(hs_cursor *c, pinfo *o) {
 static void proc_v1(hs_cursor *c, pinfo *o) {
   const uint8_t *sid;
   proc_head(c, o);
-  hs_cur_sid(c, &sid);
+  skip_sid(c, o->long_sid, &sid);
   o->namelen = hs_cur_cstr(c, &o->name);
 }
 
@@ -436,7 +451,7 @@ static void proc_v3(hs_cursor *c, pinfo *o) {
   const uint8_t *sid;
   proc_head(c, o);
   hs_cur_ptr(c);
-  hs_cur_sid(c, &sid);
+  skip_sid(c, o->long_sid, &sid);
   o->namelen = hs_cur_cstr(c, &o->name);
   o->cmdlen = hs_cur_wstr(c, &o->cmd);
 }
@@ -448,7 +463,7 @@ static void proc_v4(hs_cursor *c, pinfo *o) {
   proc_head(c, o);
   hs_cur_ptr(c);
   o->flags = hs_cur_u32(c);
-  hs_cur_sid(c, &sid);
+  skip_sid(c, o->long_sid, &sid);
   o->namelen = hs_cur_cstr(c, &o->name);
   o->cmdlen = hs_cur_wstr(c, &o->cmd);
   hs_cur_wstr(c, &w);
@@ -498,17 +513,27 @@ static int feed_process(hsi_procmap *pm, const hs_event *ev, int op, int version
   int w = ev->pointer_size == 4 ? 4 : 8;
   pm->st.process_records++;
   memset(&d, 0, sizeof d);
-  hs_cur_init(&c, ev->payload, ev->payload_len, w);
-  dec_proc(&c, &d, version);
-  if ((c.bad || c.pos != c.len) && !(ev->flags & HS_EVF_KERNEL)) {
-    /* classic (MOF) headers may carry payloads of the other width (§7.2):
-       take the other width only when it parses exactly */
-    pinfo d2;
-    hs_cursor c2;
-    memset(&d2, 0, sizeof d2);
-    hs_cur_init(&c2, ev->payload, ev->payload_len, 12 - w);
-    dec_proc(&c2, &d2, version);
-    if (!c2.bad && c2.pos == c2.len) { d = d2; c = c2; pm->st.width_fallback++; }
+  hs_cur_init(&c, NULL, 0, w);
+  {
+    /* Readings in order: the record's width, then (classic MOF headers
+       only, §7.2) the other width; each with the short, then the long SID.
+       The first that ends exactly at the payload end wins, else the
+       first reading if it did not run past the end. */
+    int k, nk = (ev->flags & HS_EVF_KERNEL) ? 2 : 4, found = 0;
+    for (k = 0; k < nk && !found; k++) {
+      pinfo t;
+      hs_cursor tc;
+      memset(&t, 0, sizeof t);
+      t.long_sid = k & 1;
+      hs_cur_init(&tc, ev->payload, ev->payload_len, k < 2 ? w : 12 - w);
+      dec_proc(&tc, &t, version);
+      if (!tc.bad && tc.pos == tc.len) {
+        found = 1; d = t; c = tc;
+        if (k >= 2) pm->st.width_fallback++;
+      } else if (k == 0) {
+        d = t; c = tc;
+      }
+    }
   }
   if (c.bad) return 0;
   pm->st.process_decoded++;
@@ -800,26 +825,44 @@ typedef struct iinfo {
   const uint8_t *name;
   size_t namelen;
   int version;
+  int size32;              /* in: read with a u32 ModuleSize (see img_v1, img_v2) */
 } iinfo;
 
-/* v1: ImageBase P, ImageSize P, ProcessId u32, FileName. */
+/* v1: ImageBase P, ImageSize P, ProcessId u32, FileName.  Some writers
+   (syzygy's test files) use a u32 ModuleSize instead, as in v0. */
 static void img_v1(hs_cursor *c, iinfo *o) {
-  o->base = hs_cur_ptr(c); o->size = hs_cur_ptr(c); o->pid = hs_cur_u32(c);
+  o->base = hs_cur_ptr(c);
+  o->size = o->size32 ? hs_cur_u32(c) : hs_cur_ptr(c);
+  o->pid = hs_cur_u32(c);
   o->namelen = hs_cur_wstr(c, &o->name);
 }
 /* v2/v3: ImageBase P, ImageSize P, ProcessId, ImageChecksum, TimeDateStamp,
-   Reserved0 / SignatureLevel+Type, DefaultBase P, Reserved1-4, FileName @3P+32. */
+   Reserved0 / SignatureLevel+Type, DefaultBase P, Reserved1-4, FileName @3P+32.
+   syzygy's test files also hold a variant with a u32 ImageSize and
+   DefaultBase aligned to P (so FileName still lands at 3P+32). */
 static void img_v2(hs_cursor *c, iinfo *o) {
-  o->base = hs_cur_ptr(c); o->size = hs_cur_ptr(c); o->pid = hs_cur_u32(c);
+  o->base = hs_cur_ptr(c);
+  o->size = o->size32 ? hs_cur_u32(c) : hs_cur_ptr(c);
+  o->pid = hs_cur_u32(c);
   o->checksum = hs_cur_u32(c); o->tds = hs_cur_u32(c);
   hs_cur_u32(c);
+  if (o->size32 && c->pos % (size_t)c->ptr) hs_cur_skip(c, (size_t)c->ptr - c->pos % (size_t)c->ptr);
   hs_cur_ptr(c);
   hs_cur_skip(c, 16);
   o->namelen = hs_cur_wstr(c, &o->name);
 }
 
+/* v0: ImageBase P, ModuleSize u32, FileName; no ProcessId (the header's). */
+static void img_v0(hs_cursor *c, iinfo *o) {
+  o->base = hs_cur_ptr(c); o->size = hs_cur_u32(c);
+  o->pid = HS_NOID;
+  o->namelen = hs_cur_wstr(c, &o->name);
+}
+
 static void dec_image(hs_cursor *c, iinfo *o) {
-  if (o->version <= 1) img_v1(c, o); else img_v2(c, o);
+  if (o->version == 0) img_v0(c, o);
+  else if (o->version == 1) img_v1(c, o);
+  else img_v2(c, o);
 }
 
 /* Basename of a UTF-8 path, extension kept. */
@@ -840,21 +883,34 @@ static int feed_image(hsi_procmap *pm, const hs_event *ev, int op, int version) 
   int64_t ts = ev->timestamp;
   int w = ev->pointer_size == 4 ? 4 : 8;
   pm->st.image_records++;
-  if (version == 0) return 0;             /* layout unknown */
   memset(&o, 0, sizeof o);
-  o.version = version;
-  hs_cur_init(&c, ev->payload, ev->payload_len, w);
-  dec_image(&c, &o);
-  if ((c.bad || c.pos != c.len) && !(ev->flags & HS_EVF_KERNEL)) {
-    iinfo o2;
-    hs_cursor c2;
-    memset(&o2, 0, sizeof o2);
-    o2.version = version;
-    hs_cur_init(&c2, ev->payload, ev->payload_len, 12 - w);
-    dec_image(&c2, &o2);
-    if (!c2.bad && c2.pos == c2.len) { o = o2; c = c2; pm->st.width_fallback++; }
+  hs_cur_init(&c, NULL, 0, w);
+  {
+    /* Readings in order: the record's width, then (classic MOF headers
+       only, §7.2) the other width; v1 also with a u32 size.  The first
+       that ends exactly at the payload end with a plausible size (PE
+       SizeOfImage is a nonzero u32) wins, else the first reading if it
+       did not run past the end. */
+    int k, nk = (ev->flags & HS_EVF_KERNEL) ? 1 : 2, found = 0, alt;
+    for (k = 0; k < nk && !found; k++)
+      for (alt = 0; alt < (version >= 1 ? 2 : 1) && !found; alt++) {
+        iinfo t;
+        hs_cursor tc;
+        memset(&t, 0, sizeof t);
+        t.version = version;
+        t.size32 = alt;
+        hs_cur_init(&tc, ev->payload, ev->payload_len, k == 0 ? w : 12 - w);
+        dec_image(&tc, &t);
+        if (!tc.bad && tc.pos == tc.len && t.size && t.size <= 0xFFFFFFFFu) {
+          found = 1; o = t; c = tc;
+          if (k) pm->st.width_fallback++;
+        } else if (k == 0 && alt == 0) {
+          o = t; c = tc;
+        }
+      }
   }
   if (c.bad) return 0;
+  if (o.pid == HS_NOID) o.pid = ev->pid;
   pm->st.image_decoded++;
   if (!(inst = hsi_procmap_instance(pm, o.pid, ts))) return HS_ENOMEM;
   p = &pm->procs[inst];

@@ -142,6 +142,48 @@ TEST(process_versions) {
   one_process(1, 8, 0, 1);
 }
 
+/* TOKEN_USER pointers of 0 ahead of a real SID (written so by test
+   programs): read as the long form because only that ends exactly. */
+TEST(process_zero_token_user) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  uint32_t inst;
+  b.n = 0;
+  u32(&b, 0); u32(&b, 1776); u32(&b, 988); u32(&b, 1); u32(&b, 259);   /* v1, P = 4 */
+  u32(&b, 0); u32(&b, 0);                                               /* TOKEN_USER */
+  u8(&b, 1); u8(&b, 1); u8(&b, 0); u8(&b, 0); u8(&b, 0); u8(&b, 0); u8(&b, 0); u8(&b, 5);
+  u32(&b, 18);                                                          /* S-1-5-18 */
+  ansi(&b, "notepad.exe");
+  ev = kev(0x0301, 1, 4, 10, &b);
+  CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+  inst = hsi_procmap_find(pm, 1776, 10);
+  CHECK_STR(hsi_procmap_name(pm, inst), "notepad.exe");
+  hsi_procmap_free(pm);
+}
+
+/* Image v0 (ImageBase P, ModuleSize u32, FileName; pid from the header)
+   and v1 with a u32 size, 64-bit payloads under a 32-bit classic header. */
+TEST(image_v0_v1) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  const hsi_image *im;
+  b.n = 0; u64(&b, 0x01160000); u32(&b, 0x19E000); wstr(&b, "C:\\code\\test_program.exe");
+  ev = fev(&G_IMAGE, 3, 0, 4, 10, &b);
+  ev.pid = 4192;
+  CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+  b.n = 0; u64(&b, 0x76E10000); u32(&b, 0x127000); u32(&b, 4192); wstr(&b, "C:\\Windows\\system32\\ntdll.dll");
+  ev = fev(&G_IMAGE, 3, 1, 4, 11, &b);
+  CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+  im = hsi_procmap_image_at(pm, hsi_procmap_find(pm, 4192, 12), 0x01170000, 12);
+  CHECK(im && im->size == 0x19E000 && strcmp(hsi_procmap_str(pm, im->module), "test_program.exe") == 0);
+  im = hsi_procmap_image_at(pm, hsi_procmap_find(pm, 4192, 12), 0x76E10010, 12);
+  CHECK(im && im->size == 0x127000 && strcmp(hsi_procmap_str(pm, im->path), "C:\\Windows\\system32\\ntdll.dll") == 0);
+  CHECK_EQ(hsi_procmap_stats(pm)->width_fallback, 2);
+  hsi_procmap_free(pm);
+}
+
 TEST(process_truncated) {
   hsi_procmap *pm = hsi_procmap_new();
   buf b;
@@ -510,7 +552,7 @@ static void real_trace(const char *name) {
   for (op = 2; op <= 4; op++) want_img += by_key(json, P_IMAGE, op);
   want_img += by_key(json, P_IMAGE, 10);
   s = hsi_procmap_stats(pm);
-  CHECK(want_proc > 0 && want_img > 0);
+  CHECK(want_proc + want_img > 0);
   CHECK_EQ(s->process_records, want_proc);
   CHECK_EQ(s->process_decoded, want_proc);
   CHECK_EQ(s->thread_records, want_thr);
@@ -529,15 +571,21 @@ static void real_trace(const char *name) {
     if (!*hsi_procmap_name(pm, i)) fprintf(stderr, "%s: instance %u (pid %u) has no name\n",
                                            name, (unsigned)i, (unsigned)hsi_procmap_pid(pm, i));
   }
-  CHECK(named > 0);
+  if (want_proc) CHECK(named > 0);
   for (i = 1; i <= hsi_procmap_ninstances(pm); i++)
     if (!(hsi_procmap_flags(pm, i) & HSI_PROC_IMPLIED)) CHECK(*hsi_procmap_name(pm, i) != 0);
-  /* image file names: NT paths of .dll/.exe/.sys files, nearly all */
+  /* image file names: paths (NT "\Device\...", "\SystemRoot\..." or
+     "C:\...") of .dll/.exe/.sys files, nearly all; sizes are PE sizes */
   for (i = 0; i < hsi_procmap_nimages(pm); i++) {
-    const char *m = hsi_procmap_str(pm, hsi_procmap_image(pm, i)->module);
+    const hsi_image *im = hsi_procmap_image(pm, i);
+    const char *m = hsi_procmap_str(pm, im->module), *ipath = hsi_procmap_str(pm, im->path);
     images += ends_with_ci(m, ".dll") || ends_with_ci(m, ".exe") || ends_with_ci(m, ".sys");
+    if (!(ipath[0] == '\\' || (ipath[0] && ipath[1] == ':')) || im->size == 0 || im->size > 0xFFFFFFFFu) {
+      fprintf(stderr, "%s: image %u at 0x%llx size 0x%llx path '%s'\n", name, (unsigned)i,
+              (unsigned long long)im->base, (unsigned long long)im->size, ipath);
+      CHECK(0);
+    }
   }
-  CHECK(hsi_procmap_nimages(pm) > 0);
   CHECK(images * 100 >= (uint64_t)hsi_procmap_nimages(pm) * 95);
   printf("%s: %llu process, %llu thread, %llu image records; %u instances, %u images (%llu .dll/.exe/.sys); "
          "%llu ImageId, %llu DbgID attached\n", name,
@@ -554,6 +602,18 @@ TEST(real_traces) {
   real_trace("microsoft_perfview__net.4.5.x86_PerfViewData");
   real_trace("microsoft_perfview__net.4.5.2.x64");
   real_trace("microsoft_perfview__net.4.5.2.x86");
+  real_trace("Siemens-Healthineers_ETWAnalyzer__TraceLoggingTester");
+  /* classic MOF records written by a test program: 64-bit payloads under
+     32-bit headers (§7.2), zero TOKEN_USER pointers, v0/v1 images */
+  real_trace("google_syzygy__sawbuck_log_lib_test_data__process_data_32_v1.13566c7");
+  real_trace("google_syzygy__sawbuck_log_lib_test_data__process_data_64_v3.442a7c7");
+  real_trace("google_syzygy__sawbuck_log_lib_test_data__process_data_64_v2.41a9001");
+  real_trace("google_syzygy__sawbuck_log_lib_test_data__image_data_32_v0.73b9394");
+  real_trace("google_syzygy__sawbuck_log_lib_test_data__image_data_64_v0.8075cf3");
+  real_trace("google_syzygy__sawbuck_log_lib_test_data__image_data_64_v1.1667932");
+  real_trace("google_syzygy__sawbuck_viewer_test_data__test_data_64_v1");
+  real_trace("google_syzygy__sawbuck_viewer_test_data__test_data_64_v2");   /* u32 size, aligned DefaultBase */
+  real_trace("google_syzygy__sawbuck_log_lib_test_data__image_data_64_v2.e09ad69");
   if (corpus_missing) {
     const char *ci = getenv("CI");
     if (ci && strcmp(ci, "true") == 0) {
@@ -567,6 +627,8 @@ TEST(real_traces) {
 
 int main(void) {
   RUN(process_versions);
+  RUN(process_zero_token_user);
+  RUN(image_v0_v1);
   RUN(process_truncated);
   RUN(pid_reuse);
   RUN(threads);
