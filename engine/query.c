@@ -1,0 +1,614 @@
+/*
+** query.c -- filters, window aggregates, grouping and outstanding-over-
+** time over the record columns of a tracker (query.h, LIFETIMES.md).
+**
+** Everything is one pass over the selection, except what needs time
+** order (peak, series): those take the alloc and free times of the
+** records once, sort each list (LSD radix on the timestamp, stable) and
+** sweep the two in step, frees before allocs at equal times, so that
+** the value after a time is what "alloc <= t < free" says at t.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include "query.h"
+
+#define SIGN64 0x8000000000000000ULL
+
+int hsi_query_class(int64_t a, int64_t f, int64_t t1, int64_t t2) {
+  if (a > t2 || f < t1) return -1;
+  return (a < t1 ? 2 : 0) + (f > t2 ? 1 : 0);
+}
+
+const char *hsi_class_name(int cls) {
+  static const char *const names[] = {"AIFI", "AIFO", "AOFI", "AOFO"};
+  return cls >= 0 && cls < HSI_NCLASS ? names[cls] : "?";
+}
+
+/* ---------------------------------------------------------------- filter */
+
+void hsi_filter_init(hsi_filter *f, const hsi_life *lt) {
+  memset(f, 0, sizeof *f);
+  f->pid = HS_NOID;
+  f->size_max = UINT64_MAX;
+  hsi_life_span(lt, &f->t1, &f->t2);
+}
+
+struct fctx {
+  const hsi_life *lt;
+  const hsi_filter *f;
+  uint32_t *insts;       /* sorted copy of f->insts */
+  size_t ninsts;
+  uint32_t last_inst;    /* one-entry cache of the instance test */
+  int last_ok, have_last;
+  int sized;             /* the size range excludes unknown sizes */
+};
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int fctx_init(struct fctx *c, const hsi_life *lt, const hsi_filter *f) {
+  memset(c, 0, sizeof *c);
+  c->lt = lt;
+  c->f = f;
+  c->sized = f->size_min > 0 || f->size_max != UINT64_MAX;
+  if (f->insts) {
+    c->insts = malloc((f->ninsts ? f->ninsts : 1) * sizeof *c->insts);
+    if (!c->insts) return HS_ENOMEM;
+    if (f->ninsts) memcpy(c->insts, f->insts, f->ninsts * sizeof *c->insts);
+    c->ninsts = f->ninsts;
+    qsort(c->insts, c->ninsts, sizeof *c->insts, cmp_u32);
+  }
+  return 0;
+}
+
+static int inst_ok(struct fctx *c, uint32_t inst) {
+  int ok = 1;
+  if (c->have_last && c->last_inst == inst) return c->last_ok;
+  if (c->f->insts && !bsearch(&inst, c->insts, c->ninsts, sizeof inst, cmp_u32)) ok = 0;
+  if (ok && c->f->pid != HS_NOID && hsi_life_pid(c->lt, inst) != c->f->pid) ok = 0;
+  c->have_last = 1;
+  c->last_inst = inst;
+  c->last_ok = ok;
+  return ok;
+}
+
+static int matches(struct fctx *c, const hsi_recs *R, uint32_t i) {
+  const hsi_filter *f = c->f;
+  int cls;
+  if (f->kinds && !(f->kinds & (1u << R->kind[i]))) return 0;
+  cls = hsi_query_class(R->ts_alloc[i], R->ts_free[i], f->t1, f->t2);
+  if (cls < 0 || (f->classes && !(f->classes & (1u << cls)))) return 0;
+  if (f->reasons && !(f->reasons & (1u << R->reason[i]))) return 0;
+  if ((R->flags[i] & f->flags_all) != f->flags_all || (R->flags[i] & f->flags_none)) return 0;
+  if (f->has_heap && (R->kind[i] != HSI_KIND_HEAP || R->key[i] != f->heap)) return 0;
+  if (f->has_tag) {
+    uint32_t m = f->tag_mask ? f->tag_mask : 0xFFFFFFFFu;
+    if (R->kind[i] != HSI_KIND_POOL || (HSI_REC_TAG(R, i) & m) != (f->tag & m)) return 0;
+  }
+  if (c->sized) {
+    if (R->flags[i] & HSI_RF_SIZE_UNKNOWN) return 0;
+    if (R->size[i] < f->size_min || R->size[i] > f->size_max) return 0;
+  }
+  if (f->stacks) {
+    uint32_t s = f->stack_which == HSI_STACK_FREE ? R->stk_free[i] : R->stk_alloc[i];
+    if (s >= f->nstacks || !((f->stacks[s >> 3] >> (s & 7)) & 1)) return 0;
+  }
+  if ((f->insts || f->pid != HS_NOID) && !inst_ok(c, R->inst[i])) return 0;
+  return 1;
+}
+
+int hsi_query_select(const hsi_life *lt, const hsi_filter *f, hsi_sel *out) {
+  const hsi_recs *R;
+  struct fctx c;
+  size_t i;
+  if (!lt || !f || !out) return HS_EARG;
+  out->n = 0;
+  if (fctx_init(&c, lt, f)) return HS_ENOMEM;
+  R = hsi_life_recs(lt);
+  for (i = 0; i < R->n; i++) {
+    if (!matches(&c, R, (uint32_t)i)) continue;
+    if (out->n == out->cap) {
+      size_t nc = out->cap ? out->cap * 2 : 256;
+      uint32_t *p = realloc(out->idx, nc * sizeof *p);
+      if (!p) { free(c.insts); return HS_ENOMEM; }
+      out->idx = p;
+      out->cap = nc;
+    }
+    out->idx[out->n++] = (uint32_t)i;
+  }
+  free(c.insts);
+  return 0;
+}
+
+size_t hsi_query_select_buf(const hsi_life *lt, const hsi_filter *f, uint32_t *buf, size_t cap) {
+  const hsi_recs *R;
+  struct fctx c;
+  size_t i, n = 0;
+  if (!lt || !f || fctx_init(&c, lt, f)) return 0;
+  R = hsi_life_recs(lt);
+  for (i = 0; i < R->n; i++)
+    if (matches(&c, R, (uint32_t)i)) {
+      if (n < cap) buf[n] = (uint32_t)i;
+      n++;
+    }
+  free(c.insts);
+  return n;
+}
+
+void hsi_sel_free(hsi_sel *s) {
+  if (!s) return;
+  free(s->idx);
+  s->idx = NULL;
+  s->n = s->cap = 0;
+}
+
+/* -------------------------------------------------------- time sweeping */
+
+/* An alloc or free time: k is the timestamp with its sign bit flipped, so
+   unsigned order is time order. */
+struct tev { uint64_t k; uint32_t rec, g; };
+
+static int cmp_tev(const void *a, const void *b) {
+  uint64_t x = ((const struct tev *)a)->k, y = ((const struct tev *)b)->k;
+  return x < y ? -1 : x > y;
+}
+
+static int64_t tev_ts(const struct tev *e) { return (int64_t)(e->k ^ SIGN64); }
+
+/* Stable LSD radix sort, 16 bits a pass; passes where every key has the
+   same digit (the high bits of timestamps of one trace) are skipped. */
+static int sort_tev(struct tev *a, size_t n) {
+  struct tev *tmp, *src = a, *dst;
+  size_t *cnt, i;
+  uint64_t diff = 0;
+  int shift, sorted = 1;
+  /* Alloc times mostly come in record order already. */
+  for (i = 1; i < n; i++) {
+    if (a[i].k < a[i - 1].k) sorted = 0;
+    diff |= a[i].k ^ a[0].k;
+  }
+  if (sorted) return 0;
+  if (n < 512) { qsort(a, n, sizeof *a, cmp_tev); return 0; }
+  tmp = malloc(n * sizeof *tmp);
+  cnt = malloc(65536 * sizeof *cnt);
+  if (!tmp || !cnt) { free(tmp); free(cnt); return HS_ENOMEM; }
+  dst = tmp;
+  for (shift = 0; shift < 64; shift += 16) {
+    size_t sum = 0;
+    if (!((diff >> shift) & 0xFFFF)) continue;   /* the same digit everywhere */
+    memset(cnt, 0, 65536 * sizeof *cnt);
+    for (i = 0; i < n; i++) cnt[(src[i].k >> shift) & 0xFFFF]++;
+    for (i = 0; i < 65536; i++) { size_t c = cnt[i]; cnt[i] = sum; sum += c; }
+    for (i = 0; i < n; i++) dst[cnt[(src[i].k >> shift) & 0xFFFF]++] = src[i];
+    { struct tev *t = src; src = dst; dst = t; }
+  }
+  if (src != a) memcpy(a, src, n * sizeof *a);
+  free(tmp);
+  free(cnt);
+  return 0;
+}
+
+/* The alloc and free times of the in-trace, known-size records among
+   sel, sorted.  gidx (per selection position, UINT32_MAX = skip) gives
+   the group of each; NULL = group 0 and no skipping but the window. */
+struct times {
+  struct tev *al, *fr;
+  size_t na, nf;
+};
+
+static int counts_out(const hsi_recs *R, uint32_t r) {
+  return !(R->flags[r] & (HSI_RF_BEFORE | HSI_RF_SIZE_UNKNOWN));
+}
+
+static int times_build(const hsi_recs *R, const hsi_sel *sel, const uint32_t *gidx,
+                       int64_t t1, int64_t t2, struct times *T) {
+  size_t i, n = sel ? sel->n : R->n;
+  memset(T, 0, sizeof *T);
+  T->al = malloc((n ? n : 1) * sizeof *T->al);
+  T->fr = malloc((n ? n : 1) * sizeof *T->fr);
+  if (!T->al || !T->fr) goto nomem;
+  for (i = 0; i < n; i++) {
+    uint32_t r = sel ? sel->idx[i] : (uint32_t)i, g = gidx ? gidx[i] : 0;
+    if (g == UINT32_MAX || !counts_out(R, r)) continue;
+    if (!gidx && hsi_query_class(R->ts_alloc[r], R->ts_free[r], t1, t2) < 0) continue;
+    T->al[T->na].k = (uint64_t)R->ts_alloc[r] ^ SIGN64;
+    T->al[T->na].rec = r;
+    T->al[T->na++].g = g;
+    if (R->ts_free[r] != HSI_TS_NEVER) {
+      T->fr[T->nf].k = (uint64_t)R->ts_free[r] ^ SIGN64;
+      T->fr[T->nf].rec = r;
+      T->fr[T->nf++].g = g;
+    }
+  }
+  if (sort_tev(T->al, T->na) || sort_tev(T->fr, T->nf)) goto nomem;
+  return 0;
+nomem:
+  free(T->al);
+  free(T->fr);
+  memset(T, 0, sizeof *T);
+  return HS_ENOMEM;
+}
+
+static void times_free(struct times *T) {
+  free(T->al);
+  free(T->fr);
+}
+
+/* Peak outstanding bytes per group over [t1, t2]. */
+static int sweep_peaks(const hsi_recs *R, const struct times *T, int64_t t1, int64_t t2,
+                       hsi_group *g, size_t ng) {
+  /* Signed: within one time, a free may come before the alloc of its own
+     record; the value checked after an alloc never exceeds the value
+     after the whole time. */
+  int64_t *val = calloc(ng ? ng : 1, sizeof *val);
+  size_t i = 0, j = 0, k;
+  if (!val) return HS_ENOMEM;
+  while (i < T->na && tev_ts(&T->al[i]) <= t1) { val[T->al[i].g] += (int64_t)R->size[T->al[i].rec]; i++; }
+  while (j < T->nf && tev_ts(&T->fr[j]) <= t1) { val[T->fr[j].g] -= (int64_t)R->size[T->fr[j].rec]; j++; }
+  for (k = 0; k < ng; k++) { g[k].agg.peak = (uint64_t)val[k]; g[k].agg.peak_ts = t1; }
+  for (;;) {
+    int take_free;
+    if (i < T->na && j < T->nf) take_free = T->fr[j].k <= T->al[i].k;
+    else if (j < T->nf) take_free = 1;
+    else if (i < T->na) take_free = 0;
+    else break;
+    if (take_free) {
+      if (tev_ts(&T->fr[j]) > t2) break;
+      val[T->fr[j].g] -= (int64_t)R->size[T->fr[j].rec];
+      j++;
+    } else {
+      const struct tev *e = &T->al[i++];
+      int64_t ts = tev_ts(e);
+      if (ts > t2) break;
+      val[e->g] += (int64_t)R->size[e->rec];
+      if (val[e->g] > (int64_t)g[e->g].agg.peak) { g[e->g].agg.peak = (uint64_t)val[e->g]; g[e->g].agg.peak_ts = ts; }
+    }
+  }
+  free(val);
+  return 0;
+}
+
+/* -------------------------------------------------------------- grouping */
+
+static void agg_add(hsi_agg *a, const hsi_recs *R, uint32_t r, int cls) {
+  int known = !(R->flags[r] & HSI_RF_SIZE_UNKNOWN);
+  uint64_t sz = known ? R->size[r] : 0;
+  a->count++;
+  a->bytes += sz;
+  a->cls_count[cls]++;
+  a->cls_bytes[cls] += sz;
+  if (!known) a->unknown_count++;
+  if (R->flags[r] & HSI_RF_BEFORE) {
+    a->before_count++;
+    a->before_bytes += sz;
+    if (cls == HSI_AOFI) a->before_aofi_bytes += sz;
+    return;
+  }
+  if (cls == HSI_AOFI || cls == HSI_AOFO) { a->out_start += sz; a->out_start_count++; }
+  if (cls == HSI_AIFO || cls == HSI_AOFO) { a->out_end += sz; a->out_end_count++; }
+}
+
+static void agg_finish(hsi_agg *a) {
+  a->size = a->cls_bytes[HSI_AIFI] + a->cls_bytes[HSI_AIFO];
+  a->transient = a->cls_bytes[HSI_AIFI];
+  a->impacting = (int64_t)a->cls_bytes[HSI_AIFO] - (int64_t)a->cls_bytes[HSI_AOFI];
+}
+
+static uint64_t group_key(const hsi_life *lt, const hsi_recs *R, uint32_t r, size_t pos, int by,
+                          const uint64_t *keys, int cls) {
+  switch (by) {
+  case HSI_BY_INSTANCE: return R->inst[r];
+  case HSI_BY_PID: return hsi_life_pid(lt, R->inst[r]);
+  case HSI_BY_HEAP: return R->kind[r] == HSI_KIND_HEAP ? R->key[r] : HSI_NOKEY;
+  case HSI_BY_TAG: return R->kind[r] == HSI_KIND_POOL ? HSI_REC_TAG(R, r) : HSI_NOKEY;
+  case HSI_BY_ALLOC_STACK: return R->stk_alloc[r];
+  case HSI_BY_FREE_STACK: return R->stk_free[r];
+  case HSI_BY_SIZE: return R->flags[r] & HSI_RF_SIZE_UNKNOWN ? HSI_NOKEY : R->size[r];
+  case HSI_BY_KIND: return R->kind[r];
+  case HSI_BY_REASON: return R->reason[r];
+  case HSI_BY_CLASS: return (uint64_t)cls;
+  case HSI_BY_KEY: return keys[pos];
+  default: return 0;
+  }
+}
+
+static uint64_t mix64(uint64_t x) {
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+int hsi_query_group(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t t2, int by,
+                    const uint64_t *keys, unsigned opts, hsi_groups *out) {
+  const hsi_recs *R;
+  size_t i, n, cap = 0, hcap = 0;
+  uint32_t *gidx = NULL, *hash = NULL, last_g = UINT32_MAX;
+  uint64_t last_key = 0;
+  int rc = HS_ENOMEM;
+  if (!lt || !out || by < 0 || by >= HSI_BY_COUNT || (by == HSI_BY_KEY && !keys)) return HS_EARG;
+  memset(out, 0, sizeof *out);
+  R = hsi_life_recs(lt);
+  n = sel ? sel->n : R->n;
+  gidx = malloc((n ? n : 1) * sizeof *gidx);
+  if (!gidx) goto done;
+  for (i = 0; i < n; i++) {
+    uint32_t r = sel ? sel->idx[i] : (uint32_t)i, g, h;
+    int cls = hsi_query_class(R->ts_alloc[r], R->ts_free[r], t1, t2);
+    uint64_t key;
+    if (cls < 0) { gidx[i] = UINT32_MAX; continue; }
+    key = group_key(lt, R, r, i, by, keys, cls);
+    if (last_g != UINT32_MAX && key == last_key) {
+      g = last_g;
+    } else {
+      if ((out->n + 1) * 2 > hcap) {  /* grow and rebuild the key index */
+        size_t nc = hcap ? hcap * 2 : 64, k;
+        uint32_t *nh = calloc(nc, sizeof *nh);
+        if (!nh) goto done;
+        for (k = 0; k < out->n; k++) {
+          for (h = (uint32_t)(mix64(out->g[k].key) & (nc - 1)); nh[h]; h = (uint32_t)((h + 1) & (nc - 1))) {}
+          nh[h] = (uint32_t)k + 1;
+        }
+        free(hash);
+        hash = nh;
+        hcap = nc;
+      }
+      for (h = (uint32_t)(mix64(key) & (hcap - 1)); hash[h]; h = (uint32_t)((h + 1) & (hcap - 1)))
+        if (out->g[hash[h] - 1].key == key) break;
+      if (hash[h]) {
+        g = hash[h] - 1;
+      } else {
+        if (out->n == cap) {
+          size_t nc = cap ? cap * 2 : 16;
+          hsi_group *p = realloc(out->g, nc * sizeof *p);
+          if (!p) goto done;
+          out->g = p;
+          cap = nc;
+        }
+        g = (uint32_t)out->n++;
+        memset(&out->g[g], 0, sizeof out->g[g]);
+        out->g[g].key = key;
+        out->g[g].first = r;
+        hash[h] = g + 1;
+      }
+      last_g = g;
+      last_key = key;
+    }
+    gidx[i] = g;
+    agg_add(&out->g[g].agg, R, r, cls);
+  }
+  for (i = 0; i < out->n; i++) {
+    agg_finish(&out->g[i].agg);
+    out->g[i].agg.peak_ts = t1;
+  }
+  if (opts & HSI_AGG_PEAK) {
+    struct times T;
+    if (times_build(R, sel, gidx, t1, t2, &T)) goto done;
+    rc = sweep_peaks(R, &T, t1, t2, out->g, out->n);
+    times_free(&T);
+    if (rc) goto done;
+    rc = HS_ENOMEM;
+  }
+  if (opts & HSI_GRP_MEMBERS) {
+    size_t off = 0;
+    for (i = 0; i < out->n; i++) {
+      out->g[i].moff = off;
+      off += (size_t)out->g[i].agg.count;
+      out->g[i].mlen = 0;
+    }
+    out->members = malloc((off ? off : 1) * sizeof *out->members);
+    if (!out->members) goto done;
+    out->nmembers = off;
+    for (i = 0; i < n; i++) {
+      hsi_group *gr;
+      if (gidx[i] == UINT32_MAX) continue;
+      gr = &out->g[gidx[i]];
+      out->members[gr->moff + gr->mlen++] = sel ? sel->idx[i] : (uint32_t)i;
+    }
+  }
+  rc = 0;
+done:
+  free(gidx);
+  free(hash);
+  if (rc) hsi_groups_free(out);
+  return rc;
+}
+
+void hsi_groups_free(hsi_groups *gs) {
+  if (!gs) return;
+  free(gs->g);
+  free(gs->members);
+  memset(gs, 0, sizeof *gs);
+}
+
+int hsi_query_agg(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t t2,
+                  unsigned opts, hsi_agg *out) {
+  hsi_groups gs;
+  int rc;
+  if (!out) return HS_EARG;
+  memset(out, 0, sizeof *out);
+  out->peak_ts = t1;
+  rc = hsi_query_group(lt, sel, t1, t2, HSI_BY_NONE, NULL, opts & HSI_AGG_PEAK, &gs);
+  if (rc) return rc;
+  if (gs.n) *out = gs.g[0].agg;
+  hsi_groups_free(&gs);
+  return 0;
+}
+
+void hsi_query_outstanding(const hsi_life *lt, const hsi_sel *sel, int64_t t,
+                           uint64_t *bytes, uint64_t *count) {
+  const hsi_recs *R = hsi_life_recs(lt);
+  size_t i, n = sel ? sel->n : R->n;
+  uint64_t b = 0, c = 0;
+  for (i = 0; i < n; i++) {
+    uint32_t r = sel ? sel->idx[i] : (uint32_t)i;
+    if (!counts_out(R, r) || R->ts_alloc[r] > t || R->ts_free[r] <= t) continue;
+    b += R->size[r];
+    c++;
+  }
+  if (bytes) *bytes = b;
+  if (count) *count = c;
+}
+
+/* ---------------------------------------------------------------- fields */
+
+static const char *const field_names[HSI_F_COUNT_] = {
+  "key", "count", "bytes", "size", "impacting", "transient", "peak",
+  "aifi_count", "aifo_count", "aofi_count", "aofo_count",
+  "aifi_bytes", "aifo_bytes", "aofi_bytes", "aofo_bytes",
+  "unknown_count", "before_count", "out_start", "out_end", "peak_ts"
+};
+
+const char *hsi_agg_field_name(int field) {
+  return field >= 0 && field < HSI_F_COUNT_ ? field_names[field] : NULL;
+}
+
+int hsi_agg_field_find(const char *name) {
+  int i;
+  for (i = 0; name && i < HSI_F_COUNT_; i++)
+    if (strcmp(name, field_names[i]) == 0) return i;
+  return -1;
+}
+
+static int64_t clamp64(uint64_t v) { return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v; }
+
+int64_t hsi_agg_field(const hsi_agg *a, int field) {
+  switch (field) {
+  case HSI_F_COUNT: return clamp64(a->count);
+  case HSI_F_BYTES: return clamp64(a->bytes);
+  case HSI_F_SIZE: return clamp64(a->size);
+  case HSI_F_IMPACTING: return a->impacting;
+  case HSI_F_TRANSIENT: return clamp64(a->transient);
+  case HSI_F_PEAK: return clamp64(a->peak);
+  case HSI_F_AIFI_COUNT: case HSI_F_AIFO_COUNT: case HSI_F_AOFI_COUNT: case HSI_F_AOFO_COUNT:
+    return clamp64(a->cls_count[field - HSI_F_AIFI_COUNT]);
+  case HSI_F_AIFI_BYTES: case HSI_F_AIFO_BYTES: case HSI_F_AOFI_BYTES: case HSI_F_AOFO_BYTES:
+    return clamp64(a->cls_bytes[field - HSI_F_AIFI_BYTES]);
+  case HSI_F_UNKNOWN_COUNT: return clamp64(a->unknown_count);
+  case HSI_F_BEFORE_COUNT: return clamp64(a->before_count);
+  case HSI_F_OUT_START: return clamp64(a->out_start);
+  case HSI_F_OUT_END: return clamp64(a->out_end);
+  case HSI_F_PEAK_TS: return a->peak_ts;
+  default: return 0;
+  }
+}
+
+struct sortitem { int64_t v; uint64_t tie; size_t i; };
+
+static int cmp_item(const void *pa, const void *pb) {
+  const struct sortitem *a = pa, *b = pb;
+  if (a->v != b->v) return a->v < b->v ? -1 : 1;
+  if (a->tie != b->tie) return a->tie < b->tie ? -1 : 1;
+  return a->i < b->i ? -1 : a->i > b->i;
+}
+
+int hsi_groups_sort(hsi_groups *gs, int field, int descending) {
+  struct sortitem *it;
+  hsi_group *ng;
+  size_t i;
+  if (!gs || field < 0 || field >= HSI_F_COUNT_) return HS_EARG;
+  if (gs->n < 2) return 0;
+  it = malloc(gs->n * sizeof *it);
+  ng = malloc(gs->n * sizeof *ng);
+  if (!it || !ng) { free(it); free(ng); return HS_ENOMEM; }
+  for (i = 0; i < gs->n; i++) {
+    it[i].i = i;
+    if (field == HSI_F_KEY) {
+      it[i].v = 0;
+      it[i].tie = descending ? ~gs->g[i].key : gs->g[i].key;
+    } else {
+      int64_t v = hsi_agg_field(&gs->g[i].agg, field);
+      it[i].v = descending ? (v == INT64_MIN ? INT64_MAX : -v) : v;
+      it[i].tie = gs->g[i].key;
+    }
+  }
+  qsort(it, gs->n, sizeof *it, cmp_item);
+  for (i = 0; i < gs->n; i++) ng[i] = gs->g[it[i].i];
+  free(gs->g);
+  gs->g = ng;
+  free(it);
+  return 0;
+}
+
+void hsi_groups_top(hsi_groups *gs, size_t n) {
+  if (gs && n < gs->n) gs->n = n;
+}
+
+/* ---------------------------------------------------------------- series */
+
+static int series_push(hsi_series *s, size_t *cap, int64_t t, uint64_t b, uint64_t c) {
+  if (s->n == *cap) {
+    size_t nc = *cap ? *cap * 2 : 64;
+    int64_t *pt = realloc(s->t, nc * sizeof *pt);
+    uint64_t *pb, *pc;
+    if (!pt) return HS_ENOMEM;
+    s->t = pt;
+    pb = realloc(s->bytes, nc * sizeof *pb);
+    if (!pb) return HS_ENOMEM;
+    s->bytes = pb;
+    pc = realloc(s->count, nc * sizeof *pc);
+    if (!pc) return HS_ENOMEM;
+    s->count = pc;
+    *cap = nc;
+  }
+  s->t[s->n] = t;
+  s->bytes[s->n] = b;
+  s->count[s->n] = c;
+  s->n++;
+  return 0;
+}
+
+int hsi_query_series(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t t2,
+                     size_t npoints, hsi_series *out) {
+  const hsi_recs *R;
+  struct times T;
+  size_t i = 0, j = 0, cap = 0, p;
+  uint64_t v = 0, c = 0;
+  int rc = 0;
+  if (!lt || !out || t2 < t1) return HS_EARG;
+  memset(out, 0, sizeof *out);
+  R = hsi_life_recs(lt);
+  if (times_build(R, sel, NULL, t1, t2, &T)) return HS_ENOMEM;
+  /* Allocs then frees up to t: the values after t are exact either way. */
+#define APPLY_UNTIL(t) do { \
+    while (i < T.na && tev_ts(&T.al[i]) <= (t)) { v += R->size[T.al[i].rec]; c++; i++; } \
+    while (j < T.nf && tev_ts(&T.fr[j]) <= (t)) { v -= R->size[T.fr[j].rec]; c--; j++; } \
+  } while (0)
+  if (npoints) {
+    uint64_t d = (uint64_t)t2 - (uint64_t)t1;
+    for (p = 0; p < npoints && !rc; p++) {
+      int64_t t;
+      if (npoints == 1) t = t2;
+      else {
+        uint64_t q = d / (npoints - 1), r = d % (npoints - 1);
+        t = (int64_t)((uint64_t)t1 + q * p + r * p / (npoints - 1));
+      }
+      APPLY_UNTIL(t);
+      rc = series_push(out, &cap, t, v, c);
+    }
+  } else {
+    APPLY_UNTIL(t1);
+    rc = series_push(out, &cap, t1, v, c);
+    while (!rc) {
+      int64_t t, ta = i < T.na ? tev_ts(&T.al[i]) : INT64_MAX, tf = j < T.nf ? tev_ts(&T.fr[j]) : INT64_MAX;
+      t = ta < tf ? ta : tf;
+      if ((i >= T.na && j >= T.nf) || t > t2) break;
+      APPLY_UNTIL(t);
+      if (v != out->bytes[out->n - 1] || c != out->count[out->n - 1]) rc = series_push(out, &cap, t, v, c);
+    }
+  }
+#undef APPLY_UNTIL
+  times_free(&T);
+  if (rc) hsi_series_free(out);
+  return rc;
+}
+
+void hsi_series_free(hsi_series *s) {
+  if (!s) return;
+  free(s->t);
+  free(s->bytes);
+  free(s->count);
+  memset(s, 0, sizeof *s);
+}

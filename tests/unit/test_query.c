@@ -1,0 +1,618 @@
+/*
+** test_query.c -- window classes, Impacting/Transient, peak, filters,
+** grouping and series (engine/query.c) on records built through the
+** tracker, with hand-computed answers, then a randomized comparison with
+** a naive recomputation.
+*/
+#include "unit.h"
+#include "query.h"
+
+#define H1 0x10000u
+#define H2 0x20000u
+
+static hsi_memop mk(int kind, int64_t ts, uint32_t pid) {
+  hsi_memop op;
+  memset(&op, 0, sizeof op);
+  op.kind = kind;
+  op.ts = ts;
+  op.pid = pid;
+  op.tid = HS_NOID;
+  op.pointer_size = 8;
+  return op;
+}
+
+static void feed(hsi_life *L, hsi_memop op, uint32_t inst) {
+  CHECK_EQ(hsi_life_feed(L, &op, inst, NULL), 0);
+}
+
+static void halloc(hsi_life *L, int64_t ts, uint64_t heap, uint64_t addr, uint64_t size, uint32_t inst) {
+  hsi_memop op = mk(HSI_OP_HEAP_ALLOC, ts, 1000 + inst);
+  op.heap = heap; op.addr = addr; op.size = size;
+  feed(L, op, inst);
+}
+
+static void hfree(hsi_life *L, int64_t ts, uint64_t heap, uint64_t addr, uint32_t inst) {
+  hsi_memop op = mk(HSI_OP_HEAP_FREE, ts, 1000 + inst);
+  op.heap = heap; op.addr = addr;
+  feed(L, op, inst);
+}
+
+/*
+** The timeline (window [100, 200]; sizes are powers of two so that every
+** sum names its records):
+**
+**  time    20   40 50 60 80 100 110 120 130 150 160 200 210 220 230
+**  A   1                       [---------------------]            AIFI
+**  B   2                            [-------------------------->  AIFO
+**  C   4          [----------------------]                        AOFI
+**  D   8             [----------------------------------------]   AOFO
+**  E  16    [-----------]                                          out (freed before t1)
+**  F  32                                              [---]        out (allocated after t2)
+**  G  64                   [--------------------------]            AIFI (both ends on the edges)
+**  H 128                                            [------->      AIFO (allocated at t2)
+**  I 256     [------------]                                        AOFI (freed at t1)
+**  U   ?  <----------------------------- 150                       AOFI, before the trace, size unknown
+**
+** Records in order: A B C D E F G H I U get indices from the alloc order
+** below (E 0, I 1, C 2, D 3, G 4, A 5, B 6, U 7, H 8, F 9).
+*/
+static hsi_life *timeline(void) {
+  hsi_life *L = hsi_life_new();
+  halloc(L, 20, H1, 0xE0, 16, 1);     /* 0 E */
+  halloc(L, 40, H1, 0x90, 256, 1);    /* 1 I */
+  halloc(L, 50, H1, 0xC0, 4, 1);      /* 2 C */
+  halloc(L, 60, H1, 0xD0, 8, 1);      /* 3 D */
+  hfree(L, 80, H1, 0xE0, 1);
+  halloc(L, 100, H1, 0x60, 64, 1);    /* 4 G */
+  hfree(L, 100, H1, 0x90, 1);
+  halloc(L, 110, H1, 0xA0, 1, 1);     /* 5 A */
+  halloc(L, 120, H2, 0xB0, 2, 2);     /* 6 B: other heap, other process */
+  hfree(L, 130, H1, 0xC0, 1);
+  hfree(L, 150, H1, 0x777, 1);        /* 7 U */
+  hfree(L, 160, H1, 0xA0, 1);
+  halloc(L, 200, H1, 0x80, 128, 1);   /* 8 H */
+  hfree(L, 200, H1, 0x60, 1);
+  halloc(L, 210, H1, 0xF0, 32, 1);    /* 9 F */
+  hfree(L, 220, H1, 0xF0, 1);
+  hfree(L, 230, H1, 0xD0, 1);
+  return L;
+}
+
+TEST(classes) {
+  CHECK_EQ(hsi_query_class(110, 160, 100, 200), HSI_AIFI);
+  CHECK_EQ(hsi_query_class(100, 200, 100, 200), HSI_AIFI);
+  CHECK_EQ(hsi_query_class(200, HSI_TS_NEVER, 100, 200), HSI_AIFO);
+  CHECK_EQ(hsi_query_class(99, 100, 100, 200), HSI_AOFI);
+  CHECK_EQ(hsi_query_class(HSI_TS_BEFORE, 150, 100, 200), HSI_AOFI);
+  CHECK_EQ(hsi_query_class(60, 201, 100, 200), HSI_AOFO);
+  CHECK_EQ(hsi_query_class(HSI_TS_BEFORE, HSI_TS_NEVER, 100, 200), HSI_AOFO);
+  CHECK_EQ(hsi_query_class(20, 99, 100, 200), -1);
+  CHECK_EQ(hsi_query_class(201, 220, 100, 200), -1);
+  CHECK_STR(hsi_class_name(HSI_AOFI), "AOFI");
+}
+
+TEST(window_aggregates) {
+  hsi_life *L = timeline();
+  hsi_agg a;
+  uint64_t b, c;
+  CHECK_EQ(hsi_life_recs(L)->n, 10);
+  CHECK_EQ(hsi_query_agg(L, NULL, 100, 200, HSI_AGG_PEAK, &a), 0);
+  CHECK_EQ(a.count, 8);                       /* A B C D G H I U */
+  CHECK_EQ(a.cls_count[HSI_AIFI], 2);         /* A G */
+  CHECK_EQ(a.cls_count[HSI_AIFO], 2);         /* B H */
+  CHECK_EQ(a.cls_count[HSI_AOFI], 3);         /* C I U */
+  CHECK_EQ(a.cls_count[HSI_AOFO], 1);         /* D */
+  CHECK_EQ(a.cls_bytes[HSI_AIFI], 1 + 64);
+  CHECK_EQ(a.cls_bytes[HSI_AIFO], 2 + 128);
+  CHECK_EQ(a.cls_bytes[HSI_AOFI], 4 + 256);
+  CHECK_EQ(a.cls_bytes[HSI_AOFO], 8);
+  CHECK_EQ(a.bytes, 1 + 2 + 4 + 8 + 64 + 128 + 256);
+  CHECK_EQ(a.size, 1 + 64 + 2 + 128);
+  CHECK_EQ(a.transient, 65);
+  CHECK_EQ((uint64_t)a.impacting, (uint64_t)(int64_t)(130 - 260));
+  CHECK_EQ(a.unknown_count, 1);
+  CHECK_EQ(a.before_count, 1);
+  CHECK_EQ(a.before_bytes, 0);
+  /* outstanding: just before t1 = C D I; at t2 = B D H */
+  CHECK_EQ(a.out_start, 4 + 8 + 256); CHECK_EQ(a.out_start_count, 3);
+  CHECK_EQ(a.out_end, 2 + 8 + 128);   CHECK_EQ(a.out_end_count, 3);
+  hsi_query_outstanding(L, NULL, 99, &b, &c);
+  CHECK_EQ(b, a.out_start); CHECK_EQ(c, 3);
+  hsi_query_outstanding(L, NULL, 200, &b, &c);
+  CHECK_EQ(b, a.out_end);
+  CHECK_EQ((uint64_t)a.impacting, (uint64_t)((int64_t)a.out_end - (int64_t)a.out_start));
+  /* outstanding over [100, 200]: 100: C D G = 76; 110: 77; 120: 79;
+     130: 75; 160: 74; 200: -G +H = 138 */
+  CHECK_EQ(a.peak, 138); CHECK_EQ(a.peak_ts, 200);
+  hsi_query_outstanding(L, NULL, 100, &b, NULL); CHECK_EQ(b, 76);
+  hsi_query_outstanding(L, NULL, 150, &b, NULL); CHECK_EQ(b, 75);
+  /* [100, 199]: G is now AIFO, H is out; the peak is 79 at 120 */
+  CHECK_EQ(hsi_query_agg(L, NULL, 100, 199, HSI_AGG_PEAK, &a), 0);
+  CHECK_EQ(a.count, 7);
+  CHECK_EQ(a.cls_count[HSI_AIFO], 2);         /* B G */
+  CHECK_EQ(a.cls_bytes[HSI_AIFO], 66);
+  CHECK_EQ(a.transient, 1);
+  CHECK_EQ(a.peak, 79); CHECK_EQ(a.peak_ts, 120);
+  /* peak already there at t1 */
+  CHECK_EQ(hsi_query_agg(L, NULL, 125, 150, HSI_AGG_PEAK, &a), 0);
+  CHECK_EQ(a.peak, 79); CHECK_EQ(a.peak_ts, 125);
+  /* nothing transient, nothing impacting: a window where nothing happens */
+  CHECK_EQ(hsi_query_agg(L, NULL, 170, 190, 0, &a), 0);
+  CHECK_EQ(a.impacting, 0); CHECK_EQ(a.transient, 0); CHECK_EQ(a.size, 0);
+  CHECK_EQ(a.count, 3); CHECK_EQ(a.cls_count[HSI_AOFO], 3);   /* B D G */
+  hsi_life_free(L);
+}
+
+/* The whole trace is [first, last]: AOFO is empty; before-trace blocks are AOFI. */
+TEST(whole_trace) {
+  hsi_life *L = timeline();
+  hsi_filter f;
+  hsi_agg a;
+  hsi_filter_init(&f, L);
+  CHECK_EQ(f.t1, 20); CHECK_EQ(f.t2, 230);
+  CHECK_EQ(hsi_query_agg(L, NULL, f.t1, f.t2, 0, &a), 0);
+  CHECK_EQ(a.count, 10);
+  CHECK_EQ(a.cls_count[HSI_AOFO], 0);
+  CHECK_EQ(a.cls_count[HSI_AOFI], 1);
+  CHECK_EQ(a.cls_count[HSI_AIFO], 2);         /* B H */
+  CHECK_EQ(a.impacting, 130);
+  CHECK_EQ(a.size, 511);
+  hsi_life_set_span(L, 0, 1000);
+  hsi_filter_init(&f, L);
+  CHECK_EQ(f.t1, 0); CHECK_EQ(f.t2, 1000);
+  hsi_life_free(L);
+}
+
+/* Before-trace blocks of known size count in AOFI bytes and Impacting. */
+TEST(before_trace_bytes) {
+  hsi_life *L = hsi_life_new();
+  hsi_memop op = mk(HSI_OP_POOL_FREE, 50, 4);
+  hsi_agg a;
+  op.addr = 0xFFFF800000000000ull; op.size = 1000; op.tag = 0x656C6946;
+  feed(L, op, 1);                                  /* before the trace, 1000 bytes */
+  halloc(L, 60, H1, 0x10, 300, 1);
+  CHECK_EQ(hsi_query_agg(L, NULL, 0, 100, 0, &a), 0);
+  CHECK_EQ(a.cls_bytes[HSI_AOFI], 1000);
+  CHECK_EQ(a.impacting, 300 - 1000);
+  CHECK_EQ(a.before_bytes, 1000); CHECK_EQ(a.before_aofi_bytes, 1000);
+  CHECK_EQ(a.out_start, 0); CHECK_EQ(a.out_end, 300);
+  CHECK_EQ((int64_t)a.out_end - (int64_t)a.out_start, a.impacting + (int64_t)a.before_aofi_bytes);
+  /* window ending before the free: AOFO, not outstanding (not in the trace) */
+  CHECK_EQ(hsi_query_agg(L, NULL, 0, 40, 0, &a), 0);
+  CHECK_EQ(a.cls_count[HSI_AOFO], 1); CHECK_EQ(a.cls_bytes[HSI_AOFO], 1000);
+  CHECK_EQ(a.out_end, 0);
+  hsi_life_free(L);
+}
+
+TEST(filters) {
+  hsi_life *L = timeline();
+  hsi_filter f;
+  hsi_sel s;
+  uint32_t buf[4], insts[1] = {2};
+  uint8_t stk[1] = {0};
+  memset(&s, 0, sizeof s);
+  hsi_filter_init(&f, L);
+  f.t1 = 100; f.t2 = 200;
+  CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+  CHECK_EQ(s.n, 8);
+  CHECK_EQ(s.idx[0], 1); CHECK_EQ(s.idx[7], 8);   /* E (0) and F (9) are out */
+  f.classes = 1u << HSI_AOFI;
+  CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+  CHECK_EQ(s.n, 3); CHECK_EQ(s.idx[0], 1); CHECK_EQ(s.idx[1], 2); CHECK_EQ(s.idx[2], 7);
+  f.flags_none = HSI_RF_BEFORE;
+  CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+  CHECK_EQ(s.n, 2);
+  f.flags_none = 0; f.classes = 0;
+  f.size_min = 8; f.size_max = 128;                /* D G H; not U (unknown size) */
+  CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+  CHECK_EQ(s.n, 3); CHECK_EQ(s.idx[0], 3); CHECK_EQ(s.idx[1], 4); CHECK_EQ(s.idx[2], 8);
+  f.size_min = 0; f.size_max = UINT64_MAX;
+  f.has_heap = 1; f.heap = H2;
+  CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+  CHECK_EQ(s.n, 1); CHECK_EQ(s.idx[0], 6);
+  f.has_heap = 0;
+  f.pid = 1002;
+  CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+  CHECK_EQ(s.n, 1); CHECK_EQ(s.idx[0], 6);
+  f.pid = HS_NOID; f.insts = insts; f.ninsts = 1;
+  CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+  CHECK_EQ(s.n, 1);
+  insts[0] = 1; f.pid = 1002;                      /* both: nothing */
+  CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+  CHECK_EQ(s.n, 0);
+  f.pid = HS_NOID; f.insts = NULL;
+  f.reasons = 1u << HSI_END_NONE;
+  CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+  CHECK_EQ(s.n, 2);                                /* B H */
+  f.reasons = 0;
+  f.kinds = 1u << HSI_KIND_POOL;
+  CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+  CHECK_EQ(s.n, 0);
+  f.kinds = 0;
+  /* stacks: G (4) gets stack 3, B (6) stack 5; the set is {3} */
+  CHECK_EQ(hsi_life_set_stack(L, 4, HSI_STACK_ALLOC, 3), 0);
+  CHECK_EQ(hsi_life_set_stack(L, 6, HSI_STACK_ALLOC, 5), 0);
+  stk[0] = 1u << 3;
+  f.stacks = stk; f.nstacks = 8; f.stack_which = HSI_STACK_ALLOC;
+  CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+  CHECK_EQ(s.n, 1); CHECK_EQ(s.idx[0], 4);
+  f.stack_which = HSI_STACK_FREE;
+  CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+  CHECK_EQ(s.n, 0);
+  f.stacks = NULL;
+  CHECK_EQ(hsi_query_select_buf(L, &f, buf, 4), 8);
+  CHECK_EQ(buf[0], 1); CHECK_EQ(buf[3], 4);
+  /* an aggregate over a selection */
+  {
+    hsi_agg a;
+    f.classes = (1u << HSI_AIFO) | (1u << HSI_AIFI);
+    CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+    CHECK_EQ(hsi_query_agg(L, &s, 100, 200, 0, &a), 0);
+    CHECK_EQ(a.count, 4); CHECK_EQ(a.size, 195); CHECK_EQ(a.impacting, 130);
+  }
+  hsi_sel_free(&s);
+  hsi_life_free(L);
+}
+
+TEST(pool_tags) {
+  hsi_life *L = hsi_life_new();
+  hsi_filter f;
+  hsi_groups g;
+  hsi_sel s;
+  uint32_t i;
+  const uint32_t tags[3] = {0x656C6946 /* File */, 0x6E497053 /* SpIn */, 0x656C6946};
+  memset(&s, 0, sizeof s);
+  for (i = 0; i < 6; i++) {
+    hsi_memop op = mk(HSI_OP_POOL_ALLOC, 10 + i, 4);
+    op.addr = 0xFFFF800000000000ull + i * 0x100; op.size = 10u << i; op.tag = tags[i % 3];
+    op.pool_type = 1;
+    feed(L, op, 1);
+  }
+  { hsi_memop op = mk(HSI_OP_POOL_FREE, 30, 4); op.addr = 0xFFFF800000000000ull; feed(L, op, 1); }
+  hsi_filter_init(&f, L);
+  f.has_tag = 1; f.tag = 0x656C6946;
+  CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+  CHECK_EQ(s.n, 4);                                /* 0 2 3 5 */
+  f.tag = 0x00006946; f.tag_mask = 0xFFFF;         /* "Fi*" */
+  CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+  CHECK_EQ(s.n, 4);
+  CHECK_EQ(hsi_query_group(L, NULL, f.t1, f.t2, HSI_BY_TAG, NULL, 0, &g), 0);
+  CHECK_EQ(g.n, 2);
+  CHECK_EQ(g.g[0].key, 0x656C6946);
+  CHECK_EQ(g.g[0].agg.count, 4);
+  CHECK_EQ(g.g[0].agg.bytes, 10 + 40 + 80 + 320);
+  CHECK_EQ(g.g[0].agg.out_end, 40 + 80 + 320);
+  CHECK_EQ(g.g[1].agg.bytes, 20 + 160);
+  hsi_groups_free(&g);
+  hsi_sel_free(&s);
+  hsi_life_free(L);
+}
+
+/*
+** Three allocation stacks:
+**   stack 1: three 100-byte blocks, never freed   impacting 300, size 300
+**   stack 2: one 1000-byte block, freed            transient 1000, impacting 0
+**   stack 3: two 50-byte blocks, never freed       impacting 100
+*/
+TEST(grouping_top_n) {
+  hsi_life *L = hsi_life_new();
+  hsi_groups g;
+  uint64_t keys[6];
+  size_t i;
+  halloc(L, 10, H1, 0x100, 100, 1); hsi_life_set_stack(L, 0, HSI_STACK_ALLOC, 1);
+  halloc(L, 11, H1, 0x200, 1000, 1); hsi_life_set_stack(L, 1, HSI_STACK_ALLOC, 2);
+  halloc(L, 12, H1, 0x300, 50, 1); hsi_life_set_stack(L, 2, HSI_STACK_ALLOC, 3);
+  halloc(L, 13, H1, 0x400, 100, 1); hsi_life_set_stack(L, 3, HSI_STACK_ALLOC, 1);
+  halloc(L, 14, H1, 0x500, 50, 1); hsi_life_set_stack(L, 4, HSI_STACK_ALLOC, 3);
+  halloc(L, 15, H1, 0x600, 100, 1); hsi_life_set_stack(L, 5, HSI_STACK_ALLOC, 1);
+  hfree(L, 20, H1, 0x200, 1);
+  CHECK_EQ(hsi_query_group(L, NULL, 10, 20, HSI_BY_ALLOC_STACK, NULL,
+                           HSI_AGG_PEAK | HSI_GRP_MEMBERS, &g), 0);
+  CHECK_EQ(g.n, 3);
+  CHECK_EQ(g.g[0].key, 1); CHECK_EQ(g.g[1].key, 2); CHECK_EQ(g.g[2].key, 3);  /* first seen */
+  CHECK_EQ(g.g[0].agg.impacting, 300);
+  CHECK_EQ(g.g[1].agg.transient, 1000); CHECK_EQ(g.g[1].agg.impacting, 0);
+  CHECK_EQ(g.g[1].agg.peak, 1000); CHECK_EQ(g.g[1].agg.peak_ts, 11);
+  CHECK_EQ(g.g[0].agg.peak, 300); CHECK_EQ(g.g[0].agg.peak_ts, 15);
+  CHECK_EQ(g.g[2].agg.peak, 100); CHECK_EQ(g.g[2].agg.peak_ts, 14);
+  CHECK_EQ(g.nmembers, 6);
+  CHECK_EQ(g.g[0].mlen, 3);
+  CHECK_EQ(g.members[g.g[0].moff], 0); CHECK_EQ(g.members[g.g[0].moff + 1], 3);
+  CHECK_EQ(g.members[g.g[0].moff + 2], 5);
+  CHECK_EQ(g.members[g.g[2].moff + 1], 4);
+  CHECK_EQ(g.g[2].first, 2);
+  CHECK_EQ(hsi_groups_sort(&g, HSI_F_IMPACTING, 1), 0);
+  CHECK_EQ(g.g[0].key, 1); CHECK_EQ(g.g[1].key, 3); CHECK_EQ(g.g[2].key, 2);
+  CHECK_EQ(g.members[g.g[1].moff], 2);                  /* members follow their group */
+  CHECK_EQ(hsi_groups_sort(&g, HSI_F_SIZE, 1), 0);
+  CHECK_EQ(g.g[0].key, 2); CHECK_EQ(g.g[1].key, 1); CHECK_EQ(g.g[2].key, 3);
+  CHECK_EQ(hsi_groups_sort(&g, HSI_F_COUNT, 0), 0);
+  CHECK_EQ(g.g[0].key, 2); CHECK_EQ(g.g[1].key, 3); CHECK_EQ(g.g[2].key, 1);
+  CHECK_EQ(hsi_groups_sort(&g, HSI_F_KEY, 1), 0);
+  CHECK_EQ(g.g[0].key, 3); CHECK_EQ(g.g[2].key, 1);
+  CHECK_EQ(hsi_groups_sort(&g, HSI_F_TRANSIENT, 1), 0);   /* ties (0, 0): by key */
+  CHECK_EQ(g.g[0].key, 2); CHECK_EQ(g.g[1].key, 1); CHECK_EQ(g.g[2].key, 3);
+  hsi_groups_top(&g, 2);
+  CHECK_EQ(g.n, 2);
+  CHECK_EQ(hsi_groups_sort(&g, HSI_F_COUNT_, 1), HS_EARG);
+  hsi_groups_free(&g);
+  /* a caller's key per record: even and odd addresses / 0x100 */
+  for (i = 0; i < 6; i++) keys[i] = (hsi_life_recs(L)->addr[i] >> 8) & 1;
+  CHECK_EQ(hsi_query_group(L, NULL, 10, 20, HSI_BY_KEY, keys, 0, &g), 0);
+  CHECK_EQ(g.n, 2);
+  CHECK_EQ(g.g[0].key, 1); CHECK_EQ(g.g[0].agg.count, 3);
+  CHECK_EQ(g.g[0].agg.bytes, 100 + 50 + 50);            /* 0x100 0x300 0x500 */
+  CHECK_EQ(g.g[1].agg.bytes, 1000 + 100 + 100);
+  hsi_groups_free(&g);
+  CHECK_EQ(hsi_query_group(L, NULL, 10, 20, HSI_BY_KEY, NULL, 0, &g), HS_EARG);
+  /* by window class */
+  CHECK_EQ(hsi_query_group(L, NULL, 12, 20, HSI_BY_CLASS, NULL, 0, &g), 0);
+  CHECK_EQ(hsi_groups_sort(&g, HSI_F_KEY, 0), 0);
+  CHECK_EQ(g.n, 3);
+  CHECK_EQ(g.g[0].key, HSI_AIFO); CHECK_EQ(g.g[0].agg.count, 4);
+  CHECK_EQ(g.g[1].key, HSI_AOFI); CHECK_EQ(g.g[1].agg.count, 1);
+  CHECK_EQ(g.g[2].key, HSI_AOFO); CHECK_EQ(g.g[2].agg.count, 1);
+  hsi_groups_free(&g);
+  CHECK_EQ(hsi_agg_field_find("impacting"), HSI_F_IMPACTING);
+  CHECK_STR(hsi_agg_field_name(HSI_F_AOFI_BYTES), "aofi_bytes");
+  CHECK_EQ(hsi_agg_field_find("nope"), -1);
+  hsi_life_free(L);
+}
+
+TEST(series) {
+  hsi_life *L = timeline();
+  hsi_series s;
+  static const int64_t et[] = {100, 110, 120, 130, 160, 200};
+  static const uint64_t eb[] = {76, 77, 79, 75, 74, 138}, ec[] = {3, 4, 5, 4, 3, 3};
+  size_t i;
+  CHECK_EQ(hsi_query_series(L, NULL, 100, 200, 0, &s), 0);
+  CHECK_EQ(s.n, 6);
+  for (i = 0; i < 6 && i < s.n; i++) {
+    CHECK_EQ(s.t[i], et[i]); CHECK_EQ(s.bytes[i], eb[i]); CHECK_EQ(s.count[i], ec[i]);
+  }
+  hsi_series_free(&s);
+  CHECK_EQ(hsi_query_series(L, NULL, 100, 200, 3, &s), 0);
+  CHECK_EQ(s.n, 3);
+  CHECK_EQ(s.t[0], 100); CHECK_EQ(s.t[1], 150); CHECK_EQ(s.t[2], 200);
+  CHECK_EQ(s.bytes[0], 76); CHECK_EQ(s.bytes[1], 75); CHECK_EQ(s.bytes[2], 138);
+  hsi_series_free(&s);
+  CHECK_EQ(hsi_query_series(L, NULL, 100, 200, 1, &s), 0);
+  CHECK_EQ(s.n, 1); CHECK_EQ(s.t[0], 200); CHECK_EQ(s.bytes[0], 138);
+  hsi_series_free(&s);
+  CHECK_EQ(hsi_query_series(L, NULL, 200, 100, 0, &s), HS_EARG);
+  hsi_life_free(L);
+}
+
+/* ---------------------------------------------------- randomized check */
+
+static uint64_t rs = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(void) {
+  rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
+  return rs;
+}
+
+static int naive_class(int64_t a, int64_t f, int64_t t1, int64_t t2) {
+  int ai, fi;
+  if (a > t2) return -1;
+  if (f < t1) return -1;
+  ai = (a >= t1 && a <= t2);
+  fi = (f >= t1 && f <= t2);
+  if (ai && fi) return HSI_AIFI;
+  if (ai) return HSI_AIFO;
+  if (fi) return HSI_AOFI;
+  return HSI_AOFO;
+}
+
+static uint64_t naive_out(const hsi_recs *R, const uint32_t *idx, size_t n, int64_t t) {
+  uint64_t b = 0;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    uint32_t r = idx ? idx[i] : (uint32_t)i;
+    if (R->flags[r] & HSI_RF_BEFORE) continue;
+    if (R->ts_alloc[r] <= t && !(R->ts_free[r] <= t)) b += R->size[r];
+  }
+  return b;
+}
+
+static int check_agg(const hsi_recs *R, const uint32_t *idx, size_t n, int64_t t1, int64_t t2,
+                     const hsi_agg *a) {
+  uint64_t cc[4] = {0, 0, 0, 0}, cb[4] = {0, 0, 0, 0}, cnt = 0, peak, unknown = 0;
+  int64_t peak_ts = t1;
+  size_t i;
+  int ok = 1;
+  for (i = 0; i < n; i++) {
+    uint32_t r = idx ? idx[i] : (uint32_t)i;
+    int c = naive_class(R->ts_alloc[r], R->ts_free[r], t1, t2);
+    if (c < 0) continue;
+    cnt++;
+    cc[c]++;
+    if (R->flags[r] & HSI_RF_SIZE_UNKNOWN) unknown++;
+    else cb[c] += R->size[r];
+  }
+  /* peak: outstanding at t1 and at every alloc time in (t1, t2] */
+  peak = naive_out(R, idx, n, t1);
+  for (i = 0; i < n; i++) {
+    uint32_t r = idx ? idx[i] : (uint32_t)i;
+    int64_t t = R->ts_alloc[r];
+    uint64_t v;
+    if (t <= t1 || t > t2 || (R->flags[r] & HSI_RF_BEFORE)) continue;
+    v = naive_out(R, idx, n, t);
+    if (v > peak || (v == peak && t < peak_ts && peak_ts != t1)) { peak = v; peak_ts = t; }
+  }
+  for (i = 0; i < 4; i++) ok &= a->cls_count[i] == cc[i] && a->cls_bytes[i] == cb[i];
+  ok &= a->count == cnt && a->unknown_count == unknown;
+  ok &= a->impacting == (int64_t)cb[HSI_AIFO] - (int64_t)cb[HSI_AOFI];
+  ok &= a->transient == cb[HSI_AIFI] && a->size == cb[HSI_AIFI] + cb[HSI_AIFO];
+  ok &= a->out_end == naive_out(R, idx, n, t2) && a->out_start == naive_out(R, idx, n, t1 - 1);
+  ok &= a->peak == peak && a->peak_ts == peak_ts;
+  if (!ok)
+    fprintf(stderr, "window [%lld, %lld]: peak %llu@%lld vs %llu@%lld, impacting %lld\n",
+            (long long)t1, (long long)t2, (unsigned long long)a->peak, (long long)a->peak_ts,
+            (unsigned long long)peak, (long long)peak_ts, (long long)a->impacting);
+  return ok;
+}
+
+TEST(random_aggregates) {
+  enum { NOPS = 3000 };
+  hsi_life *L = hsi_life_new();
+  static uint64_t live[NOPS];
+  static uint64_t keys[NOPS * 2];
+  size_t nlive = 0, i, w, bad = 0;
+  uint64_t next = 0x1000;
+  int64_t ts = 0;
+  const hsi_recs *R;
+  for (i = 0; i < NOPS; i++) {
+    unsigned r = (unsigned)(rnd() % 100);
+    ts += (int64_t)(rnd() % 4);   /* equal timestamps happen */
+    if (r < 50 || !nlive) {
+      halloc(L, ts, H1, next, rnd() % 3000, 1);
+      hsi_life_set_stack(L, (uint32_t)(hsi_life_recs(L)->n - 1), HSI_STACK_ALLOC, 1 + (uint32_t)(rnd() % 7));
+      live[nlive++] = next;
+      next += 16;
+    } else if (r < 90) {
+      size_t k = rnd() % nlive;
+      hfree(L, ts, H1, live[k], 1);
+      live[k] = live[--nlive];
+    } else if (r < 95) {
+      hsi_memop op = mk(HSI_OP_POOL_FREE, ts, 4);   /* before the trace, known size */
+      op.addr = 0xFFFF000000000000ull + i * 64; op.size = 1 + rnd() % 500;
+      feed(L, op, 1);
+    } else {
+      hfree(L, ts, H1, 0x7000000000ull + i * 16, 1);  /* before the trace, size unknown */
+    }
+  }
+  R = hsi_life_recs(L);
+  for (w = 0; w < 40; w++) {
+    int64_t t1 = (int64_t)(rnd() % (uint64_t)(ts + 1)), t2 = t1 + (int64_t)(rnd() % (uint64_t)(ts / 2 + 1));
+    hsi_agg a;
+    hsi_groups g;
+    hsi_sel s;
+    hsi_filter f;
+    hsi_series se;
+    uint64_t sum = 0, sumb = 0;
+    size_t k;
+    if (w == 0) { t1 = 0; t2 = ts; }
+    CHECK_EQ(hsi_query_agg(L, NULL, t1, t2, HSI_AGG_PEAK, &a), 0);
+    if (!check_agg(R, NULL, R->n, t1, t2, &a)) bad++;
+    /* a selection: sizes 100..2000 */
+    memset(&s, 0, sizeof s);
+    hsi_filter_init(&f, L);
+    f.t1 = t1; f.t2 = t2; f.size_min = 100; f.size_max = 2000;
+    CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+    for (k = 0; k < s.n; k++) {
+      uint32_t r = s.idx[k];
+      if (R->size[r] < 100 || R->size[r] > 2000 || (R->flags[r] & HSI_RF_SIZE_UNKNOWN) ||
+          naive_class(R->ts_alloc[r], R->ts_free[r], t1, t2) < 0) bad++;
+    }
+    CHECK_EQ(hsi_query_agg(L, &s, t1, t2, HSI_AGG_PEAK, &a), 0);
+    if (!check_agg(R, s.idx, s.n, t1, t2, &a)) bad++;
+    /* groups by stack: each group is its own naive aggregate; sums add up */
+    CHECK_EQ(hsi_query_group(L, NULL, t1, t2, HSI_BY_ALLOC_STACK, NULL,
+                             HSI_AGG_PEAK | HSI_GRP_MEMBERS, &g), 0);
+    for (k = 0; k < g.n; k++) {
+      size_t j;
+      for (j = 0; j < g.g[k].mlen; j++)
+        if (R->stk_alloc[g.members[g.g[k].moff + j]] != g.g[k].key) bad++;
+      if (!check_agg(R, g.members + g.g[k].moff, g.g[k].mlen, t1, t2, &g.g[k].agg)) bad++;
+      sum += g.g[k].agg.count;
+      sumb += g.g[k].agg.bytes;
+    }
+    CHECK_EQ(hsi_query_agg(L, NULL, t1, t2, 0, &a), 0);
+    CHECK_EQ(sum, a.count);
+    CHECK_EQ(sumb, a.bytes);
+    CHECK_EQ(hsi_groups_sort(&g, HSI_F_PEAK, 1), 0);
+    for (k = 1; k < g.n; k++)
+      if (g.g[k - 1].agg.peak < g.g[k].agg.peak) bad++;
+    hsi_groups_free(&g);
+    /* caller keys: size classes */
+    for (k = 0; k < R->n; k++) keys[k] = R->size[k] / 1000;
+    CHECK_EQ(hsi_query_group(L, NULL, t1, t2, HSI_BY_KEY, keys, 0, &g), 0);
+    for (k = 0; k < g.n; k++) {
+      size_t j, c = 0;
+      for (j = 0; j < R->n; j++)
+        if (keys[j] == g.g[k].key && naive_class(R->ts_alloc[j], R->ts_free[j], t1, t2) >= 0) c++;
+      if (c != g.g[k].agg.count) bad++;
+    }
+    hsi_groups_free(&g);
+    /* series against outstanding at each of its points */
+    CHECK_EQ(hsi_query_series(L, &s, t1, t2, 0, &se), 0);
+    for (k = 0; k < se.n; k++) {
+      if (se.bytes[k] != naive_out(R, s.idx, s.n, se.t[k])) bad++;
+      if (k && se.bytes[k] == se.bytes[k - 1] && se.count[k] == se.count[k - 1]) bad++;
+    }
+    hsi_series_free(&se);
+    CHECK_EQ(hsi_query_series(L, &s, t1, t2, 17, &se), 0);
+    CHECK_EQ(se.n, 17);
+    CHECK_EQ(se.t[0], t1);
+    CHECK_EQ(se.t[se.n - 1], t2);
+    for (k = 0; k < se.n; k++)
+      if (se.bytes[k] != naive_out(R, s.idx, s.n, se.t[k])) bad++;
+    hsi_series_free(&se);
+    hsi_sel_free(&s);
+  }
+  CHECK_EQ(bad, 0);
+  hsi_life_free(L);
+}
+
+/* Many records: the radix sort path (>= 512 times) against the naive
+   peak, with timestamps close together and spread over more than 2^32
+   ticks (every 16-bit digit of the sort matters). */
+static void large_peak_run(int64_t start, uint64_t step) {
+  hsi_life *L = hsi_life_new();
+  static uint64_t live[20000];
+  size_t nlive = 0, i, j;
+  hsi_agg a;
+  hsi_series se;
+  int64_t ts = start, t1, t2;
+  uint64_t peak, v;
+  int64_t pts;
+  const hsi_recs *R;
+  for (i = 0; i < 20000; i++) {
+    ts += (int64_t)(rnd() % step);
+    if (rnd() % 100 < 55 || !nlive) {
+      halloc(L, ts, H2, 0x10 + i * 16, 1 + rnd() % 100, 3);
+      live[nlive++] = 0x10 + i * 16;
+    } else {
+      size_t k = rnd() % nlive;
+      hfree(L, ts, H2, live[k], 3);
+      live[k] = live[--nlive];
+    }
+  }
+  R = hsi_life_recs(L);
+  t1 = start + (ts - start) / 3;
+  t2 = ts - (ts - start) / 3;
+  CHECK_EQ(hsi_query_agg(L, NULL, t1, t2, HSI_AGG_PEAK, &a), 0);
+  peak = naive_out(R, NULL, R->n, t1);
+  pts = t1;
+  for (j = 0; j < R->n; j++) {
+    if (R->ts_alloc[j] <= t1 || R->ts_alloc[j] > t2) continue;
+    v = naive_out(R, NULL, R->n, R->ts_alloc[j]);
+    if (v > peak) { peak = v; pts = R->ts_alloc[j]; }
+  }
+  CHECK_EQ(a.peak, peak);
+  CHECK_EQ(a.peak_ts, pts);
+  CHECK_EQ(a.out_end, naive_out(R, NULL, R->n, t2));
+  CHECK_EQ(hsi_query_series(L, NULL, t1, t2, 50, &se), 0);
+  for (j = 0; j < se.n; j++) CHECK_EQ(se.bytes[j], naive_out(R, NULL, R->n, se.t[j]));
+  hsi_series_free(&se);
+  hsi_life_free(L);
+}
+
+TEST(large_peak) {
+  large_peak_run(1000000, 50);
+  large_peak_run((int64_t)1 << 40, (uint64_t)1 << 30);
+}
+
+int main(void) {
+  RUN(classes);
+  RUN(window_aggregates);
+  RUN(whole_trace);
+  RUN(before_trace_bytes);
+  RUN(filters);
+  RUN(pool_tags);
+  RUN(grouping_top_n);
+  RUN(series);
+  RUN(random_aggregates);
+  RUN(large_peak);
+  return UNIT_DONE();
+}
