@@ -6,8 +6,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include "heapscript.h"
+#include "bytes.h"
 #include "memev.h"
 #include "analysis.h"
+
+/*
+** Whether a trace has stacks for allocations, and for frees, is known
+** only from the trace itself (`-stackwalk HeapAlloc` without HeapFree is
+** the usual setup).  A target that never gets a stack lingers in the
+** matcher's window, so after PROBE targets of one kind with no StackWalk
+** record naming any of the last RING of them, that kind stops asking.
+*/
+#define PROBE 4096
+#define RING 64
+
+typedef struct probe {
+  uint64_t wanted;
+  int seen;                   /* a stack record named one of these targets */
+  int64_t ts[RING];
+  uint32_t tid[RING];
+} probe;
 
 struct hsi_analysis {
   hsi_procmap *pm;
@@ -15,7 +33,7 @@ struct hsi_analysis {
   hsi_life *lt;
   hsi_analysis_counts c;
   hs_logfile lf;
-  int nomem;
+  probe pr[2];                /* HSI_STACK_ALLOC, HSI_STACK_FREE */
 };
 
 /* A stack target names a record and which of its stacks: rec * 2 + which. */
@@ -26,7 +44,32 @@ static void on_stack(void *ud, uint64_t target, uint32_t stack) {
 
 static int want(hsi_analysis *a, const hs_event *ev, uint32_t pid, uint32_t rec, int which) {
   uint32_t p = (ev->flags & HS_EVF_HAS_IDS) ? ev->pid : pid;
+  probe *pr = &a->pr[which];
+  if (!pr->seen) {
+    if (pr->wanted >= PROBE) return 0;
+    pr->ts[pr->wanted % RING] = ev->timestamp;
+    pr->tid[pr->wanted % RING] = ev->tid;
+  }
+  pr->wanted++;
   return hsi_stacks_want(a->st, ev->timestamp, p, ev->tid, (uint64_t)rec * 2 + (uint64_t)which);
+}
+
+/* A StackWalk op 32 or key reference (37/38) names its event by
+   (EventTimeStamp @0, StackThread @12) [V]: does it name a probed target? */
+static void probe_stack(hsi_analysis *a, const hs_event *ev) {
+  int64_t ts;
+  uint32_t tid;
+  int w, i;
+  if (ev->payload_len < 16) return;
+  ts = (int64_t)rd64(ev->payload);
+  tid = rd32(ev->payload + 12);
+  for (w = 0; w < 2; w++) {
+    probe *pr = &a->pr[w];
+    uint64_t n = pr->wanted < RING ? pr->wanted : RING;
+    if (pr->seen || pr->wanted >= PROBE) continue;      /* decided */
+    for (i = 0; i < (int)n; i++)
+      if (pr->ts[i] == ts && pr->tid[i] == tid) { pr->seen = 1; break; }
+  }
 }
 
 static int memory_event(hsi_analysis *a, const hs_event *ev, const hsi_memop *op) {
@@ -85,6 +128,8 @@ int hsi_analysis_run(hs_reader *r, hsi_analysis **out, char *err, size_t errlen)
     d = hsi_memev_decode(&ev, &op);
     if (d == 1) rc = memory_event(a, &ev, &op);
     else if (d < 0) a->c.memory_damaged++;
+    if (rc == 0 && (ev.flags & HS_EVF_KERNEL) && (ev.hook == 0x1820 || ev.hook == 0x1825 || ev.hook == 0x1826))
+      probe_stack(a, &ev);
     if (rc == 0 && hsi_stacks_feed(a->st, &ev) < 0) rc = HS_ENOMEM;
   }
   if (rc == 0 && n < 0) {

@@ -463,13 +463,34 @@ static int is_classic(int ht) {
   return ht == HS_HT_FULL32 || ht == HS_HT_FULL64 || ht == HS_HT_INSTANCE32 || ht == HS_HT_INSTANCE64;
 }
 
+/*
+** Every event of a trace passes through classify, so kernel hooks of the
+** three memory groups remember their row per (group, type, version):
+** the tables are fixed, and a row is found once, not per event.
+*/
+#define CACHE_V 8
+static const layout *kcache[3][256][CACHE_V];
+static uint8_t kcached[3][256][CACHE_V];
+
+static int group_slot(int g) { return g == 0x10 ? 0 : g == 0x02 ? 1 : g == 0x0E ? 2 : -1; }
+
 /* The row for an event, or NULL if it is not a memory event. */
 static const layout *classify(const hs_event *ev, int *group, int *type) {
   const provider *pv;
   int g = -2, t = 0, v = 0;
   size_t i;
   if (ev->flags & HS_EVF_KERNEL) {
+    int gs;
     g = ev->hook >> 8; t = ev->hook & 0xFF; v = ev->version & 0xFF;  /* PEBS/PMC bits, if left in */
+    if ((gs = group_slot(g)) < 0) return NULL;
+    *group = g; *type = t;
+    if (v < CACHE_V) {
+      if (!kcached[gs][t][v]) {
+        kcache[gs][t][v] = pick(provider_of(g), t, v);
+        kcached[gs][t][v] = 1;
+      }
+      return kcache[gs][t][v];
+    }
   } else if (is_classic(ev->header_type)) {
     for (i = 0; i < COUNT(class_guids); i++)
       if (hs_guid_eq(&ev->provider, &class_guids[i].g)) g = class_guids[i].group;
@@ -521,29 +542,23 @@ static uint64_t fetch(const hsi_memop *op, int dest) {
 
 /* Read field f through the cursor; *present is 0 when an optional field
    lies past the end of the payload. */
-static uint64_t read_field(const uint8_t *p, size_t len, int P, const field *f, int *present, int *bad) {
-  hs_cursor c;
+static uint64_t read_field(const uint8_t *p, size_t len, int P, const field *f, int *present) {
   size_t off = foff(f, P), w = fwidth(f, P);
-  uint64_t v;
-  *present = off + w <= len;
+  *present = off + w <= len;              /* the only bounds check a field needs */
   if (!*present) return 0;
-  hs_cur_init(&c, p, len, P);
-  hs_cur_skip(&c, off);
-  switch (f->kind) {
-  case K_PTR: case K_SIZE: v = hs_cur_ptr(&c); break;
-  case K_U32: v = hs_cur_u32(&c); break;
-  case K_U16: v = hs_cur_u16(&c); break;
-  default: v = hs_cur_u8(&c); break;
+  switch (w) {
+  case 8: return rd64(p + off);
+  case 4: return rd32(p + off);
+  case 2: return rd16(p + off);
+  default: return p[off];
   }
-  if (c.bad) *bad = 1;
-  return v;
 }
 
 /* -------------------------------------------------------------- decode */
 
 int hsi_memev_decode(const hs_event *ev, hsi_memop *op) {
   const layout *L;
-  int group = 0, type = 0, P = ev->pointer_size, bad = 0, present;
+  int group = 0, type = 0, P = ev->pointer_size, present;
   uint32_t ppid = HS_NOID;
   int have_ppid = 0;
   unsigned i;
@@ -561,12 +576,11 @@ int hsi_memev_decode(const hs_event *ev, hsi_memop *op) {
   if (ev->payload_len < min_len(L, P) || (!ev->payload && ev->payload_len)) return -1;
   for (i = 0; i < L->nf; i++) {
     const field *f = &L->f[i];
-    uint64_t v = read_field(ev->payload, ev->payload_len, P, f, &present, &bad);
+    uint64_t v = read_field(ev->payload, ev->payload_len, P, f, &present);
     if (!present) continue;
     if (f->dest == M_PID) { ppid = (uint32_t)v; have_ppid = 1; }
     else store(op, f->dest, v);
   }
-  if (bad) return -1;
   if ((L->flags & L_BLOB) && op->size > ev->payload_len - full_len(L, P)) return -1;
   if (have_ppid && (L->pid == PID_PAYLOAD || (L->pid == PID_HDR_ELSE_PAYLOAD && op->pid == HS_NOID)))
     op->pid = ppid;
@@ -796,7 +810,7 @@ size_t hsi_memev_describe(const hs_event *ev, char *out, size_t cap) {
   sbuf b;
   const layout *L;
   hsi_memop op;
-  int group = 0, type = 0, P = ev->pointer_size, bad = 0, present, rc;
+  int group = 0, type = 0, P = ev->pointer_size, present, rc;
   size_t need, have = ev->payload_len, end = 0;
   unsigned i;
   b.p = out; b.cap = cap; b.n = 0;
@@ -815,7 +829,7 @@ size_t hsi_memev_describe(const hs_event *ev, char *out, size_t cap) {
   if (L->nf == 0) { put(&b, "layout unknown, payload %lu bytes", (unsigned long)have); return b.n; }
   for (i = 0; i < L->nf; i++) {
     const field *f = &L->f[i];
-    uint64_t v = read_field(ev->payload, have, P, f, &present, &bad);
+    uint64_t v = read_field(ev->payload, have, P, f, &present);
     if (!present) continue;
     put_field(&b, f, v);
     end = foff(f, P) + fwidth(f, P);
