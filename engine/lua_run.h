@@ -51,7 +51,9 @@ void hsi_lua_register(lua_State *L, const char *name, lua_CFunction open);
 
 #define HSI_LUA_CLASSES(X) \
   X("Event", hsi_lua_open_event) \
-  X("Trace", hsi_lua_open_trace)
+  X("Trace", hsi_lua_open_trace) \
+  X("Writer", hsi_lua_open_writer) \
+  X("Symbols", hsi_lua_open_symbols)
 
 #define HSI_LUA_DECLARE_OPENER(name, fn) int fn(lua_State *L);
 HSI_LUA_CLASSES(HSI_LUA_DECLARE_OPENER)
@@ -61,6 +63,14 @@ HSI_LUA_CLASSES(HSI_LUA_DECLARE_OPENER)
 
 #define HSI_LUA_TRACE "heapscript.Trace"
 #define HSI_LUA_EVENT "heapscript.Event"
+
+/*
+** The current symbol map (heapscript.symbols(), lua_symbols.c) as an
+** hsi_symmap * (engine/symmap.h), or NULL.  It lives as long as the
+** registry's "heapscript.symbols" value refers to it; keep that value
+** referenced while the map is in use.
+*/
+void *hsi_lua_symbols(lua_State *L);
 
 /*
 ** An event source: what a heapscript.Event shows.  It lives inside the
