@@ -107,8 +107,11 @@ check: test
 	$(MAKE) SANITIZE=1 test
 	$(MAKE) cross
 
-bench: heapscript
-	sh tests/bench.sh
+$(B)/bench_%: tests/bench/bench_%.c $(LIB) | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+bench: heapscript $(B)/bench_read $(B)/bench_analysis
+	HS_BUILD=$(B) sh tests/bench.sh
 
 clean:
 	rm -rf build heapscript

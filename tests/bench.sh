@@ -1,0 +1,48 @@
+#!/bin/sh
+# bench.sh -- `make bench`: speed and memory, measured in one run, as
+# ratios against a baseline measured in the same run.  Never a test.
+#  1. decode vs reading the bytes (cat): the largest corpus traces and a
+#     large generated trace;
+#  2. lifetime tracking vs the plain decode of the same generated trace of
+#     5 million heap events, each in its own process (peak RSS, anon RSS);
+#  3. the same trace end to end through a Lua script (trace:allocations).
+# BENCH_EVENTS overrides the 5,000,000 events; the trace is kept in
+# $TMPDIR/heapscript-bench between runs.
+B=${HS_BUILD:-build/rel}
+HS=./heapscript
+C=${HEAPSCRIPT_CORPUS:-../shared/traces}
+N=${BENCH_EVENTS:-5000000}
+T=${TMPDIR:-/tmp}/heapscript-bench
+mkdir -p "$T"
+G=$T/heap-$N.etl
+if [ ! -s "$G" ]; then
+  echo "generating $G ($N heap events with stacks)..."
+  $HS tests/bench/gen_heap.lua -- "$G" "$N" >/dev/null || exit 1
+fi
+echo "== 1. decode (walk every record) vs read(2) of the same bytes from the page cache"
+set --
+for f in "$C/Siemens-Healthineers_ETWAnalyzer__TraceLoggingTester.etl" \
+         "$C/microsoft_perfview__net.4.5.x86_PerfViewData.etl" \
+         "$C/microsoft_perfview__net.4.5.2.x64.etl"; do
+  [ -f "$f" ] && set -- "$@" "$f"
+done
+"$B/bench_read" "$@" "$G"
+echo
+echo "== 2. lifetime tracking (procmap + memory decoders + stacks + lifetimes) vs plain decode"
+w=$("$B/bench_analysis" walk "$G"); a=$("$B/bench_analysis" analyse "$G")
+echo "$w"; echo "$a"
+echo "$w $a" | awk '{ for (i = 1; i <= NF; i++) if ($i == "s") t[++n] = $(i-1);
+  printf "ratio analyse/walk: %.2f\n", t[2] / t[1] }'
+echo
+echo "== 3. end to end in Lua: trace:allocations():summary() and a group by stack"
+cat > "$T/e2e.lua" <<'LUA'
+local t0 = os.clock()
+local A = trace:allocations{ kind = "heap" }
+local s = A:summary()
+local g = A:group("stack", { sort = "impacting", desc = true, top = 5 })
+local st = trace:memory_stats()
+print(("%d records, %d outstanding bytes, top stack %d B impacting; %.2f s CPU"):format(
+  s.count, s.AIFO.bytes, g[1] and g[1].impacting or 0, os.clock() - t0))
+LUA
+if command -v /usr/bin/time >/dev/null; then /usr/bin/time -f "wall %e s, peak RSS %M KB" $HS "$T/e2e.lua" "$G"
+else start=$(date +%s.%N); $HS "$T/e2e.lua" "$G"; echo "wall $(echo "$(date +%s.%N) - $start" | bc) s"; fi
