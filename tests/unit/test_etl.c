@@ -1,0 +1,260 @@
+/*
+** test_etl.c -- the container rules no corpus file exercises, on traces
+** written by the project's writer and then patched byte by byte as real
+** files can be: BuffersWritten smaller than the buffers held, a buffer-0
+** tail with repeated and with unique records, a 0xFFFFFFFF end marker,
+** a circular logger's wrapped buffers, merged files, per-CPU ordering,
+** damage reports with offsets.
+*/
+#include "unit.h"
+#include "heapscript.h"
+#include "bytes.h"
+#include "writer.h"
+
+static char path[512];
+static uint8_t *img;
+static size_t imglen;
+
+static const char *tmp_path(const char *name) {
+  const char *d = getenv("TMPDIR");
+  snprintf(path, sizeof path, "%s/hs-etl-%s.etl", d && *d ? d : "/tmp", name);
+  return path;
+}
+
+static void load(const char *p) {
+  FILE *f = fopen(p, "rb");
+  long n;
+  free(img);
+  img = NULL;
+  imglen = 0;
+  if (!f) return;
+  fseek(f, 0, SEEK_END);
+  n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  img = (uint8_t *)malloc((size_t)n);
+  if (img && fread(img, 1, (size_t)n, f) == (size_t)n) imglen = (size_t)n;
+  fclose(f);
+}
+
+/* cpus CPUs, n events per CPU at timestamps 100 + 10*i + cpu, 1 KiB buffers. */
+static int write_trace(const char *p, int cpus, int n, uint32_t mode, int64_t t0) {
+  hsi_writer *w;
+  hsi_writer_opts o;
+  int i, c;
+  uint8_t pl[40];
+  memset(&o, 0, sizeof o);
+  o.cpus = (uint32_t)cpus; o.buffer_size = 1024; o.log_file_mode = mode; o.start_ticks = t0;
+  if (hsi_writer_open(&w, p, &o, NULL, 0)) return -1;
+  for (i = 0; i < n; i++)
+    for (c = 0; c < cpus; c++) {
+      memset(pl, 0, sizeof pl);
+      wr32(pl, (uint32_t)(i * cpus + c));
+      hsi_writer_kernel(w, c, HS_HT_SYSTEM64, 0x05, 36, 2, 4, (uint32_t)(1000 + c), t0 + 100 + 10 * i + c, pl, sizeof pl);
+    }
+  return hsi_writer_close(w);
+}
+
+typedef struct walk {
+  uint64_t n, damage;
+  int64_t last_ts;
+  int ordered;
+  uint64_t first_damage;
+} walk;
+
+static void on_damage(void *ud, const hs_damage *d) {
+  walk *w = (walk *)ud;
+  if (w->damage++ == 0) w->first_damage = d->pos;
+}
+
+static walk read_mem(const uint8_t *data, size_t len, int *rc) {
+  hs_reader *r;
+  hs_event ev;
+  hs_reader_opts o;
+  walk w;
+  memset(&w, 0, sizeof w);
+  memset(&o, 0, sizeof o);
+  o.on_damage = on_damage; o.ud = &w;
+  w.ordered = 1;
+  w.last_ts = INT64_MIN;
+  *rc = hs_reader_open_mem(&r, data, len, "mem.etl", &o, NULL, 0);
+  if (*rc) return w;
+  while (hs_reader_next(r, &ev) == 1) {
+    if (ev.timestamp < w.last_ts) w.ordered = 0;
+    w.last_ts = ev.timestamp;
+    w.n++;
+  }
+  hs_reader_close(r);
+  return w;
+}
+
+/* Offset of buffer k (buffers are back to back, each its own BufferSize). */
+static size_t buffer_at(int k) {
+  size_t pos = 0;
+  while (k-- > 0 && pos + 4 <= imglen) pos += rd32(img + pos);
+  return pos;
+}
+
+TEST(buffers_written_is_not_trusted) {
+  int rc;
+  walk w;
+  CHECK_EQ(write_trace(tmp_path("bw"), 2, 200, 0, 0), 0);
+  load(path);
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(rc, 0); CHECK_EQ(w.n, 401); CHECK(w.ordered); CHECK_EQ(w.damage, 0);
+  wr32(img + 0x48 + 0x20 + 0x24, 1);          /* BuffersWritten = 1, as a never-stopped logger */
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(w.n, 401);
+  remove(path);
+}
+
+TEST(merged_per_cpu_order_and_ties) {
+  hs_reader *r;
+  hs_event ev;
+  int64_t last = -1;
+  int last_cpu = -1, ok = 1;
+  uint64_t n = 0;
+  CHECK_EQ(write_trace(tmp_path("cpu"), 4, 100, 0, 0), 0);
+  {
+    const char *p = path;
+    CHECK_EQ(hs_reader_open(&r, &p, 1, NULL, NULL, 0), 0);
+  }
+  while (hs_reader_next(r, &ev) == 1) {
+    n++;
+    if (ev.hook != 0x0524) continue;
+    /* timestamps 100 + 10i + cpu: strictly increasing in merged order */
+    if (ev.timestamp <= last || ev.cpu != (uint16_t)((ev.timestamp - 100) % 10)) ok = 0;
+    if (rd32(ev.payload) != (uint32_t)((ev.timestamp - 100) / 10 * 4 + ev.cpu)) ok = 0;
+    last = ev.timestamp;
+    last_cpu = ev.cpu;
+  }
+  CHECK(ok); CHECK_EQ(n, 401); CHECK_EQ(last_cpu, 3);
+  hs_reader_close(r);
+  remove(path);
+}
+
+TEST(two_files_merge_like_xperf) {
+  char a[512], b[512];
+  const char *paths[2];
+  hs_reader *r;
+  hs_event ev;
+  int64_t last = -1;
+  int ok = 1, files_seen[2] = {0, 0};
+  CHECK_EQ(write_trace(tmp_path("fa"), 1, 50, 0, 0), 0);
+  strcpy(a, path);
+  CHECK_EQ(write_trace(tmp_path("fb"), 1, 50, 0, 5), 0);     /* 5 ticks later: interleaves */
+  strcpy(b, path);
+  paths[0] = a; paths[1] = b;
+  CHECK_EQ(hs_reader_open(&r, paths, 2, NULL, NULL, 0), 0);
+  while (hs_reader_next(r, &ev) == 1) {
+    if (ev.timestamp < last) ok = 0;
+    last = ev.timestamp;
+    files_seen[ev.file]++;
+  }
+  CHECK(ok); CHECK_EQ(files_seen[0], 51); CHECK_EQ(files_seen[1], 51);
+  CHECK_EQ(hs_reader_nfiles(r), 2);
+  hs_reader_close(r);
+  remove(a); remove(b);
+}
+
+/* Move the first record of buffer 1 into buffer 0 after the header record,
+   between SavedOffset and Offset, as late group-0 records are written. */
+static void make_tail(int unique) {
+  size_t b1 = buffer_at(1);
+  uint32_t off0 = rd32(img + 0x30), rsz = rd16(img + b1 + 0x48 + 4), al = (rsz + 7) & ~7u;
+  memcpy(img + off0, img + b1 + 0x48, rsz);
+  if (unique) img[off0 + 0x20] ^= 0x5A;                /* a payload byte differs */
+  wr32(img + 4, off0);                                  /* SavedOffset: before it */
+  wr32(img + 0x30, off0 + al);                          /* Offset: after it */
+}
+
+TEST(buffer0_tail_repeats_counted_once_unique_kept) {
+  int rc;
+  walk w;
+  hs_reader *r;
+  CHECK_EQ(write_trace(tmp_path("tail"), 1, 100, 0, 0), 0);
+  load(path);
+  make_tail(0);
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(rc, 0); CHECK_EQ(w.n, 101); CHECK_EQ(w.damage, 0);
+  CHECK_EQ(hs_reader_open_mem(&r, img, imglen, "t", NULL, NULL, 0), 0);
+  { hs_event ev; while (hs_reader_next(r, &ev) == 1) {} }
+  CHECK_EQ(hs_reader_stats(r, 0)->records_duplicate, 1);
+  CHECK_EQ(hs_reader_rewind(r), 0);                     /* and again after a rewind */
+  { hs_event ev; uint64_t n = 0; while (hs_reader_next(r, &ev) == 1) n++; CHECK_EQ(n, 101); }
+  hs_reader_close(r);
+  load(path);
+  make_tail(1);
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(w.n, 102);                                   /* found nowhere else: it counts */
+  remove(path);
+}
+
+TEST(end_marker_ends_a_buffer) {
+  int rc;
+  walk w, full;
+  size_t b1;
+  CHECK_EQ(write_trace(tmp_path("ff"), 1, 100, 0, 0), 0);
+  load(path);
+  full = read_mem(img, imglen, &rc);
+  b1 = buffer_at(1);
+  /* the third record of buffer 1 (records are 0x48 bytes: 0x20 header + 40 payload) */
+  wr32(img + b1 + 0x48 + 2 * 0x48, 0xFFFFFFFFu);
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(rc, 0); CHECK_EQ(w.damage, 0);
+  CHECK(w.n < full.n && w.n > 10);
+  {
+    uint32_t in_buf1 = (rd32(img + b1 + 0x30) - 0x48) / 0x48;
+    CHECK_EQ(full.n - w.n, in_buf1 - 2);
+  }
+  remove(path);
+}
+
+TEST(circular_logger_wraps) {
+  int rc;
+  walk w;
+  size_t b1, b2, b3, n1, n2;
+  uint8_t *tmp;
+  CHECK_EQ(write_trace(tmp_path("circ"), 1, 60, 0x2, 0), 0);   /* CIRCULAR */
+  load(path);
+  /* swap buffers 1 and 2 (same size): the oldest now sits second */
+  b1 = buffer_at(1); b2 = buffer_at(2); b3 = buffer_at(3);
+  n1 = b2 - b1; n2 = b3 - b2;
+  CHECK_EQ(n1, n2);
+  tmp = (uint8_t *)malloc(n1);
+  memcpy(tmp, img + b1, n1); memcpy(img + b1, img + b2, n1); memcpy(img + b2, tmp, n1);
+  free(tmp);
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(rc, 0); CHECK_EQ(w.n, 61); CHECK(w.ordered);
+  remove(path);
+}
+
+TEST(damage_is_reported_with_offsets) {
+  int rc;
+  walk w;
+  size_t b2;
+  CHECK_EQ(write_trace(tmp_path("dmg"), 1, 100, 0, 0), 0);
+  load(path);
+  b2 = buffer_at(2);
+  wr16(img + b2 + 0x48 + 0x48 + 4, 0x7000);            /* second record of buffer 2: Size past the buffer */
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(rc, 0); CHECK_EQ(w.damage, 1);
+  CHECK_EQ(w.first_damage, b2 + 0x48 + 0x48);
+  load(path);
+  w = read_mem(img, imglen - 300, &rc);                /* truncated inside the last buffer */
+  CHECK_EQ(rc, 0); CHECK(w.damage >= 1); CHECK(w.n > 50);
+  w = read_mem(img, 0x30, &rc);                         /* not even a buffer header */
+  CHECK_EQ(rc, HS_EFORMAT);
+  remove(path);
+}
+
+int main(void) {
+  RUN(buffers_written_is_not_trusted);
+  RUN(merged_per_cpu_order_and_ties);
+  RUN(two_files_merge_like_xperf);
+  RUN(buffer0_tail_repeats_counted_once_unique_kept);
+  RUN(end_marker_ends_a_buffer);
+  RUN(circular_logger_wraps);
+  RUN(damage_is_reported_with_offsets);
+  free(img);
+  return UNIT_DONE();
+}
