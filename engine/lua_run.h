@@ -53,7 +53,8 @@ void hsi_lua_register(lua_State *L, const char *name, lua_CFunction open);
   X("Event", hsi_lua_open_event) \
   X("Trace", hsi_lua_open_trace) \
   X("Writer", hsi_lua_open_writer) \
-  X("Symbols", hsi_lua_open_symbols)
+  X("Symbols", hsi_lua_open_symbols) \
+  X("Stack", hsi_lua_open_stack) X("Allocs", hsi_lua_open_alloc)
 
 #define HSI_LUA_DECLARE_OPENER(name, fn) int fn(lua_State *L);
 HSI_LUA_CLASSES(HSI_LUA_DECLARE_OPENER)
@@ -103,5 +104,22 @@ int hsi_lua_trace_open(lua_State *L, const char *const *paths, int npaths);
 
 /* The reader of the Trace at idx; raises an error if not a Trace or closed. */
 hs_reader *hsi_lua_checkreader(lua_State *L, int idx);
+
+/*
+** Stacks (lua_stack.c) as the allocation classes (lua_alloc.c) hand them
+** out.  hsi_lua_stack_push pushes the heapscript.Stack of interned stack
+** `id` (not 0) of analysis `a`, its frames named as process instance
+** `inst` had its images loaded at time ts.  `owner` is the index of the
+** userdata that owns `a` (the Stack keeps it alive); `cache` is the index
+** of a table that lives as long as the owner, where one Stack per
+** (id, inst) and its formatted frames are kept.  hsi_lua_stack_match
+** tells whether a frame of the Stack at idx matches the pattern at pat
+** (a Lua pattern string, an LPeg pattern or a function(frame)).
+*/
+#define HSI_LUA_STACK "heapscript.Stack"
+struct hsi_analysis;
+void hsi_lua_stack_push(lua_State *L, int owner, int cache, const struct hsi_analysis *a,
+                        uint32_t id, uint32_t inst, int64_t ts);
+int hsi_lua_stack_match(lua_State *L, int idx, int pat);
 
 #endif

@@ -1,0 +1,303 @@
+/*
+** lua_stack.c -- class heapscript.Stack: one interned call stack of an
+** allocation analysis, as one process instance saw it.
+**
+** A Stack is a stack id (stacks.h) plus the process instance and time
+** whose loaded images name its frames ("module+0xRVA", or
+** "module!Function+0xoff" when a symbol resolver knows the address).
+** The frame strings are made on first use and kept in the Stack's user
+** value.  hsi_lua_stack_push hands out one object per (stack id, instance),
+** kept in the caller's cache for as long as the analysis lives (like an
+** interned string), so the frames of a stack are formatted once however
+** many records, groups and loops ask for it.
+**
+** Function names come from the current symbol map (heapscript.symbols,
+** lua_symbols.c).  A map serves one procmap at a time, so it is attached
+** to this analysis's procmap right before each formatting, and frames
+** formatted under another map (or none) are formatted again.
+*/
+#include <string.h>
+
+#include "lua_run.h"
+#include "analysis.h"
+#include "symmap.h"
+
+typedef struct Stack {
+  const hsi_analysis *a;       /* kept alive by user value 1 (its owner) */
+  uint32_t id, inst;
+  int64_t ts;                  /* when the frames are named (images loaded then) */
+  size_t n;                    /* frames */
+  const void *sm;              /* the symbol map the cached frames were named with */
+} Stack;
+
+/* User values of a Stack. */
+enum { UV_OWNER = 1, UV_FRAMES, UV_COUNT_ = UV_FRAMES };
+
+#define tostack(L, i) ((Stack *)luaL_checkudata(L, i, HSI_LUA_STACK))
+
+/* Key, in the caller's cache table, of the table of Stack objects. */
+static const char objects_key = 'S';
+
+void hsi_lua_stack_push(lua_State *L, int owner, int cache, const struct hsi_analysis *a,
+                        uint32_t id, uint32_t inst, int64_t ts) {
+  lua_Integer key = (lua_Integer)(((uint64_t)id << 32) | inst);
+  Stack *s;
+  owner = lua_absindex(L, owner);
+  cache = lua_absindex(L, cache);
+  if (lua_rawgetp(L, cache, &objects_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 16);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, cache, &objects_key);
+  }
+  if (lua_rawgeti(L, -1, key) == LUA_TUSERDATA) {
+    lua_remove(L, -2);
+    return;
+  }
+  lua_pop(L, 1);
+  s = (Stack *)lua_newuserdatauv(L, sizeof *s, UV_COUNT_);
+  s->a = a;
+  s->id = id;
+  s->inst = inst;
+  s->ts = ts;
+  s->n = 0;
+  s->sm = NULL;
+  hsi_stacks_frames(hsi_analysis_stacks(a), id, &s->n);
+  luaL_setmetatable(L, HSI_LUA_STACK);
+  lua_pushvalue(L, owner);
+  lua_setiuservalue(L, -2, UV_OWNER);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, -3, key);
+  lua_remove(L, -2);
+}
+
+/* Push the frame strings of the Stack at idx, formatting them on first use. */
+static int pushframes(lua_State *L, int idx) {
+  Stack *s = tostack(L, idx);
+  hsi_procmap *pm = hsi_analysis_procmap(s->a);
+  hsi_symmap *sm = (hsi_symmap *)hsi_lua_symbols(L);
+  const uint64_t *addr;
+  size_t n, i;
+  char buf[256];
+  idx = lua_absindex(L, idx);
+  if (lua_getiuservalue(L, idx, UV_FRAMES) == LUA_TTABLE && s->sm == sm) return lua_gettop(L);
+  lua_pop(L, 1);
+  /* the registry keeps sm alive through this call; nothing else formats with pm */
+  hsi_symmap_attach(sm, pm);
+  s->sm = sm;
+  addr = hsi_stacks_frames(hsi_analysis_stacks(s->a), s->id, &n);
+  lua_createtable(L, (int)n, 0);
+  for (i = 0; i < n; i++) {
+    size_t len = hsi_frame_format(pm, s->inst, addr[i], s->ts, buf, sizeof buf);
+    if (len < sizeof buf) {
+      lua_pushlstring(L, buf, len);
+    } else {  /* a long symbol name: format again into a buffer that fits */
+      luaL_Buffer b;
+      char *p = luaL_buffinitsize(L, &b, len + 1);
+      hsi_frame_format(pm, s->inst, addr[i], s->ts, p, len + 1);
+      luaL_pushresultsize(&b, len);
+    }
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_pushvalue(L, -1);
+  lua_setiuservalue(L, idx, UV_FRAMES);
+  return lua_gettop(L);
+}
+
+/*
+** Push the function that tests one frame against the pattern at pat and
+** return how many arguments besides the frame it takes before it:
+** string.find(frame, pat) for a Lua pattern, pat:match(frame) for an
+** LPeg pattern, pat(frame) for a function.
+*/
+static int matcher(lua_State *L, int pat) {
+  switch (lua_type(L, pat)) {
+  case LUA_TSTRING:
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_getfield(L, -1, "string");
+    if (lua_type(L, -1) != LUA_TTABLE || lua_getfield(L, -1, "find") != LUA_TFUNCTION)
+      luaL_error(L, "stack patterns need the string library (string.find)");
+    lua_replace(L, -3);
+    lua_pop(L, 1);
+    return 0;
+  case LUA_TFUNCTION:
+    lua_pushvalue(L, pat);
+    return 0;
+  case LUA_TUSERDATA:
+    if (luaL_testudata(L, pat, "lpeg-pattern")) {
+      lua_getfield(L, pat, "match");
+      return 1;
+    }
+    /* fall through */
+  default:
+    return luaL_error(L, "stack pattern: Lua pattern string, LPeg pattern or function expected, got %s",
+                      luaL_typename(L, pat));
+  }
+}
+
+int hsi_lua_stack_match(lua_State *L, int idx, int pat) {
+  int frames, fn, pre, found = 0;
+  lua_Integer i, n;
+  idx = lua_absindex(L, idx);
+  pat = lua_absindex(L, pat);
+  frames = pushframes(L, idx);
+  pre = matcher(L, pat);
+  fn = lua_gettop(L);
+  n = (lua_Integer)lua_rawlen(L, frames);
+  for (i = 1; i <= n && !found; i++) {
+    lua_pushvalue(L, fn);
+    if (pre) lua_pushvalue(L, pat);
+    lua_rawgeti(L, frames, i);
+    if (lua_type(L, pat) == LUA_TSTRING) {
+      lua_pushvalue(L, pat);
+      lua_call(L, 2, 1);
+    } else {
+      lua_call(L, 1 + pre, 1);
+    }
+    found = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_settop(L, frames - 1);
+  return found;
+}
+
+/* -------------------------------------------------------------- methods */
+
+/* s:frames() -> {frame, ...}: a new table each call (the cache stays private) */
+static int s_frames(lua_State *L) {
+  int t = pushframes(L, 1);
+  lua_Integer i, n = (lua_Integer)lua_rawlen(L, t);
+  lua_createtable(L, (int)n, 0);
+  for (i = 1; i <= n; i++) {
+    lua_rawgeti(L, t, i);
+    lua_rawseti(L, -2, i);
+  }
+  return 1;
+}
+
+/* s:frame(i) -> frame string | nil (i from 1, innermost; negative from the outermost) */
+static int s_frame(lua_State *L) {
+  Stack *s = tostack(L, 1);
+  lua_Integer i = luaL_checkinteger(L, 2);
+  int t = pushframes(L, 1);
+  if (i < 0) i += (lua_Integer)s->n + 1;
+  if (i < 1 || i > (lua_Integer)s->n) {
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_rawgeti(L, t, i);
+  return 1;
+}
+
+/* s:addresses() -> {address, ...}: the raw frame addresses, innermost first */
+static int s_addresses(lua_State *L) {
+  Stack *s = tostack(L, 1);
+  size_t n, i;
+  const uint64_t *addr = hsi_stacks_frames(hsi_analysis_stacks(s->a), s->id, &n);
+  lua_createtable(L, (int)n, 0);
+  for (i = 0; i < n; i++) {
+    lua_pushinteger(L, (lua_Integer)addr[i]);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+/* s:matches(pattern) -> boolean: does any frame match? */
+static int s_matches(lua_State *L) {
+  tostack(L, 1);
+  luaL_argexpected(L, lua_type(L, 2) == LUA_TSTRING || lua_type(L, 2) == LUA_TFUNCTION ||
+                   luaL_testudata(L, 2, "lpeg-pattern") != NULL, 2, "pattern");
+  lua_pushboolean(L, hsi_lua_stack_match(L, 1, 2));
+  return 1;
+}
+
+/* s:contains(text) -> boolean: does any frame contain text (plain, no pattern)? */
+static int s_contains(lua_State *L) {
+  const char *text = (tostack(L, 1), luaL_checkstring(L, 2));
+  int t = pushframes(L, 1), found = 0;
+  lua_Integer i, n = (lua_Integer)lua_rawlen(L, t);
+  for (i = 1; i <= n && !found; i++) {
+    lua_rawgeti(L, t, i);
+    found = strstr(lua_tostring(L, -1), text) != NULL;
+    lua_pop(L, 1);
+  }
+  lua_pushboolean(L, found);
+  return 1;
+}
+
+static int s_len(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)tostack(L, 1)->n);
+  return 1;
+}
+
+/* tostring(s): the frames, one per line */
+static int s_tostring(lua_State *L) {
+  int t = pushframes(L, 1);
+  lua_Integer i, n = (lua_Integer)lua_rawlen(L, t);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (i = 1; i <= n; i++) {
+    if (i > 1) luaL_addchar(&b, '\n');
+    lua_rawgeti(L, t, i);
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+  return 1;
+}
+
+/* Two Stack objects are equal when they name the same frames the same way. */
+static int s_eq(lua_State *L) {
+  Stack *a = tostack(L, 1), *b = tostack(L, 2);
+  lua_pushboolean(L, a->a == b->a && a->id == b->id && a->inst == b->inst);
+  return 1;
+}
+
+/* __index(s, k): the fields id and instance, else a method (upvalue 1). */
+static int s_index(lua_State *L) {
+  Stack *s = tostack(L, 1);
+  const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
+  if (k && strcmp(k, "id") == 0) {
+    lua_pushinteger(L, (lua_Integer)s->id);
+    return 1;
+  }
+  if (k && strcmp(k, "instance") == 0) {
+    lua_pushinteger(L, (lua_Integer)s->inst);
+    return 1;
+  }
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+  return luaL_error(L, "heapscript.Stack has no field or method '%s'", luaL_tolstring(L, 2, NULL));
+}
+
+static int s_newindex(lua_State *L) {
+  return luaL_error(L, "heapscript.Stack is read-only (field '%s')", luaL_tolstring(L, 2, NULL));
+}
+
+static const luaL_Reg methods[] = {
+  {"frames", s_frames},
+  {"frame", s_frame},
+  {"addresses", s_addresses},
+  {"matches", s_matches},
+  {"contains", s_contains},
+  {NULL, NULL}
+};
+
+static const luaL_Reg metameth[] = {
+  {"__index", NULL},  /* placeholder: a closure over the method table */
+  {"__newindex", s_newindex},
+  {"__len", s_len},
+  {"__eq", s_eq},
+  {"__tostring", s_tostring},
+  {NULL, NULL}
+};
+
+/* The opener (lua_run.h): the metatable; returns the methods. */
+int hsi_lua_open_stack(lua_State *L) {
+  luaL_newmetatable(L, HSI_LUA_STACK);
+  luaL_setfuncs(L, metameth, 0);
+  luaL_newlib(L, methods);
+  lua_pushvalue(L, -1);
+  lua_pushcclosure(L, s_index, 1);
+  lua_setfield(L, -3, "__index");
+  return 1;
+}
