@@ -14,8 +14,10 @@
 ** Whether a trace has stacks for allocations, and for frees, is known
 ** only from the trace itself (`-stackwalk HeapAlloc` without HeapFree is
 ** the usual setup).  A target that never gets a stack lingers in the
-** matcher's window, so after PROBE targets of one kind with no StackWalk
-** record naming any of the last RING of them, that kind stops asking.
+** matcher's window, so after PROBE targets of one kind (heap, VirtualAlloc
+** or pool; alloc or free) with no StackWalk record naming any of the last
+** RING of them, that kind stops asking.  A target without a thread id
+** (VirtualAlloc events have none) is named by its timestamp alone.
 */
 #define PROBE 4096
 #define RING 64
@@ -33,7 +35,7 @@ struct hsi_analysis {
   hsi_life *lt;
   hsi_analysis_counts c;
   hs_logfile lf;
-  probe pr[2];                /* HSI_STACK_ALLOC, HSI_STACK_FREE */
+  probe pr[2 * HSI_KIND_COUNT];  /* which * HSI_KIND_COUNT + kind */
 };
 
 /* A stack target names a record and which of its stacks: rec * 2 + which. */
@@ -44,7 +46,7 @@ static void on_stack(void *ud, uint64_t target, uint32_t stack) {
 
 static int want(hsi_analysis *a, const hs_event *ev, uint32_t pid, uint32_t rec, int which) {
   uint32_t p = (ev->flags & HS_EVF_HAS_IDS) ? ev->pid : pid;
-  probe *pr = &a->pr[which];
+  probe *pr = &a->pr[which * HSI_KIND_COUNT + hsi_life_recs(a->lt)->kind[rec]];
   if (!pr->seen) {
     if (pr->wanted >= PROBE) return 0;
     pr->ts[pr->wanted % RING] = ev->timestamp;
@@ -63,12 +65,12 @@ static void probe_stack(hsi_analysis *a, const hs_event *ev) {
   if (ev->payload_len < 16) return;
   ts = (int64_t)rd64(ev->payload);
   tid = rd32(ev->payload + 12);
-  for (w = 0; w < 2; w++) {
+  for (w = 0; w < 2 * HSI_KIND_COUNT; w++) {
     probe *pr = &a->pr[w];
     uint64_t n = pr->wanted < RING ? pr->wanted : RING;
     if (pr->seen || pr->wanted >= PROBE) continue;      /* decided */
     for (i = 0; i < (int)n; i++)
-      if (pr->ts[i] == ts && pr->tid[i] == tid) { pr->seen = 1; break; }
+      if (pr->ts[i] == ts && (pr->tid[i] == tid || pr->tid[i] == HS_NOID)) { pr->seen = 1; break; }
   }
 }
 

@@ -364,6 +364,7 @@ static int pmain(lua_State *L) {
   lua_setglobal(L, "trace");
   set_arg(L, c);
 
+  luaL_checkstack(L, c->argc - c->args0 + 3, "too many arguments to the script");
   for (i = c->args0; i < c->argc; i++) lua_pushstring(L, c->argv[i]);
   if (docall(L, c->argc - c->args0, 1) != LUA_OK) return 0;
   if (lua_type(L, -1) == LUA_TNUMBER && lua_isinteger(L, -1))

@@ -806,14 +806,16 @@ const hsi_image *hsi_procmap_image_at(const hsi_procmap *pm, uint32_t inst, uint
   const proc *p = P(pm, inst);
   const hsi_image *im = NULL;
   static const uint32_t sys[2] = { 0, 4 };
-  int k;
+  int k, searched = 0;
   if (p && addr < 0xFFFF800000000000ull && p->nimg) {
     if ((im = search(pm, p, addr, ts)) != NULL) return im;
+    searched = 1;
   }
   for (k = 0; k < 2; k++) {
     uint32_t s = hsi_procmap_find(pm, sys[k], ts);
     if (!s) s = map_get(&pm->pid_latest, sys[k]);   /* the system outlives every record */
-    if (s && s != inst && pm->procs[s].nimg && (im = search(pm, &pm->procs[s], addr, ts)) != NULL)
+    /* the system process itself: its kernel frames were not searched above */
+    if (s && !(s == inst && searched) && pm->procs[s].nimg && (im = search(pm, &pm->procs[s], addr, ts)) != NULL)
       return im;
   }
   return NULL;

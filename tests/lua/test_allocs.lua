@@ -30,10 +30,6 @@ local function near(got, want, name)
   check(type(got) == "number" and math.abs(got - want) < 1e-9, name,
         ("got %s, expected %s"):format(tostring(got), tostring(want)))
 end
--- A known problem outside this API: reported, not counted as a failure.
-local function todo(cond, name, why)
-  print((cond and "ok - " or "not ok - ") .. name .. " # TODO " .. why)
-end
 local function test(name, fn)
   local ok, err = xpcall(fn, debug.traceback)
   if not ok then check(false, name .. " (raised)", err) end
@@ -81,10 +77,7 @@ test("examples/memorytestapp.etl: VirtualAlloc", function()
     end
   end
   check(all01, "each spike is released exactly 0.1 s later")
-  check(releases >= 9, "the release stacks", releases)
-  todo(releases == 10, "all 10 release stacks",
-       "engine/analysis.c's stack probe matches on (ts, tid), but VirtualFree events are PERFINFO " ..
-       "records without a tid: after 4096 heap frees without stacks it stops asking for free stacks")
+  eq(releases, 10, "all 10 release stacks (VirtualFree has no tid; heap frees without stacks do not stop it)")
   local steady = t:allocations{kind = "virtual", stack = "InitSteadyState"}
   local a1
   for a in steady:each() do a1 = {a.alloc_time, a.address, a.size, a.pid, a.process} end
