@@ -1,0 +1,87 @@
+-- growth.lua -- steady-state growth: memory that is allocated and stays.
+-- Of the allocations never freed in the window (WPA Type AIFO), by
+-- allocation stack: a *step* is a stack whose kept bytes all arrive
+-- within a short span (a cache, a buffer pool, a new working set); a
+-- *steady leak* is a stack that keeps adding over the window, with its
+-- rate.  Steps in the first part of the window are the baseline.
+local report = require "report"
+
+local usage = [[
+usage: heapscript growth TRACE... [-- OPTIONS]
+  --kind heap,virtual,pool   kinds (default: virtual,heap,pool)
+  --min-step N               smallest step reported (default 1MiB)
+  --step-span S              a step arrives within S seconds (default 1)
+  --baseline S               steps before S seconds into the window are the baseline
+                             (default: the first 5% of the window)
+  --min-rate N               smallest steady growth reported, bytes/s (default 1)
+  --process NAME, --pid N, --window T1,T2, --frames N (default 10), --symbols FILE, --json FILE
+]]
+
+local o = report.options({ kind = "list", min_step = "number", step_span = "string", baseline = "string",
+  min_rate = "number", process = "string", pid = "number", window = "window", frames = "number",
+  symbols = "string", json = "string" },
+  { kind = { "virtual", "heap", "pool" }, min_step = 1024 * 1024, step_span = "1", min_rate = 1, frames = 10 },
+  { ... }, usage)
+if not trace then io.stderr:write(usage); return 2 end
+report.load_symbols(o.symbols)
+local span = tonumber(o.step_span) or 1
+local text = o.json ~= "-"
+local out = { kinds = {} }
+
+for _, kind in ipairs(o.kind) do
+  local f = report.filters(o)
+  f.kind = kind
+  local A = trace:allocations(f)
+  if #A > 0 then
+    local s = A:summary()
+    local t1, t2 = s.window[1], s.window[2]
+    local base_end = tonumber(o.baseline) or (t1 + (t2 - t1) * 0.05)
+    local kept = A:filter{ class = "AIFO" }
+    local k = { kind = kind, start = s.outstanding_start, ["end"] = s.outstanding_end, growth = s.impacting,
+                window = s.window, baseline = {}, steps = {}, steady = {} }
+    out.kinds[#out.kinds + 1] = k
+    for _, g in ipairs(kept:group("stack", { sort = "bytes" })) do
+      local first, last = math.huge, -math.huge
+      for a in g.allocs:each() do
+        if a.alloc_time < first then first = a.alloc_time end
+        if a.alloc_time > last then last = a.alloc_time end
+      end
+      local e = { bytes = g.bytes, count = g.count, first = first, last = last,
+                  headline = report.headline(g.stack), frames = report.frames(g.stack, o.frames), stack = g.stack }
+      if last - first <= span then
+        if g.bytes >= o.min_step then
+          if first < base_end then k.baseline[#k.baseline + 1] = e else k.steps[#k.steps + 1] = e end
+        end
+      else
+        e.rate = g.bytes / (last - first)
+        if e.rate >= o.min_rate then k.steady[#k.steady + 1] = e end
+      end
+    end
+    table.sort(k.steps, function(x, y) return x.first < y.first end)
+    table.sort(k.baseline, function(x, y) return x.first < y.first end)
+    if text then
+      print(("%s: %s outstanding at %.3f s, %s at %.3f s (%s%s)"):format(kind, report.bytes(s.outstanding_start), t1,
+        report.bytes(s.outstanding_end), t2, s.impacting >= 0 and "+" or "", report.bytes(s.impacting)))
+      local level = 0
+      for _, e in ipairs(k.baseline) do
+        level = level + e.bytes
+        print(("  baseline %s at %.3f s from %s"):format(report.bytes(e.bytes), e.first, e.headline))
+      end
+      for _, e in ipairs(k.steps) do
+        level = level + e.bytes
+        print(("  step +%s at %.3f s (%d allocations) from %s, kept to the end: level %s")
+          :format(report.bytes(e.bytes), e.first, e.count, e.headline, report.bytes(level)))
+        report.print_stack(e.stack, "        ", o.frames)
+      end
+      for _, e in ipairs(k.steady) do
+        print(("  steady growth %s/s: %s in %d allocations from %.3f to %.3f s, from %s")
+          :format(report.bytes(math.floor(e.rate + 0.5)), report.bytes(e.bytes), e.count, e.first, e.last, e.headline))
+        report.print_stack(e.stack, "        ", o.frames)
+      end
+      if #k.steps == 0 and #k.steady == 0 then print("  no growth beyond the baseline") end
+    end
+    for _, l in ipairs{ k.baseline, k.steps, k.steady } do for _, e in ipairs(l) do e.stack = nil end end
+  end
+end
+if o.json then report.write_json(o.json, out) end
+return 0

@@ -1,0 +1,97 @@
+-- leaks.lua -- what was allocated and never freed: outstanding heap
+-- blocks, committed VirtualAlloc ranges and pool entries at the end of
+-- the window (the whole trace by default), by kind, then by allocation
+-- stack, largest impact first.  WPA: Heap Allocations / VirtualAlloc
+-- Commit / Pool, Type = AIFO, grouped by stack, sorted by Impacting Size.
+local report = require "report"
+
+local usage = [[
+usage: heapscript leaks TRACE... [-- OPTIONS]
+  --kind heap,virtual,pool   kinds to report (default: all three)
+  --process NAME             one process (name or Lua pattern), --pid N
+  --tag TAG                  one pool tag
+  --window T1,T2             seconds from the trace start (default: the whole trace)
+  --top N                    stacks per kind (default 5)
+  --frames N                 frames per stack (default 12)
+  --min-bytes N              leave out stacks that leaked less (default 0; 64k, 1MiB accepted)
+  --symbols FILE             symbol map (default: TRACE.sym beside the trace, if present)
+  --json FILE                also write the report as JSON ("-" for standard output, then no text)
+]]
+
+local o = report.options({ kind = "list", process = "string", pid = "number", tag = "string",
+  window = "window", top = "number", frames = "number", min_bytes = "number", symbols = "string",
+  json = "string" }, { top = 5, frames = 12, min_bytes = 0, kind = { "heap", "virtual", "pool" } },
+  { ... }, usage)
+if not trace then io.stderr:write(usage); return 2 end
+report.load_symbols(o.symbols)
+
+local text = o.json ~= "-"
+local out = { trace = trace:files(), window = nil, kinds = {} }
+local stats = trace:memory_stats()
+
+for _, kind in ipairs(o.kind) do
+  local f = report.filters(o)
+  f.kind = kind
+  local A = trace:allocations(f)
+  if #A > 0 then
+    local s = A:summary()
+    out.window = s.window
+    local kept = A:filter{ class = "AIFO" }
+    local k = { kind = kind, records = #A, leaked_count = s.AIFO.count, leaked_bytes = s.AIFO.bytes,
+                impacting = s.impacting, peak = s.peak, peak_time = s.peak_time,
+                outstanding_end = s.outstanding_end, stacks = {} }
+    out.kinds[#out.kinds + 1] = k
+    if text then
+      print(("%s: %d records; %d allocated and not freed by %.3f s: %s (impacting %s, peak %s at %.3f s)")
+        :format(kind, #A, s.AIFO.count, s.window[2], report.bytes(s.AIFO.bytes), report.bytes(s.impacting),
+                report.bytes(s.peak), s.peak_time or 0))
+    end
+    for i, g in ipairs(kept:group("stack", { sort = "bytes", top = o.top })) do
+      if g.bytes < o.min_bytes then break end
+      local sizes, first, last, procs, tags = {}, math.huge, -math.huge, {}, {}
+      for a in g.allocs:each() do
+        if a.tag then tags[a.tag] = true end
+        if a.size then sizes[a.size] = true end
+        if a.alloc_time then
+          if a.alloc_time < first then first = a.alloc_time end
+          if a.alloc_time > last then last = a.alloc_time end
+        end
+        procs[(a.process ~= "" and a.process or "?") .. " (" .. tostring(a.pid) .. ")"] = true
+      end
+      local sl, pl, tl = {}, {}, {}
+      for t in pairs(tags) do tl[#tl + 1] = t end
+      table.sort(tl)
+      for sz in pairs(sizes) do sl[#sl + 1] = sz end
+      table.sort(sl)
+      for p in pairs(procs) do pl[#pl + 1] = p end
+      table.sort(pl)
+      local e = { count = g.count, bytes = g.bytes, sizes = sl, first = first ~= math.huge and first or nil,
+                  last = last ~= -math.huge and last or nil, processes = pl, tags = tl,
+                  headline = report.headline(g.stack), frames = report.frames(g.stack) }
+      k.stacks[#k.stacks + 1] = e
+      if text then
+        local szs = #sl <= 4 and table.concat(sl, ", ") .. " B" or ("%d sizes %d..%d B"):format(#sl, sl[1], sl[#sl])
+        print(("  #%d  %s in %d allocations (%s), %.3f..%.3f s, %s%s")
+          :format(i, report.bytes(g.bytes), g.count, szs, e.first or 0, e.last or 0, table.concat(pl, ", "),
+                  #tl > 0 and (", tag " .. table.concat(tl, ", ")) or ""))
+        report.print_stack(g.stack, "        ", o.frames)
+      end
+    end
+  end
+end
+
+out.notes = {
+  frees_of_unknown_blocks = stats.lifetimes and (stats.lifetimes.heap_free_unknown or 0) or 0,
+  double_frees = stats.lifetimes and (stats.lifetimes.heap_double_free or 0) or 0,
+  stacks_unmatched = stats.stacks and stats.stacks.unmatched or 0,
+}
+if text then
+  if #out.kinds == 0 then print("no heap, VirtualAlloc or pool allocations in this trace") end
+  local n = out.notes
+  if n.frees_of_unknown_blocks > 0 or n.double_frees > 0 then
+    print(("note: %d frees of blocks allocated before the trace, %d double frees")
+      :format(n.frees_of_unknown_blocks, n.double_frees))
+  end
+end
+if o.json then report.write_json(o.json, out) end
+return 0

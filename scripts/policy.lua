@@ -1,0 +1,107 @@
+-- policy.lua -- CI policy: evaluate a rule set (rules/default.lua, or a
+-- team's own with --rules) on a trace from a test run; print one line per
+-- rule, write a machine-readable report, and exit 1 when an error-severity
+-- rule is broken, so the build fails.  Rule format: rules/default.lua.
+local report = require "report"
+
+local usage = [[
+usage: heapscript policy TRACE... [-- OPTIONS]
+  --rules FILE|MODULE   rule set: a Lua file, or a module name (default: rules.default)
+  --json FILE           write the report as JSON ("-" for standard output, then no text)
+  --symbols FILE        symbol map (default: TRACE.sym beside the trace)
+  --frames N            frames of the worst stack shown for a broken rule (default 8)
+Exit status: 0 all rules hold (warnings allowed), 1 an error rule is broken, 2 usage or bad rules.
+]]
+
+local o = report.options({ rules = "string", json = "string", symbols = "string", frames = "number" },
+  { rules = "rules.default", frames = 8 }, { ... }, usage)
+if not trace then io.stderr:write(usage); return 2 end
+report.load_symbols(o.symbols)
+
+local rules
+if o.rules:find("[/\\]") or o.rules:match("%.lua$") then
+  local chunk, err = loadfile(o.rules)
+  if not chunk then io.stderr:write("heapscript: " .. err .. "\n"); return 2 end
+  rules = chunk()
+else
+  rules = require(o.rules)
+end
+if type(rules) ~= "table" then io.stderr:write("heapscript: " .. o.rules .. ": a rule set returns a list of rules\n"); return 2 end
+
+local limits = {
+  max_leaked_bytes = function(s) return s.AIFO.bytes end,
+  max_leaked_count = function(s) return s.AIFO.count end,
+  max_impacting_bytes = function(s) return s.impacting end,
+  max_peak_bytes = function(s) return s.peak end,
+  max_transient_bytes = function(s) return s.transient end,
+}
+local known = { name = true, select = true, window = true, per = true, check = true, severity = true, why = true }
+for k in pairs(limits) do known[k] = true end
+
+local function describe_group(g, per)
+  if per == "stack" then return report.headline(g.stack) end
+  if per == "tag" then return "tag '" .. tostring(g.tag) .. "'" end
+  if per == "process" or per == "pid" then return ("%s (%s)"):format(g.process or "?", tostring(g.pid)) end
+  if per == "heap" then return ("heap 0x%x"):format(g.key or 0) end
+  return tostring(g.key)
+end
+
+local text = o.json ~= "-"
+local out = { rules_file = o.rules, trace = trace:files(), results = {}, failed = 0, warnings = 0 }
+for i, r in ipairs(rules) do
+  if type(r) ~= "table" or type(r.name) ~= "string" then
+    io.stderr:write(("heapscript: %s: rule %d has no name\n"):format(o.rules, i)); return 2
+  end
+  for k in pairs(r) do
+    if not known[k] then io.stderr:write(("heapscript: %s: rule %s: unknown field %s\n"):format(o.rules, r.name, k)); return 2 end
+  end
+  local res = { name = r.name, severity = r.severity or "error", why = r.why, ok = true, violations = {} }
+  if r.check then
+    local ok, msg = r.check(trace, r.select and trace:allocations(r.select) or nil)
+    res.ok = not not ok
+    res.message = msg
+  else
+    local A = trace:allocations(r.select or {})
+    local groups
+    if r.per then groups = A:group(r.per, { window = r.window })
+    else groups = { A:summary(r.window) } end
+    for _, g in ipairs(groups) do
+      for lim, fig in pairs(limits) do
+        if r[lim] then
+          local v = fig(g)
+          if v > r[lim] then
+            res.ok = false
+            res.violations[#res.violations + 1] = { limit = lim, max = r[lim], value = v,
+              group = r.per and describe_group(g, r.per) or "all", stack = r.per == "stack" and report.frames(g.stack, o.frames) or nil,
+              stack_object = r.per == "stack" and g.stack or nil }
+          end
+        end
+      end
+    end
+    table.sort(res.violations, function(a, b) return a.value - a.max > b.value - b.max end)
+    if #res.violations > 0 then
+      local v = res.violations[1]
+      res.message = ("%s: %s = %d, limit %d%s"):format(v.group, v.limit:gsub("^max_", ""), v.value, v.max,
+        #res.violations > 1 and (" (and %d more)"):format(#res.violations - 1) or "")
+    end
+  end
+  if not res.ok then
+    if res.severity == "error" then out.failed = out.failed + 1 else out.warnings = out.warnings + 1 end
+  end
+  if text then
+    print(("%-5s %-22s %s"):format(res.ok and "PASS" or (res.severity == "error" and "FAIL" or "WARN"), r.name,
+      res.ok and "" or (res.message or r.why or "")))
+    if not res.ok then
+      if r.why then print("      " .. r.why) end
+      local v = res.violations[1]
+      if v and v.stack_object then report.print_stack(v.stack_object, "        ", o.frames) end
+    end
+  end
+  for _, v in ipairs(res.violations) do v.stack_object = nil end
+  out.results[#out.results + 1] = res
+end
+if text then
+  print(("%d rules: %d broken, %d warnings"):format(#rules, out.failed, out.warnings))
+end
+if o.json then report.write_json(o.json, out) end
+return out.failed > 0 and 1 or 0

@@ -1,0 +1,74 @@
+-- transient.lua -- transient spikes: allocations made and released inside
+-- the window (WPA Type AIFI) that are large and short-lived, grouped by
+-- allocation stack, with their count, sizes, lifetimes and times.
+local report = require "report"
+
+local usage = [[
+usage: heapscript transient TRACE... [-- OPTIONS]
+  --kind heap,virtual,pool   kinds to look at (default: virtual,heap)
+  --min-size N               smallest allocation that counts as a spike (default 1MiB)
+  --max-lifetime S           longest lifetime, in seconds (default 1)
+  --process NAME, --pid N, --window T1,T2, --top N (default 5), --frames N (default 12)
+  --symbols FILE, --json FILE
+]]
+
+local o = report.options({ kind = "list", min_size = "number", max_lifetime = "string", process = "string",
+  pid = "number", window = "window", top = "number", frames = "number", symbols = "string", json = "string" },
+  { kind = { "virtual", "heap" }, min_size = 1024 * 1024, max_lifetime = "1", top = 5, frames = 12 },
+  { ... }, usage)
+if not trace then io.stderr:write(usage); return 2 end
+report.load_symbols(o.symbols)
+local maxlife = tonumber(o.max_lifetime) or 1
+local text = o.json ~= "-"
+local out = { min_size = o.min_size, max_lifetime = maxlife, kinds = {} }
+
+for _, kind in ipairs(o.kind) do
+  local f = report.filters(o)
+  f.kind = kind
+  f.class = "AIFI"
+  f.size = { o.min_size, math.maxinteger }
+  local spikes = trace:allocations(f):where(function(a) return a.lifetime <= maxlife end)
+  local k = { kind = kind, count = #spikes, stacks = {} }
+  out.kinds[#out.kinds + 1] = k
+  if #spikes > 0 then
+    local s = spikes:summary()
+    k.bytes = s.transient
+    if text then
+      print(("%s: %d transient allocations of at least %s living at most %g s: %s allocated and released")
+        :format(kind, #spikes, report.bytes(o.min_size), maxlife, report.bytes(s.transient)))
+    end
+    for i, g in ipairs(spikes:group("stack", { sort = "transient", top = o.top })) do
+      local lmin, lmax, lsum, times, sizes = math.huge, 0, 0, {}, {}
+      for a in g.allocs:each() do
+        local l = a.lifetime
+        if l < lmin then lmin = l end
+        if l > lmax then lmax = l end
+        lsum = lsum + l
+        times[#times + 1] = a.alloc_time
+        sizes[a.size] = (sizes[a.size] or 0) + 1
+      end
+      local sl = {}
+      for sz, n in pairs(sizes) do sl[#sl + 1] = { size = sz, count = n } end
+      table.sort(sl, function(x, y) return x.size < y.size end)
+      local e = { count = g.count, bytes = g.transient, sizes = sl, lifetime_min = lmin, lifetime_max = lmax,
+                  lifetime_avg = lsum / g.count, times = times, headline = report.headline(g.stack),
+                  frames = report.frames(g.stack) }
+      k.stacks[#k.stacks + 1] = e
+      if text then
+        local szs = {}
+        for _, x in ipairs(sl) do szs[#szs + 1] = ("%d x %s"):format(x.count, report.bytes(x.size)) end
+        local ts = {}
+        for j = 1, math.min(#times, 10) do ts[j] = ("%.3f"):format(times[j]) end
+        print(("  #%d  %d spikes (%s), lifetime %.3f..%.3f s (avg %.3f), at %s%s s")
+          :format(i, g.count, table.concat(szs, ", "), lmin, lmax, e.lifetime_avg, table.concat(ts, ", "),
+                  #times > 10 and ", ..." or ""))
+        report.print_stack(g.stack, "        ", o.frames)
+      end
+    end
+  elseif text then
+    print(("%s: no transient allocations of at least %s living at most %g s")
+      :format(kind, report.bytes(o.min_size), maxlife))
+  end
+end
+if o.json then report.write_json(o.json, out) end
+return 0

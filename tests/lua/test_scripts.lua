@@ -1,0 +1,111 @@
+-- test_scripts.lua -- the bundled scripts (leaks, transient, growth, pool,
+-- policy) on the example traces, through the command line as a user or a
+-- CI job runs them: their JSON reports, text, exit codes and rule files.
+package.path = "tests/corpus/?.lua;" .. package.path
+local json = require "json"
+local bin = os.getenv("HS_BIN") or "./heapscript"
+local fails = 0
+local function check(c, what, detail)
+  print((c and "ok - " or "not ok - ") .. what .. ((not c and detail) and (": " .. tostring(detail)) or ""))
+  if not c then fails = fails + 1 end
+end
+local function run(args)
+  local p = io.popen(bin .. " " .. args .. " 2>&1")
+  local out = p:read("a")
+  local _, _, code = p:close()
+  return out, code
+end
+local function report(args)
+  local out, code = run(args .. " --json -")
+  local ok, v = pcall(json.decode, out)
+  return ok and v or nil, code, out
+end
+local M, N = "examples/memorytestapp.etl", "examples/notmyfault.etl"
+
+-- leaks
+local r, code, raw = report("leaks " .. M .. " --")
+check(r and code == 0, "leaks --json exits 0", raw)
+if r then
+  local by = {}
+  for _, k in ipairs(r.kinds) do by[k.kind] = k end
+  check(by.heap.leaked_count == 319 and by.heap.leaked_bytes == 12760, "leaks: 319 heap blocks, 12760 B")
+  check(by.heap.stacks[1].headline:find("InnerLoopOperation", 1, true), "leaks: heap headline", by.heap.stacks[1].headline)
+  check(#by.heap.stacks[1].sizes == 1 and by.heap.stacks[1].sizes[1] == 40, "leaks: one size, 40 B")
+  check(by.virtual.leaked_bytes == 20 * 2^20 and #by.virtual.stacks == 2, "leaks: 20 MiB of VirtualAlloc in 2 stacks")
+end
+local txt = run("leaks " .. M)
+check(txt:find("319 allocated and not freed", 1, true) and txt:find("MemoryTestApp.exe!InnerLoopOperation+0x27", 1, true),
+      "leaks: text names the count and the symbolised frame (TRACE.sym found beside the trace)")
+txt = run("leaks " .. M .. " -- --kind pool")
+check(txt:find("no heap, VirtualAlloc or pool allocations", 1, true), "leaks --kind pool on a trace without pool", txt)
+
+-- transient
+r, code, raw = report("transient " .. M .. " --")
+check(r and code == 0, "transient --json", raw)
+if r then
+  local v = r.kinds[1]
+  check(v.kind == "virtual" and v.count == 10 and v.bytes == 100 * 2^20, "transient: 10 spikes, 100 MiB")
+  local s = v.stacks[1]
+  check(s.count == 10 and math.abs(s.lifetime_min - 0.1) < 1e-6 and math.abs(s.lifetime_max - 0.1) < 1e-6,
+        "transient: lifetimes 0.1 s")
+  check(s.headline:find("ManipulateTemporaryBuffer", 1, true) and #s.times == 10, "transient: stack and times")
+end
+r = report("transient " .. M .. " -- --min-size 20MiB")
+check(r and r.kinds[1].count == 0, "transient --min-size 20MiB finds none")
+
+-- growth
+r, code, raw = report("growth " .. M .. " --")
+check(r and code == 0, "growth --json", raw)
+if r then
+  local by = {}
+  for _, k in ipairs(r.kinds) do by[k.kind] = k end
+  check(#by.virtual.baseline == 1 and by.virtual.baseline[1].headline:find("InitSteadyState", 1, true),
+        "growth: baseline from InitSteadyState")
+  local st = by.virtual.steps[1]
+  check(#by.virtual.steps == 1 and st.bytes == 10 * 2^20 and math.abs(st.first - 10) < 1e-6
+        and st.headline:find("StepUpMemory", 1, true), "growth: one 10 MiB step at 10 s from StepUpMemory")
+  check(#by.heap.steady == 1 and by.heap.steady[1].count == 319, "growth: steady heap growth of 319 blocks")
+end
+
+-- pool
+r, code, raw = report("pool " .. N .. " --")
+check(r and code == 0, "pool --json", raw)
+if r then
+  local t1 = r.tags[1]
+  check(t1.tag == "Leak" and t1.outstanding == 20 * 2^20 and t1.frees == 0 and t1.allocs == 320, "pool: Leak first, 20 MiB")
+  check(t1.stacks[1] and t1.stacks[1].headline:find("MyfaultLeakPool", 1, true), "pool: Leak stack")
+  check(#r.tags == 4 and r.tags[2].outstanding == 0, "pool: the other tags are balanced")
+end
+
+-- policy: the default rules, a team's own rules (a file that extends the bundled set), exit codes
+r, code, raw = report("policy " .. M .. " --")
+check(code == 1 and r and r.failed == 1 and r.results[1].name == "heap-repeated-leak" and not r.results[1].ok,
+      "policy: the default rules fail on the heap leak, exit 1", raw)
+local out
+out, code = run("policy " .. N)
+check(code == 1 and out:find("FAIL  pool-leak", 1, true) and out:find("tag 'Leak'", 1, true), "policy: pool leak fails", out)
+local team = os.tmpname()
+local f = io.open(team, "w")
+f:write([[
+local rules = {}
+for _, r in ipairs(require "rules.default") do
+  if r.name ~= "heap-repeated-leak" then rules[#rules + 1] = r end
+end
+rules[#rules + 1] = { name = "team-heap", select = { kind = "heap", process = "MemoryTestApp.exe" },
+                      max_leaked_bytes = 64 * 1024, why = "our budget" }
+rules[#rules + 1] = { name = "team-spikes", select = { kind = "virtual", class = "AIFI" },
+                      max_transient_bytes = 50 * 2^20, severity = "warning" }
+return rules
+]])
+f:close()
+r, code, raw = report("policy " .. M .. " -- --rules " .. team)
+check(code == 0 and r and r.failed == 0 and r.warnings == 1, "policy: a team rule file passes with one warning", raw)
+f = io.open(team, "w"); f:write("return { { name = 'x', max_leakd_bytes = 1 } }"); f:close()
+out, code = run("policy " .. M .. " -- --rules " .. team)
+check(code == 2 and out:find("unknown field max_leakd_bytes", 1, true), "policy: a misspelt limit is an error, exit 2", out)
+os.remove(team)
+out, code = run("leaks " .. M .. " -- --bogus")
+check(code == 2 and out:find("unknown option --bogus", 1, true), "an unknown option: exit 2 with a message", out)
+
+print(("scripts: %d failed"):format(fails))
+return fails == 0 and 0 or 1
