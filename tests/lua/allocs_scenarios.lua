@@ -11,36 +11,10 @@
 local S = assert(SCENARIOS, "run me through tests/unit/test_lua_allocs.c")
 local lpeg = require "lpeg"
 
-local passed, failed = 0, 0
-local function check(cond, name, detail)
-  if cond then
-    passed = passed + 1
-  else
-    failed = failed + 1
-    print("not ok - " .. name .. (detail and (": " .. tostring(detail)) or ""))
-  end
-end
-local function eq(got, want, name)
-  check(got == want, name, ("got %s, expected %s"):format(tostring(got), tostring(want)))
-end
-local function list_eq(got, want, name)
-  local ok = #got == #want
-  for i = 1, math.max(#got, #want) do ok = ok and got[i] == want[i] end
-  local function show(t)
-    local s = {}
-    for i = 1, #t do s[i] = tostring(t[i]) end
-    return "{" .. table.concat(s, ", ") .. "}"
-  end
-  check(ok, name, ("got %s, expected %s"):format(show(got), show(want)))
-end
-local function raises(fn, text, name)
-  local ok, err = pcall(fn)
-  check(not ok and tostring(err):find(text, 1, true), name, ok and "no error" or err)
-end
-local function test(name, fn)
-  local ok, err = xpcall(fn, debug.traceback)
-  if not ok then check(false, name .. " (raised)", err) end
-end
+package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
+local TL = require "testlib"
+TL.quiet = true                      -- the C driver prints the count; failures print themselves
+local check, eq, list_eq, raises, test = TL.check, TL.eq, TL.list_eq, TL.raises, TL.test
 
 -- Values of one field over a selection, in its order (nil shown as false).
 local function column(A, field)
@@ -748,5 +722,5 @@ test("big: 100k records, no garbage per record", function()
 end)
 
 T:close()
-print(("allocs_scenarios: %d passed, %d failed"):format(passed, failed))
-return passed, failed
+print(("allocs_scenarios: %d passed, %d failed"):format(TL.passed, TL.failed))
+return TL.passed, TL.failed

@@ -13,31 +13,9 @@
 -- Without the corpus (HEAPSCRIPT_CORPUS, default ../shared/traces) the
 -- real-trace part is skipped, unless CI=true.
 
-local passed, failed = 0, 0
-local function check(cond, name, detail)
-  if cond then
-    passed = passed + 1
-    print("ok - " .. name)
-  else
-    failed = failed + 1
-    print("not ok - " .. name .. (detail and (": " .. tostring(detail)) or ""))
-  end
-end
-local function eq(got, want, name)
-  check(got == want, name, ("got %s, expected %s"):format(tostring(got), tostring(want)))
-end
-local function near(got, want, name)
-  check(type(got) == "number" and math.abs(got - want) < 1e-9, name,
-        ("got %s, expected %s"):format(tostring(got), tostring(want)))
-end
-local function test(name, fn)
-  local ok, err = xpcall(fn, debug.traceback)
-  if not ok then check(false, name .. " (raised)", err) end
-end
-local function raises(fn, text, name)
-  local ok, err = pcall(fn)
-  check(not ok and tostring(err):find(text, 1, true), name, ok and "no error" or err)
-end
+package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
+local T = require "testlib"
+local check, eq, near, test, raises = T.check, T.eq, T.near, T.test, T.raises
 local function class_is(c, count, bytes, name)
   eq(c.count, count, name .. " count")
   eq(c.bytes, bytes, name .. " bytes")
@@ -176,20 +154,10 @@ end)
 
 ---------------------------------------------------------- real traces
 
-local corpus = os.getenv("HEAPSCRIPT_CORPUS") or "../shared/traces"
-local function exists(p)
-  local f = io.open(p, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
-if not exists(corpus .. "/MANIFEST.tsv") then
-  if os.getenv("CI") == "true" then
-    print("not ok - corpus missing at " .. corpus .. " and CI=true")
-    return 1
-  end
-  print("SKIP test_allocs real traces: no corpus at " .. corpus .. " (set HEAPSCRIPT_CORPUS)")
-  print(("test_allocs: %d passed, %d failed"):format(passed, failed))
-  return failed == 0
+local corpus = T.corpus
+do
+  local present, code = T.need_corpus("test_allocs real traces")
+  if not present then T.done("test_allocs"); return code == 0 and T.failed == 0 end
 end
 
 -- name, Process Start events, Process End events (counted by hand with trace:events)
@@ -278,5 +246,4 @@ test("errors on a real trace", function()
   raises(function() t:memory_stats() end, "closed trace", "memory_stats() of a closed trace")
 end)
 
-print(("test_allocs: %d passed, %d failed"):format(passed, failed))
-return failed == 0
+return T.done("test_allocs")

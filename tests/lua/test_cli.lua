@@ -7,50 +7,17 @@
 -- trace use the corpus (HEAPSCRIPT_CORPUS, default ../shared/traces) and
 -- are skipped without it, unless CI=true.
 
-local corpus = os.getenv("HEAPSCRIPT_CORPUS") or "../shared/traces"
+package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
+local T = require "testlib"
+local corpus = T.corpus
 local small = corpus .. "/microsoft_perfview__diagsession_diaghub.user_injected.1.etl"
-
-local function exists(p)
-  local f = io.open(p, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
-local have_corpus = exists(corpus .. "/MANIFEST.tsv")
+local have_corpus = T.exists(corpus .. "/MANIFEST.tsv")
 if not have_corpus and os.getenv("CI") == "true" then
   print("not ok - corpus missing at " .. corpus .. " and CI=true")
   os.exit(1)
 end
-
-local bin = os.getenv("HS_BIN")
-if not bin then
-  local i = -1
-  while arg[i - 1] do i = i - 1 end
-  bin = arg[i]
-end
-
-local passed, failed, skipped = 0, 0, 0
-local function check(cond, name, detail)
-  if cond then
-    passed = passed + 1
-    print("ok - " .. name)
-  else
-    failed = failed + 1
-    print("not ok - " .. name .. (detail and (": " .. detail) or ""))
-  end
-end
-local function eq(got, want, name)
-  check(got == want, name, ("got %s, expected %s"):format(tostring(got), tostring(want)))
-end
-local function skip(name, why)
-  skipped = skipped + 1
-  print("ok - " .. name .. " # SKIP " .. why)
-end
-local function test(name, fn)
-  local ok, err = pcall(fn)
-  if not ok then check(false, name .. " (raised)", tostring(err)) end
-end
-
-local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local bin = T.bin()
+local check, eq, skip, test, q = T.check, T.eq, T.skip, T.test, T.q
 
 -- run a shell command line; returns exit code, stdout, stderr
 local errfile = os.tmpname()
@@ -252,5 +219,4 @@ for _, name in ipairs(tmpfiles) do
 end
 os.execute("rm -rf " .. q(tmpdir))
 os.remove(errfile)
-print(("test_cli: %d passed, %d failed, %d skipped"):format(passed, failed, skipped))
-return failed == 0
+return T.done("test_cli")

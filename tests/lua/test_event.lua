@@ -7,42 +7,14 @@
 -- (HEAPSCRIPT_CORPUS, default ../shared/traces) the test is skipped,
 -- unless CI=true.
 
-local corpus = os.getenv("HEAPSCRIPT_CORPUS") or "../shared/traces"
-local function exists(p)
-  local f = io.open(p, "rb")
-  if f then f:close() end
-  return f ~= nil
+package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
+local T = require "testlib"
+local corpus = T.corpus
+do
+  local present, code = T.need_corpus("test_event")
+  if not present then return code end
 end
-if not exists(corpus .. "/MANIFEST.tsv") then
-  if os.getenv("CI") == "true" then
-    print("not ok - corpus missing at " .. corpus .. " and CI=true")
-    return 1
-  end
-  print("SKIP test_event: no corpus at " .. corpus .. " (set HEAPSCRIPT_CORPUS)")
-  return 0
-end
-
-local passed, failed = 0, 0
-local function check(cond, name, detail)
-  if cond then
-    passed = passed + 1
-    print("ok - " .. name)
-  else
-    failed = failed + 1
-    print("not ok - " .. name .. (detail and (": " .. tostring(detail)) or ""))
-  end
-end
-local function eq(got, want, name)
-  check(got == want, name, ("got %s, expected %s"):format(tostring(got), tostring(want)))
-end
-local function test(name, fn)
-  local ok, err = pcall(fn)
-  if not ok then check(false, name .. " (raised)", err) end
-end
-local function raises(fn, pattern, name)
-  local ok, err = pcall(fn)
-  check(not ok and tostring(err):find(pattern, 1, true), name, ok and "no error" or err)
-end
+local check, eq, test, raises = T.check, T.eq, T.test, T.raises
 local function oor(name, v, msg)
   check(v == nil and msg == "out of range", name .. " -> nil, 'out of range'", tostring(v) .. ", " .. tostring(msg))
 end
@@ -286,5 +258,4 @@ test("ext and stack", function()
   check(noext > 0, "records without ext items give ext() = {}")
 end)
 
-print(("test_event: %d passed, %d failed"):format(passed, failed))
-return failed == 0
+return T.done("test_event")

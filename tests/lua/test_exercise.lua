@@ -3,8 +3,9 @@
 -- example traces by scripts of a dozen lines that use only the documented
 -- API (docs/API.md, docs/ALLOCATIONS.md).  Each block below is such a
 -- script; the checks after it compare with examples/README.md.
-local fails = 0
-local function check(c, what) print((c and "ok - " or "not ok - ") .. what); if not c then fails = fails + 1 end end
+package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
+local T = require "testlib"
+local function check(c, what) T.check(c and true or false, what) end
 
 -- 1. The 319 x 40 B heap leak and its stack.
 local t = heapscript.open("examples/memorytestapp.etl")
@@ -39,5 +40,4 @@ local st = worst.allocs:filter{outstanding = true}:group("stack", {top = 1})[1]
 check(worst.tag == "Leak" and worst.impacting == 320 * 65536, "tag Leak leaks 320 x 64 KiB")
 check(st.stack:contains("MyfaultLeakPool") and st.stack:contains("ExAllocatePoolWithTag"), "Leak stack in myfault.sys")
 
-print(("exercise: %d failed"):format(fails))
-return fails == 0 and 0 or 1
+return T.done("test_exercise")

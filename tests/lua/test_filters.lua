@@ -8,67 +8,18 @@
 -- (HEAPSCRIPT_CORPUS, default ../shared/traces) the test is skipped,
 -- unless CI=true.
 
-local corpus = os.getenv("HEAPSCRIPT_CORPUS") or "../shared/traces"
-local function exists(p)
-  local f = io.open(p, "rb")
-  if f then f:close() end
-  return f ~= nil
+package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
+local T = require "testlib"
+local corpus = T.corpus
+do
+  local present, code = T.need_corpus("test_filters")
+  if not present then return code end
 end
-if not exists(corpus .. "/MANIFEST.tsv") then
-  if os.getenv("CI") == "true" then
-    print("not ok - corpus missing at " .. corpus .. " and CI=true")
-    return 1
-  end
-  print("SKIP test_filters: no corpus at " .. corpus .. " (set HEAPSCRIPT_CORPUS)")
-  return 0
-end
+local check, eq, test, raises = T.check, T.eq, T.test, T.raises
 
-local passed, failed = 0, 0
-local function check(cond, name, detail)
-  if cond then
-    passed = passed + 1
-    print("ok - " .. name)
-  else
-    failed = failed + 1
-    print("not ok - " .. name .. (detail and (": " .. tostring(detail)) or ""))
-  end
-end
-local function eq(got, want, name)
-  check(got == want, name, ("got %s, expected %s"):format(tostring(got), tostring(want)))
-end
-local function test(name, fn)
-  local ok, err = pcall(fn)
-  if not ok then check(false, name .. " (raised)", err) end
-end
-local function raises(fn, pattern, name)
-  local ok, err = pcall(fn)
-  check(not ok and tostring(err):find(pattern, 1, true), name, ok and "no error" or err)
-end
-
--- A JSON reader in LPeg, enough for expected/*.json (string escapes are
--- kept as written; keys and GUIDs have none).
-local lpeg = require "lpeg"
-local P, S, R, C, Ct, Cc, V = lpeg.P, lpeg.S, lpeg.R, lpeg.C, lpeg.Ct, lpeg.Cc, lpeg.V
-local ws = S " \t\r\n" ^ 0
-local str = P '"' * C((P "\\" * 1 + (1 - S '"\\')) ^ 0) * P '"'
-local num = C(P "-" ^ -1 * R "09" ^ 1 * (P "." * R "09" ^ 1) ^ -1 * (S "eE" * S "+-" ^ -1 * R "09" ^ 1) ^ -1) / tonumber
-local function object(pairs_)
-  local t = {}
-  for _, kv in ipairs(pairs_) do t[kv[1]] = kv[2] end
-  return t
-end
-local json = P { "doc",
-  doc = ws * V "val" * ws * -1,
-  val = V "obj" + V "arr" + str + num + P "true" * Cc(true) + P "false" * Cc(false) + P "null" * Cc(nil),
-  arr = P "[" * ws * Ct((V "val" * ws * (P "," * ws * V "val" * ws) ^ 0) ^ -1) * P "]",
-  pair = Ct(str * ws * P ":" * ws * V "val") * ws,
-  obj = P "{" * ws * Ct((V "pair" * (P "," * ws * V "pair") ^ 0) ^ -1) / object * P "}",
-}
+local json = require "json"
 local function expected(name)
-  local f = assert(io.open(corpus .. "/expected/" .. name .. ".json", "rb"))
-  local e = json:match(f:read("a"))
-  f:close()
-  return assert(e, "cannot parse expected/" .. name .. ".json")
+  return json.read(corpus .. "/expected/" .. name .. ".json")
 end
 
 local function keystr(provider, opcode, id, version)
@@ -234,5 +185,4 @@ test("filter errors", function()
   raises(function() t:events(5) end, "table expected", "the filter must be a table")
 end)
 
-print(("test_filters: %d passed, %d failed"):format(passed, failed))
-return failed == 0
+return T.done("test_filters")

@@ -1,14 +1,11 @@
 -- test_scripts.lua -- the bundled scripts (leaks, transient, growth, pool,
 -- policy) on the example traces, through the command line as a user or a
 -- CI job runs them: their JSON reports, text, exit codes and rule files.
-package.path = "tests/corpus/?.lua;" .. package.path
+package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
+local T = require "testlib"
 local json = require "json"
-local bin = os.getenv("HS_BIN") or "./heapscript"
-local fails = 0
-local function check(c, what, detail)
-  print((c and "ok - " or "not ok - ") .. what .. ((not c and detail) and (": " .. tostring(detail)) or ""))
-  if not c then fails = fails + 1 end
-end
+local bin = T.bin()
+local function check(c, what, detail) T.check(c and true or false, what, not c and detail or nil) end
 local function run(args)
   local p = io.popen(bin .. " " .. args .. " 2>&1")
   local out = p:read("a")
@@ -107,5 +104,4 @@ os.remove(team)
 out, code = run("leaks " .. M .. " -- --bogus")
 check(code == 2 and out:find("unknown option --bogus", 1, true), "an unknown option: exit 2 with a message", out)
 
-print(("scripts: %d failed"):format(fails))
-return fails == 0 and 0 or 1
+return T.done("test_scripts")

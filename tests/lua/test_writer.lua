@@ -16,36 +16,12 @@
 -- Run from the top of the tree: heapscript tests/lua/test_writer.lua
 -- (HS_BIN names the binary for the `info` subprocess).  Needs no corpus.
 
-local bin = os.getenv("HS_BIN")
-if not bin then
-  local i = -1
-  while arg[i - 1] do i = i - 1 end
-  bin = arg[i]
-end
-local json = dofile("tests/corpus/json.lua")
-
-local passed, failed = 0, 0
-local function check(cond, name, detail)
-  if cond then
-    passed = passed + 1
-    print("ok - " .. name)
-  else
-    failed = failed + 1
-    print("not ok - " .. name .. (detail and (": " .. tostring(detail)) or ""))
-  end
-end
-local function eq(got, want, name)
-  check(got == want, name, ("got %s, expected %s"):format(tostring(got), tostring(want)))
-end
-local function test(name, fn)
-  local ok, err = pcall(fn)
-  if not ok then check(false, name .. " (raised)", err) end
-end
-local function raises(fn, pattern, name)
-  local ok, err = pcall(fn)
-  check(not ok and tostring(err):find(pattern, 1, true) ~= nil, name, ok and "no error" or err)
-end
-local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
+local T = require "testlib"
+local bin = T.bin()
+local json = require "json"
+local check, eq, test, raises = T.check, T.eq, T.test, T.raises
+local q = T.q
 local function slurp(path)
   local f = io.open(path, "rb")
   if not f then return nil end
@@ -764,5 +740,4 @@ test("examples/notmyfault.etl ground truth", function()
   heapscript.symbols(false)
 end)
 
-print(("test_writer: %d passed, %d failed"):format(passed, failed))
-return failed == 0
+return T.done("test_writer")

@@ -1,0 +1,94 @@
+-- testlib.lua -- what the Lua tests share: ok/not ok lines and their
+-- count, the corpus location and its skip rule, the binary for
+-- subprocesses, shell quoting.  Each test starts with
+--   package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
+--   local T = require "testlib"
+-- and ends with `return T.done("name")` (false, so exit 1, on any failure).
+local T = { passed = 0, failed = 0, skipped = 0, quiet = false }
+
+T.corpus = os.getenv("HEAPSCRIPT_CORPUS") or "../shared/traces"
+
+function T.exists(p)
+  local f = io.open(p, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+-- true when the corpus is there; otherwise prints why and returns false
+-- and the exit code: 0 (skip) normally, 1 when CI=true.
+function T.need_corpus(name)
+  if T.exists(T.corpus .. "/MANIFEST.tsv") then return true end
+  if os.getenv("CI") == "true" then
+    print("not ok - corpus missing at " .. T.corpus .. " and CI=true")
+    return false, 1
+  end
+  print("SKIP " .. name .. ": no corpus at " .. T.corpus .. " (set HEAPSCRIPT_CORPUS)")
+  return false, 0
+end
+
+function T.check(cond, name, detail)
+  if cond then
+    T.passed = T.passed + 1
+    if not T.quiet then print("ok - " .. name) end
+  else
+    T.failed = T.failed + 1
+    print("not ok - " .. name .. (detail ~= nil and (": " .. tostring(detail)) or ""))
+  end
+  return cond
+end
+
+function T.eq(got, want, name)
+  return T.check(got == want, name, ("got %s, expected %s"):format(tostring(got), tostring(want)))
+end
+
+function T.near(got, want, name, eps)
+  return T.check(type(got) == "number" and math.abs(got - want) < (eps or 1e-9), name,
+                 ("got %s, expected %s"):format(tostring(got), tostring(want)))
+end
+
+function T.list_eq(got, want, name)
+  local ok = #got == #want
+  for i = 1, math.max(#got, #want) do ok = ok and got[i] == want[i] end
+  local function show(t)
+    local s = {}
+    for i = 1, #t do s[i] = tostring(t[i]) end
+    return "{" .. table.concat(s, ", ") .. "}"
+  end
+  return T.check(ok, name, ("got %s, expected %s"):format(show(got), show(want)))
+end
+
+function T.skip(name, why)
+  T.skipped = T.skipped + 1
+  print("ok - " .. name .. " # SKIP " .. why)
+end
+
+-- Run fn; an error in it is one failure named after the test.
+function T.test(name, fn)
+  local ok, err = xpcall(fn, debug.traceback)
+  if not ok then T.check(false, name .. " (raised)", err) end
+end
+
+-- fn must raise an error whose message contains text.
+function T.raises(fn, text, name)
+  local ok, err = pcall(fn)
+  return T.check(not ok and tostring(err):find(text, 1, true) ~= nil, name, ok and "no error" or err)
+end
+
+-- The heapscript binary running this test (HS_BIN, else arg[-n]).
+function T.bin()
+  local b = os.getenv("HS_BIN")
+  if b then return b end
+  local i = -1
+  while arg and arg[i - 1] do i = i - 1 end
+  return arg and arg[i] or "./heapscript"
+end
+
+function T.q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+function T.done(name)
+  print(("%s: %d passed, %d failed%s"):format(name, T.passed, T.failed,
+        T.skipped > 0 and (", %d skipped"):format(T.skipped) or ""))
+  return T.failed == 0
+end
+
+return T
