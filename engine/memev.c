@@ -472,6 +472,10 @@ static int is_classic(int ht) {
 static const layout *kcache[3][256][CACHE_V];
 static uint8_t kcached[3][256][CACHE_V];
 
+/* min_len of a row at P = 4 and 8, remembered per row (the tables are
+   fixed); rows are found by their index in their provider's table. */
+static size_t minlen_of(const layout *L, int P);
+
 static int group_slot(int g) { return g == 0x10 ? 0 : g == 0x02 ? 1 : g == 0x0E ? 2 : -1; }
 
 /* The row for an event, or NULL if it is not a memory event. */
@@ -554,6 +558,21 @@ static uint64_t read_field(const uint8_t *p, size_t len, int P, const field *f, 
   }
 }
 
+static size_t minlen_of(const layout *L, int P) {
+  static size_t memo[4][64][2];
+  static uint8_t known[4][64][2];
+  size_t pi, ri;
+  int w = P == 8;
+  for (pi = 0; pi < COUNT(providers); pi++) {
+    if (L < providers[pi].tab || L >= providers[pi].tab + providers[pi].n) continue;
+    ri = (size_t)(L - providers[pi].tab);
+    if (pi >= 4 || ri >= 64) break;
+    if (!known[pi][ri][w]) { memo[pi][ri][w] = min_len(L, P); known[pi][ri][w] = 1; }
+    return memo[pi][ri][w];
+  }
+  return min_len(L, P);
+}
+
 /* -------------------------------------------------------------- decode */
 
 int hsi_memev_decode(const hs_event *ev, hsi_memop *op) {
@@ -573,7 +592,7 @@ int hsi_memev_decode(const hs_event *ev, hsi_memop *op) {
   if (ev->flags & HS_EVF_HAS_IDS) { op->pid = ev->pid; op->tid = ev->tid; }
   else op->pid = op->tid = HS_NOID;
   if (P != 4 && P != 8) return -1;
-  if (ev->payload_len < min_len(L, P) || (!ev->payload && ev->payload_len)) return -1;
+  if (ev->payload_len < minlen_of(L, P) || (!ev->payload && ev->payload_len)) return -1;
   for (i = 0; i < L->nf; i++) {
     const field *f = &L->f[i];
     uint64_t v = read_field(ev->payload, ev->payload_len, P, f, &present);

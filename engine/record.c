@@ -49,7 +49,7 @@ static int decode_kernel(const uint8_t *r, uint32_t size, int ht, hs_event *ev, 
   ev->hook = (uint16_t)(group << 8 | r[6]);
   ev->id = 0;
   if (ev->hook == HSI_HOOK_IMAGE_LOAD) group = 0x14;   /* presented under the Image class [V] */
-  kernel_guids();
+  if (!kernel_guid_ready) kernel_guids();
   if (group < 32) ev->provider = kernel_guid[group];
   else memset(&ev->provider, 0, sizeof ev->provider);
   if (hlen == 0x10) {
