@@ -63,6 +63,7 @@ typedef struct stream {
   size_t scratch_cap;
   hs_event head;
   int64_t key;
+  uint64_t tie;        /* tail << 32 | cpu << 16 | file: see less() */
 } stream;
 
 struct etlreader {
@@ -287,20 +288,18 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
 
 /* -------------------------------------------------------------- streams */
 
-static int cmp_key(const stream *a, const stream *b) {
-  if (a->key != b->key) return a->key < b->key ? -1 : 1;
-  if (a->tail != b->tail) return a->tail - b->tail;
-  if (a->cpu != b->cpu) return a->cpu < b->cpu ? -1 : 1;
-  if (a->file != b->file) return a->file - b->file;
-  if (a->head.buffer != b->head.buffer) return a->head.buffer < b->head.buffer ? -1 : 1;
-  return a->head.offset < b->head.offset ? -1 : a->head.offset > b->head.offset;
+/* Order of stream heads: timestamp, then the buffer-0 tail last, then
+   CPU, then file.  No two streams share (tail, cpu, file), so `tie`,
+   computed once per stream, settles every tie. */
+static inline int less(const stream *a, const stream *b) {
+  return a->key < b->key || (a->key == b->key && a->tie < b->tie);
 }
 
 static void sift_down(etlreader *r, int i) {
   for (;;) {
     int l = 2 * i + 1, m = i;
-    if (l < r->nheap && cmp_key(&r->streams[r->heap[l]], &r->streams[r->heap[m]]) < 0) m = l;
-    if (l + 1 < r->nheap && cmp_key(&r->streams[r->heap[l + 1]], &r->streams[r->heap[m]]) < 0) m = l + 1;
+    if (l < r->nheap && less(&r->streams[r->heap[l]], &r->streams[r->heap[m]])) m = l;
+    if (l + 1 < r->nheap && less(&r->streams[r->heap[l + 1]], &r->streams[r->heap[m]])) m = l + 1;
     if (m == i) return;
     { int t = r->heap[i]; r->heap[i] = r->heap[m]; r->heap[m] = t; }
     i = m;
@@ -310,7 +309,7 @@ static void sift_down(etlreader *r, int i) {
 static void sift_up(etlreader *r, int i) {
   while (i > 0) {
     int p = (i - 1) / 2;
-    if (cmp_key(&r->streams[r->heap[i]], &r->streams[r->heap[p]]) >= 0) return;
+    if (!less(&r->streams[r->heap[i]], &r->streams[r->heap[p]])) return;
     { int t = r->heap[i]; r->heap[i] = r->heap[p]; r->heap[p] = t; }
     i = p;
   }
@@ -424,6 +423,7 @@ static int add_stream(etlreader *r, int file, uint16_t cpu, int tail) {
   ns[r->nstreams].file = file;
   ns[r->nstreams].cpu = cpu;
   ns[r->nstreams].tail = tail;
+  ns[r->nstreams].tie = (uint64_t)(tail != 0) << 32 | (uint64_t)cpu << 16 | (uint64_t)(unsigned)file;
   return r->nstreams++;
 }
 
