@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 
 #include <lualib.h>
@@ -36,7 +37,7 @@
 
 static void usage(FILE *to) {
   fprintf(to,
-    "usage: " PROG " [-I DIR]... SCRIPT [TRACE...] [-- ARG...]\n"
+    "usage: " PROG " [-I DIR]... [--timeout S] SCRIPT [TRACE...] [-- ARG...]\n"
     "\n"
     "Runs the Lua 5.4 script SCRIPT over the ETW traces TRACE... (several\n"
     "files are merged into one time-ordered trace).  In the script:\n"
@@ -52,6 +53,8 @@ static void usage(FILE *to) {
     "\n"
     "options:\n"
     "  -I DIR     search DIR first (may be repeated)\n"
+    "  --timeout S  stop the script after S seconds of CPU time (a pcall\n"
+    "             inside the script cannot catch it); exit status 1\n"
     "  --list     list the bundled scripts and rule files\n"
     "  --help     this text\n"
     "\n"
@@ -253,6 +256,24 @@ static void laction(int i) {
   lua_sethook(globalL, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
+/*
+** --timeout SECONDS: a count hook looks at the clock every million VM
+** instructions.  Past the deadline it raises an error, and from then on
+** raises again at every instruction, so a script's own pcall cannot
+** swallow it (as Redis bounds a script).  Time spent inside one C call
+** (the analysis of a huge trace) is not interrupted; the check comes
+** when Lua runs again.
+*/
+static double deadline;     /* seconds of clock(); 0: no limit */
+static double timeout_s;
+
+static void ltimeout(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  if ((double)clock() / CLOCKS_PER_SEC < deadline) return;
+  lua_sethook(L, ltimeout, LUA_MASKCOUNT, 1);
+  luaL_error(L, "script timed out after %f s (--timeout)", timeout_s);
+}
+
 static int msghandler(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
   if (msg == NULL) {
@@ -270,6 +291,10 @@ static int docall(lua_State *L, int narg, int nres) {
   lua_pushcfunction(L, msghandler);
   lua_insert(L, base);
   globalL = L;
+  if (timeout_s > 0) {
+    deadline = (double)clock() / CLOCKS_PER_SEC + timeout_s;
+    lua_sethook(L, ltimeout, LUA_MASKCOUNT, 1000000);
+  }
   signal(SIGINT, laction);
   st = lua_pcall(L, narg, nres, base);
   signal(SIGINT, SIG_DFL);
@@ -414,6 +439,15 @@ int hsi_lua_cli(int argc, char **argv) {
       c.idirs[c.nidirs++] = argv[++i];
     } else if (strncmp(a, "-I", 2) == 0) {
       c.idirs[c.nidirs++] = argv[i] + 2;
+    } else if (strcmp(a, "--timeout") == 0 || strcmp(a, "-t") == 0) {
+      char *end = NULL;
+      timeout_s = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
+      if (i + 1 >= argc || end == argv[i + 1] || *end || timeout_s <= 0) {
+        message("option --timeout needs a number of seconds");
+        free(c.idirs);
+        return EXIT_USAGE;
+      }
+      i++;
     } else if (a[0] == '-' && a[1] != '\0') {
       fprintf(stderr, PROG ": unknown option '%s'\n", a);
       usage(stderr);
