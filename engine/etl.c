@@ -22,6 +22,7 @@
 #define BUFHDR 0x48u
 #define MAX_BUFFER (16u << 20)      /* Win8+ maximum buffer size [D: ntwmi] */
 #define MAX_DAMAGE_SCAN (64u << 20) /* how far to look for the next buffer after damage */
+#define RELEASE_STEP (16u << 20)    /* indexing gives back mapped pages this often */
 
 typedef struct bufinfo {
   uint64_t pos;       /* file offset */
@@ -210,7 +211,7 @@ static int add_buf(etlfile *f, const bufinfo *bi) {
 
 static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
   etlfile *f = &r->files[fi];
-  uint64_t pos = 0;
+  uint64_t pos = 0, released = 0;
   uint32_t idx = 0;
   const uint8_t *d = f->data;
   char msg[160];
@@ -282,6 +283,10 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
     f->st.buffers++;
     pos += size;
     idx++;
+    if (pos - released >= RELEASE_STEP) {    /* keep the resident size of indexing flat */
+      hsi_map_release(&f->map, released, pos - released);
+      released = pos;
+    }
   }
   return 0;
 }
@@ -394,6 +399,7 @@ static int advance(etlreader *r, stream *s) {
       if (rc == -2) { s->pos = next; continue; }
       f->st.buffers_damaged++;
     }
+    hsi_map_release(&f->map, s->cur->pos, s->cur->size);
     s->cur = NULL;     /* end of this buffer */
   }
 }
@@ -574,6 +580,9 @@ static int finish_open(etlreader *r, char *err, size_t errlen) {
       }
     }
     f->index_damaged = f->st.buffers_damaged;
+    /* Indexing touched every buffer header, and the kernel maps pages
+       around each touch: give them back; the walk maps what it reads. */
+    hsi_map_release(&f->map, 0, f->size);
     if (build_streams(r, i)) { snprintf(err, errlen, "%s: out of memory", f->path); return HS_ENOMEM; }
     if (i > 0 && (f->lf.clock_type != r->files[0].lf.clock_type ||
                   f->lf.perf_freq != r->files[0].lf.perf_freq))

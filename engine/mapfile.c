@@ -3,6 +3,9 @@
 ** reader works on the mapping (64-bit offsets throughout) and the page cache
 ** does the buffering.  An empty file maps to size 0 with no data.
 */
+#ifndef _WIN32
+#define _DEFAULT_SOURCE 1     /* madvise(MADV_DONTNEED) */
+#endif
 #include <stdio.h>
 #include <string.h>
 #include <errno.h>
@@ -44,6 +47,10 @@ void hsi_map_close(hsi_map *m) {
   memset(m, 0, sizeof *m);
 }
 
+void hsi_map_release(hsi_map *m, uint64_t off, uint64_t len) {
+  (void)m; (void)off; (void)len;        /* the working set trimmer does this on Windows */
+}
+
 #else
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -81,5 +88,16 @@ int hsi_map_open(hsi_map *m, const char *path, char *err, size_t errlen) {
 void hsi_map_close(hsi_map *m) {
   if (m->data) munmap((void *)m->data, (size_t)m->size);
   memset(m, 0, sizeof *m);
+}
+
+void hsi_map_release(hsi_map *m, uint64_t off, uint64_t len) {
+  static uint64_t page;
+  uint64_t a, b;
+  if (!m->data || off >= m->size) return;
+  if (!page) { long p = sysconf(_SC_PAGESIZE); page = p > 0 ? (uint64_t)p : 4096; }
+  if (len > m->size - off) len = m->size - off;
+  a = (off + page - 1) / page * page;     /* pages wholly inside the range only: */
+  b = (off + len) / page * page;          /* a neighbour buffer may share the edges */
+  if (b > a) (void)madvise((void *)(m->data + a), (size_t)(b - a), MADV_DONTNEED);
 }
 #endif

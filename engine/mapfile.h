@@ -14,4 +14,9 @@ typedef struct hsi_map {
 /* 0, or HS_EIO with a message naming the file in err. */
 int hsi_map_open(hsi_map *m, const char *path, char *err, size_t errlen);
 void hsi_map_close(hsi_map *m);
+/* The reader is done with [off, off+len) for now: let the pages wholly
+   inside it leave this process's memory (they come back from the page
+   cache if read again).  Keeps the resident size of a pass over a huge
+   trace flat.  A no-op where the platform has no such call. */
+void hsi_map_release(hsi_map *m, uint64_t off, uint64_t len);
 #endif
