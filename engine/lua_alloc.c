@@ -1420,6 +1420,49 @@ static int t_processes(lua_State *L) {
   return 1;
 }
 
+/*
+** trace:images([pid]) -> {{pid=, instance=, module=, path=, base=, size=, loaded=, unloaded=,
+** checksum=, timestamp=, pdb={guid=, age=, name=}}, ...}: every image the trace loaded or
+** listed in rundown, with the PDB identity a symbol server needs where the
+** trace has it (KernelTraceControl DbgID_RSDS).
+*/
+static int t_images(lua_State *L) {
+  Analysis *an;
+  uint32_t i, n, k = 0;
+  lua_Integer want = luaL_optinteger(L, 2, -1);
+  lua_settop(L, 2);
+  an = analysis_of(L, 1);
+  n = hsi_procmap_nimages(an->pm);
+  lua_createtable(L, (int)n, 0);
+  for (i = 0; i < n; i++) {
+    const hsi_image *im = hsi_procmap_image(an->pm, i);
+    uint32_t pid = hsi_procmap_pid(an->pm, im->instance);
+    if (want >= 0 && (lua_Integer)pid != want) continue;
+    lua_createtable(L, 0, 12);
+    SETI("instance", im->instance);
+    SETI("pid", pid);
+    lua_pushstring(L, hsi_procmap_str(an->pm, im->module)); lua_setfield(L, -2, "module");
+    lua_pushstring(L, hsi_procmap_str(an->pm, im->path)); lua_setfield(L, -2, "path");
+    SETI("base", (lua_Integer)im->base);
+    SETI("size", (lua_Integer)im->size);
+    if (im->loaded != HSI_TS_BEFORE) SETN("loaded", seconds(an, im->loaded));
+    if (im->unloaded != HSI_TS_NEVER) SETN("unloaded", seconds(an, im->unloaded));
+    SETI("checksum", im->checksum);
+    SETI("timestamp", im->time_date_stamp);
+    if (im->flags & HSI_IMG_PDB) {
+      char g[HS_GUID_STRLEN];
+      hs_guid_format(&im->pdb_guid, g);
+      lua_createtable(L, 0, 3);
+      lua_pushstring(L, g); lua_setfield(L, -2, "guid");
+      SETI("age", im->pdb_age);
+      lua_pushstring(L, hsi_procmap_str(an->pm, im->pdb_name)); lua_setfield(L, -2, "name");
+      lua_setfield(L, -2, "pdb");
+    }
+    lua_rawseti(L, -2, (lua_Integer)++k);
+  }
+  return 1;
+}
+
 /* trace:memory_stats() -> the counters of the analysis */
 static int t_memory_stats(lua_State *L) {
   static const char *const opnames[HSI_OP_KINDS] = {
@@ -1580,6 +1623,7 @@ static const luaL_Reg cursor_meta[] = {
 static const luaL_Reg trace_methods[] = {
   {"allocations", t_allocations},
   {"processes", t_processes},
+  {"images", t_images},
   {"memory_stats", t_memory_stats},
   {NULL, NULL}
 };

@@ -235,6 +235,24 @@ test("the analysis does not move a running events() loop", function()
   eq(n, total, "the loop still saw every record")
 end)
 
+test("images with their PDB identity (net.4.5.2.x64)", function()
+  local t <close> = assert(heapscript.open(corpus .. "/microsoft_perfview__net.4.5.2.x64.etl"))
+  local ims = t:images()
+  local bad, pdbs, ntdll = 0, 0, nil
+  for _, im in ipairs(ims) do
+    if im.module == "" or im.size <= 0 or not im.path:find("\\", 1, true) then bad = bad + 1 end
+    if im.pdb then
+      pdbs = pdbs + 1
+      if not im.pdb.guid:match("^%x+%-%x+%-%x+%-%x+%-%x+$") or im.pdb.age < 1 then bad = bad + 1 end
+      if im.module:lower() == "ntdll.dll" and im.pdb.name == "ntdll.pdb" then ntdll = im end
+    end
+  end
+  check(#ims > 1000, "more than 1000 images", #ims)
+  eq(bad, 0, "every image has a module, a size, an NT path; every PDB a GUID and an age")
+  check(pdbs > #ims * 0.9, "DbgID_RSDS gives most images their PDB", pdbs)
+  check(ntdll and ntdll.pid ~= nil and #t:images(ntdll.pid) < #ims, "images(pid) narrows to one process")
+end)
+
 test("errors on a real trace", function()
   local t <close> = assert(heapscript.open(corpus .. "/airbus-cert_etl-parser__ShutdownPerfDiagLogger.etl"))
   raises(function() t:allocations{kinds = "heap"} end, "unknown filter 'kinds'", "unknown filter")
