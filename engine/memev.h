@@ -5,8 +5,9 @@
 ** hsi_memop), encoding (hsi_memop -> payload bytes, for synthetic test
 ** traces) and the one-line description shown by `heapscript dump`, so
 ** the three can never disagree.  Every layout is documented only
-** (ETL-FORMAT.md §6.1-6.3, §6.9); the table in memev.c says where each
-** choice comes from.
+** (ETL-FORMAT.md §6.1-6.3, §6.9); each provider's table (heap.c,
+** valloc.c, pool.c, snapshot.c) says where each choice comes from, and
+** memev.c is the engine that reads them.
 */
 #ifndef HS_MEMEV_H
 #define HS_MEMEV_H

@@ -1,8 +1,9 @@
 /*
 ** memop.h -- the contract between the memory-event decoders (heap,
-** VirtualAlloc, pool: engine/memev.c) and the lifetime tracker
-** (engine/lifetime.c).  A decoder turns one hs_event into one hsi_memop;
-** the tracker never looks at payload bytes.
+** VirtualAlloc, pool: engine/memev.c driven by the tables of heap.c,
+** valloc.c, pool.c) and the lifetime tracker (engine/lifetime.c).  A
+** decoder turns one hs_event into one hsi_memop; the tracker never looks
+** at payload bytes.
 */
 #ifndef HS_MEMOP_H
 #define HS_MEMOP_H

@@ -1,5 +1,6 @@
 /*
-** test_memev.c -- memory-event decoders and encoders (engine/memev.c).
+** test_memev.c -- memory-event decoders and encoders (engine/memev.c and
+** the tables of heap.c, valloc.c, pool.c, snapshot.c).
 **
 ** Payloads are written byte by byte from ETL-FORMAT.md §6.1-6.3 and §6.9,
 ** never with the encoder, so a wrong table row fails here.  Then every
