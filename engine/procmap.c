@@ -1,6 +1,8 @@
 /*
 ** procmap.c -- processes, threads and images over time (ETL-FORMAT.md
-** §6.5 Process, §6.6 Thread, §6.7 Image, §6.8 KernelTraceControl).
+** §6.5 Process, §6.6 Thread, §6.7 Image, §6.8 KernelTraceControl).  The
+** payloads are read by the decoders of process.c and image.c
+** (kdecode.h); this file decides what each record means for the map.
 **
 ** Everything lives in arrays owned by the map: instances and thread
 ** records in flat arrays chained per pid/tid (newest first), images in
@@ -19,6 +21,7 @@
 #include "heapscript.h"
 #include "bytes.h"
 #include "procmap.h"
+#include "kdecode.h"
 
 /* ------------------------------------------------------------ strings */
 
@@ -389,107 +392,7 @@ uint32_t hsi_procmap_flags(const hsi_procmap *pm, uint32_t inst) { proc *p = P(p
 
 /* ------------------------------------------------------ Process records */
 
-/* What one Process record says (§6.5). */
-typedef struct pinfo {
-  uint32_t pid, ppid, session, flags;
-  int long_sid;            /* in: read the SID as TOKEN_USER + SID even if its first u32 is 0 */
-  const char *name;
-  size_t namelen;
-  const uint8_t *cmd;
-  size_t cmdlen;
-} pinfo;
-
-/* UserSID (§6.5): a u32 0 alone, else TOKEN_USER (2 pointers) + SID.
-   Programs that write these events themselves (the syzygy test files)
-   leave the TOKEN_USER pointers 0; the caller retries with long = 1 when
-   the short reading does not end where the payload does. */
-static void skip_sid(hs_cursor *c, int long_sid, const uint8_t **sid) {
-  uint8_t n;
-  if (!long_sid) { hs_cur_sid(c, sid); return; }
-  *sid = NULL;
-  hs_cur_skip(c, 2 * (size_t)c->ptr);
-  hs_cur_u8(c);                          /* Revision */
-  n = hs_cur_u8(c);
-  hs_cur_skip(c, 6 + 4 * (size_t)n);
-}
-
-/* v0 (XP): ProcessId P, ParentId P, SID, ImageFileName. */
-static void proc_v0(hs_cursor *c, pinfo *o) {
-  const uint8_t *sid;
-  o->pid = (uint32_t)hs_cur_ptr(c);
-  o->ppid = (uint32_t)hs_cur_ptr(c);
-  skip_sid(c, o->long_sid, &sid);
-  o->namelen = hs_cur_cstr(c, &o->name);
-}
-
-/* v1-v5 share the head: UniqueProcessKey P, ProcessId, ParentId,
-   SessionId, ExitStatus. */
-static void proc_head(hs_cursor *c, pinfo *o) {
-  hs_cur_ptr(c);
-  o->pid = hs_cur_u32(c);
-  o->ppid = hs_cur_u32(c);
-  o->session = hs_cur_u32(c);
-  hs_cur_u32(c);                         /* ExitStatus */
-}
-
-/* v1: head, UserSID @P+16, ImageFileName. */
-static void proc_v1(hs_cursor *c, pinfo *o) {
-  const uint8_t *sid;
-  proc_head(c, o);
-  skip_sid(c, o->long_sid, &sid);
-  o->namelen = hs_cur_cstr(c, &o->name);
-}
-
-/* v2: v1 + CommandLine. */
-static void proc_v2(hs_cursor *c, pinfo *o) {
-  proc_v1(c, o);
-  o->cmdlen = hs_cur_wstr(c, &o->cmd);
-}
-
-/* v3: head, DirectoryTableBase P @P+16, UserSID @2P+16, name, cmdline. */
-static void proc_v3(hs_cursor *c, pinfo *o) {
-  const uint8_t *sid;
-  proc_head(c, o);
-  hs_cur_ptr(c);
-  skip_sid(c, o->long_sid, &sid);
-  o->namelen = hs_cur_cstr(c, &o->name);
-  o->cmdlen = hs_cur_wstr(c, &o->cmd);
-}
-
-/* v4: head, DirectoryTableBase, Flags u32 @2P+16, UserSID @2P+20, name,
-   cmdline, PackageFullName, ApplicationId. */
-static void proc_v4(hs_cursor *c, pinfo *o) {
-  const uint8_t *sid, *w;
-  proc_head(c, o);
-  hs_cur_ptr(c);
-  o->flags = hs_cur_u32(c);
-  skip_sid(c, o->long_sid, &sid);
-  o->namelen = hs_cur_cstr(c, &o->name);
-  o->cmdlen = hs_cur_wstr(c, &o->cmd);
-  hs_cur_wstr(c, &w);
-  hs_cur_wstr(c, &w);
-}
-
-/* v5: v4 + 8 bytes (§7.17: look like an exit FILETIME). */
-static void proc_v5(hs_cursor *c, pinfo *o) {
-  proc_v4(c, o);
-  hs_cur_skip(c, 8);
-}
-
-/* One decoder per layout version; newer versions append fields, so they
-   are read with the newest layout we know. */
-static void dec_proc(hs_cursor *c, pinfo *o, int version) {
-  switch (version) {
-    case 0: proc_v0(c, o); break;
-    case 1: proc_v1(c, o); break;
-    case 2: proc_v2(c, o); break;
-    case 3: proc_v3(c, o); break;
-    case 4: proc_v4(c, o); break;
-    default: proc_v5(c, o); break;
-  }
-}
-
-static void proc_fill(hsi_procmap *pm, proc *p, const pinfo *o) {
+static void proc_fill(hsi_procmap *pm, proc *p, const hsi_process_info *o) {
   uint32_t id;
   p->ppid = o->ppid;
   p->session = o->session;
@@ -505,37 +408,14 @@ static uint32_t proc_live(hsi_procmap *pm, uint32_t pid) {
 }
 
 static int feed_process(hsi_procmap *pm, const hs_event *ev, int op, int version) {
-  pinfo d;
-  hs_cursor c;
+  hsi_process_info d;
   uint32_t id;
   proc *p;
   int64_t ts = ev->timestamp;
-  int w = ev->pointer_size == 4 ? 4 : 8;
+  int rc;
   pm->st.process_records++;
-  memset(&d, 0, sizeof d);
-  hs_cur_init(&c, NULL, 0, w);
-  {
-    /* Readings in order: the record's width, then (classic MOF headers
-       only, §7.2) the other width; each with the short, then the long SID.
-       The first that ends exactly at the payload end wins, else the
-       first reading if it did not run past the end. */
-    int k, nk = (ev->flags & HS_EVF_KERNEL) ? 2 : 4, found = 0;
-    for (k = 0; k < nk && !found; k++) {
-      pinfo t;
-      hs_cursor tc;
-      memset(&t, 0, sizeof t);
-      t.long_sid = k & 1;
-      hs_cur_init(&tc, ev->payload, ev->payload_len, k < 2 ? w : 12 - w);
-      dec_proc(&tc, &t, version);
-      if (!tc.bad && tc.pos == tc.len) {
-        found = 1; d = t; c = tc;
-        if (k >= 2) pm->st.width_fallback++;
-      } else if (k == 0) {
-        d = t; c = tc;
-      }
-    }
-  }
-  if (c.bad) return 0;
+  if ((rc = hsi_decode_process(ev, version, &d)) < 0) return 0;
+  if (rc) pm->st.width_fallback++;
   pm->st.process_decoded++;
   switch (op) {
     case 1:                               /* Start */
@@ -582,46 +462,6 @@ static int feed_process(hsi_procmap *pm, const hs_event *ev, int op, int version
 
 /* ------------------------------------------------------- Thread records */
 
-typedef struct tinfo {
-  uint32_t pid, tid;
-  const uint8_t *name;
-  size_t namelen;
-  int version;
-} tinfo;
-
-/* v0: ThreadId, ProcessId. */
-static void thr_v0(hs_cursor *c, tinfo *o) { o->tid = hs_cur_u32(c); o->pid = hs_cur_u32(c); }
-/* v1: ProcessId, ThreadId, then fields we do not keep. */
-static void thr_v1(hs_cursor *c, tinfo *o) {
-  o->pid = hs_cur_u32(c); o->tid = hs_cur_u32(c);
-  c->pos = c->len;
-}
-/* v2: ProcessId, ThreadId, StackBase..TebBase (7 P), SubProcessTag u32. */
-static void thr_v2(hs_cursor *c, tinfo *o) {
-  o->pid = hs_cur_u32(c); o->tid = hs_cur_u32(c);
-  hs_cur_skip(c, 7 * (size_t)c->ptr + 4);
-}
-/* v3: v2 + BasePriority, PagePriority, IoPriority, ThreadFlags (u8 each),
-   then sometimes a UTF-16 ThreadName. */
-static void thr_v3(hs_cursor *c, tinfo *o) {
-  thr_v2(c, o);
-  hs_cur_skip(c, 4);
-  if (!c->bad && c->len - c->pos >= 2) o->namelen = hs_cur_wstr(c, &o->name);
-}
-/* SetName (op 72) v2: ProcessId, ThreadId, ThreadName UTF-16. */
-static void thr_setname(hs_cursor *c, tinfo *o) {
-  o->pid = hs_cur_u32(c); o->tid = hs_cur_u32(c);
-  o->namelen = hs_cur_wstr(c, &o->name);
-}
-
-static void dec_thread(hs_cursor *c, tinfo *o, int op) {
-  if (op == 72) thr_setname(c, o);
-  else if (o->version == 0) thr_v0(c, o);
-  else if (o->version == 1) thr_v1(c, o);
-  else if (o->version == 2) thr_v2(c, o);
-  else thr_v3(c, o);
-}
-
 static uint32_t thread_push(hsi_procmap *pm, uint32_t tid, uint32_t pid) {
   uint32_t prev = map_get(&pm->tid_latest, tid), id;
   thread *t;
@@ -649,26 +489,13 @@ static uint32_t thread_find(const hsi_procmap *pm, uint32_t tid, int64_t ts) {
 }
 
 static int feed_thread(hsi_procmap *pm, const hs_event *ev, int op, int version) {
-  tinfo o;
-  hs_cursor c;
+  hsi_thread_info o;
   uint32_t id;
   int64_t ts = ev->timestamp;
-  int w = ev->pointer_size == 4 ? 4 : 8;
+  int rc;
   pm->st.thread_records++;
-  memset(&o, 0, sizeof o);
-  o.version = version;
-  hs_cur_init(&c, ev->payload, ev->payload_len, w);
-  dec_thread(&c, &o, op);
-  if (c.pos != c.len && !(ev->flags & HS_EVF_KERNEL)) {
-    tinfo o2;
-    hs_cursor c2;
-    memset(&o2, 0, sizeof o2);
-    o2.version = version;
-    hs_cur_init(&c2, ev->payload, ev->payload_len, 12 - w);
-    dec_thread(&c2, &o2, op);
-    if (!c2.bad && c2.pos == c2.len) { o = o2; c = c2; pm->st.width_fallback++; }
-  }
-  if (c.bad) return 0;
+  if ((rc = hsi_decode_thread(ev, op, version, &o)) < 0) return 0;
+  if (rc) pm->st.width_fallback++;
   pm->st.thread_decoded++;
   id = thread_find(pm, o.tid, ts);
   if (id && pm->threads[id].pid != o.pid) {
@@ -821,52 +648,6 @@ const hsi_image *hsi_procmap_image_at(const hsi_procmap *pm, uint32_t inst, uint
   return NULL;
 }
 
-typedef struct iinfo {
-  uint64_t base, size;
-  uint32_t pid, checksum, tds;
-  const uint8_t *name;
-  size_t namelen;
-  int version;
-  int size32;              /* in: read with a u32 ModuleSize (see img_v1, img_v2) */
-} iinfo;
-
-/* v1: ImageBase P, ImageSize P, ProcessId u32, FileName.  Some writers
-   (syzygy's test files) use a u32 ModuleSize instead, as in v0. */
-static void img_v1(hs_cursor *c, iinfo *o) {
-  o->base = hs_cur_ptr(c);
-  o->size = o->size32 ? hs_cur_u32(c) : hs_cur_ptr(c);
-  o->pid = hs_cur_u32(c);
-  o->namelen = hs_cur_wstr(c, &o->name);
-}
-/* v2/v3: ImageBase P, ImageSize P, ProcessId, ImageChecksum, TimeDateStamp,
-   Reserved0 / SignatureLevel+Type, DefaultBase P, Reserved1-4, FileName @3P+32.
-   syzygy's test files also hold a variant with a u32 ImageSize and
-   DefaultBase aligned to P (so FileName still lands at 3P+32). */
-static void img_v2(hs_cursor *c, iinfo *o) {
-  o->base = hs_cur_ptr(c);
-  o->size = o->size32 ? hs_cur_u32(c) : hs_cur_ptr(c);
-  o->pid = hs_cur_u32(c);
-  o->checksum = hs_cur_u32(c); o->tds = hs_cur_u32(c);
-  hs_cur_u32(c);
-  if (o->size32 && c->pos % (size_t)c->ptr) hs_cur_skip(c, (size_t)c->ptr - c->pos % (size_t)c->ptr);
-  hs_cur_ptr(c);
-  hs_cur_skip(c, 16);
-  o->namelen = hs_cur_wstr(c, &o->name);
-}
-
-/* v0: ImageBase P, ModuleSize u32, FileName; no ProcessId (the header's). */
-static void img_v0(hs_cursor *c, iinfo *o) {
-  o->base = hs_cur_ptr(c); o->size = hs_cur_u32(c);
-  o->pid = HS_NOID;
-  o->namelen = hs_cur_wstr(c, &o->name);
-}
-
-static void dec_image(hs_cursor *c, iinfo *o) {
-  if (o->version == 0) img_v0(c, o);
-  else if (o->version == 1) img_v1(c, o);
-  else img_v2(c, o);
-}
-
 /* Basename of a UTF-8 path, extension kept. */
 static uint32_t module_of(hsi_procmap *pm, uint32_t path) {
   const char *s = hsi_procmap_str(pm, path), *b = s, *q;
@@ -877,41 +658,15 @@ static uint32_t module_of(hsi_procmap *pm, uint32_t path) {
 static void attach_pending(hsi_procmap *pm, hsi_image *im, uint32_t pid, int64_t ts);
 
 static int feed_image(hsi_procmap *pm, const hs_event *ev, int op, int version) {
-  iinfo o;
-  hs_cursor c;
+  hsi_image_info o;
   hsi_image *im;
   uint32_t inst;
   proc *p;
   int64_t ts = ev->timestamp;
-  int w = ev->pointer_size == 4 ? 4 : 8;
+  int rc;
   pm->st.image_records++;
-  memset(&o, 0, sizeof o);
-  hs_cur_init(&c, NULL, 0, w);
-  {
-    /* Readings in order: the record's width, then (classic MOF headers
-       only, §7.2) the other width; v1 also with a u32 size.  The first
-       that ends exactly at the payload end with a plausible size (PE
-       SizeOfImage is a nonzero u32) wins, else the first reading if it
-       did not run past the end. */
-    int k, nk = (ev->flags & HS_EVF_KERNEL) ? 1 : 2, found = 0, alt;
-    for (k = 0; k < nk && !found; k++)
-      for (alt = 0; alt < (version >= 1 ? 2 : 1) && !found; alt++) {
-        iinfo t;
-        hs_cursor tc;
-        memset(&t, 0, sizeof t);
-        t.version = version;
-        t.size32 = alt;
-        hs_cur_init(&tc, ev->payload, ev->payload_len, k == 0 ? w : 12 - w);
-        dec_image(&tc, &t);
-        if (!tc.bad && tc.pos == tc.len && t.size && t.size <= 0xFFFFFFFFu) {
-          found = 1; o = t; c = tc;
-          if (k) pm->st.width_fallback++;
-        } else if (k == 0 && alt == 0) {
-          o = t; c = tc;
-        }
-      }
-  }
-  if (c.bad) return 0;
+  if ((rc = hsi_decode_image(ev, version, &o)) < 0) return 0;
+  if (rc) pm->st.width_fallback++;
   if (o.pid == HS_NOID) o.pid = ev->pid;
   pm->st.image_decoded++;
   if (!(inst = hsi_procmap_instance(pm, o.pid, ts))) return HS_ENOMEM;
@@ -995,52 +750,14 @@ static void attach_pending(hsi_procmap *pm, hsi_image *im, uint32_t pid, int64_t
   pm->npending = k;
 }
 
-typedef struct kinfo {
-  uint64_t base, size;
-  uint32_t pid, tds, age;
-  hs_guid guid;
-  const uint8_t *wname;
-  const char *aname;
-  size_t namelen;
-  int op;
-} kinfo;
-
-/* op 0 ImageId: ImageBase P, ImageSize P, ProcessId u32, TimeDateStamp u32,
-   OriginalFileName UTF-16.  op 36 DbgID_RSDS: ImageBase P, ProcessId u32,
-   GUID, Age u32, PdbFileName ANSI. */
-static void dec_ktc(hs_cursor *c, kinfo *o) {
-  if (o->op == 0) {
-    o->base = hs_cur_ptr(c); o->size = hs_cur_ptr(c);
-    o->pid = hs_cur_u32(c); o->tds = hs_cur_u32(c);
-    o->namelen = hs_cur_wstr(c, &o->wname);
-  } else {
-    o->base = hs_cur_ptr(c); o->pid = hs_cur_u32(c);
-    o->guid = hs_cur_guid(c); o->age = hs_cur_u32(c);
-    o->namelen = hs_cur_cstr(c, &o->aname);
-  }
-}
-
 static int feed_ktc(hsi_procmap *pm, const hs_event *ev, int op) {
-  kinfo o;
-  hs_cursor c;
+  hsi_ktc_info o;
   pending_id d;
   hsi_image *im;
-  int w = ev->pointer_size == 4 ? 4 : 8;
+  int rc;
   if (op == 0) pm->st.imageid_records++; else pm->st.dbgid_records++;
-  memset(&o, 0, sizeof o);
-  o.op = op;
-  hs_cur_init(&c, ev->payload, ev->payload_len, w);
-  dec_ktc(&c, &o);
-  if (c.bad || c.pos != c.len) {
-    kinfo o2;
-    hs_cursor c2;
-    memset(&o2, 0, sizeof o2);
-    o2.op = op;
-    hs_cur_init(&c2, ev->payload, ev->payload_len, 12 - w);
-    dec_ktc(&c2, &o2);
-    if (!c2.bad && c2.pos == c2.len) { o = o2; c = c2; pm->st.width_fallback++; }
-  }
-  if (c.bad) return 0;
+  if ((rc = hsi_decode_ktc(ev, op, &o)) < 0) return 0;
+  if (rc) pm->st.width_fallback++;
   memset(&d, 0, sizeof d);
   d.kind = op;
   d.ts = ev->timestamp;

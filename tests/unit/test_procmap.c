@@ -1,6 +1,7 @@
 /*
 ** test_procmap.c -- processes, threads and images over time
-** (engine/procmap.c).  Payloads are written field by field from the
+** (engine/procmap.c, with the payload decoders of process.c and
+** image.c).  Payloads are written field by field from the
 ** layouts in ETL-FORMAT.md §6.5-§6.8; then the real traces, when the
 ** corpus is there (HEAPSCRIPT_CORPUS or ../shared/traces; CI=true makes a
 ** missing corpus a failure).
