@@ -35,7 +35,7 @@ for _, kind in ipairs(o.kind) do
   if #A > 0 then
     local s = A:summary()
     local t1, t2 = s.window[1], s.window[2]
-    local base_end = tonumber(o.baseline) or (t1 + (t2 - t1) * 0.05)
+    local base_end = t1 + (tonumber(o.baseline) or (t2 - t1) * 0.05)   -- seconds into the window
     local kept = A:filter{ class = "AIFO" }
     local k = { kind = kind, start = s.outstanding_start, ["end"] = s.outstanding_end, growth = s.impacting,
                 window = s.window, baseline = {}, steps = {}, steady = {} }
@@ -47,7 +47,7 @@ for _, kind in ipairs(o.kind) do
         if a.alloc_time > last then last = a.alloc_time end
       end
       local e = { bytes = g.bytes, count = g.count, first = first, last = last,
-                  headline = report.headline(g.stack), frames = report.frames(g.stack, o.frames), stack = g.stack }
+                  headline = report.headline(g.stack), frames = report.frames(g.stack), stack = g.stack }
       if last - first <= span then
         if g.bytes >= o.min_step then
           if first < base_end then k.baseline[#k.baseline + 1] = e else k.steps[#k.steps + 1] = e end
@@ -62,7 +62,7 @@ for _, kind in ipairs(o.kind) do
     if text then
       print(("%s: %s outstanding at %.3f s, %s at %.3f s (%s%s)"):format(kind, report.bytes(s.outstanding_start), t1,
         report.bytes(s.outstanding_end), t2, s.impacting >= 0 and "+" or "", report.bytes(s.impacting)))
-      local level = 0
+      local level = s.outstanding_start
       for _, e in ipairs(k.baseline) do
         level = level + e.bytes
         print(("  baseline %s at %.3f s from %s"):format(report.bytes(e.bytes), e.first, e.headline))

@@ -18,15 +18,17 @@ local o = report.options({ rules = "string", json = "string", symbols = "string"
 if not trace then io.stderr:write(usage); return 2 end
 report.load_symbols(o.symbols)
 
-local rules
+local function bad(msg) io.stderr:write("heapscript: " .. o.rules .. ": " .. msg .. "\n"); return 2 end
+local ok, rules
 if o.rules:find("[/\\]") or o.rules:match("%.lua$") then
   local chunk, err = loadfile(o.rules)
   if not chunk then io.stderr:write("heapscript: " .. err .. "\n"); return 2 end
-  rules = chunk()
+  ok, rules = pcall(chunk)
 else
-  rules = require(o.rules)
+  ok, rules = pcall(require, o.rules)
 end
-if type(rules) ~= "table" then io.stderr:write("heapscript: " .. o.rules .. ": a rule set returns a list of rules\n"); return 2 end
+if not ok then return bad("cannot load the rule set: " .. tostring(rules)) end
+if type(rules) ~= "table" then return bad("a rule set returns a list of rules") end
 
 local limits = {
   max_leaked_bytes = function(s) return s.AIFO.bytes end,
@@ -52,13 +54,25 @@ for i, r in ipairs(rules) do
   if type(r) ~= "table" or type(r.name) ~= "string" then
     io.stderr:write(("heapscript: %s: rule %d has no name\n"):format(o.rules, i)); return 2
   end
-  for k in pairs(r) do
-    if not known[k] then io.stderr:write(("heapscript: %s: rule %s: unknown field %s\n"):format(o.rules, r.name, k)); return 2 end
+  local nlimits = 0
+  for k, v in pairs(r) do
+    if not known[k] then return bad(("rule %s: unknown field %s"):format(r.name, k)) end
+    if limits[k] then
+      if math.type(v) == nil then return bad(("rule %s: %s must be a number"):format(r.name, k)) end
+      nlimits = nlimits + 1
+    end
+  end
+  if r.severity ~= nil and r.severity ~= "error" and r.severity ~= "warning" then
+    return bad(("rule %s: severity is \"error\" or \"warning\", not %q"):format(r.name, tostring(r.severity)))
+  end
+  if nlimits == 0 and type(r.check) ~= "function" then
+    return bad(("rule %s: no limit (max_...) and no check function: it could never fail"):format(r.name))
   end
   local res = { name = r.name, severity = r.severity or "error", why = r.why, ok = true, violations = {} }
   if r.check then
-    local ok, msg = r.check(trace, r.select and trace:allocations(r.select) or nil)
-    res.ok = not not ok
+    local fine, passed, msg = pcall(r.check, trace, r.select and trace:allocations(r.select) or nil)
+    if not fine then return bad(("rule %s: its check failed: %s"):format(r.name, tostring(passed))) end
+    res.ok = not not passed
     res.message = msg
   else
     local A = trace:allocations(r.select or {})
@@ -72,7 +86,7 @@ for i, r in ipairs(rules) do
           if v > r[lim] then
             res.ok = false
             res.violations[#res.violations + 1] = { limit = lim, max = r[lim], value = v,
-              group = r.per and describe_group(g, r.per) or "all", stack = r.per == "stack" and report.frames(g.stack, o.frames) or nil,
+              group = r.per and describe_group(g, r.per) or "all", stack = r.per == "stack" and report.frames(g.stack) or nil,
               stack_object = r.per == "stack" and g.stack or nil }
           end
         end

@@ -55,7 +55,9 @@ end
 
 -- "10MiB", "64k", "1e6", "0x100" -> integer bytes (binary suffixes).
 function M.parse_size(s)
-  local num, suffix = tostring(s):match("^%s*([%d%.xXa-fA-F]+)%s*(%a*)%s*$")
+  s = tostring(s)
+  if s:match("^%s*0[xX]%x+%s*$") then return tonumber(s) end
+  local num, suffix = s:match("^%s*(%d*%.?%d+[eE]?%d*)%s*(%a*)%s*$")
   if not num then return nil end
   local n = tonumber(num)
   if not n then return nil end
@@ -79,7 +81,9 @@ function M.load_symbols(path)
     local f = io.open(sym, "r")
     if f then
       f:close()
-      if heapscript.symbols(sym) then return sym end
+      local ok, err = heapscript.symbols(sym)
+      if ok then return sym end
+      io.stderr:write("heapscript: ignoring " .. sym .. ": " .. tostring(err) .. "\n")
     end
   end
   return nil
@@ -98,6 +102,7 @@ end
 function M.frames(stack, max)
   if not stack then return {} end
   local f = stack:frames()
+  if max and max <= 0 then return {} end
   if max and #f > max then
     local cut = {}
     for i = 1, max do cut[i] = f[i] end
@@ -146,13 +151,15 @@ function M.json(v, indent, cur)
   if t == "number" then
     if math.type(v) == "integer" then return tostring(v) end
     if v ~= v or v == math.huge or v == -math.huge then return "null" end
-    return ("%.9g"):format(v)
+    return ("%.17g"):format(v)                -- round-trips every double
   end
   if t == "string" then return esc(v) end
   if t == "userdata" then return esc(tostring(v)) end
   local nl, inner = indent ~= "" and "\n" or "", cur .. indent
   local sep = indent ~= "" and ": " or ":"
-  if #v > 0 or next(v) == nil then
+  local npairs = 0
+  for _ in pairs(v) do npairs = npairs + 1 end
+  if npairs == #v then                        -- a list (or empty): keys would be lost otherwise
     local parts = {}
     for i = 1, #v do parts[i] = inner .. M.json(v[i], indent, inner) end
     if #parts == 0 then return "[]" end
@@ -186,7 +193,7 @@ function M.filters(o)
   if o.kind then f.kind = o.kind end
   if o.process then f.process = o.process end
   if o.pid then f.pid = o.pid end
-  if o.tag then f.tag = o.tag end
+  if o.tag then f.tag = (o.tag .. "    "):sub(1, 4) end   -- "Irp" is the tag "Irp "
   if o.window then f.window = o.window end
   return f
 end

@@ -100,7 +100,31 @@ check(code == 0 and r and r.failed == 0 and r.warnings == 1, "policy: a team rul
 f = io.open(team, "w"); f:write("return { { name = 'x', max_leakd_bytes = 1 } }"); f:close()
 out, code = run("policy " .. M .. " -- --rules " .. team)
 check(code == 2 and out:find("unknown field max_leakd_bytes", 1, true), "policy: a misspelt limit is an error, exit 2", out)
+for _, case in ipairs{
+  { "return {{name='y', select={kind='heap'}, max_leaked_count=1, severity='eror'}}", "severity is \"error\" or \"warning\"" },
+  { "return {{name='z', select={kind='heap'}}}", "no limit (max_...) and no check function" },
+  { "return {{name='n', select={kind='heap'}, max_leaked_count='5'}}", "max_leaked_count must be a number" },
+  { "error('broken rules')", "cannot load the rule set" },
+  { "return {{name='c', check=function() error('boom') end}}", "its check failed" },
+} do
+  f = io.open(team, "w"); f:write(case[1]); f:close()
+  out, code = run("policy " .. M .. " -- --rules " .. team)
+  check(code == 2 and out:find(case[2], 1, true), "policy: bad rule file exits 2: " .. case[2], out)
+end
 os.remove(team)
+out, code = run("policy " .. M .. " -- --rules no.such.module")
+check(code == 2 and out:find("cannot load the rule set", 1, true), "policy: a missing rules module exits 2", out)
+r = report("pool " .. N .. " -- --tag Irp")
+check(r and #r.tags == 1 and r.tags[1].tag == "Irp " and r.tags[1].allocs == 320, "pool --tag Irp means the tag 'Irp '")
+
+-- report.lua itself
+local rep = require "report"
+check(rep.parse_size("100B") == 100 and rep.parse_size("64k") == 65536 and rep.parse_size("10MiB") == 10485760
+      and rep.parse_size("0x100") == 256 and rep.parse_size("1e6") == 1000000 and rep.parse_size("x") == nil,
+      "report.parse_size: B, k, MiB, hex, exponent, junk")
+local round = json.decode(rep.json({ 1, 2, x = 3, f = 4 * 2^30 + 0.5, g = 1234.567891 }))
+check(round["1"] == 1 and round.x == 3 and round.f == 4 * 2^30 + 0.5 and round.g == 1234.567891,
+      "report.json keeps keys of mixed tables and every digit of floats")
 out, code = run("leaks " .. M .. " -- --bogus")
 check(code == 2 and out:find("unknown option --bogus", 1, true), "an unknown option: exit 2 with a message", out)
 
