@@ -5,47 +5,57 @@
 
 void hsi_evfilter_init(hsi_evfilter *f) {
   memset(f, 0, sizeof *f);
-  f->to_ns = -1;
+  f->kernel = -1;
+  f->limit = -1;
+}
+
+int hsi_evfilter_add(hsi_evset *s, int64_t v, int64_t max) {
+  if (v < 0 || v > max || s->n == HSI_EF_MAXSET) return HS_EARG;
+  s->v[s->n++] = (uint32_t)v;
+  return 0;
 }
 
 int hsi_evfilter_provider(hsi_evfilter *f, const char *s) {
-  int g;
-  if (hs_guid_parse(s, &f->provider) != 0) {
-    for (g = 0; g < 32; g++) {
-      hs_guid k;
-      const char *n;
-      if (!hs_kernel_group_guid(g, &k)) continue;
-      n = hs_provider_name(&k);
-      if (n && strcmp(n, s) == 0) { f->provider = k; break; }
-    }
-    if (g == 32) return HS_EARG;
-  }
-  f->set |= HSI_EF_PROVIDER;
+  if (f->nprov == HSI_EF_MAXSET) return HS_EARG;
+  if (hs_guid_parse(s, &f->prov[f->nprov]) != 0 && !hs_provider_guid(s, &f->prov[f->nprov])) return HS_EARG;
+  f->nprov++;
   return 0;
 }
 
 int hsi_evfilter_header_type(hsi_evfilter *f, const char *s) {
   int t;
-  for (t = 0; t < 0x20; t++) {
+  for (t = 0; t < 256; t++) {
     const char *n = hs_header_type_name(t);
-    if (n && strcmp(n, s) == 0) { f->header_type = t; f->set |= HSI_EF_HTYPE; return 0; }
+    size_t i;
+    for (i = 0; n && n[i] && s[i] && (n[i] | 32) == (s[i] | 32); i++) {}
+    if (n && !n[i] && !s[i]) return hsi_evfilter_add(&f->ht, t, 0xFF);
   }
   return HS_EARG;
 }
 
-int hsi_evfilter_match(const hsi_evfilter *f, const hs_event *ev, const hs_logfile *lf) {
-  if (f->set) {
-    if ((f->set & HSI_EF_PROVIDER) && !hs_guid_eq(&f->provider, &ev->provider)) return 0;
-    if ((f->set & HSI_EF_OPCODE) && ev->opcode != f->opcode) return 0;
-    if ((f->set & HSI_EF_ID) && ev->id != f->id) return 0;
-    if ((f->set & HSI_EF_PID) && ev->pid != f->pid) return 0;
-    if ((f->set & HSI_EF_TID) && ev->tid != f->tid) return 0;
-    if ((f->set & HSI_EF_HTYPE) && ev->header_type != f->header_type) return 0;
-    if ((f->set & HSI_EF_KERNEL) && !(ev->flags & HS_EVF_KERNEL) != !f->kernel) return 0;
-  }
-  if (f->from_ns > 0 || f->to_ns >= 0) {
-    int64_t ns = hs_time_ns(lf, ev->timestamp);
-    if (ns < f->from_ns || (f->to_ns >= 0 && ns > f->to_ns)) return 0;
-  }
+static int inset(const hsi_evset *s, uint32_t x) {
+  int i;
+  if (s->n == 0) return 1;
+  for (i = 0; i < s->n; i++)
+    if (s->v[i] == x) return 1;
+  return 0;
+}
+
+static int provider_ok(const hsi_evfilter *f, const hs_guid *g) {
+  int i;
+  if (f->nprov == 0) return 1;
+  for (i = 0; i < f->nprov; i++)
+    if (hs_guid_eq(&f->prov[i], g)) return 1;
+  return 0;
+}
+
+int hsi_evfilter_match(hsi_evfilter *f, const hs_event *ev, int64_t ns) {
+  if (!inset(&f->opcode, ev->opcode) || !inset(&f->id, ev->id) || !inset(&f->ht, ev->header_type)) return 0;
+  if ((f->pid.n || f->tid.n) &&
+      (!(ev->flags & HS_EVF_HAS_IDS) || !inset(&f->pid, ev->pid) || !inset(&f->tid, ev->tid))) return 0;
+  if (f->kernel >= 0 && f->kernel != ((ev->flags & HS_EVF_KERNEL) != 0)) return 0;
+  if (!provider_ok(f, &ev->provider)) return 0;
+  if (f->from_set && ns < f->from_ns) return 0;
+  if (f->to_set && ns > f->to_ns) return 0;
   return 1;
 }

@@ -1,30 +1,39 @@
 /* evfilter.h -- which events a consumer wants, tested in C before anything
-   is printed or handed to Lua (shared by `dump` and trace:events). */
+   is printed or handed to Lua: one filter for `heapscript dump` and for
+   trace:events{...} / trace:count{...}. */
 #ifndef HS_EVFILTER_H
 #define HS_EVFILTER_H
 #include "heapscript.h"
 
-#define HSI_EF_PROVIDER 0x01
-#define HSI_EF_OPCODE   0x02
-#define HSI_EF_ID       0x04
-#define HSI_EF_PID      0x08
-#define HSI_EF_TID      0x10
-#define HSI_EF_HTYPE    0x20
-#define HSI_EF_KERNEL   0x40
+#define HSI_EF_MAXSET 32
+
+typedef struct hsi_evset {
+  int n;                               /* 0: any value */
+  uint32_t v[HSI_EF_MAXSET];
+} hsi_evset;
 
 typedef struct hsi_evfilter {
-  unsigned set;            /* HSI_F_* of the fields in use */
-  hs_guid provider;
-  int opcode, id, header_type, kernel;
-  uint32_t pid, tid;
-  int64_t from_ns, to_ns;  /* window in ns from the start; to_ns < 0: open */
-  uint64_t limit;          /* 0: no limit */
+  int nprov;                           /* 0: any provider */
+  hs_guid prov[HSI_EF_MAXSET];
+  hsi_evset opcode, id, pid, tid, ht;
+  int kernel;                          /* -1 any, 0 not kernel, 1 kernel */
+  int from_set, to_set;
+  int64_t from_ns, to_ns;              /* ns from the start, both ends inclusive */
+  int64_t limit;                       /* -1: none */
 } hsi_evfilter;
 
+/* Everything passes. */
 void hsi_evfilter_init(hsi_evfilter *f);
-/* A GUID string or a provider name we know ("Heap", "Process"...). */
+/* Add an accepted value: 0, or HS_EARG (out of range, too many values). */
+int hsi_evfilter_add(hsi_evset *s, int64_t v, int64_t max);
+/* A provider: a GUID (braces allowed) or a name we know ("Heap", "Process",
+   "Microsoft-Windows-Kernel-Process"; compared ignoring case).  0, or HS_EARG
+   for a name we do not know (it could never match) or too many values. */
 int hsi_evfilter_provider(hsi_evfilter *f, const char *s);
-/* A header type name ("SYSTEM64"...). */
+/* A header type by name ("SYSTEM64", ignoring case).  0 or HS_EARG. */
 int hsi_evfilter_header_type(hsi_evfilter *f, const char *s);
-int hsi_evfilter_match(const hsi_evfilter *f, const hs_event *ev, const hs_logfile *lf);
+/* The time bounds need the event's ns from the start: the caller passes it
+   (computed only when hsi_evfilter_timed says so). */
+static inline int hsi_evfilter_timed(const hsi_evfilter *f) { return f->from_set || f->to_set; }
+int hsi_evfilter_match(hsi_evfilter *f, const hs_event *ev, int64_t ns);
 #endif

@@ -92,6 +92,26 @@ const char *hs_provider_name(const hs_guid *g) {
   return NULL;
 }
 
+static int ieq(const char *a, const char *b) {
+  for (; *a && *b; a++, b++) {
+    int x = (unsigned char)*a, y = (unsigned char)*b;
+    if (x >= 'A' && x <= 'Z') x += 32;
+    if (y >= 'A' && y <= 'Z') y += 32;
+    if (x != y) return 0;
+  }
+  return *a == *b;
+}
+
+int hs_provider_guid(const char *name, hs_guid *out) {
+  int i;
+  parse_all();
+  for (i = 0; i < NGROUPS; i++)
+    if (ieq(groups[i].name, name)) { *out = group_guid[i]; return 1; }
+  for (i = 0; i < NOTHERS; i++)
+    if (ieq(others[i].name, name)) { *out = other_guid[i]; return 1; }
+  return 0;
+}
+
 /* Event names for the kernel classes heapscript decodes or reports. */
 static const struct { int group; int op; const char *name; } evnames[] = {
   {0x00, 0, "Header"}, {0x00, 5, "Extension"}, {0x00, 8, "RundownComplete"},

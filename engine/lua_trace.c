@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evfilter.h"
 #include "lua_run.h"
 
 /* Damage reports kept for trace:damage(); the total is counted beyond this. */
@@ -301,42 +302,13 @@ static int t_damage(lua_State *L) {
 
 /* ------------------------------------------------------------- filters */
 
-#define MAXSET 32
-
-typedef struct iset {
-  int n;                     /* 0: any value */
-  uint32_t v[MAXSET];
-} iset;
-
-typedef struct pmatch {
-  hs_guid g;
-  int ok;
-} pmatch;
-
+/* The event filter is evfilter.c's, shared with `heapscript dump`; a
+   loop adds its own count and the trace generation it started in. */
 typedef struct Filter {
-  int nprov;                 /* 0: any provider */
-  struct { hs_guid g; char name[64]; } prov[MAXSET];  /* name[0]: match by name */
-  int byname;                /* some entry matches by name */
-  pmatch cache[MAXSET];      /* provider GUID -> verdict, for names */
-  int ncache;
-  iset opcode, id, pid, tid, ht;
-  int kernel;                /* -1 any, 0 not kernel, 1 kernel */
-  int from_set, to_set;
-  int64_t from_ns, to_ns;
-  lua_Integer limit;         /* -1: none */
+  hsi_evfilter ef;
   lua_Integer seen;          /* records delivered so far */
   unsigned gen;              /* the trace's gen when the loop started */
 } Filter;
-
-static int ieq(const char *a, const char *b) {
-  for (; *a && *b; a++, b++) {
-    int x = (unsigned char)*a, y = (unsigned char)*b;
-    if (x >= 'A' && x <= 'Z') x += 32;
-    if (y >= 'A' && y <= 'Z') y += 32;
-    if (x != y) return 0;
-  }
-  return *a == *b;
-}
 
 /* Calls add(L, f, idx_of_value, key) for a value or each element of a list. */
 typedef void (*adder)(lua_State *L, Filter *f, int v, const char *key);
@@ -355,65 +327,40 @@ static void each(lua_State *L, Filter *f, int v, const char *key, adder add) {
   }
 }
 
-static void add_int(iset *s, lua_State *L, int v, const char *key, lua_Integer max) {
+static void add_int(hsi_evset *s, lua_State *L, int v, const char *key, lua_Integer max) {
   int isnum;
   lua_Integer x = lua_tointegerx(L, v, &isnum);
   if (!isnum) luaL_error(L, "filter '%s': integer expected, got %s", key, luaL_typename(L, v));
   if (x < 0 || x > max) luaL_error(L, "filter '%s': %I out of range", key, x);
-  if (s->n == MAXSET) luaL_error(L, "filter '%s': more than %d values", key, MAXSET);
-  s->v[s->n++] = (uint32_t)x;
+  if (hsi_evfilter_add(s, x, max)) luaL_error(L, "filter '%s': more than %d values", key, HSI_EF_MAXSET);
 }
 
-static void add_opcode(lua_State *L, Filter *f, int v, const char *k) { add_int(&f->opcode, L, v, k, 0xFF); }
-static void add_id(lua_State *L, Filter *f, int v, const char *k) { add_int(&f->id, L, v, k, 0xFFFF); }
-static void add_pid(lua_State *L, Filter *f, int v, const char *k) { add_int(&f->pid, L, v, k, 0xFFFFFFFF); }
-static void add_tid(lua_State *L, Filter *f, int v, const char *k) { add_int(&f->tid, L, v, k, 0xFFFFFFFF); }
+static void add_opcode(lua_State *L, Filter *f, int v, const char *k) { add_int(&f->ef.opcode, L, v, k, 0xFF); }
+static void add_id(lua_State *L, Filter *f, int v, const char *k) { add_int(&f->ef.id, L, v, k, 0xFFFF); }
+static void add_pid(lua_State *L, Filter *f, int v, const char *k) { add_int(&f->ef.pid, L, v, k, 0xFFFFFFFF); }
+static void add_tid(lua_State *L, Filter *f, int v, const char *k) { add_int(&f->ef.tid, L, v, k, 0xFFFFFFFF); }
 
 static void add_ht(lua_State *L, Filter *f, int v, const char *k) {
-  int i;
   if (lua_type(L, v) == LUA_TSTRING) {
     const char *s = lua_tostring(L, v);
-    for (i = 0; i < 256; i++) {
-      const char *name = hs_header_type_name(i);
-      if (name && ieq(name, s)) break;
-    }
-    if (i == 256) luaL_error(L, "filter '%s': unknown header type '%s'", k, s);
-    lua_pushinteger(L, i);
-    add_int(&f->ht, L, lua_gettop(L), k, 0xFF);
-    lua_pop(L, 1);
+    if (hsi_evfilter_header_type(&f->ef, s))
+      luaL_error(L, f->ef.ht.n == HSI_EF_MAXSET ? "filter '%s': more than 32 values"
+                                                : "filter '%s': unknown header type '%s'", k, s);
   } else {
-    add_int(&f->ht, L, v, k, 0xFF);
+    add_int(&f->ef.ht, L, v, k, 0xFF);
   }
 }
 
-/* A GUID string matches by GUID; anything else by provider name. */
+/* A GUID string matches by GUID; anything else by provider name (copied:
+   the script may change its filter table during the loop). */
 static void add_provider(lua_State *L, Filter *f, int v, const char *k) {
   const char *s;
   if (lua_type(L, v) != LUA_TSTRING)
     luaL_error(L, "filter '%s': string expected, got %s", k, luaL_typename(L, v));
   s = lua_tostring(L, v);
-  if (f->nprov == MAXSET) luaL_error(L, "filter '%s': more than %d values", k, MAXSET);
-  if (s[0] == '{') {
-    /* accept the braced form too */
-    char tmp[HS_GUID_STRLEN];
-    size_t n = strlen(s);
-    if (n == HS_GUID_STRLEN + 1 && s[n - 1] == '}') {
-      memcpy(tmp, s + 1, HS_GUID_STRLEN - 1);
-      tmp[HS_GUID_STRLEN - 1] = '\0';
-      if (hs_guid_parse(tmp, &f->prov[f->nprov].g) == 0) {
-        f->prov[f->nprov++].name[0] = '\0';
-        return;
-      }
-    }
-  } else if (hs_guid_parse(s, &f->prov[f->nprov].g) == 0) {
-    f->prov[f->nprov++].name[0] = '\0';
-    return;
-  }
-  /* copied: the script may change its filter table during the loop */
-  if (s[0] == '\0' || strlen(s) >= sizeof f->prov[0].name)
+  if (f->ef.nprov == HSI_EF_MAXSET) luaL_error(L, "filter '%s': more than %d values", k, HSI_EF_MAXSET);
+  if (hsi_evfilter_provider(&f->ef, s))
     luaL_error(L, "filter '%s': '%s' is neither a GUID nor a provider name", k, s);
-  strcpy(f->prov[f->nprov++].name, s);
-  f->byname = 1;
 }
 
 static int64_t seconds_ns(lua_State *L, int v, const char *k, int up) {
@@ -428,8 +375,7 @@ static int64_t seconds_ns(lua_State *L, int v, const char *k, int up) {
 /* Read the filter table at idx (may be none/nil) into f. */
 static void parse_filter(lua_State *L, int idx, Filter *f) {
   memset(f, 0, sizeof *f);
-  f->kernel = -1;
-  f->limit = -1;
+  hsi_evfilter_init(&f->ef);
   if (lua_isnoneornil(L, idx)) return;
   luaL_checktype(L, idx, LUA_TTABLE);
   lua_pushnil(L);
@@ -444,15 +390,15 @@ static void parse_filter(lua_State *L, int idx, Filter *f) {
     else if (strcmp(k, "pid") == 0) each(L, f, v, k, add_pid);
     else if (strcmp(k, "tid") == 0) each(L, f, v, k, add_tid);
     else if (strcmp(k, "header_type") == 0) each(L, f, v, k, add_ht);
-    else if (strcmp(k, "from") == 0) { f->from_ns = seconds_ns(L, v, k, 1); f->from_set = 1; }
-    else if (strcmp(k, "to") == 0) { f->to_ns = seconds_ns(L, v, k, 0); f->to_set = 1; }
+    else if (strcmp(k, "from") == 0) { f->ef.from_ns = seconds_ns(L, v, k, 1); f->ef.from_set = 1; }
+    else if (strcmp(k, "to") == 0) { f->ef.to_ns = seconds_ns(L, v, k, 0); f->ef.to_set = 1; }
     else if (strcmp(k, "kernel") == 0) {
       luaL_argexpected(L, lua_isboolean(L, v), v, "boolean (filter 'kernel')");
-      f->kernel = lua_toboolean(L, v);
+      f->ef.kernel = lua_toboolean(L, v);
     } else if (strcmp(k, "limit") == 0) {
       int isnum;
-      f->limit = lua_tointegerx(L, v, &isnum);
-      if (!isnum || f->limit < 0) luaL_error(L, "filter 'limit': non-negative integer expected");
+      f->ef.limit = lua_tointegerx(L, v, &isnum);
+      if (!isnum || f->ef.limit < 0) luaL_error(L, "filter 'limit': non-negative integer expected");
     } else {
       luaL_error(L, "unknown filter '%s' (known: provider, opcode, id, pid, tid, "
                     "header_type, from, to, kernel, limit)", k);
@@ -461,46 +407,8 @@ static void parse_filter(lua_State *L, int idx, Filter *f) {
   }
 }
 
-static int inset(const iset *s, uint32_t x) {
-  int i;
-  if (s->n == 0) return 1;
-  for (i = 0; i < s->n; i++)
-    if (s->v[i] == x) return 1;
-  return 0;
-}
-
-static int provider_ok(Filter *f, const hs_guid *g) {
-  int i, ok = 0;
-  const char *name = NULL;
-  if (f->nprov == 0) return 1;
-  for (i = 0; i < f->nprov; i++)
-    if (!f->prov[i].name[0] && hs_guid_eq(&f->prov[i].g, g)) return 1;
-  if (!f->byname) return 0;
-  for (i = 0; i < f->ncache; i++)
-    if (hs_guid_eq(&f->cache[i].g, g)) return f->cache[i].ok;
-  name = hs_provider_name(g);
-  for (i = 0; name && i < f->nprov; i++)
-    if (f->prov[i].name[0] && ieq(f->prov[i].name, name)) ok = 1;
-  if (f->ncache < MAXSET) {
-    f->cache[f->ncache].g = *g;
-    f->cache[f->ncache++].ok = ok;
-  }
-  return ok;
-}
-
 static int match(Filter *f, const hsi_lua_evsrc *src, const hs_event *ev) {
-  if (!inset(&f->opcode, ev->opcode) || !inset(&f->id, ev->id) ||
-      !inset(&f->ht, ev->header_type)) return 0;
-  if ((f->pid.n || f->tid.n) && (!(ev->flags & HS_EVF_HAS_IDS) ||
-                                 !inset(&f->pid, ev->pid) || !inset(&f->tid, ev->tid))) return 0;
-  if (f->kernel >= 0 && f->kernel != ((ev->flags & HS_EVF_KERNEL) != 0)) return 0;
-  if (!provider_ok(f, &ev->provider)) return 0;
-  if (f->from_set || f->to_set) {
-    int64_t ns = hsi_lua_event_ns(src, ev);
-    if (f->from_set && ns < f->from_ns) return 0;
-    if (f->to_set && ns > f->to_ns) return 0;
-  }
-  return 1;
+  return hsi_evfilter_match(&f->ef, ev, hsi_evfilter_timed(&f->ef) ? hsi_lua_event_ns(src, ev) : 0);
 }
 
 /*
@@ -509,7 +417,7 @@ static int match(Filter *f, const hsi_lua_evsrc *src, const hs_event *ev) {
 */
 static int advance(lua_State *L, Trace *t, Filter *f) {
   int rc;
-  if (f->limit >= 0 && f->seen >= f->limit) {
+  if (f->ef.limit >= 0 && f->seen >= f->ef.limit) {
     t->src.has_event = 0;
     return 0;
   }

@@ -32,6 +32,7 @@ static const char *dump_usage =
   "usage: heapscript dump [--jsonl] [FILTER...] TRACE...\n"
   "One event a line, in timestamp order over all files.  Filters:\n"
   "  --provider GUID|NAME  --opcode N  --id N  --pid N  --tid N  --header-type NAME\n"
+  "  (each may be given several times: any of the values passes; names ignore case)\n"
   "  --kernel | --no-kernel  --from SECONDS  --to SECONDS  --limit N\n"
   "Text columns: time (s from start), cpu, pid, tid, header type, provider/event, id, opcode,\n"
   "version, payload length.  --jsonl keys: provider, opcode, id, version, timestamp_raw, pid,\n"
@@ -160,7 +161,7 @@ static int cmd_dump(int argc, char **argv) {
     if (strcmp(a, "--jsonl") == 0) { jsonl = 1; continue; }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(dump_usage, stdout); free(files); return 0; }
     if (strcmp(a, "--kernel") == 0 || strcmp(a, "--no-kernel") == 0) {
-      f.set |= HSI_EF_KERNEL; f.kernel = a[2] == 'k'; continue;
+      f.kernel = a[2] == 'k'; continue;
     }
     if (a[0] == '-' && a[1] == '-' && a[2]) {
       const char *val = i + 1 < argc ? argv[++i] : NULL;
@@ -172,13 +173,14 @@ static int cmd_dump(int argc, char **argv) {
         char *end;
         double s = strtod(val, &end);
         ok = *val && !*end && s >= 0;
-        if (a[2] == 'f') f.from_ns = (int64_t)(s * 1e9); else f.to_ns = (int64_t)(s * 1e9);
+        if (a[2] == 'f') { f.from_ns = (int64_t)(s * 1e9); f.from_set = 1; }
+        else { f.to_ns = (int64_t)(s * 1e9); f.to_set = 1; }
       } else if (!(ok = parse_num(val, &v))) ;
-      else if (strcmp(a, "--opcode") == 0) { f.set |= HSI_EF_OPCODE; f.opcode = (int)v; }
-      else if (strcmp(a, "--id") == 0) { f.set |= HSI_EF_ID; f.id = (int)v; }
-      else if (strcmp(a, "--pid") == 0) { f.set |= HSI_EF_PID; f.pid = (uint32_t)v; }
-      else if (strcmp(a, "--tid") == 0) { f.set |= HSI_EF_TID; f.tid = (uint32_t)v; }
-      else if (strcmp(a, "--limit") == 0) f.limit = (uint64_t)v;
+      else if (strcmp(a, "--opcode") == 0) ok = hsi_evfilter_add(&f.opcode, v, 0xFF) == 0;
+      else if (strcmp(a, "--id") == 0) ok = hsi_evfilter_add(&f.id, v, 0xFFFF) == 0;
+      else if (strcmp(a, "--pid") == 0) ok = hsi_evfilter_add(&f.pid, v, 0xFFFFFFFF) == 0;
+      else if (strcmp(a, "--tid") == 0) ok = hsi_evfilter_add(&f.tid, v, 0xFFFFFFFF) == 0;
+      else if (strcmp(a, "--limit") == 0) { f.limit = v; ok = v >= 0; }
       else ok = 0;
       if (!ok) {
         fprintf(stderr, "heapscript dump: bad option %s %s\n%s", a, val ? val : "(missing value)", dump_usage);
@@ -192,9 +194,11 @@ static int cmd_dump(int argc, char **argv) {
   if (nfiles == 0) { fputs(dump_usage, stderr); free(files); return 2; }
   if ((rc = open_reader(&r, files, nfiles)) != 0) { free(files); return rc; }
   while ((n = hs_reader_next(r, &ev)) == 1) {
-    if (!hsi_evfilter_match(&f, &ev, hs_reader_logfile(r, ev.file))) continue;
+    if (f.limit >= 0 && (int64_t)shown >= f.limit) break;
+    if (!hsi_evfilter_match(&f, &ev, hsi_evfilter_timed(&f) ? hs_time_ns(hs_reader_logfile(r, ev.file), ev.timestamp) : 0))
+      continue;
     dump_line(&ev, r, jsonl);
-    if (f.limit && ++shown >= f.limit) break;
+    shown++;
   }
   rc = n < 0 ? 2 : damaged(r) ? 1 : 0;
   hs_reader_close(r);

@@ -266,6 +266,8 @@ char *hs_filetime_format(int64_t ft, char *out, size_t outlen);
 int hs_kernel_group_guid(int group, hs_guid *out);
 /* Provider name for a GUID we know ("Process", "Heap", ...), or NULL. */
 const char *hs_provider_name(const hs_guid *g);
+/* The GUID of a provider name we know (ignoring case): 1, or 0 if unknown. */
+int hs_provider_guid(const char *name, hs_guid *out);
 /* Event name for a (provider, opcode) we know, or NULL. */
 const char *hs_event_name(const hs_guid *g, int opcode);
 
