@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include "heapscript.h"
 #include "bytes.h"
+#include "text.h"
 
 void hs_cur_init(hs_cursor *c, const uint8_t *p, size_t len, int ptr) {
   c->p = p; c->len = len; c->pos = 0; c->bad = 0; c->ptr = ptr;
@@ -124,6 +125,16 @@ size_t hs_sid_format(const uint8_t *s, size_t n, char *out, size_t outlen) {
     k += (size_t)w;
   }
   return k;
+}
+
+int hsi_strieq(const char *a, const char *b) {
+  for (; *a && *b; a++, b++) {
+    int x = (unsigned char)*a, y = (unsigned char)*b;
+    if (x >= 'A' && x <= 'Z') x += 32;
+    if (y >= 'A' && y <= 'Z') y += 32;
+    if (x != y) return 0;
+  }
+  return *a == *b;
 }
 
 /* ---- GUIDs */

@@ -2,6 +2,7 @@
 #include <string.h>
 #include "heapscript.h"
 #include "evfilter.h"
+#include "text.h"
 
 void hsi_evfilter_init(hsi_evfilter *f) {
   memset(f, 0, sizeof *f);
@@ -26,9 +27,7 @@ int hsi_evfilter_header_type(hsi_evfilter *f, const char *s) {
   int t;
   for (t = 0; t < 256; t++) {
     const char *n = hs_header_type_name(t);
-    size_t i;
-    for (i = 0; n && n[i] && s[i] && (n[i] | 32) == (s[i] | 32); i++) {}
-    if (n && !n[i] && !s[i]) return hsi_evfilter_add(&f->ht, t, 0xFF);
+    if (n && hsi_strieq(n, s)) return hsi_evfilter_add(&f->ht, t, 0xFF);
   }
   return HS_EARG;
 }

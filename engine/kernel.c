@@ -4,6 +4,7 @@
 */
 #include <string.h>
 #include "heapscript.h"
+#include "text.h"
 
 /* Kernel class GUIDs by hook group, as TDH, PerfView and the corpus
    figures present them [V for the groups the corpus uses]. */
@@ -92,23 +93,13 @@ const char *hs_provider_name(const hs_guid *g) {
   return NULL;
 }
 
-static int ieq(const char *a, const char *b) {
-  for (; *a && *b; a++, b++) {
-    int x = (unsigned char)*a, y = (unsigned char)*b;
-    if (x >= 'A' && x <= 'Z') x += 32;
-    if (y >= 'A' && y <= 'Z') y += 32;
-    if (x != y) return 0;
-  }
-  return *a == *b;
-}
-
 int hs_provider_guid(const char *name, hs_guid *out) {
   int i;
   parse_all();
   for (i = 0; i < NGROUPS; i++)
-    if (ieq(groups[i].name, name)) { *out = group_guid[i]; return 1; }
+    if (hsi_strieq(groups[i].name, name)) { *out = group_guid[i]; return 1; }
   for (i = 0; i < NOTHERS; i++)
-    if (ieq(others[i].name, name)) { *out = other_guid[i]; return 1; }
+    if (hsi_strieq(others[i].name, name)) { *out = other_guid[i]; return 1; }
   return 0;
 }
 

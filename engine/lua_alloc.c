@@ -40,6 +40,7 @@
 #include "analysis.h"
 #include "memev.h"
 #include "query.h"
+#include "text.h"
 
 #define HSI_LUA_ALLOCS "heapscript.Allocs"
 #define HSI_LUA_ALLOC  "heapscript.Alloc"
@@ -500,16 +501,6 @@ static int c_tostring(lua_State *L) {
 
 /* ------------------------------------------------------ argument reading */
 
-static int ieq(const char *a, const char *b) {
-  for (; *a && *b; a++, b++) {
-    int x = (unsigned char)*a, y = (unsigned char)*b;
-    if (x >= 'A' && x <= 'Z') x += 32;
-    if (y >= 'A' && y <= 'Z') y += 32;
-    if (x != y) return 0;
-  }
-  return *a == *b;
-}
-
 static int argfail(lua_State *L, int arg, const char *fmt, const char *a, const char *b) {
   return luaL_argerror(L, arg, lua_pushfstring(L, fmt, a, b));
 }
@@ -572,7 +563,7 @@ static uint32_t namemask(lua_State *L, int v, int arg, const char *key, namefn n
       argfail(L, arg, "filter '%s': name expected, got %s", key, luaL_typename(L, -1));
     s = lua_tostring(L, -1);
     for (j = 0; j < n; j++)
-      if (ieq(name(j), s)) break;
+      if (hsi_strieq(name(j), s)) break;
     if (j == n)
       luaL_argerror(L, arg, lua_pushfstring(L, "filter '%s': unknown %s '%s' (known: %s)", key, key, s, known));
     m |= 1u << j;
@@ -621,7 +612,7 @@ static void match_process(lua_State *L, const Analysis *an, int v, int arg, int 
   for (i = 1; i <= n; i++) {
     const char *name = hsi_procmap_name(an->pm, i);
     if (!name || !*name) continue;
-    if (ieq(name, s)) { set[i] = 1; continue; }
+    if (hsi_strieq(name, s)) { set[i] = 1; continue; }
     lua_pushvalue(L, find);
     lua_pushstring(L, name);
     lua_pushvalue(L, pat);

@@ -9,6 +9,7 @@
 ** it is called once per frame printed and module names repeat.
 */
 #include "symmap.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -54,12 +55,6 @@ static int module_match(const char *m, const char *img) {
   if (m[i] != '\0' || strchr(m, '.')) return 0;
   dot = strrchr(img, '.');
   return dot == img + i;
-}
-
-static int ieq(const char *a, const char *b) {
-  for (; *a && *b; a++, b++)
-    if (lower((unsigned char)*a) != lower((unsigned char)*b)) return 0;
-  return *a == *b;
 }
 
 /* Append s[0..n) and a NUL; returns the offset or -1. */
@@ -143,12 +138,12 @@ static int module_index(parser *p, const char *s, size_t n, uint32_t *out) {
   memcpy(tmp, s, n);
   tmp[n] = '\0';
   /* maps are usually grouped by module: try the last one first */
-  if (sm->nmods && ieq(sm->text + sm->mods[sm->nmods - 1].name, tmp)) {
+  if (sm->nmods && hsi_strieq(sm->text + sm->mods[sm->nmods - 1].name, tmp)) {
     *out = (uint32_t)sm->nmods - 1;
     return 0;
   }
   for (i = 0; i < sm->nmods; i++)
-    if (ieq(sm->text + sm->mods[i].name, tmp)) { *out = (uint32_t)i; return 0; }
+    if (hsi_strieq(sm->text + sm->mods[i].name, tmp)) { *out = (uint32_t)i; return 0; }
   if (sm->nmods == sm->capmods) {
     size_t cap = sm->capmods ? sm->capmods * 2 : 16;
     smod *m = (smod *)realloc(sm->mods, cap * sizeof *m);
