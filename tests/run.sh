@@ -14,6 +14,7 @@ step() {  # step NAME COMMAND...
   name=$1; shift
   if "$@" >"$log/out" 2>&1; then
     pass=$((pass + 1)); echo "PASS $name"
+    grep -i "skip" "$log/out" | head -3 | sed 's/^/    /'     # say what did not run, and why
   else
     fail=$((fail + 1)); failed="$failed $name"; echo "FAIL $name"; sed 's/^/    /' "$log/out" | tail -40
   fi
