@@ -26,6 +26,8 @@ struct hsi_info {
   uint64_t stackwalk, stack_keys, stack_defs, ext_stacks;
   int64_t first_ts, last_ts;
   int have_ts;
+  uint32_t masks[8];           /* EventTrace Extension/EndExtension (group 0 op 5/32): PERFINFO group masks, ORed */
+  int have_masks;
 };
 
 static uint32_t key_hash(const hs_guid *g, int op, int id, int ver) {
@@ -85,6 +87,11 @@ int hsi_info_add(hsi_info *in, const hs_event *ev) {
   if (!in->have_ts || ev->timestamp < in->first_ts) in->first_ts = ev->timestamp;
   if (!in->have_ts || ev->timestamp > in->last_ts) in->last_ts = ev->timestamp;
   in->have_ts = 1;
+  if ((ev->flags & HS_EVF_KERNEL) && (ev->hook == 0x0005 || ev->hook == 0x0020) && ev->payload_len >= 32) {
+    int i;                     /* a merged trace has several: what any session enabled */
+    for (i = 0; i < 8; i++) in->masks[i] |= rd32(ev->payload + 4 * i);
+    in->have_masks = 1;
+  }
   if ((ev->flags & HS_EVF_KERNEL) && (ev->hook >> 8) == 0x18) {
     if (ev->opcode == 32) in->stackwalk++;
     else if (ev->opcode == 37 || ev->opcode == 38) in->stack_keys++;
@@ -215,6 +222,14 @@ int hsi_info_text(const hsi_info *in, const hs_reader *r, int file, FILE *o) {
     fprintf(o, "damage:        %llu records skipped, %llu trailing bytes, first at offset 0x%llx\n",
             (unsigned long long)st->records_damaged, (unsigned long long)st->bytes_trailing,
             (unsigned long long)st->first_damage_pos);
+  if (in->have_masks) {
+    /* Masks[1] 0x40 pool, 0x8000 VirtualAlloc, Masks[2] 0x20 heap [D: ntwmi; no heap trace has
+       confirmed it yet] */
+    fprintf(o, "kernel masks:  %08x %08x %08x %08x %08x %08x %08x %08x (pool %s, VirtualAlloc %s, heap %s)\n",
+            in->masks[0], in->masks[1], in->masks[2], in->masks[3], in->masks[4], in->masks[5],
+            in->masks[6], in->masks[7], in->masks[1] & 0x40 ? "on" : "off", in->masks[1] & 0x8000 ? "on" : "off",
+            in->masks[2] & 0x20 ? "on" : "off");
+  }
   fprintf(o, "events:        %llu\n", (unsigned long long)in->events);
   for (t = 0; t < 32; t++)
     if (in->by_type[t])
