@@ -34,6 +34,9 @@ echo "$w"; echo "$a"
 echo "$w $a" | awk '{ for (i = 1; i <= NF; i++) if ($i == "s") t[++n] = $(i-1);
   printf "ratio analyse/walk: %.2f\n", t[2] / t[1] }'
 echo
+echo "== 2b. the lifetime tracker and the window queries alone (synthetic memops, no trace)"
+"$B/bench_lifetime" 5000000
+echo
 echo "== 3. end to end in Lua: trace:allocations():summary() and a group by stack"
 cat > "$T/e2e.lua" <<'LUA'
 local t0 = os.clock()

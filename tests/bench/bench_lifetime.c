@@ -7,10 +7,9 @@
 ** generation not counted), the query timings, bytes held per record and
 ** the peak RSS (VmHWM) when /proc/self/status has it.
 **
-**   cc -O2 -Iinclude -Iengine tests/unit/bench_lifetime.c engine/lifetime.c \
-**      engine/query.c -o bench_lifetime && ./bench_lifetime [N]
+**   make build/rel/bench_lifetime && build/rel/bench_lifetime [N]   (make bench runs it)
 **
-** Not a test (the Makefile builds tests/unit/test_*.c only); build with
+** Not a test: make bench runs it.  Build with
 ** -DBENCH_LIFETIME_NO_MAIN to call bench_lifetime_run() from elsewhere.
 */
 #include <stdio.h>
