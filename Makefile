@@ -58,7 +58,7 @@ $(B)/embedded.c: $(B)/bin2c $(EMBED)
 $(B)/embedded.o: $(B)/embedded.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(B)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIB) | $(B)
+$(B)/tests/%: tests/unit/%.c tests/unit/unit.h tests/unit/corpus.h $(LIB) | $(B)
 	@mkdir -p $(B)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 

@@ -28,11 +28,8 @@ local span = tonumber(o.step_span) or 1
 local text = o.json ~= "-"
 local out = { kinds = {} }
 
-for _, kind in ipairs(o.kind) do
-  local f = report.filters(o)
-  f.kind = kind
-  local A = trace:allocations(f)
-  if #A > 0 then
+for kind, A in report.kinds(o) do
+  do
     local s = A:summary()
     local t1, t2 = s.window[1], s.window[2]
     local base_end = t1 + (tonumber(o.baseline) or (t2 - t1) * 0.05)   -- seconds into the window
@@ -41,11 +38,7 @@ for _, kind in ipairs(o.kind) do
                 window = s.window, baseline = {}, steps = {}, steady = {} }
     out.kinds[#out.kinds + 1] = k
     for _, g in ipairs(kept:group("stack", { sort = "bytes" })) do
-      local first, last = math.huge, -math.huge
-      for a in g.allocs:each() do
-        if a.alloc_time < first then first = a.alloc_time end
-        if a.alloc_time > last then last = a.alloc_time end
-      end
+      local first, last = report.span(g.allocs)
       local e = { bytes = g.bytes, count = g.count, first = first, last = last,
                   headline = report.headline(g.stack), frames = report.frames(g.stack), stack = g.stack }
       if last - first <= span then

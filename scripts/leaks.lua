@@ -29,11 +29,8 @@ local text = o.json ~= "-"
 local out = { trace = trace:files(), window = nil, kinds = {} }
 local stats = trace:memory_stats()
 
-for _, kind in ipairs(o.kind) do
-  local f = report.filters(o)
-  f.kind = kind
-  local A = trace:allocations(f)
-  if #A > 0 then
+for kind, A in report.kinds(o) do
+  do
     local s = A:summary()
     out.window = s.window
     local kept = A:filter{ class = "AIFO" }
@@ -48,14 +45,11 @@ for _, kind in ipairs(o.kind) do
     end
     for i, g in ipairs(kept:group("stack", { sort = "bytes", top = o.top })) do
       if g.bytes < o.min_bytes then break end
-      local sizes, first, last, procs, tags = {}, math.huge, -math.huge, {}, {}
+      local sizes, procs, tags = {}, {}, {}
+      local first, last = report.span(g.allocs)
       for a in g.allocs:each() do
         if a.tag then tags[a.tag] = true end
         if a.size then sizes[a.size] = true end
-        if a.alloc_time then
-          if a.alloc_time < first then first = a.alloc_time end
-          if a.alloc_time > last then last = a.alloc_time end
-        end
         procs[(a.process ~= "" and a.process or "?") .. " (" .. tostring(a.pid) .. ")"] = true
       end
       local sl, pl, tl = {}, {}, {}
@@ -65,8 +59,7 @@ for _, kind in ipairs(o.kind) do
       table.sort(sl)
       for p in pairs(procs) do pl[#pl + 1] = p end
       table.sort(pl)
-      local e = { count = g.count, bytes = g.bytes, sizes = sl, first = first ~= math.huge and first or nil,
-                  last = last ~= -math.huge and last or nil, processes = pl, tags = tl,
+      local e = { count = g.count, bytes = g.bytes, sizes = sl, first = first, last = last, processes = pl, tags = tl,
                   headline = report.headline(g.stack), frames = report.frames(g.stack) }
       k.stacks[#k.stacks + 1] = e
       if text then

@@ -198,4 +198,34 @@ function M.filters(o)
   return f
 end
 
+-- For each kind asked for (o.kind), the non-empty selection of that kind
+-- under the common filters: for kind, A in report.kinds(o) do ... end
+function M.kinds(o)
+  local i = 0
+  return function()
+    while true do
+      i = i + 1
+      local kind = o.kind[i]
+      if not kind then return nil end
+      local f = M.filters(o)
+      f.kind = kind
+      local A = trace:allocations(f)
+      if #A > 0 then return kind, A end
+    end
+  end
+end
+
+-- First and last alloc time of a selection (nil, nil when none is known).
+function M.span(A)
+  local first, last
+  for a in A:each() do
+    local t = a.alloc_time
+    if t then
+      if not first or t < first then first = t end
+      if not last or t > last then last = t end
+    end
+  end
+  return first, last
+end
+
 return M

@@ -6,6 +6,7 @@
 ** ../shared/traces; CI=true makes a missing corpus a failure).
 */
 #include "unit.h"
+#include "corpus.h"
 #include "heapscript.h"
 #include "procmap.h"
 #include "stacks.h"
@@ -542,42 +543,6 @@ TEST(frame_format) {
 
 /* ------------------------------------------------------- real traces */
 
-static const char *corpus_dir(void) {
-  const char *d = getenv("HEAPSCRIPT_CORPUS");
-  return d && *d ? d : "../shared/traces";
-}
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  char *s;
-  long n;
-  if (!f) return NULL;
-  if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0
-      || !(s = malloc((size_t)n + 1))) { fclose(f); return NULL; }
-  if (fread(s, 1, (size_t)n, f) != (size_t)n) { fclose(f); free(s); return NULL; }
-  s[n] = 0;
-  fclose(f);
-  return s;
-}
-
-/* Sum of by_key counts of (provider, opcode) in expected/<name>.json. */
-static uint64_t by_key(const char *json, const char *provider, int opcode) {
-  const char *p = strstr(json, "\"by_key\"");
-  uint64_t sum = 0;
-  char pat[64];
-  snprintf(pat, sizeof pat, "\"%s\"", provider);
-  if (!p || !(p = strchr(p, '['))) return 0;
-  for (p++;;) {
-    const char *end, *q, *o, *c;
-    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == ',') p++;
-    if (*p != '{' || !(end = strchr(p, '}'))) break;
-    q = strstr(p, pat); o = strstr(p, "\"opcode\":"); c = strstr(p, "\"count\":");
-    if (q && o && c && q < end && o < end && c < end && atoi(o + 9) == opcode)
-      sum += strtoull(c + 8, NULL, 10);
-    p = end + 1;
-  }
-  return sum;
-}
 
 /* A number field of the "stacks" object. */
 static uint64_t stacks_field(const char *json, const char *field) {

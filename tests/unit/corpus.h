@@ -1,0 +1,50 @@
+/*
+** corpus.h -- for C tests that read the real traces: where the corpus is
+** (HEAPSCRIPT_CORPUS, else ../shared/traces), reading a file whole, and
+** the figures of expected/NAME.json that the tests compare with.
+*/
+#ifndef HS_TEST_CORPUS_H
+#define HS_TEST_CORPUS_H
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+
+static const char *corpus_dir(void) {
+  const char *d = getenv("HEAPSCRIPT_CORPUS");
+  return d && *d ? d : "../shared/traces";
+}
+
+/* Reads the whole file, NUL-terminated; NULL if missing. */
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  char *s;
+  long n;
+  if (!f) return NULL;
+  if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0
+      || !(s = malloc((size_t)n + 1))) { fclose(f); return NULL; }
+  if (fread(s, 1, (size_t)n, f) != (size_t)n) { fclose(f); free(s); return NULL; }
+  s[n] = 0;
+  fclose(f);
+  return s;
+}
+
+/* Sum of the by_key counts of (provider, opcode) over versions in an expected JSON. */
+static uint64_t by_key(const char *json, const char *provider, int opcode) {
+  const char *p = strstr(json, "\"by_key\"");
+  uint64_t sum = 0;
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\"", provider);
+  if (!p || !(p = strchr(p, '['))) return 0;
+  for (p++;;) {
+    const char *end, *q, *o, *c;
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == ',') p++;
+    if (*p != '{' || !(end = strchr(p, '}'))) break;
+    q = strstr(p, pat); o = strstr(p, "\"opcode\":"); c = strstr(p, "\"count\":");
+    if (q && o && c && q < end && o < end && c < end && atoi(o + 9) == opcode)
+      sum += strtoull(c + 8, NULL, 10);
+    p = end + 1;
+  }
+  return sum;
+}
+#endif
