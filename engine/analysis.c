@@ -9,6 +9,7 @@
 #include "bytes.h"
 #include "memev.h"
 #include "analysis.h"
+#include "text.h"
 
 /*
 ** Whether a trace has stacks for allocations, and for frees, is known
@@ -36,7 +37,35 @@ struct hsi_analysis {
   hsi_analysis_counts c;
   hs_logfile lf;
   probe pr[2 * HSI_KIND_COUNT];  /* which * HSI_KIND_COUNT + kind */
+  const hsi_analysis_scope *scope;
 };
+
+static int kind_of(int op) {
+  switch (op) {
+    case HSI_OP_VALLOC: case HSI_OP_VFREE: case HSI_OP_VALLOC_RUNDOWN: return HSI_KIND_VIRTUAL;
+    case HSI_OP_POOL_ALLOC: case HSI_OP_POOL_FREE: return HSI_KIND_POOL;
+    default: return HSI_KIND_HEAP;
+  }
+}
+
+/* Is this memory event inside the scope?  The process name is the
+   instance's at that time (known from rundown or Start by then). */
+static int in_scope(const hsi_analysis *a, const hsi_memop *op, uint32_t inst) {
+  const hsi_analysis_scope *sc = a->scope;
+  size_t i;
+  if (!sc) return 1;
+  if (sc->kinds && !(sc->kinds & (1u << kind_of(op->kind)))) return 0;
+  if (sc->pids) {
+    for (i = 0; i < sc->npids && sc->pids[i] != op->pid; i++) {}
+    if (i == sc->npids) return 0;
+  }
+  if (sc->names) {
+    const char *name = hsi_procmap_name(a->pm, inst);
+    for (i = 0; i < sc->nnames && !hsi_strieq(sc->names[i], name); i++) {}
+    if (i == sc->nnames) return 0;
+  }
+  return 1;
+}
 
 /* A stack target names a record and which of its stacks: rec * 2 + which. */
 static void on_stack(void *ud, uint64_t target, uint32_t stack) {
@@ -81,6 +110,7 @@ static int memory_event(hsi_analysis *a, const hs_event *ev, const hsi_memop *op
   if (op->kind == HSI_OP_SNAPSHOT) { a->c.snapshot_chunks++; return 0; }
   if (op->kind == HSI_OP_HEAP_OTHER || op->kind == HSI_OP_NONE) return 0;
   inst = hsi_procmap_instance(a->pm, op->pid, op->ts);
+  if (!in_scope(a, op, inst)) { a->c.out_of_scope++; return 0; }
   if (hsi_life_feed(a->lt, op, inst, &res)) return HS_ENOMEM;
   for (i = 0; i < res.count; i++)
     if (want(a, ev, op->pid, res.first + i, HSI_STACK_ALLOC)) return HS_ENOMEM;
@@ -105,7 +135,8 @@ static int process_end(hsi_analysis *a, const hs_event *ev) {
   return hsi_life_process_end(a->lt, inst, ev->timestamp, NULL) ? HS_ENOMEM : 0;
 }
 
-int hsi_analysis_run(hs_reader *r, hsi_analysis **out, char *err, size_t errlen) {
+int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis **out,
+                     char *err, size_t errlen) {
   hsi_analysis *a = (hsi_analysis *)calloc(1, sizeof *a);
   hs_event ev;
   hsi_memop op;
@@ -117,6 +148,7 @@ int hsi_analysis_run(hs_reader *r, hsi_analysis **out, char *err, size_t errlen)
     return HS_ENOMEM;
   }
   a->lf = *hs_reader_logfile(r, 0);
+  a->scope = scope;
   hsi_stacks_on_match(a->st, on_stack, a);
   hsi_stacks_set_window(a->st, hs_time_freq(&a->lf), HSI_STACKS_MAX_LIVE);
   hs_reader_rewind(r);
@@ -145,6 +177,7 @@ int hsi_analysis_run(hs_reader *r, hsi_analysis **out, char *err, size_t errlen)
     return rc;
   }
   if (a->c.events) hsi_life_set_span(a->lt, a->c.first_ts, a->c.last_ts);
+  a->scope = NULL;                       /* the caller's arrays are not kept */
   hsi_life_trim(a->lt);
   *out = a;
   return 0;

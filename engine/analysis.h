@@ -30,12 +30,30 @@ typedef struct hsi_analysis_counts {
   uint64_t memory_damaged;    /* memory events too short for their layout (skipped) */
   uint64_t snapshot_chunks;   /* Heap-Snapshot chunks (counted, not decoded: blob format unknown) */
   uint64_t process_ends;
+  uint64_t out_of_scope;      /* memory events left out by the scope */
   int64_t first_ts, last_ts;  /* first and last event of the trace */
 } hsi_analysis_counts;
 
-/* Read every event of r (from its start) and build the analysis.
-   0, or a negative HS_E* code with a message in err. */
-int hsi_analysis_run(hs_reader *r, hsi_analysis **out, char *err, size_t errlen);
+/*
+** What a script will ask about, declared before the pass (as sysdig
+** chisels declare their fields): memory events outside it make no
+** records, so memory grows with the allocations kept, not with all the
+** allocations of the trace.  Zeroed = everything.  Arrays are read during
+** the run only.
+*/
+typedef struct hsi_analysis_scope {
+  uint32_t kinds;                /* 1u << HSI_KIND_*; 0 = every kind */
+  const uint32_t *pids;          /* process ids; NULL = any */
+  size_t npids;
+  const char *const *names;      /* process image names, compared ignoring case; NULL = any */
+  size_t nnames;
+} hsi_analysis_scope;
+
+/* Read every event of r (from its start) and build the analysis of what
+   scope covers (NULL: everything).  0, or a negative HS_E* code with a
+   message in err. */
+int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis **out,
+                     char *err, size_t errlen);
 void hsi_analysis_free(hsi_analysis *a);
 
 hsi_procmap *hsi_analysis_procmap(const hsi_analysis *a);

@@ -70,6 +70,7 @@ typedef struct Analysis {
 enum { AV_CACHE = 1, AV_NAMES, AV_COUNT_ = AV_NAMES };
 
 static const char analyses_key = 'A';   /* registry: Trace -> box (weak keys) */
+static const char scopes_key = 'S';     /* registry: Trace -> scope table (weak keys) */
 
 static int analysis_gc(lua_State *L) {
   Analysis *an = (Analysis *)luaL_checkudata(L, 1, ANALYSIS_T);
@@ -139,8 +140,11 @@ static int64_t tick_hi(const Analysis *an, double s) {
 ** The files are opened again: the Trace's own reader may be in the
 ** middle of a loop, and its Event views that reader's buffers.
 */
-static Analysis *build(lua_State *L, hs_reader *r) {
+static void scope_of(lua_State *L, int tidx, hsi_analysis_scope *sc);
+
+static Analysis *build(lua_State *L, hs_reader *r, int tidx) {
   char err[HS_ERRLEN];
+  hsi_analysis_scope sc;
   int nfiles = hs_reader_nfiles(r), i, rc;
   const char **paths;
   const hs_logfile *lf0 = hs_reader_logfile(r, 0);
@@ -150,6 +154,7 @@ static Analysis *build(lua_State *L, hs_reader *r) {
   uint32_t inst, ninst;
   double lim;
   if (nfiles < 1 || !lf0) luaL_error(L, "cannot analyse the trace: it has no files");
+  scope_of(L, tidx, &sc);                                   /* pushes what owns its arrays */
   paths = (const char **)lua_newuserdatauv(L, (size_t)nfiles * sizeof *paths, 0);
   for (i = 0; i < nfiles; i++) paths[i] = hs_reader_path(r, i);
   an = (Analysis *)lua_newuserdatauv(L, sizeof *an, AV_COUNT_);
@@ -158,10 +163,11 @@ static Analysis *build(lua_State *L, hs_reader *r) {
   err[0] = '\0';
   rc = hs_reader_open(&own, paths, nfiles, NULL, err, sizeof err);
   if (rc < 0 || !own) luaL_error(L, "cannot analyse the trace: %s", err[0] ? err : "cannot reopen its files");
-  rc = hsi_analysis_run(own, &an->a, err, sizeof err);
+  rc = hsi_analysis_run(own, &sc, &an->a, err, sizeof err);
   hs_reader_close(own);
   if (rc < 0) luaL_error(L, "cannot analyse the trace: %s", err);
   lua_remove(L, -2);  /* paths */
+  lua_remove(L, -2);  /* the scope's arrays */
 
   an->lt = hsi_analysis_life(an->a);
   an->R = hsi_life_recs(an->lt);
@@ -220,12 +226,55 @@ static Analysis *analysis_of(lua_State *L, int tidx) {
     return (Analysis *)lua_touserdata(L, -1);
   }
   lua_pop(L, 1);
-  an = build(L, r);
+  an = build(L, r, tidx);
   lua_pushvalue(L, tidx);
   lua_pushvalue(L, -2);
   lua_rawset(L, -4);
   lua_remove(L, -2);
   return an;
+}
+
+/* ------------------------------------------------------------- scope */
+
+/* The scope trace:scope stored for the Trace at tidx, as the C struct;
+   pushes one userdata that owns the arrays (pop it after the run). */
+static void scope_of(lua_State *L, int tidx, hsi_analysis_scope *sc) {
+  size_t np = 0, nn = 0, i;
+  uint32_t *pids;
+  const char **names;
+  memset(sc, 0, sizeof *sc);
+  tidx = lua_absindex(L, tidx);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &scopes_key) == LUA_TTABLE) {
+    lua_pushvalue(L, tidx);
+    lua_rawget(L, -2);
+    lua_remove(L, -2);
+  }
+  if (!lua_istable(L, -1)) { lua_pop(L, 1); lua_newuserdatauv(L, 1, 1); return; }
+  lua_getfield(L, -1, "kinds");
+  sc->kinds = (uint32_t)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  lua_getfield(L, -1, "pids");
+  np = lua_istable(L, -1) ? (size_t)luaL_len(L, -1) : 0;
+  lua_pop(L, 1);
+  lua_getfield(L, -1, "names");
+  nn = lua_istable(L, -1) ? (size_t)luaL_len(L, -1) : 0;
+  lua_pop(L, 1);
+  /* one block for both arrays; the scope table rides in its user value so
+     the name strings stay alive */
+  names = (const char **)lua_newuserdatauv(L, nn * sizeof *names + np * sizeof *pids + 1, 1);
+  pids = (uint32_t *)(void *)(names + nn);               /* after the pointers: aligned */
+  lua_pushvalue(L, -2);
+  lua_setiuservalue(L, -2, 1);
+  lua_remove(L, -2);                                       /* the scope table: now the box's */
+  lua_getiuservalue(L, -1, 1);
+  lua_getfield(L, -1, "pids");
+  for (i = 0; i < np; i++) { lua_geti(L, -1, (lua_Integer)i + 1); pids[i] = (uint32_t)lua_tointeger(L, -1); lua_pop(L, 1); }
+  lua_pop(L, 1);
+  lua_getfield(L, -1, "names");
+  for (i = 0; i < nn; i++) { lua_geti(L, -1, (lua_Integer)i + 1); names[i] = lua_tostring(L, -1); lua_pop(L, 1); }
+  lua_pop(L, 2);
+  if (np) { sc->pids = pids; sc->npids = np; }
+  if (nn) { sc->names = names; sc->nnames = nn; }
 }
 
 /* ------------------------------------------------------------- scratch */
@@ -1385,6 +1434,66 @@ static int t_allocations(lua_State *L) {
   return 1;
 }
 
+/*
+** trace:scope{kind=, pid=, process=} -> trace: what the scripts of this
+** trace will ask about, declared before the analysis is built (the first
+** trace:allocations, processes, images or memory_stats).  Memory events
+** outside it make no records, so memory grows with the allocations kept.
+*/
+static int t_scope(lua_State *L) {
+  hsi_lua_checkreader(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 2);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &analyses_key) == LUA_TTABLE) {
+    lua_pushvalue(L, 1);
+    if (lua_rawget(L, -2) != LUA_TNIL)
+      luaL_error(L, "trace:scope comes before the first trace:allocations, processes, images or memory_stats");
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 3);                                 /* 3: the stored scope */
+  lua_pushnil(L);
+  while (lua_next(L, 2)) {
+    const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+    int v = lua_gettop(L);
+    if (strcmp(k, "kind") == 0) {
+      lua_pushinteger(L, namemask(L, v, 2, k, hsi_kind_name, HSI_KIND_COUNT, KINDS));
+      lua_setfield(L, 3, "kinds");
+    } else if (strcmp(k, "pid") == 0 || strcmp(k, "process") == 0) {
+      int list = lua_istable(L, v), pid = k[1] == 'i';
+      lua_Integer i, n = list ? luaL_len(L, v) : 1;
+      lua_createtable(L, (int)n, 0);
+      for (i = 1; i <= n; i++) {
+        if (list) lua_geti(L, v, i); else lua_pushvalue(L, v);
+        if (pid) lua_pushinteger(L, checkint(L, -1, 2, k));
+        else if (lua_type(L, -1) == LUA_TSTRING) lua_pushvalue(L, -1);
+        else argfail(L, 2, "scope '%s': process name expected, got %s", k, luaL_typename(L, -1));
+        lua_rawseti(L, -3, i);
+        lua_pop(L, 1);
+      }
+      lua_setfield(L, 3, pid ? "pids" : "names");
+    } else {
+      argfail(L, 2, "unknown scope '%s' (known: kind, pid, process)", k, NULL);
+    }
+    lua_pop(L, 1);
+  }
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &scopes_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &scopes_key);
+  }
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 3);
+  lua_rawset(L, -3);
+  lua_settop(L, 1);
+  return 1;
+}
+
 /* trace:processes() -> {{pid=, name=, cmdline=, start=, ["end"]=, instance=, parent=}, ...} */
 static int t_processes(lua_State *L) {
   Analysis *an;
@@ -1478,6 +1587,7 @@ static int t_memory_stats(lua_State *L) {
   SETI("memory_damaged", ac->memory_damaged);
   SETI("snapshot_chunks", ac->snapshot_chunks);
   SETI("process_ends", ac->process_ends);
+  SETI("out_of_scope", ac->out_of_scope);
   if (ac->events) {
     SETN("first_time", seconds(an, ac->first_ts));
     SETN("last_time", seconds(an, ac->last_ts));
@@ -1613,6 +1723,7 @@ static const luaL_Reg cursor_meta[] = {
 
 static const luaL_Reg trace_methods[] = {
   {"allocations", t_allocations},
+  {"scope", t_scope},
   {"processes", t_processes},
   {"images", t_images},
   {"memory_stats", t_memory_stats},

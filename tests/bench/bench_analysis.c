@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
     if (hs_reader_open(&r, &path, 1, NULL, err, sizeof err)) { fprintf(stderr, "%s\n", err); return 1; }
     if (analyse) {
       hsi_analysis *a;
-      if (hsi_analysis_run(r, &a, err, sizeof err)) { fprintf(stderr, "%s\n", err); return 1; }
+      if (hsi_analysis_run(r, NULL, &a, err, sizeof err)) { fprintf(stderr, "%s\n", err); return 1; }
       events = hsi_analysis_counts_get(a)->events;
       records = hsi_life_recs(hsi_analysis_life(a))->n;
       anon = status_mb("RssAnon:");

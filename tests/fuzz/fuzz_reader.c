@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
        events, stacks, lifetimes */
     hsi_analysis *a;
     char err[128];
-    if (hsi_analysis_run(r, &a, err, sizeof err) == 0) hsi_analysis_free(a);
+    if (hsi_analysis_run(r, NULL, &a, err, sizeof err) == 0) hsi_analysis_free(a);
   }
   hsi_info_free(in);
   hs_reader_close(r);

@@ -154,6 +154,28 @@ end)
 
 ---------------------------------------------------------- real traces
 
+test("trace:scope keeps only what a script asks about", function()
+  local all <close> = assert(heapscript.open("examples/memorytestapp.etl"))
+  local n_heap, n_virtual = #all:allocations{kind = "heap"}, #all:allocations{kind = "virtual"}
+  local t <close> = assert(heapscript.open("examples/memorytestapp.etl"))
+  eq(t:scope{kind = "heap"}, t, "scope returns the trace")
+  eq(#t:allocations(), n_heap, "scope{kind = heap}: only the heap records exist")
+  eq(t:memory_stats().out_of_scope, 22, "the 22 VirtualAlloc events were left out")
+  local a = t:allocations{kind = "heap", outstanding = true}:group("stack", {top = 1})[1]
+  eq(a.count, 319, "answers inside the scope are unchanged")
+  raises(function() t:scope{kind = "pool"} end, "comes before the first", "scope after the analysis is an error")
+  local u <close> = assert(heapscript.open("examples/memorytestapp.etl"))
+  u:scope{process = "MEMORYTESTAPP.EXE", kind = {"virtual"}}
+  eq(#u:allocations(), n_virtual, "scope by process name (ignoring case) and kind list")
+  local v <close> = assert(heapscript.open("examples/memorytestapp.etl"))
+  v:scope{pid = {1, 2}}
+  eq(#v:allocations(), 0, "a pid list that matches nothing keeps nothing")
+  local w <close> = assert(heapscript.open("examples/memorytestapp.etl"))
+  raises(function() w:scope{colour = 1} end, "unknown scope 'colour'", "unknown scope key")
+  raises(function() w:scope{kind = "heapz"} end, "unknown kind 'heapz'", "unknown kind")
+  eq(#w:allocations(), n_heap + n_virtual, "a failed scope leaves everything in")
+end)
+
 local corpus = T.corpus
 do
   local present, code = T.need_corpus("test_allocs real traces")

@@ -31,15 +31,17 @@ static void mem(hsi_writer *w, int ptr, hsi_memop *op, const uint64_t *frames, s
   if (n) CHECK_EQ(hsi_writer_stack(w, 1, op->ts + 3, op->ts, op->pid, op->tid, frames, n, 8), 0);
 }
 
-static hsi_analysis *analyse(const char *p) {
+static hsi_analysis *analyse_in(const char *p, const hsi_analysis_scope *sc) {
   hs_reader *r;
   hsi_analysis *a = NULL;
   char err[256];
   CHECK_EQ(hs_reader_open(&r, &p, 1, NULL, err, sizeof err), 0);
-  CHECK_EQ(hsi_analysis_run(r, &a, err, sizeof err), 0);
+  CHECK_EQ(hsi_analysis_run(r, sc, &a, err, sizeof err), 0);
   hs_reader_close(r);
   return a;
 }
+
+static hsi_analysis *analyse(const char *p) { return analyse_in(p, NULL); }
 
 TEST(heap_chain_with_stacks_and_images) {
   hsi_writer *w;
@@ -110,6 +112,31 @@ TEST(heap_chain_with_stacks_and_images) {
     CHECK_EQ(g.cls_count[HSI_AOFI], 1);               /* the before-trace free */
   }
   hsi_analysis_free(a);
+  {
+    /* the same trace under scopes: kind, process name (ignoring case), pid */
+    static const char *const names[] = { "APP.EXE" };
+    static const uint32_t pids[] = { 999, 1000 }, nopid[] = { 999 };
+    hsi_analysis_scope sc;
+    memset(&sc, 0, sizeof sc);
+    sc.kinds = 1u << HSI_KIND_VIRTUAL;
+    if ((a = analyse_in(path, &sc)) != NULL) {
+      CHECK_EQ(hsi_life_recs(hsi_analysis_life(a))->n, 0);
+      CHECK_EQ(hsi_analysis_counts_get(a)->out_of_scope, 16);
+      hsi_analysis_free(a);
+    }
+    memset(&sc, 0, sizeof sc);
+    sc.names = names; sc.nnames = 1; sc.pids = pids; sc.npids = 2;
+    if ((a = analyse_in(path, &sc)) != NULL) {
+      CHECK_EQ(hsi_life_recs(hsi_analysis_life(a))->n, 11);
+      CHECK_EQ(hsi_analysis_counts_get(a)->out_of_scope, 0);
+      hsi_analysis_free(a);
+    }
+    sc.pids = nopid; sc.npids = 1;
+    if ((a = analyse_in(path, &sc)) != NULL) {
+      CHECK_EQ(hsi_life_recs(hsi_analysis_life(a))->n, 0);
+      hsi_analysis_free(a);
+    }
+  }
   remove(path);
 }
 
