@@ -11,7 +11,7 @@ WERROR  ?= -Werror
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c99 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter $(WERROR)
 CPPFLAGS += -Iinclude -Iengine -I$(LUA_INC) -D_FILE_OFFSET_BITS=64 -D_POSIX_C_SOURCE=200809L
-LDLIBS  += $(LPEG_LIB) $(LUA_LIB) -lm -ldl
+LDLIBS  += $(LPEG_LIB) $(LUA_LIB) -lm -ldl -lpthread
 
 ifeq ($(SANITIZE),1)
   B ?= build/san
