@@ -37,6 +37,7 @@ EMBED := $(sort $(wildcard scripts/*.lua) $(wildcard rules/*.lua))
 
 all: heapscript
 
+# Always the binary of this build (a sanitizer build's copy never lingers).
 heapscript: $(B)/heapscript
 	cp $< $@
 
@@ -70,8 +71,10 @@ $(B)/tests/fuzz_reader: tests/fuzz/fuzz_reader.c tests/fuzz/driver.c $(LIB) | $(
 $(B):
 	mkdir -p $(B)
 
-test: heapscript $(UNIT_BIN) $(B)/tests/fuzz_reader
-	HS_BUILD=$(B) sh tests/run.sh
+# The tests run the binary of this build ($(B)/heapscript), so a sanitizer
+# run never replaces ./heapscript.
+test: $(B)/heapscript $(UNIT_BIN) $(B)/tests/fuzz_reader
+	HS_BUILD=$(B) HS_BIN=$(B)/heapscript sh tests/run.sh
 
 # libFuzzer build (clang): make fuzz, then ./build/fuzz/fuzz_reader tests/fuzz/corpus
 fuzz:
@@ -116,4 +119,4 @@ bench: heapscript $(B)/bench_read $(B)/bench_analysis $(B)/bench_lifetime
 clean:
 	rm -rf build heapscript
 
-.PHONY: all test check deps fuzz fuzz-seeds cross bench clean
+.PHONY: all heapscript test check deps fuzz fuzz-seeds cross bench clean

@@ -4,7 +4,7 @@
 # one step; the last line counts them: "N passed, N failed".
 # Called by `make test` with HS_BUILD set to the build directory.
 B=${HS_BUILD:-build/rel}
-HS=./heapscript
+HS=${HS_BIN:-./heapscript}
 export HS_BIN=$HS
 pass=0; fail=0; failed=""
 log=${TMPDIR:-/tmp}/heapscript-test.$$
