@@ -10,13 +10,25 @@
 #include <string.h>
 #include <stdint.h>
 
-static const char *corpus_dir(void) {
+static inline const char *corpus_dir(void) {
   const char *d = getenv("HEAPSCRIPT_CORPUS");
   return d && *d ? d : "../shared/traces";
 }
 
-/* Reads the whole file, NUL-terminated; NULL if missing. */
-static char *slurp(const char *path) {
+/* The corpus is missing: say so; 1 (a failure) when CI=true, else 0 (a skip). */
+static inline int corpus_absent(const char *test) {
+  const char *ci = getenv("CI");
+  if (ci && strcmp(ci, "true") == 0) {
+    fprintf(stderr, "%s: corpus not found in %s (set HEAPSCRIPT_CORPUS), and CI=true\n", test, corpus_dir());
+    return 1;
+  }
+  printf("%s: corpus not found in %s (set HEAPSCRIPT_CORPUS), real-trace checks skipped\n", test, corpus_dir());
+  return 0;
+}
+
+/* Reads the whole file, NUL-terminated, its length in *len (may be NULL);
+   NULL if missing. */
+static inline char *slurp_len(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
   char *s;
   long n;
@@ -26,11 +38,14 @@ static char *slurp(const char *path) {
   if (fread(s, 1, (size_t)n, f) != (size_t)n) { fclose(f); free(s); return NULL; }
   s[n] = 0;
   fclose(f);
+  if (len) *len = (size_t)n;
   return s;
 }
 
+static inline char *slurp(const char *path) { return slurp_len(path, NULL); }
+
 /* Sum of the by_key counts of (provider, opcode) over versions in an expected JSON. */
-static uint64_t by_key(const char *json, const char *provider, int opcode) {
+static inline uint64_t by_key(const char *json, const char *provider, int opcode) {
   const char *p = strstr(json, "\"by_key\"");
   uint64_t sum = 0;
   char pat[64];

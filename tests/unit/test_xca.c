@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "unit.h"
+#include "corpus.h"
 #include "heapscript.h"
 #include "bytes.h"
 #include "xca.h"
@@ -497,20 +498,6 @@ TEST(damaged) {
 
 /* ------------------------------------------------------------- real data */
 
-static uint8_t *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  uint8_t *p = NULL;
-  long len;
-  if (!f) return NULL;
-  if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-      (p = malloc((size_t)len)) && fread(p, 1, (size_t)len, f) != (size_t)len) {
-    free(p);
-    p = NULL;
-  }
-  if (p) *n = (size_t)len;
-  fclose(f);
-  return p;
-}
 
 /* Inflates every compressed buffer (0x48-byte header: BufferSize @0,
    SavedOffset @4, BufferFlag @0x34, 0x40 = compressed); the data after the
@@ -544,16 +531,14 @@ static size_t inflate_trace(const uint8_t *d, size_t n, int check, unsigned *nbu
 }
 
 TEST(real_trace) {
-  const char *dir = getenv("HEAPSCRIPT_CORPUS"), *ci = getenv("CI");
   char path[1024];
   uint8_t *d;
   size_t n = 0, total;
   unsigned nbuf = 0, reps = 0;
   clock_t t0, t1;
-  snprintf(path, sizeof path, "%s/microsoft_perfview__net.4.5.2.x64.etl", dir ? dir : "../shared/traces");
-  if (!(d = slurp(path, &n))) {
-    printf("test_xca: %s not found, real-trace check skipped\n", path);
-    CHECK(!ci || strcmp(ci, "true") != 0);
+  snprintf(path, sizeof path, "%s/microsoft_perfview__net.4.5.2.x64.etl", corpus_dir());
+  if (!(d = (uint8_t *)slurp_len(path, &n))) {
+    CHECK(!corpus_absent("test_xca"));
     return;
   }
   total = inflate_trace(d, n, 1, &nbuf);
