@@ -952,14 +952,20 @@ static int a_window(lua_State *L) {
   return 2;
 }
 
-/* A:summary([window]) -> table */
-static int a_summary(lua_State *L) {
+/* The selection at 1 aggregated over the window at 2 (default its own). */
+static Allocs *agg_arg(lua_State *L, hsi_agg *g, int64_t *t1, int64_t *t2) {
   Allocs *A = toallocs(L, 1);
   hsi_sel s = sel_of(A);
+  window_arg(L, A, 2, t1, t2);
+  if (hsi_query_agg(A->an->lt, &s, *t1, *t2, HSI_AGG_PEAK, g)) nomem(L);
+  return A;
+}
+
+/* A:summary([window]) -> table */
+static int a_summary(lua_State *L) {
   hsi_agg g;
   int64_t t1, t2;
-  window_arg(L, A, 2, &t1, &t2);
-  if (hsi_query_agg(A->an->lt, &s, t1, t2, HSI_AGG_PEAK, &g)) return nomem(L);
+  Allocs *A = agg_arg(L, &g, &t1, &t2);
   pushagg(L, A->an, &g);
   lua_createtable(L, 2, 0);
   lua_pushnumber(L, seconds(A->an, t1));
@@ -972,12 +978,9 @@ static int a_summary(lua_State *L) {
 
 /* A:peak([window]) -> bytes, time */
 static int a_peak(lua_State *L) {
-  Allocs *A = toallocs(L, 1);
-  hsi_sel s = sel_of(A);
   hsi_agg g;
   int64_t t1, t2;
-  window_arg(L, A, 2, &t1, &t2);
-  if (hsi_query_agg(A->an->lt, &s, t1, t2, HSI_AGG_PEAK, &g)) return nomem(L);
+  Allocs *A = agg_arg(L, &g, &t1, &t2);
   lua_pushinteger(L, (lua_Integer)g.peak);
   lua_pushnumber(L, seconds(A->an, g.peak_ts));
   return 2;
