@@ -13,4 +13,8 @@ int hsi_info_json(const hsi_info *in, const hs_reader *r, int file, FILE *o);
 int hsi_info_text(const hsi_info *in, const hs_reader *r, int file, FILE *o);
 /* s as a JSON string literal, quotes included. */
 void hsi_json_str(FILE *o, const char *s);
+/* The one wording of a skipped damage report, shared by `info`, `dump`
+   and script mode so that a user sees the same line whatever ran:
+   "heapscript: PATH: offset 0x.. (buffer N): damaged: expected WHAT; skipped". */
+void hsi_damage_line(FILE *o, const char *path, const hs_damage *d);
 #endif

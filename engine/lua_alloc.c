@@ -149,6 +149,7 @@ static Analysis *build(lua_State *L, hs_reader *r, int tidx) {
   const char **paths;
   const hs_logfile *lf0 = hs_reader_logfile(r, 0);
   hs_reader *own = NULL;
+  hs_reader_opts ropts;
   Analysis *an;
   int64_t earliest = INT64_MAX;
   uint32_t inst, ninst;
@@ -161,11 +162,13 @@ static Analysis *build(lua_State *L, hs_reader *r, int tidx) {
   memset(an, 0, sizeof *an);
   luaL_setmetatable(L, ANALYSIS_T);
   err[0] = '\0';
-  rc = hs_reader_open(&own, paths, nfiles, NULL, err, sizeof err);
+  hsi_lua_trace_damage_opts(L, tidx, &ropts);   /* what this pass skips, the Trace reports */
+  rc = hs_reader_open(&own, paths, nfiles, &ropts, err, sizeof err);
   if (rc < 0 || !own) luaL_error(L, "cannot analyse the trace: %s", err[0] ? err : "cannot reopen its files");
   rc = hsi_analysis_run(own, &sc, &an->a, err, sizeof err);
   hs_reader_close(own);
   if (rc < 0) luaL_error(L, "cannot analyse the trace: %s", err);
+  hsi_lua_trace_walked(L, tidx);
   lua_remove(L, -2);  /* paths */
   lua_remove(L, -2);  /* the scope's arrays */
 

@@ -306,6 +306,38 @@ static int docall(lua_State *L, int narg, int nres) {
   return st;
 }
 
+/*
+** Damage the traces of the command line had (lua_trace.c keeps what every
+** reader of them skipped): printed on stderr after the script, one line
+** a report as `info` prints them, and exit status 1 in place of 0 -- a
+** report read from a damaged trace must not look like a sound one.  A
+** script's own failure status stays as it is.  The Trace is found through
+** the registry, so a script that reassigns `trace` changes nothing.
+*/
+static const char cli_trace_key = 'T';
+
+static int damage_status(lua_State *L, int code, int walk) {
+  size_t n;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &cli_trace_key);
+  fflush(stdout);
+  n = hsi_lua_trace_report_damage(L, -1, stderr, walk);
+  lua_pop(L, 1);
+  fflush(stderr);
+  return n > 0 && code == 0 ? EXIT_SCRIPT : code;
+}
+
+/* os.exit as Lua's, but the damage is reported first (see above); what
+   was not read is not walked (an exit is often --help or a usage error). */
+static int os_exit(lua_State *L) {
+  int code;
+  if (lua_isboolean(L, 1)) code = lua_toboolean(L, 1) ? EXIT_SUCCESS : EXIT_FAILURE;
+  else code = (int)luaL_optinteger(L, 1, EXIT_SUCCESS);
+  code = damage_status(L, code, 0);
+  if (lua_toboolean(L, 2)) lua_close(L);
+  exit(code);
+  return 0;
+}
+
 typedef struct cli {
   int argc;
   char **argv;
@@ -386,18 +418,28 @@ static int pmain(lua_State *L) {
   } else {
     lua_pushnil(L);
   }
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &cli_trace_key);
   lua_setglobal(L, "trace");
   set_arg(L, c);
+  lua_getglobal(L, "os");
+  lua_pushcfunction(L, os_exit);
+  lua_setfield(L, -2, "exit");
+  lua_pop(L, 1);
 
   luaL_checkstack(L, c->argc - c->args0 + 3, "too many arguments to the script");
   for (i = c->args0; i < c->argc; i++) lua_pushstring(L, c->argv[i]);
-  if (docall(L, c->argc - c->args0, 1) != LUA_OK) return 0;
+  if (docall(L, c->argc - c->args0, 1) != LUA_OK) {
+    c->code = damage_status(L, c->code, 1);
+    return 0;
+  }
   if (lua_type(L, -1) == LUA_TNUMBER && lua_isinteger(L, -1))
     c->code = (int)lua_tointeger(L, -1);
   else if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1))
     c->code = EXIT_SCRIPT;
   else
     c->code = 0;
+  c->code = damage_status(L, c->code, 1);
   return 0;
 }
 

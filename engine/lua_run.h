@@ -10,6 +10,7 @@
 #ifndef HS_LUA_RUN_H
 #define HS_LUA_RUN_H
 
+#include <stdio.h>
 #include <lua.h>
 #include <lauxlib.h>
 #include "heapscript.h"
@@ -101,6 +102,19 @@ int64_t hsi_lua_event_ns(const hsi_lua_evsrc *src, const hs_event *ev);
 ** return the negative HS_E* code.
 */
 int hsi_lua_trace_open(lua_State *L, const char *const *paths, int npaths);
+
+/*
+** Damage (lua_trace.c): reader options that add what another reader of
+** the same files meets to the damage list of the Trace at idx; telling it
+** that such a reader went through every record; and the damage lines of
+** that list (main.c's wording) printed to `to`, with the number of
+** reports (0: none, nothing printed; not a Trace: 0).  With `walk`, when
+** no reader went through every record, a plain walk first finds the
+** damage inside buffers.
+*/
+void hsi_lua_trace_damage_opts(lua_State *L, int idx, hs_reader_opts *o);
+void hsi_lua_trace_walked(lua_State *L, int idx);
+size_t hsi_lua_trace_report_damage(lua_State *L, int idx, FILE *to, int walk);
 
 /* The reader of the Trace at idx; raises an error if not a Trace or closed. */
 hs_reader *hsi_lua_checkreader(lua_State *L, int idx);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "evfilter.h"
+#include "info.h"
 #include "lua_run.h"
 
 /* Damage reports kept for trace:damage(); the total is counted beyond this. */
@@ -33,6 +34,9 @@ typedef struct Trace {
   damage *dmg;               /* distinct reports, malloc'd */
   size_t ndmg, capdmg;
   uint64_t dmg_total;        /* every report, repeats included */
+  uint64_t dmg_unstored;     /* reports beyond MAX_DAMAGE (repeats included) */
+  char **paths;              /* nfiles copies: damage names its file after close */
+  int walked;                /* some reader of these files went through every record */
 } Trace;
 
 #define totrace(L, i) ((Trace *)luaL_checkudata(L, i, HSI_LUA_TRACE))
@@ -65,7 +69,7 @@ static void on_damage(void *ud, const hs_damage *d) {
     if (o->file == d->file && o->pos == d->pos && o->buffer == d->buffer &&
         strcmp(o->what, what) == 0) return;
   }
-  if (t->ndmg == MAX_DAMAGE) return;
+  if (t->ndmg == MAX_DAMAGE) { t->dmg_unstored++; return; }
   if (t->ndmg == t->capdmg) {
     size_t cap = t->capdmg ? t->capdmg * 2 : 16;
     damage *p = (damage *)realloc(t->dmg, cap * sizeof *p);
@@ -94,6 +98,9 @@ static void release(Trace *t, int all) {
   free(t->start_ns);
   t->start_ns = NULL;
   if (!all) return;
+  for (i = 0; t->paths && i < (size_t)t->nfiles; i++) free(t->paths[i]);
+  free(t->paths);
+  t->paths = NULL;
   for (i = 0; i < t->ndmg; i++) free(t->dmg[i].what);
   free(t->dmg);
   t->dmg = NULL;
@@ -123,6 +130,20 @@ static int file_origins(Trace *t) {
   return 0;
 }
 
+static int copy_paths(Trace *t) {
+  int i;
+  if (t->nfiles < 1) return 0;
+  t->paths = (char **)calloc((size_t)t->nfiles, sizeof *t->paths);
+  if (!t->paths) return HS_ENOMEM;
+  for (i = 0; i < t->nfiles; i++) {
+    const char *p = hs_reader_path(t->src.reader, i);
+    size_t n = strlen(p ? p : "");
+    if (!(t->paths[i] = (char *)malloc(n + 1))) return HS_ENOMEM;
+    memcpy(t->paths[i], p ? p : "", n + 1);
+  }
+  return 0;
+}
+
 int hsi_lua_trace_open(lua_State *L, const char *const *paths, int npaths) {
   char err[HS_ERRLEN];
   hs_reader_opts opts;
@@ -140,6 +161,7 @@ int hsi_lua_trace_open(lua_State *L, const char *const *paths, int npaths) {
   if (rc >= 0) {
     t->nfiles = hs_reader_nfiles(t->src.reader);
     rc = file_origins(t);
+    if (rc >= 0) rc = copy_paths(t);
     if (rc < 0) strcpy(err, "not enough memory");
   }
   if (rc < 0) {
@@ -282,14 +304,21 @@ static int t_stats(lua_State *L) {
   return 1;
 }
 
-/* trace:damage() -> {{file=, pos=, buffer=, what=}, ...}, total reports */
+static void settle(Trace *t);
+
+/* trace:damage() -> {{file=, path=, offset=, pos=, buffer=, what=}, ...}, total reports.
+   Every damage of the files: what nothing read yet is walked first. */
 static int t_damage(lua_State *L) {
   Trace *t = totrace(L, 1);
   size_t i;
+  settle(t);
   lua_createtable(L, (int)t->ndmg, 0);
   for (i = 0; i < t->ndmg; i++) {
-    lua_createtable(L, 0, 4);
+    lua_createtable(L, 0, 6);
     SETI("file", t->dmg[i].file + 1);
+    lua_pushstring(L, t->paths ? t->paths[t->dmg[i].file] : "");
+    lua_setfield(L, -2, "path");
+    SETI("offset", t->dmg[i].pos);
     SETI("pos", t->dmg[i].pos);
     SETI("buffer", t->dmg[i].buffer);
     lua_pushstring(L, t->dmg[i].what);
@@ -298,6 +327,62 @@ static int t_damage(lua_State *L) {
   }
   lua_pushinteger(L, (lua_Integer)t->dmg_total);
   return 2;
+}
+
+/*
+** Damage met by readers other than the Trace's own (the analysis pass
+** opens the files again) is kept in the same list, so that
+** trace:damage() and the CLI's report see every skip whatever read it.
+** The reader may call this from its prefetch thread; the Trace is not
+** touched by anyone else while the pass runs.
+*/
+void hsi_lua_trace_damage_opts(lua_State *L, int idx, hs_reader_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->on_damage = on_damage;
+  o->ud = checkopen(L, idx);
+}
+
+void hsi_lua_trace_walked(lua_State *L, int idx) {
+  totrace(L, idx)->walked = 1;
+}
+
+/*
+** Damage inside a buffer (a record, a compressed stream) is met only by
+** reading it: when nothing read every record, a plain walk of a reader
+** of its own finds it, so that a script that asked little still cannot
+** hide the damage of its trace.
+*/
+static void settle(Trace *t) {
+  hs_reader_opts o;
+  hs_reader *r = NULL;
+  hs_event ev;
+  if (t->walked || !t->paths) return;
+  memset(&o, 0, sizeof o);
+  o.on_damage = on_damage;
+  o.ud = t;
+  if (hs_reader_open(&r, (const char *const *)t->paths, t->nfiles, &o, NULL, 0) < 0 || !r) return;
+  while (hs_reader_next(r, &ev) == 1) {}
+  hs_reader_close(r);
+  t->walked = 1;
+}
+
+size_t hsi_lua_trace_report_damage(lua_State *L, int idx, FILE *to, int walk) {
+  Trace *t = (Trace *)luaL_testudata(L, idx, HSI_LUA_TRACE);
+  size_t i;
+  if (t && walk) settle(t);
+  if (!t || (t->ndmg == 0 && t->dmg_unstored == 0)) return 0;
+  for (i = 0; i < t->ndmg; i++) {
+    hs_damage d;
+    d.file = t->dmg[i].file;
+    d.pos = t->dmg[i].pos;
+    d.buffer = t->dmg[i].buffer;
+    d.what = t->dmg[i].what;
+    hsi_damage_line(to, t->paths ? t->paths[d.file] : "?", &d);
+  }
+  if (t->dmg_unstored)
+    fprintf(to, "heapscript: %s: %llu more damage reports not listed (only the first %d are kept)\n",
+            t->paths ? t->paths[0] : "?", (unsigned long long)t->dmg_unstored, MAX_DAMAGE);
+  return t->ndmg + (size_t)t->dmg_unstored;
 }
 
 /* ------------------------------------------------------------- filters */
@@ -432,6 +517,7 @@ static int advance(lua_State *L, Trace *t, Filter *f) {
   }
   t->src.has_event = 0;
   if (rc < 0) return luaL_error(L, "%s", hs_reader_error(t->src.reader));
+  t->walked = 1;
   return 0;
 }
 

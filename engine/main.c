@@ -41,8 +41,7 @@ static const char *dump_usage =
 
 static void on_damage(void *ud, const hs_damage *d) {
   const char **paths = (const char **)ud;
-  fprintf(stderr, "heapscript: %s: offset 0x%llx (buffer %u): damaged: expected %s; skipped\n",
-          paths[d->file], (unsigned long long)d->pos, d->buffer, d->what);
+  hsi_damage_line(stderr, paths[d->file], d);
 }
 
 static int open_reader(hs_reader **r, char **paths, int n) {

@@ -1,18 +1,20 @@
 -- events.lua -- what a trace holds: events counted by provider, id and
 -- opcode, most frequent first.
 --
---   heapscript events TRACE... [-- [--top N] [--provider NAME|GUID]]
+--   heapscript events TRACE... [--top N] [--provider NAME|GUID] [--json FILE]
 --
 -- Uses only the documented API (docs/API.md): trace:events with filters
 -- in C, one reused Event per record, and plain Lua tables for counting.
-local top, provider
+local report = require "report"
+local top, provider, json
 local i = 1
 while arg[i] do
   local a = arg[i]
   if a == "--top" then top = tonumber(arg[i + 1]); i = i + 1
   elseif a == "--provider" then provider = arg[i + 1]; i = i + 1
+  elseif a == "--json" then json = arg[i + 1]; i = i + 1
   elseif a == "--help" or a == "-h" then
-    print("usage: heapscript events TRACE... [-- [--top N] [--provider NAME|GUID]]")
+    print("usage: heapscript events TRACE... [--top N] [--provider NAME|GUID] [--json FILE]")
     return 0
   else
     io.stderr:write("events.lua: unknown argument '", a, "'\n")
@@ -60,12 +62,17 @@ table.sort(rows, function(a, b)
   return a.opcode < b.opcode
 end)
 
-local w = #"provider"
-for _, r in ipairs(rows) do if #r.provider > w then w = #r.provider end end
-local fmt = "%10s  %-" .. w .. "s  %5s  %6s  %s\n"
-io.write(string.format(fmt, "count", "provider", "id", "opcode", "event"))
+local shown = {}
 for n, r in ipairs(rows) do
   if top and n > top then break end
-  io.write(string.format(fmt, r.count, r.provider, r.id, r.opcode, r.name))
+  shown[n] = r
 end
-io.write(string.format("%10d  events, %d kinds, %d files\n", total, #rows, #trace:files()))
+if json ~= "-" then
+  local w = #"provider"
+  for _, r in ipairs(shown) do if #r.provider > w then w = #r.provider end end
+  local fmt = "%10s  %-" .. w .. "s  %5s  %6s  %s\n"
+  io.write(string.format(fmt, "count", "provider", "id", "opcode", "event"))
+  for _, r in ipairs(shown) do io.write(string.format(fmt, r.count, r.provider, r.id, r.opcode, r.name)) end
+  io.write(string.format("%10d  events, %d kinds, %d files\n", total, #rows, #trace:files()))
+end
+report.finish({ json = json }, { trace = trace:files(), events = total, kinds = #rows, rows = shown })

@@ -76,5 +76,5 @@ for kind, A in report.kinds(o) do
     for _, l in ipairs{ k.baseline, k.steps, k.steady } do for _, e in ipairs(l) do e.stack = nil end end
   end
 end
-if o.json then report.write_json(o.json, out) end
+report.finish(o, out)
 return 0

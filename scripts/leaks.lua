@@ -86,5 +86,5 @@ if text then
       :format(n.frees_of_unknown_blocks, n.double_frees))
   end
 end
-if o.json then report.write_json(o.json, out) end
+report.finish(o, out)
 return 0

@@ -117,5 +117,5 @@ end
 if text then
   print(("%d rules: %d broken, %d warnings"):format(#rules, out.failed, out.warnings))
 end
-if o.json then report.write_json(o.json, out) end
+report.finish(o, out)
 return out.failed > 0 and 1 or 0

@@ -22,7 +22,7 @@ local P = trace:allocations(f)
 local out = { tags = {} }
 if #P == 0 then
   if text then print("no pool allocations in this trace") end
-  if o.json then report.write_json(o.json, out) end
+  report.finish(o, out)
   return 0
 end
 local s = P:summary()
@@ -59,5 +59,5 @@ for _, g in ipairs(P:group("tag", { sort = "outstanding_end", top = o.top })) do
     end
   end
 end
-if o.json then report.write_json(o.json, out) end
+report.finish(o, out)
 return 0

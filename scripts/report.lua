@@ -187,6 +187,36 @@ function M.write_json(path, v)
   f:close()
 end
 
+-- The damage the reader skipped in the trace's files (whatever read them:
+-- the script's loops or the analysis behind trace:allocations), as
+-- {file = PATH, offset = N, buffer = N, what = "what was expected"}.
+function M.damage()
+  local out = {}
+  if not trace then return out end
+  for i, d in ipairs((trace:damage())) do
+    out[i] = { file = d.path, offset = d.offset, buffer = d.buffer, what = d.what }
+  end
+  return out
+end
+
+-- The end of every report: the damage (a report read from a damaged trace
+-- says so, in its text and in its JSON: `damaged`, `damage`), then the
+-- JSON when asked for.  Call it after the last question to the trace.
+function M.finish(o, out)
+  local dmg = M.damage()
+  out.damaged = #dmg > 0
+  out.damage = dmg
+  if o.json ~= "-" and #dmg > 0 then
+    print(("DAMAGED TRACE: %d damaged part%s skipped; the figures above leave out what %s held:")
+      :format(#dmg, #dmg == 1 and " was" or "s were", #dmg == 1 and "it" or "they"))
+    for i, d in ipairs(dmg) do
+      if i > 10 then print(("  ... and %d more (each is on standard error)"):format(#dmg - 10)); break end
+      print(("  %s: offset 0x%x (buffer %d): expected %s"):format(d.file, d.offset, d.buffer, d.what))
+    end
+  end
+  if o.json then M.write_json(o.json, out) end
+end
+
 -- Selection filters common to the scripts, from their options.
 function M.filters(o)
   local f = {}

@@ -70,5 +70,5 @@ for _, kind in ipairs(o.kind) do
       :format(kind, report.bytes(o.min_size), maxlife))
   end
 end
-if o.json then report.write_json(o.json, out) end
+report.finish(o, out)
 return 0

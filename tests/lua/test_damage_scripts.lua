@@ -1,0 +1,154 @@
+-- test_damage_scripts.lua -- no silent damage: truncated and damaged
+-- copies of both example traces (made here, in a temp dir) run through
+-- every bundled script.  Each run must print on stderr the same damage
+-- lines as `heapscript info` (file, offset, what was expected), exit 1,
+-- and say in its text and in its JSON that the trace was damaged and
+-- where.  The sound originals must do none of that.
+package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
+local T = require "testlib"
+local json = require "json"
+local bin, q, check, eq, test = T.bin(), T.q, T.check, T.eq, T.test
+
+local dir = os.tmpname()
+os.remove(dir)
+assert(os.execute("mkdir -p " .. q(dir)))
+
+local function slurp(p)
+  local f = assert(io.open(p, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+local function spit(p, s)
+  local f = assert(io.open(p, "wb"))
+  f:write(s)
+  f:close()
+end
+-- run ARGS; exit code, stdout, stderr
+local function run(args)
+  local ef = dir .. "/stderr"
+  local p = io.popen(q(bin) .. " " .. args .. " 2>" .. q(ef))
+  local out = p:read("a")
+  local _, _, code = p:close()
+  return code, out, slurp(ef)
+end
+-- the damage lines of a stderr text, sorted
+local function damage_lines(err)
+  local l = {}
+  for line in err:gmatch("[^\n]+") do
+    if line:find(": damaged: expected ", 1, true) then l[#l + 1] = line end
+  end
+  table.sort(l)
+  return l
+end
+-- file offsets of the buffers of an ETL file (BufferSize chain)
+local function buffers(s)
+  local pos, list = 0, {}
+  while pos + 8 <= #s do
+    list[#list + 1] = pos
+    local size = string.unpack("<I4", s, pos + 1)
+    if size == 0 then break end
+    pos = pos + size
+  end
+  return list
+end
+local function patch(s, at, bytes) return s:sub(1, at) .. bytes .. s:sub(at + #bytes + 1) end
+
+-- the damaged copies: each example truncated inside a buffer, a buffer
+-- header overwritten, and (uncompressed) a record size broken or
+-- (compressed) a compressed stream corrupted
+local copies = {}
+for _, ex in ipairs{ "memorytestapp", "notmyfault" } do
+  local s = slurp("examples/" .. ex .. ".etl")
+  local sym = slurp("examples/" .. ex .. ".sym")
+  local b = buffers(s)
+  local function add(tag, data)
+    local p = ("%s/%s-%s.etl"):format(dir, ex, tag)
+    spit(p, data)
+    spit(p:gsub("%.etl$", ".sym"), sym)
+    copies[#copies + 1] = p
+  end
+  add("truncated", s:sub(1, b[#b - 2] + 3000))
+  add("header", patch(s, b[4], ("\255"):rep(8)))
+  if ex == "notmyfault" then
+    add("record", patch(s, b[4] + 0x48 + 4, "\1\0"))      -- the first record of buffer 3: Size 1
+  else
+    add("stream", patch(s, b[6] + 0x60, ("\255"):rep(16))) -- inside buffer 5's compressed data
+  end
+end
+
+-- policy with rules that always hold: its exit status then tells only the damage
+local rules = dir .. "/pass.lua"
+spit(rules, 'return { { name = "holds", check = function() return true end } }\n')
+local scripts = {
+  leaks = "", transient = "", growth = "", pool = "", events = "", policy = "--rules " .. q(rules),
+}
+local names = { "leaks", "transient", "growth", "pool", "policy", "events" }
+
+for _, path in ipairs(copies) do
+  local icode, _, ierr = run("info " .. q(path))
+  local want = damage_lines(ierr)
+  check(icode == 1 and #want >= 1, path .. ": info reports the damage", ierr)
+  local first = want[1] and want[1]:match("offset (0x%x+)")
+  for _, s in ipairs(names) do
+    local opts = scripts[s]
+    test(s .. " on " .. path, function()
+      local code, out, err = run(s .. " " .. q(path) .. (opts ~= "" and " -- " .. opts or ""))
+      eq(code, 1, s .. " " .. path .. ": exit 1")
+      T.list_eq(damage_lines(err), want, s .. " " .. path .. ": stderr has info's damage lines")
+      check(out:find("DAMAGED TRACE", 1, true) and out:find(path .. ": offset " .. first, 1, true),
+            s .. " " .. path .. ": the text report says the trace is damaged, and where", out:sub(-600))
+      local jf = dir .. "/r.json"
+      os.remove(jf)
+      code = run(s .. " " .. q(path) .. " -- " .. opts .. " --json " .. q(jf))
+      eq(code, 1, s .. " " .. path .. " --json: exit 1")
+      local ok, r = pcall(json.decode, slurp(jf))
+      check(ok and r.damaged == true and #r.damage == #want, s .. " " .. path .. ": JSON damaged and the list",
+            ok and #r.damage or r)
+      local d = ok and r.damage[1] or {}
+      check(d.file == path and ("0x%x"):format(d.offset or -1) == first and type(d.buffer) == "number"
+            and type(d.what) == "string" and d.what ~= "", s .. " " .. path .. ": JSON damage names file, offset, what",
+            ok and json.encode and "" or "")
+    end)
+  end
+end
+
+-- the sound originals: exit 0, nothing on stderr, JSON says not damaged
+for _, ex in ipairs{ "examples/memorytestapp.etl", "examples/notmyfault.etl" } do
+  for _, s in ipairs(names) do
+    local opts = scripts[s]
+    local jf = dir .. "/r.json"
+    local code, out, err = run(s .. " " .. ex .. " -- " .. opts .. " --json " .. q(jf))
+    eq(code, 0, s .. " " .. ex .. ": sound trace, exit 0")
+    eq(#damage_lines(err), 0, s .. " " .. ex .. ": no damage lines")
+    check(not out:find("DAMAGED", 1, true), s .. " " .. ex .. ": the text says nothing of damage")
+    local ok, r = pcall(json.decode, slurp(jf))
+    check(ok and r.damaged == false and #r.damage == 0, s .. " " .. ex .. ": JSON damaged = false")
+  end
+end
+
+-- a user's script: the status it returns stays, an error stays 1, os.exit(0)
+-- becomes 1, and the damage met only by the analysis pass is reported
+local rec = copies[#copies]            -- notmyfault with a broken record: found only while reading
+local function script(text)
+  local p = dir .. "/s.lua"
+  spit(p, text)
+  return p
+end
+local code, out, err = run(q(script("print(#trace:allocations{}, #(trace:damage()))\n")) .. " " .. q(rec))
+check(code == 1 and out:match("^%d+\t(%d+)") == "1" and #damage_lines(err) == 1,
+      "a script asking only trace:allocations: the analysis pass's damage is listed and reported, exit 1",
+      code .. " " .. out .. err)
+code, out, err = run(q(script("trace:allocations{}; return 3\n")) .. " " .. q(rec))
+check(code == 3 and #damage_lines(err) == 1, "a script's own status (3) stays, the damage is printed", code)
+code, out, err = run(q(script("trace:allocations{}; error('boom')\n")) .. " " .. q(rec))
+check(code == 1 and err:find("boom", 1, true) and #damage_lines(err) == 1, "a failing script: exit 1, its error and the damage", err)
+code, out, err = run(q(script("trace:allocations{}; os.exit(0)\n")) .. " " .. q(rec))
+check(code == 1 and #damage_lines(err) == 1, "os.exit(0) after damage: exit 1 and the damage lines", code .. err)
+code, out, err = run(q(script("trace:allocations{}; os.exit(true)\n")) .. " examples/notmyfault.etl")
+check(code == 0 and err == "", "os.exit(true) on a sound trace: exit 0, silent", code .. err)
+code, out, err = run(q(script("trace = nil; collectgarbage(); return 0\n")) .. " " .. q(copies[1]))
+check(code == 1 and #damage_lines(err) >= 1, "a script that drops `trace`: the damage is still reported", code .. err)
+
+os.execute("rm -rf " .. q(dir))
+return T.done("test_damage_scripts")
