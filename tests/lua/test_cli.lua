@@ -10,8 +10,8 @@
 package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
 local T = require "testlib"
 local corpus = T.corpus
-local small = corpus .. "/microsoft_perfview__diagsession_diaghub.user_injected.1.etl"
-local have_corpus = T.exists(corpus .. "/MANIFEST.tsv")
+local small = T.corpus_file("microsoft_perfview__diagsession_diaghub.user_injected.1.etl")  -- bundled
+local have_corpus = small ~= nil
 if not have_corpus and os.getenv("CI") == "true" then
   print("not ok - corpus missing at " .. corpus .. " and CI=true")
   os.exit(1)

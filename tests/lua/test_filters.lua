@@ -11,15 +11,17 @@
 package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
 local T = require "testlib"
 local corpus = T.corpus
-do
-  local present, code = T.need_corpus("test_filters")
-  if not present then return code end
+local full = T.exists(corpus .. "/MANIFEST.tsv")  -- else only the bundled traces (T.bundled) are read
+if not full and os.getenv("CI") == "true" then
+  print("not ok - corpus missing at " .. corpus .. " and CI=true")
+  return 1
 end
+if not full then print("SKIP test_filters: no full corpus at " .. corpus .. ": the bundled traces only") end
 local check, eq, test, raises = T.check, T.eq, T.test, T.raises
 
 local json = require "json"
 local function expected(name)
-  return json.read(corpus .. "/expected/" .. name .. ".json")
+  return json.read(T.corpus_file("expected/" .. name .. ".json"))
 end
 
 local function keystr(provider, opcode, id, version)
@@ -37,12 +39,15 @@ local FILES = {
   "Alan-Jowett_sonde__test",                                  -- buffer-0 tail repeats
   "microsoft_Tx__Process",
   "microsoft_perfview__smallEtlFile",                         -- compressed, 32-bit
+  "microsoft_perfview__net.4.5.2.x86",                        -- compressed, stacks (bundled)
+  "microsoft_Tx__HTTP_Server",                                -- old layout (bundled)
 }
 
 for _, name in ipairs(FILES) do
+  if not T.corpus_file(name .. ".etl") then goto next end
   test(name, function()
     local e = expected(name)
-    local t, err = heapscript.open(corpus .. "/" .. name .. ".etl")
+    local t, err = heapscript.open(T.corpus_file(name .. ".etl"))
     if not t then return check(false, name .. ": opens", err) end
     local tally, byht, n = {}, {}, 0
     for ev in t:events() do
@@ -82,6 +87,7 @@ for _, name in ipairs(FILES) do
     end
     t:close()
   end)
+  ::next::
 end
 
 -- filters one by one, on the kernel trace -------------------------------------
@@ -89,7 +95,7 @@ local IMAGE = "2cb15d1d-5fc1-11d2-abe1-00a0c911f518"
 local PROCESS = "3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c"
 local THREAD = "3d6fa8d1-fe05-11d0-9dda-00c04fd7ba7c"
 
-test("filters", function()
+if full then test("filters", function()
   -- expected/airbus-cert_etl-parser__ShutdownPerfDiagLogger.json by_key:
   -- Image op 2: 4791, op 3: 6745, op 4: 2145, op 10: 72, op 33: 1, op 34: 1
   local t <close> = assert(heapscript.open(corpus .. "/airbus-cert_etl-parser__ShutdownPerfDiagLogger.etl"))
@@ -169,10 +175,10 @@ test("filters", function()
     if ev.time < a - 1e-6 or ev.time > b + 1e-6 then ok = false end
   end
   check(ok, "ev.time of filtered records lies in [from, to]")
-end)
+end) end
 
 test("filter errors", function()
-  local t <close> = assert(heapscript.open(corpus .. "/microsoft_perfview__diagsession_diaghub.user_injected.1.etl"))
+  local t <close> = assert(heapscript.open(T.corpus_file("microsoft_perfview__diagsession_diaghub.user_injected.1.etl")))
   raises(function() t:count { opcodes = 1 } end, "unknown filter 'opcodes'", "an unknown filter name is an error")
   raises(function() t:count { opcode = "x" } end, "integer expected", "opcode must be an integer")
   raises(function() t:count { opcode = 256 } end, "out of range", "opcode beyond 255 is an error")

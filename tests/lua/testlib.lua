@@ -7,11 +7,22 @@
 local T = { passed = 0, failed = 0, skipped = 0, quiet = false }
 
 T.corpus = os.getenv("HEAPSCRIPT_CORPUS") or "../shared/traces"
+-- the real traces copied into the repository (tests/corpus/traces/README.md): in every clone
+T.bundled = "tests/corpus/traces"
 
 function T.exists(p)
   local f = io.open(p, "rb")
   if f then f:close() end
   return f ~= nil
+end
+
+-- The path of a corpus file (rel: "NAME.etl", "expected/NAME.json") in the
+-- full corpus, else among the bundled traces; nil when neither has it.
+function T.corpus_file(rel)
+  for _, d in ipairs{ T.corpus, T.bundled } do
+    if T.exists(d .. "/" .. rel) then return d .. "/" .. rel end
+  end
+  return nil
 end
 
 -- true when the corpus is there; otherwise prints why and returns false

@@ -496,8 +496,13 @@ static void real_trace(const char *name) {
   uint64_t want_proc = 0, want_thr = 0, want_img = 0, named = 0, images = 0;
   uint32_t i;
   int rc, op;
-  snprintf(path, sizeof path, "%s/%s.etl", corpus_dir(), name);
-  snprintf(jpath, sizeof jpath, "%s/expected/%s.json", corpus_dir(), name);
+  {
+    char rel[512];
+    snprintf(rel, sizeof rel, "%s.etl", name);
+    corpus_path(path, sizeof path, rel);
+    snprintf(rel, sizeof rel, "expected/%s.json", name);
+    corpus_path(jpath, sizeof jpath, rel);
+  }
   json = slurp(jpath);
   if (!json) { corpus_missing = 1; return; }
   paths[0] = path;

@@ -580,8 +580,13 @@ static void real_trace(const char *name) {
   size_t cap = 1u << 20, nres, i;
   const hsi_stack_match *res;
   int rc;
-  snprintf(path, sizeof path, "%s/%s.etl", corpus_dir(), name);
-  snprintf(jpath, sizeof jpath, "%s/expected/%s.json", corpus_dir(), name);
+  {
+    char rel[512];
+    snprintf(rel, sizeof rel, "%s.etl", name);
+    corpus_path(path, sizeof path, rel);
+    snprintf(rel, sizeof rel, "expected/%s.json", name);
+    corpus_path(jpath, sizeof jpath, rel);
+  }
   if (!(json = slurp(jpath))) { corpus_missing = 1; return; }
   paths[0] = path;
   rc = hs_reader_open(&r, paths, 1, NULL, err, sizeof err);
