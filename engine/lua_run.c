@@ -26,6 +26,7 @@
 #include <lualib.h>
 #include <lua-lpeg.h>
 
+#include "cliargs.h"
 #include "embedded.h"
 #include "lua_run.h"
 
@@ -37,12 +38,18 @@
 
 static void usage(FILE *to) {
   fprintf(to,
-    "usage: " PROG " [-I DIR]... [--timeout S] SCRIPT [TRACE...] [-- ARG...]\n"
+    "usage: " PROG " [-I DIR]... [--timeout S] SCRIPT [TRACE...] [ARG...] [-- ARG...]\n"
     "\n"
     "Runs the Lua 5.4 script SCRIPT over the ETW traces TRACE... (several\n"
-    "files are merged into one time-ordered trace).  In the script:\n"
+    "files are merged into one time-ordered trace).  Options after the traces\n"
+    "go to the script: `" PROG " leaks t.etl --top 10`.  The first word that\n"
+    "starts with '-' ends the traces; the word after an option is its value,\n"
+    "never a trace; a later word naming an existing file is a trace.  -I and\n"
+    "--timeout are heapscript's wherever they are.  Everything after `--` goes\n"
+    "to the script: use it for the unusual cases (an argument that names an\n"
+    "existing file, or the script's own -I or --timeout).  In the script:\n"
     "  trace      the opened traces (heapscript.Trace), nil if none given\n"
-    "  arg        the ARGs after --, arg[0] = SCRIPT; also passed as ...\n"
+    "  arg        the ARGs, arg[0] = SCRIPT; also passed as ...\n"
     "  heapscript the module (also require \"heapscript\"); require \"lpeg\" works\n"
     "\n"
     "SCRIPT is a file, or the name of a bundled script (\"leaks\" or\n"
@@ -344,23 +351,25 @@ typedef struct cli {
   char **idirs;         /* -I values (pointers into argv) */
   int nidirs;
   int script;           /* argv index of SCRIPT */
-  int trace0, ntraces;  /* argv indexes of the traces */
-  int args0;            /* argv index of the first ARG, argc if none */
+  char **traces;        /* the traces (pointers into argv), cliargs.h's rule */
+  int ntraces;
+  char **sargs;         /* the script's arguments, in order */
+  int nsargs;
   int code;             /* the exit code */
 } cli;
 
 static void set_arg(lua_State *L, const cli *c) {
   int i;
-  lua_createtable(L, c->argc - c->args0, c->script + 1);
+  lua_createtable(L, c->nsargs, c->script + 1);
   for (i = 0; i < c->script; i++) {      /* program and options: negative */
     lua_pushstring(L, c->argv[i]);
     lua_rawseti(L, -2, i - c->script);
   }
   lua_pushstring(L, c->argv[c->script]);
   lua_rawseti(L, -2, 0);
-  for (i = c->args0; i < c->argc; i++) {
-    lua_pushstring(L, c->argv[i]);
-    lua_rawseti(L, -2, i - c->args0 + 1);
+  for (i = 0; i < c->nsargs; i++) {
+    lua_pushstring(L, c->sargs[i]);
+    lua_rawseti(L, -2, i + 1);
   }
   lua_setglobal(L, "arg");
 }
@@ -410,7 +419,7 @@ static int pmain(lua_State *L) {
   /* chunk on top */
 
   if (c->ntraces > 0) {
-    if (hsi_lua_trace_open(L, (const char *const *)c->argv + c->trace0, c->ntraces) < 0) {
+    if (hsi_lua_trace_open(L, (const char *const *)c->traces, c->ntraces) < 0) {
       message(lua_tostring(L, -1));
       c->code = EXIT_USAGE;
       return 0;
@@ -427,9 +436,9 @@ static int pmain(lua_State *L) {
   lua_setfield(L, -2, "exit");
   lua_pop(L, 1);
 
-  luaL_checkstack(L, c->argc - c->args0 + 3, "too many arguments to the script");
-  for (i = c->args0; i < c->argc; i++) lua_pushstring(L, c->argv[i]);
-  if (docall(L, c->argc - c->args0, 1) != LUA_OK) {
+  luaL_checkstack(L, c->nsargs + 3, "too many arguments to the script");
+  for (i = 0; i < c->nsargs; i++) lua_pushstring(L, c->sargs[i]);
+  if (docall(L, c->nsargs, 1) != LUA_OK) {
     c->code = damage_status(L, c->code, 1);
     return 0;
   }
@@ -449,15 +458,67 @@ static void list_bundled(void) {
     printf("%s\n", e->name);
 }
 
+/* heapscript's own options that may also follow the traces: the words one takes. */
+static int own_words(const char *w) {
+  if (strcmp(w, "-I") == 0 || strcmp(w, "--timeout") == 0) return 2;
+  return strncmp(w, "-I", 2) == 0 ? 1 : 0;
+}
+
+/* -I DIR, -IDIR, --timeout S (-t S) at argv[*i]: 0 done (*i on its last
+   word), EXIT_USAGE with a message, -1 when argv[*i] is not one of them. */
+static int own_option(cli *c, int argc, char **argv, int *i) {
+  const char *a = argv[*i];
+  if (strcmp(a, "-I") == 0) {
+    if (*i + 1 >= argc) {
+      message("option -I needs a directory");
+      return EXIT_USAGE;
+    }
+    c->idirs[c->nidirs++] = argv[++*i];
+  } else if (strncmp(a, "-I", 2) == 0) {
+    c->idirs[c->nidirs++] = argv[*i] + 2;
+  } else if (strcmp(a, "--timeout") == 0 || strcmp(a, "-t") == 0) {
+    char *end = NULL;
+    timeout_s = *i + 1 < argc ? strtod(argv[*i + 1], &end) : 0;
+    if (*i + 1 >= argc || end == argv[*i + 1] || *end || timeout_s <= 0) {
+      message("option --timeout needs a number of seconds");
+      return EXIT_USAGE;
+    }
+    ++*i;
+  } else {
+    return -1;
+  }
+  return 0;
+}
+
+/* The words after SCRIPT: traces, the script's arguments, and heapscript's
+   own options wherever they are (cliargs.h).  0, or an exit status. */
+static int split_words(cli *c, int argc, char **argv) {
+  int first = c->script + 1, n = argc - first, i, rc;
+  unsigned char *kind = (unsigned char *)malloc((size_t)(n > 0 ? n : 1));
+  if (!kind) { message("not enough memory"); return EXIT_SCRIPT; }
+  hsi_cli_classify(n, argv + first, is_file, own_words, kind);
+  for (i = 0; i < n; i++) {
+    if (kind[i] == HSI_ARG_TRACE) c->traces[c->ntraces++] = argv[first + i];
+    else if (kind[i] == HSI_ARG_SCRIPT) c->sargs[c->nsargs++] = argv[first + i];
+    else if (kind[i] == HSI_ARG_OWN) {
+      int at = first + i;
+      if ((rc = own_option(c, argc, argv, &at)) != 0) { free(kind); return rc; }
+      i = at - first;
+    }
+  }
+  free(kind);
+  return 0;
+}
+
 int hsi_lua_cli(int argc, char **argv) {
   cli c;
   lua_State *L;
-  int i, st;
+  int i, st, rc;
 
   memset(&c, 0, sizeof c);
   c.argc = argc;
   c.argv = argv;
-  c.idirs = (char **)malloc(sizeof *c.idirs * (size_t)(argc > 0 ? argc : 1));
+  c.idirs = (char **)malloc(sizeof *c.idirs * (size_t)(argc > 0 ? argc : 1) * 3);
   if (!c.idirs) {
     message("not enough memory");
     return EXIT_SCRIPT;
@@ -472,24 +533,8 @@ int hsi_lua_cli(int argc, char **argv) {
       list_bundled();
       free(c.idirs);
       return 0;
-    } else if (strcmp(a, "-I") == 0) {
-      if (i + 1 >= argc) {
-        message("option -I needs a directory");
-        free(c.idirs);
-        return EXIT_USAGE;
-      }
-      c.idirs[c.nidirs++] = argv[++i];
-    } else if (strncmp(a, "-I", 2) == 0) {
-      c.idirs[c.nidirs++] = argv[i] + 2;
-    } else if (strcmp(a, "--timeout") == 0 || strcmp(a, "-t") == 0) {
-      char *end = NULL;
-      timeout_s = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
-      if (i + 1 >= argc || end == argv[i + 1] || *end || timeout_s <= 0) {
-        message("option --timeout needs a number of seconds");
-        free(c.idirs);
-        return EXIT_USAGE;
-      }
-      i++;
+    } else if ((rc = own_option(&c, argc, argv, &i)) >= 0) {
+      if (rc) { free(c.idirs); return rc; }
     } else if (a[0] == '-' && a[1] != '\0') {
       fprintf(stderr, PROG ": unknown option '%s'\n", a);
       usage(stderr);
@@ -504,11 +549,11 @@ int hsi_lua_cli(int argc, char **argv) {
     free(c.idirs);
     return EXIT_USAGE;
   }
-  c.script = i++;
-  c.trace0 = i;
-  while (i < argc && strcmp(argv[i], "--") != 0) i++;
-  c.ntraces = i - c.trace0;
-  c.args0 = i < argc ? i + 1 : argc;
+  c.script = i;
+  /* one allocation, three lists of at most argc words: -I dirs, traces, script args */
+  c.traces = c.idirs + argc;
+  c.sargs = c.traces + argc;
+  if ((rc = split_words(&c, argc, argv)) != 0) { free(c.idirs); return rc; }
 
   L = luaL_newstate();
   if (L == NULL) {

@@ -12,12 +12,14 @@
 #include "memev.h"
 
 static const char *usage =
-  "usage: heapscript [-I DIR]... SCRIPT TRACE... [-- ARG...]   run a Lua script (a path or a bundled name)\n"
+  "usage: heapscript [-I DIR]... SCRIPT TRACE... [ARG...]     run a Lua script (a path or a bundled name)\n"
   "       heapscript info [--json] TRACE...                    what a trace holds\n"
   "       heapscript dump [--jsonl] [FILTER...] TRACE...        one event a line\n"
   "       heapscript --help | --version\n"
   "\n"
   "Several TRACE files are merged into one time-ordered stream (as xperf -merge would).\n"
+  "A script's options follow its traces (heapscript leaks t.etl --top 10); after `--`\n"
+  "every word goes to the script, for the unusual cases (heapscript SCRIPT --help).\n"
   "Run `heapscript info --help` or `heapscript dump --help` for their options.\n";
 
 static const char *info_usage =

@@ -1,0 +1,65 @@
+-- test_options.lua -- options where users type them: a script's options
+-- after its traces work as they do after `--`; an option's value is never
+-- a trace; a file named after the options is a trace; heapscript's own
+-- --timeout may follow the traces; `--` still passes anything through.
+package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
+local T = require "testlib"
+local json = require "json"
+local bin, q, check, eq = T.bin(), T.q, T.check, T.eq
+local M, N = "examples/memorytestapp.etl", "examples/notmyfault.etl"
+
+local errf = os.tmpname()
+local function run(args)
+  local p = io.popen(q(bin) .. " " .. args .. " 2>" .. q(errf))
+  local out = p:read("a")
+  local _, _, code = p:close()
+  local f = io.open(errf, "rb")
+  local err = f:read("a")
+  f:close()
+  return code, out, err
+end
+
+-- the same report either way
+local c1, o1 = run("leaks " .. M .. " --top 1 --kind heap")
+local c2, o2 = run("leaks " .. M .. " -- --top 1 --kind heap")
+check(c1 == 0 and o1 == o2 and o1:find("#1", 1, true) and not o1:find("#2", 1, true)
+      and not o1:find("virtual:", 1, true), "leaks TRACE --top 1 --kind heap = leaks TRACE -- --top 1 --kind heap", o1)
+c1, o1 = run("leaks " .. M .. " --kind=heap --top 1")
+check(c1 == 0 and o1 == o2, "--name=value after the trace as well")
+
+-- an option's value that names an existing file is the value, not a trace
+local jf = os.tmpname()   -- exists (empty)
+local code, out, err = run("leaks " .. M .. " --json " .. q(jf) .. " --kind heap")
+local f = io.open(jf, "rb")
+local ok, r = pcall(json.decode, f:read("a"))
+f:close()
+check(code == 0 and ok and #r.trace == 1 and r.kinds[1].kind == "heap",
+      "--json EXISTING_FILE: written as the report, not opened as a trace", err)
+
+-- a file named after the options is a trace (merged with the first)
+local pf = os.tmpname() .. ".lua"
+f = io.open(pf, "wb")
+f:write('io.write(trace and #trace:files() or 0, " ", table.concat({...}, " "), "\\n")\n')
+f:close()
+code, out = run(q(pf) .. " " .. M .. " --x 1 " .. N .. " --y")
+eq(out, "2 --x 1 --y\n", "SCRIPT A --x 1 B --y: traces A and B, arguments --x 1 --y")
+code, out = run(q(pf) .. " " .. M .. " -- " .. N)
+eq(out, "1 " .. N .. "\n", "after --, an existing file is the script's argument")
+code, out, err = run(q(pf) .. " --x")
+check(code == 0 and out == "0 --x\n", "SCRIPT --x without a trace: the script's option, no trace", out .. err)
+
+-- heapscript's own option after the traces
+code, out, err = run(q(pf) .. " " .. M .. " --timeout 5 --z")
+check(code == 0 and out == "1 --z\n", "--timeout after the trace is heapscript's", out .. err)
+code, out, err = run(q(pf) .. " " .. M .. " --timeout")
+check(code == 2 and err:find("--timeout needs", 1, true), "--timeout without a value after the trace: usage error", err)
+
+-- --help after the trace is the script's
+code, out = run("leaks " .. M .. " --help")
+check(code == 0 and out:find("usage: heapscript leaks", 1, true), "leaks TRACE --help prints leaks's usage", out)
+-- heapscript's own --help says where options go
+code, out = run("--help")
+check(out:find("--top 10", 1, true) and out:find("--", 1, true), "heapscript --help shows options after the traces and --", out)
+
+os.remove(jf); os.remove(pf); os.remove(errf)
+return T.done("test_options")
