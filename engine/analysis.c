@@ -160,6 +160,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   while (rc == 0 && (n = pf ? hsi_prefetch_next(pf, &ev) : hs_reader_next(r, &ev)) == 1) {
     int d;
     if (a->c.events++ == 0) a->c.first_ts = ev.timestamp;
+    if ((a->c.events & 0xFFF) == 0 && scope && scope->progress) scope->progress(scope->progress_ud, &ev);
     a->c.last_ts = ev.timestamp;
     /* End first: the instance is found while the procmap still has it alive. */
     if ((ev.flags & HS_EVF_KERNEL) && ev.hook == 0x0302 && (rc = process_end(a, &ev)) != 0) break;

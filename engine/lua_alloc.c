@@ -41,6 +41,7 @@
 #include "memev.h"
 #include "query.h"
 #include "text.h"
+#include "lua_term.h"
 
 #define HSI_LUA_ALLOCS "heapscript.Allocs"
 #define HSI_LUA_ALLOC  "heapscript.Alloc"
@@ -150,6 +151,7 @@ static Analysis *build(lua_State *L, hs_reader *r, int tidx) {
   const hs_logfile *lf0 = hs_reader_logfile(r, 0);
   hs_reader *own = NULL;
   hs_reader_opts ropts;
+  hsi_term_progress prog;
   Analysis *an;
   int64_t earliest = INT64_MAX;
   uint32_t inst, ninst;
@@ -165,7 +167,14 @@ static Analysis *build(lua_State *L, hs_reader *r, int tidx) {
   hsi_lua_trace_damage_opts(L, tidx, &ropts);   /* what this pass skips, the Trace reports */
   rc = hs_reader_open(&own, paths, nfiles, &ropts, err, sizeof err);
   if (rc < 0 || !own) luaL_error(L, "cannot analyse the trace: %s", err[0] ? err : "cannot reopen its files");
+  lua_pushfstring(L, "analysing %s%s", hs_reader_path(r, 0), nfiles > 1 ? " ..." : "");
+  if (hsi_term_progress_init(&prog, own, lua_tostring(L, -1))) {
+    sc.progress = hsi_term_progress_step;
+    sc.progress_ud = &prog;
+  }
   rc = hsi_analysis_run(own, &sc, &an->a, err, sizeof err);
+  hsi_term_progress_done(&prog);
+  lua_pop(L, 1);
   hs_reader_close(own);
   if (rc < 0) luaL_error(L, "cannot analyse the trace: %s", err);
   hsi_lua_trace_walked(L, tidx);

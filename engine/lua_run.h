@@ -55,7 +55,8 @@ void hsi_lua_register(lua_State *L, const char *name, lua_CFunction open);
   X("Trace", hsi_lua_open_trace) \
   X("Writer", hsi_lua_open_writer) \
   X("Symbols", hsi_lua_open_symbols) \
-  X("Stack", hsi_lua_open_stack) X("Allocs", hsi_lua_open_alloc)
+  X("Stack", hsi_lua_open_stack) X("Allocs", hsi_lua_open_alloc) \
+  X(NULL, hsi_lua_open_term)
 
 #define HSI_LUA_DECLARE_OPENER(name, fn) int fn(lua_State *L);
 HSI_LUA_CLASSES(HSI_LUA_DECLARE_OPENER)

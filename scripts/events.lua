@@ -6,6 +6,7 @@
 -- Uses only the documented API (docs/API.md): trace:events with filters
 -- in C, one reused Event per record, and plain Lua tables for counting.
 local report = require "report"
+local print = report.print              -- text fits the terminal (report.term)
 local top, provider, json
 local i = 1
 while arg[i] do

@@ -5,6 +5,7 @@
 -- *steady leak* is a stack that keeps adding over the window, with its
 -- rate.  Steps in the first part of the window are the baseline.
 local report = require "report"
+local print = report.print              -- text fits the terminal (report.term)
 
 local usage = [[
 usage: heapscript growth TRACE... [-- OPTIONS]
@@ -53,7 +54,7 @@ for kind, A in report.kinds(o) do
     table.sort(k.steps, function(x, y) return x.first < y.first end)
     table.sort(k.baseline, function(x, y) return x.first < y.first end)
     if text then
-      print(("%s: %s outstanding at %.3f s, %s at %.3f s (%s%s)"):format(kind, report.bytes(s.outstanding_start), t1,
+      report.heading(("%s: %s outstanding at %.3f s, %s at %.3f s (%s%s)"):format(kind, report.bytes(s.outstanding_start), t1,
         report.bytes(s.outstanding_end), t2, s.impacting >= 0 and "+" or "", report.bytes(s.impacting)))
       local level = s.outstanding_start
       for _, e in ipairs(k.baseline) do

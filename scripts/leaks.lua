@@ -4,6 +4,7 @@
 -- stack, largest impact first.  WPA: Heap Allocations / VirtualAlloc
 -- Commit / Pool, Type = AIFO, grouped by stack, sorted by Impacting Size.
 local report = require "report"
+local print = report.print              -- text fits the terminal (report.term)
 
 local usage = [[
 usage: heapscript leaks TRACE... [-- OPTIONS]
@@ -39,7 +40,7 @@ for kind, A in report.kinds(o) do
                 outstanding_end = s.outstanding_end, stacks = {} }
     out.kinds[#out.kinds + 1] = k
     if text then
-      print(("%s: %d records; %d allocated and not freed by %.3f s: %s (impacting %s, peak %s at %.3f s)")
+      report.heading(("%s: %d records; %d allocated and not freed by %.3f s: %s (impacting %s, peak %s at %.3f s)")
         :format(kind, #A, s.AIFO.count, s.window[2], report.bytes(s.AIFO.bytes), report.bytes(s.impacting),
                 report.bytes(s.peak), s.peak_time or 0))
     end
@@ -63,7 +64,9 @@ for kind, A in report.kinds(o) do
                   headline = report.headline(g.stack), frames = report.frames(g.stack) }
       k.stacks[#k.stacks + 1] = e
       if text then
-        local szs = #sl <= 4 and table.concat(sl, ", ") .. " B" or ("%d sizes %d..%d B"):format(#sl, sl[1], sl[#sl])
+        local szl = {}
+        for j, sz in ipairs(sl) do szl[j] = report.bytes(sz) end
+        local szs = #sl <= 4 and table.concat(szl, ", ") or ("%d sizes %s..%s"):format(#sl, szl[1], szl[#sl])
         print(("  #%d  %s in %d allocations (%s), %.3f..%.3f s, %s%s")
           :format(i, report.bytes(g.bytes), g.count, szs, e.first or 0, e.last or 0, table.concat(pl, ", "),
                   #tl > 0 and (", tag " .. table.concat(tl, ", ")) or ""))

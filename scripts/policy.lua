@@ -3,6 +3,7 @@
 -- rule, write a machine-readable report, and exit 1 when an error-severity
 -- rule is broken, so the build fails.  Rule format: rules/default.lua.
 local report = require "report"
+local print = report.print              -- text fits the terminal (report.term)
 
 local usage = [[
 usage: heapscript policy TRACE... [-- OPTIONS]
@@ -115,7 +116,7 @@ for i, r in ipairs(rules) do
   out.results[#out.results + 1] = res
 end
 if text then
-  print(("%d rules: %d broken, %d warnings"):format(#rules, out.failed, out.warnings))
+  report.heading(("%d rules: %d broken, %d warnings"):format(#rules, out.failed, out.warnings))
 end
 report.finish(o, out)
 return out.failed > 0 and 1 or 0

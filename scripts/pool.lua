@@ -3,6 +3,7 @@
 -- peak, per tag and pool type; for the tags that keep growing, the stacks
 -- that allocated what stays.
 local report = require "report"
+local print = report.print              -- text fits the terminal (report.term)
 
 local usage = [[
 usage: heapscript pool TRACE... [-- OPTIONS]
@@ -27,10 +28,11 @@ if #P == 0 then
 end
 local s = P:summary()
 if text then
-  print(("pool: %d allocations in %.3f..%.3f s; %s outstanding at the end (%+d B), peak %s at %.3f s")
-    :format(#P, s.window[1], s.window[2], report.bytes(s.outstanding_end), s.impacting, report.bytes(s.peak),
+  report.heading(("pool: %d allocations in %.3f..%.3f s; %s outstanding at the end (%s%s), peak %s at %.3f s")
+    :format(#P, s.window[1], s.window[2], report.bytes(s.outstanding_end), s.impacting >= 0 and "+" or "",
+            report.bytes(s.impacting), report.bytes(s.peak),
             s.peak_time or 0))
-  print(("  %-6s %-22s %8s %8s %12s %12s %12s"):format("tag", "type", "allocs", "frees", "outstanding", "impacting", "peak"))
+  report.heading(("  %-6s %-14s %7s %7s %11s %11s %11s"):format("tag", "type", "allocs", "frees", "outstanding", "impacting", "peak"))
 end
 for _, g in ipairs(P:group("tag", { sort = "outstanding_end", top = o.top })) do
   local types, frees = {}, 0
@@ -45,7 +47,7 @@ for _, g in ipairs(P:group("tag", { sort = "outstanding_end", top = o.top })) do
               outstanding_count = g.outstanding_end_count, impacting = g.impacting, peak = g.peak, stacks = {} }
   out.tags[#out.tags + 1] = e
   if text then
-    print(("  %-6s %-22s %8d %8d %12s %12s %12s"):format("'" .. g.tag .. "'", table.concat(tl, ","), g.count, frees,
+    print(("  %-6s %-14s %7d %7d %11s %11s %11s"):format("'" .. g.tag .. "'", table.concat(tl, ","), g.count, frees,
       report.bytes(g.outstanding_end), report.bytes(g.impacting), report.bytes(g.peak)))
   end
   if g.impacting > 0 and o.stacks > 0 then

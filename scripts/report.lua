@@ -89,6 +89,45 @@ function M.load_symbols(path)
   return nil
 end
 
+-- The terminal.  On one, text lines fit its width (a long line goes on
+-- over indented lines, cut at spaces) and headings are bold; in a pipe or
+-- a file the text is plain and unwrapped, so tools and golden files see
+-- one line per item.  NO_COLOR (or TERM=dumb) turns the colour off.
+M.term = heapscript.terminal and heapscript.terminal() or { columns = 80 }
+
+-- line, cut into pieces of at most `width` columns on a terminal
+function M.fit(line, width)
+  width = width or M.term.columns
+  if not M.term.stdout or #line <= width then return { line } end
+  local indent = line:match("^%s*")
+  local cont = indent .. "    "
+  local out, cur = {}, ""
+  for word, sp in line:sub(#indent + 1):gmatch("(%S+)(%s*)") do
+    local head = #out == 0 and indent or cont
+    if cur ~= "" and #head + #cur + #word > width then
+      out[#out + 1] = head .. cur:gsub("%s+$", "")
+      cur = ""
+    end
+    cur = cur .. word .. sp
+  end
+  out[#out + 1] = (#out == 0 and indent or cont) .. cur:gsub("%s+$", "")
+  return out
+end
+
+-- print, fitted to the terminal (see M.term); scripts shadow print with it
+function M.print(...)
+  local parts = table.pack(...)
+  for i = 1, parts.n do parts[i] = tostring(parts[i]) end
+  for _, l in ipairs(M.fit(table.concat(parts, "\t", 1, parts.n))) do io.stdout:write(l, "\n") end
+end
+
+-- a heading: printed as M.print does, in bold when colour is on
+function M.heading(line)
+  for _, l in ipairs(M.fit(line)) do
+    io.stdout:write(M.term.color and ("\27[1m" .. l .. "\27[0m") or l, "\n")
+  end
+end
+
 function M.bytes(n)
   if n == nil then return "?" end
   local a = math.abs(n)
@@ -114,8 +153,8 @@ end
 
 function M.print_stack(stack, indent, max)
   indent = indent or "      "
-  if not stack then print(indent .. "(no stack)"); return end
-  for _, f in ipairs(M.frames(stack, max)) do print(indent .. f) end
+  if not stack then M.print(indent .. "(no stack)"); return end
+  for _, f in ipairs(M.frames(stack, max)) do M.print(indent .. f) end
 end
 
 -- The innermost frame of a stack that is not in a system module: what a
@@ -207,11 +246,11 @@ function M.finish(o, out)
   out.damaged = #dmg > 0
   out.damage = dmg
   if o.json ~= "-" and #dmg > 0 then
-    print(("DAMAGED TRACE: %d damaged part%s skipped; the figures above leave out what %s held:")
+    M.heading(("DAMAGED TRACE: %d damaged part%s skipped; the figures above leave out what %s held:")
       :format(#dmg, #dmg == 1 and " was" or "s were", #dmg == 1 and "it" or "they"))
     for i, d in ipairs(dmg) do
-      if i > 10 then print(("  ... and %d more (each is on standard error)"):format(#dmg - 10)); break end
-      print(("  %s: offset 0x%x (buffer %d): expected %s"):format(d.file, d.offset, d.buffer, d.what))
+      if i > 10 then M.print(("  ... and %d more (each is on standard error)"):format(#dmg - 10)); break end
+      M.print(("  %s: offset 0x%x (buffer %d): expected %s"):format(d.file, d.offset, d.buffer, d.what))
     end
   end
   if o.json then M.write_json(o.json, out) end

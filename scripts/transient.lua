@@ -2,6 +2,7 @@
 -- the window (WPA Type AIFI) that are large and short-lived, grouped by
 -- allocation stack, with their count, sizes, lifetimes and times.
 local report = require "report"
+local print = report.print              -- text fits the terminal (report.term)
 
 local usage = [[
 usage: heapscript transient TRACE... [-- OPTIONS]
@@ -34,7 +35,7 @@ for _, kind in ipairs(o.kind) do
     local s = spikes:summary()
     k.bytes = s.transient
     if text then
-      print(("%s: %d transient allocations of at least %s living at most %g s: %s allocated and released")
+      report.heading(("%s: %d transient allocations of at least %s living at most %g s: %s allocated and released")
         :format(kind, #spikes, report.bytes(o.min_size), maxlife, report.bytes(s.transient)))
     end
     for i, g in ipairs(spikes:group("stack", { sort = "transient", top = o.top })) do

@@ -1,0 +1,115 @@
+/*
+** lua_term.c -- the terminal: heapscript.terminal() for scripts that
+** shape their text to it (report.lua), and the progress line of a long
+** analysis on standard error.
+**
+** Colour only when standard output is a terminal and NO_COLOR
+** (https://no-color.org) is unset or empty and TERM is not "dumb".
+** Progress only when standard error is a terminal, so a redirected or
+** piped run (CI logs, tests) never holds a carriage return.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _WIN32
+#include <io.h>
+#define isatty _isatty
+#define fileno _fileno
+#else
+#include <unistd.h>
+#include <sys/ioctl.h>
+#endif
+
+#include "lua_run.h"
+#include "lua_term.h"
+
+static int columns(void) {
+  const char *e = getenv("COLUMNS");
+  int n = e ? atoi(e) : 0;
+#if defined(TIOCGWINSZ)
+  if (n <= 0 && isatty(fileno(stdout))) {
+    struct winsize ws;
+    if (ioctl(fileno(stdout), TIOCGWINSZ, &ws) == 0) n = ws.ws_col;
+  }
+#endif
+  return n >= 20 && n <= 1000 ? n : 80;
+}
+
+int hsi_term_color(void) {
+  const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+  if (nc && *nc) return 0;
+  if (term && strcmp(term, "dumb") == 0) return 0;
+  return isatty(fileno(stdout));
+}
+
+/* heapscript.terminal() -> {stdout=, stderr=, color=, columns=} */
+static int l_terminal(lua_State *L) {
+  lua_createtable(L, 0, 4);
+  lua_pushboolean(L, isatty(fileno(stdout)));
+  lua_setfield(L, -2, "stdout");
+  lua_pushboolean(L, isatty(fileno(stderr)));
+  lua_setfield(L, -2, "stderr");
+  lua_pushboolean(L, hsi_term_color());
+  lua_setfield(L, -2, "color");
+  lua_pushinteger(L, columns());
+  lua_setfield(L, -2, "columns");
+  return 1;
+}
+
+/* ------------------------------------------------------------ progress */
+
+static double now_s(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return (double)clock() / CLOCKS_PER_SEC;
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+** A long pass shows one line, rewritten in place, no more than five
+** times a second, and only after a first delay (0.5 s; the environment's
+** HEAPSCRIPT_PROGRESS_DELAY in seconds, for tests) so short runs show
+** nothing.  The share done is the buffers behind the current one, over
+** all files: buffers are merged in time order, so it grows steadily.
+*/
+int hsi_term_progress_init(hsi_term_progress *p, hs_reader *r, const char *what) {
+  const char *d = getenv("HEAPSCRIPT_PROGRESS_DELAY");
+  int i, n = hs_reader_nfiles(r);
+  memset(p, 0, sizeof *p);
+  if (!isatty(fileno(stderr))) return 0;
+  p->r = r;
+  p->what = what;
+  p->next = now_s() + (d && *d ? atof(d) : 0.5);
+  for (i = 0; i < n && i < HSI_TERM_MAXFILES; i++) {
+    p->before[i] = p->total;
+    p->total += hs_reader_stats(r, i)->buffers;
+  }
+  return p->total > 0;
+}
+
+void hsi_term_progress_step(void *ud, const hs_event *ev) {
+  hsi_term_progress *p = (hsi_term_progress *)ud;
+  double t = now_s(), done;
+  if (t < p->next || ev->file >= HSI_TERM_MAXFILES) return;
+  p->next = t + 0.2;
+  done = (double)(p->before[ev->file] + ev->buffer) / (double)p->total;
+  if (done > 1) done = 1;
+  fprintf(stderr, "\rheapscript: %s %3d%%", p->what, (int)(done * 100));
+  fflush(stderr);
+  p->shown = 1;
+}
+
+void hsi_term_progress_done(hsi_term_progress *p) {
+  if (!p->shown) return;
+  fputs("\r\033[K", stderr);    /* the line goes: what follows starts clean */
+  fflush(stderr);
+  p->shown = 0;
+}
+
+/* The opener (lua_run.h): heapscript.terminal. */
+int hsi_lua_open_term(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_pushcfunction(L, l_terminal);
+  lua_setfield(L, 1, "terminal");
+  return 0;
+}

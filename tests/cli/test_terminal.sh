@@ -1,0 +1,58 @@
+#!/bin/sh
+# test_terminal.sh -- output shaped to where it goes.  Into a file or a
+# pipe: no progress line, no colour, no wrapping.  On a terminal (a pty
+# made by `script`, if util-linux's `script` is installed): the progress
+# line of the analysis on stderr, bold headings unless NO_COLOR is set,
+# and every line of every bundled script's text within COLUMNS.
+HS=${HS_BIN:-./heapscript}
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+fails=0
+no() { echo "not ok: $*"; fails=$((fails + 1)); }
+ESC=$(printf '\033')
+M=examples/memorytestapp.etl
+N=examples/notmyfault.etl
+printf 'local t = heapscript.terminal()\nprint(t.stdout, t.stderr, t.color, t.columns)\n' >"$T/term.lua"
+
+# not a terminal: even with no delay, no progress and no escape sequence
+HEAPSCRIPT_PROGRESS_DELAY=0 "$HS" leaks $M >"$T/out" 2>"$T/err"
+[ ! -s "$T/err" ] || no "stderr not a terminal: expected nothing on it, got: $(head -c 200 "$T/err")"
+grep -q "$ESC" "$T/out" && no "stdout not a terminal: an escape sequence in the text"
+grep -q "allocated and not freed" "$T/out" || no "leaks text missing"
+[ "$("$HS" "$T/term.lua" 2>&1 </dev/null)" = "false	false	false	80" ] || no "terminal() in a pipe: $("$HS" "$T/term.lua" 2>&1)"
+echo "ok: not a terminal: no progress, no colour"
+
+if ! command -v script >/dev/null 2>&1; then
+  echo "SKIP: no util-linux 'script' to make a pty: the terminal half is not run"
+  [ "$fails" -eq 0 ]; exit
+fi
+# pty CMD: run CMD (a shell line) with stdin, stdout and stderr on a pty
+pty() { script -q -c "$1" /dev/null </dev/null 2>&1; }
+
+r=$(pty "COLUMNS=100 $HS $T/term.lua" | tr -d '\r')
+[ "$r" = "true	true	true	100" ] || no "terminal() on a pty: '$r'"
+r=$(pty "NO_COLOR=1 $HS $T/term.lua" | tr -d '\r')
+case "$r" in "true	true	false	"*) ;; *) no "terminal() with NO_COLOR: '$r'";; esac
+r=$(pty "TERM=dumb $HS $T/term.lua" | tr -d '\r')
+case "$r" in "true	true	false	"*) ;; *) no "terminal() with TERM=dumb: '$r'";; esac
+
+pty "HEAPSCRIPT_PROGRESS_DELAY=0 $HS leaks $M" >"$T/pty"
+grep -q "heapscript: analysing $M" "$T/pty" || no "no progress line on a terminal: $(head -c 300 "$T/pty")"
+grep -q "${ESC}\[1m" "$T/pty" || no "no bold heading on a terminal"
+pty "NO_COLOR=1 HEAPSCRIPT_PROGRESS_DELAY=0 $HS leaks $M" >"$T/pty"
+grep -q "${ESC}\[1m" "$T/pty" && no "NO_COLOR: a bold heading all the same"
+grep -q "allocated and not freed" "$T/pty" || no "NO_COLOR: the text is missing"
+echo "ok: terminal: progress line, bold headings, NO_COLOR honoured"
+
+# every line of every bundled script within COLUMNS (escapes and progress left out)
+for cols in 60 80; do
+  for s in leaks transient growth pool policy events; do
+    for f in $M $N; do
+      pty "COLUMNS=$cols $HS $s $f" | sed "s/${ESC}\[[0-9;]*[mK]//g; s/\r//g" >"$T/pty"
+      long=$(awk -v c=$cols 'length($0) > c' "$T/pty" | grep -v '^ *[^ ]*$' | head -n 1)
+      [ -z "$long" ] || no "$s $f: a line longer than $cols columns: $long"
+      [ -s "$T/pty" ] || no "$s $f: no output on a pty"
+    done
+  done
+done
+echo "ok: every bundled script's text fits 60 and 80 columns (a single word longer than the width excepted)"
+[ "$fails" -eq 0 ]
