@@ -8,7 +8,7 @@ local report = require "report"
 local print = report.print              -- text fits the terminal (report.term)
 
 local usage = [[
-usage: heapscript growth TRACE... [-- OPTIONS]
+usage: heapscript growth TRACE... [OPTIONS]
   --kind heap,virtual,pool   kinds (default: virtual,heap,pool)
   --min-step N               smallest step reported (default 1MiB)
   --step-span S              a step arrives within S seconds (default 1)

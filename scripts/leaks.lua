@@ -7,7 +7,7 @@ local report = require "report"
 local print = report.print              -- text fits the terminal (report.term)
 
 local usage = [[
-usage: heapscript leaks TRACE... [-- OPTIONS]
+usage: heapscript leaks TRACE... [OPTIONS]
   --kind heap,virtual,pool   kinds to report (default: all three)
   --process NAME             one process (name or Lua pattern), --pid N
   --tag TAG                  one pool tag

@@ -6,7 +6,7 @@ local report = require "report"
 local print = report.print              -- text fits the terminal (report.term)
 
 local usage = [[
-usage: heapscript policy TRACE... [-- OPTIONS]
+usage: heapscript policy TRACE... [OPTIONS]
   --rules FILE|MODULE   rule set: a Lua file, or a module name (default: rules.default)
   --json FILE           write the report as JSON ("-" for standard output, then no text)
   --symbols FILE        symbol map (default: TRACE.sym beside the trace)

@@ -6,7 +6,7 @@ local report = require "report"
 local print = report.print              -- text fits the terminal (report.term)
 
 local usage = [[
-usage: heapscript pool TRACE... [-- OPTIONS]
+usage: heapscript pool TRACE... [OPTIONS]
   --top N          tags listed (default 10), sorted by bytes outstanding at the end
   --stacks N       stacks shown per leaking tag (default 2)
   --tag TAG        one tag only; --window T1,T2; --frames N (default 12); --symbols FILE; --json FILE

@@ -5,7 +5,7 @@ local report = require "report"
 local print = report.print              -- text fits the terminal (report.term)
 
 local usage = [[
-usage: heapscript transient TRACE... [-- OPTIONS]
+usage: heapscript transient TRACE... [OPTIONS]
   --kind heap,virtual,pool   kinds to look at (default: virtual,heap)
   --min-size N               smallest allocation that counts as a spike (default 1MiB)
   --max-lifetime S           longest lifetime, in seconds (default 1)

@@ -41,6 +41,10 @@ grep -q "${ESC}\[1m" "$T/pty" || no "no bold heading on a terminal"
 pty "NO_COLOR=1 HEAPSCRIPT_PROGRESS_DELAY=0 $HS leaks $M" >"$T/pty"
 grep -q "${ESC}\[1m" "$T/pty" && no "NO_COLOR: a bold heading all the same"
 grep -q "allocated and not freed" "$T/pty" || no "NO_COLOR: the text is missing"
+# stdout on the terminal, stderr into a file: no progress in the file
+pty "HEAPSCRIPT_PROGRESS_DELAY=0 $HS leaks $M 2>$T/err2" >"$T/pty"
+[ -f "$T/err2" ] && [ ! -s "$T/err2" ] || no "stderr redirected under a terminal: $(head -c 200 "$T/err2")"
+grep -q "analysing" "$T/pty" && no "a progress line although stderr is a file"
 echo "ok: terminal: progress line, bold headings, NO_COLOR honoured"
 
 # every line of every bundled script within COLUMNS (escapes and progress left out)
