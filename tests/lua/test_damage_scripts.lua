@@ -7,7 +7,7 @@
 package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
 local T = require "testlib"
 local json = require "json"
-local bin, q, check, eq, test = T.bin(), T.q, T.check, T.eq, T.test
+local q, check, eq, test = T.q, T.check, T.eq, T.test
 
 local dir = os.tmpname()
 os.remove(dir)
@@ -24,14 +24,7 @@ local function spit(p, s)
   f:write(s)
   f:close()
 end
--- run ARGS; exit code, stdout, stderr
-local function run(args)
-  local ef = dir .. "/stderr"
-  local p = io.popen(q(bin) .. " " .. args .. " 2>" .. q(ef))
-  local out = p:read("a")
-  local _, _, code = p:close()
-  return code, out, slurp(ef)
-end
+local run = T.run   -- exit code, stdout, stderr
 -- the damage lines of a stderr text, sorted
 local function damage_lines(err)
   local l = {}

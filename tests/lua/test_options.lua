@@ -5,19 +5,10 @@
 package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
 local T = require "testlib"
 local json = require "json"
-local bin, q, check, eq = T.bin(), T.q, T.check, T.eq
+local q, check, eq = T.q, T.check, T.eq
 local M, N = "examples/memorytestapp.etl", "examples/notmyfault.etl"
 
-local errf = os.tmpname()
-local function run(args)
-  local p = io.popen(q(bin) .. " " .. args .. " 2>" .. q(errf))
-  local out = p:read("a")
-  local _, _, code = p:close()
-  local f = io.open(errf, "rb")
-  local err = f:read("a")
-  f:close()
-  return code, out, err
-end
+local run = T.run
 
 -- the same report either way
 local c1, o1 = run("leaks " .. M .. " --top 1 --kind heap")
@@ -61,5 +52,5 @@ check(code == 0 and out:find("usage: heapscript leaks", 1, true), "leaks TRACE -
 code, out = run("--help")
 check(out:find("--top 10", 1, true) and out:find("--", 1, true), "heapscript --help shows options after the traces and --", out)
 
-os.remove(jf); os.remove(pf); os.remove(errf)
+os.remove(jf); os.remove(pf)
 return T.done("test_options")

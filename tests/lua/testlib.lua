@@ -96,6 +96,19 @@ end
 
 function T.q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
+-- Run the binary with args (a shell fragment, already quoted): exit code, stdout, stderr.
+function T.run(args)
+  local ef = os.tmpname()
+  local p = io.popen(T.q(T.bin()) .. " " .. args .. " 2>" .. T.q(ef))
+  local out = p:read("a")
+  local _, _, code = p:close()
+  local f = io.open(ef, "rb")
+  local err = f and f:read("a") or ""
+  if f then f:close() end
+  os.remove(ef)
+  return code, out, err
+end
+
 function T.done(name)
   print(("%s: %d passed, %d failed%s"):format(name, T.passed, T.failed,
         T.skipped > 0 and (", %d skipped"):format(T.skipped) or ""))
