@@ -127,8 +127,42 @@ for _, name in ipairs(names) do
 end
 end
 
+-- The bundled copies are what the manifest says (size, sha256), under a
+-- licence that allows them here, 5 MB at most together, each with its figures.
+local function check_bundled(d)
+  local problems, total, rows = {}, 0, 0
+  local f = io.open(d .. "/MANIFEST.tsv", "rb")
+  if not f then return result(d .. ": manifest", { "no MANIFEST.tsv" }) end
+  local have_sha = os.execute("command -v sha256sum >/dev/null 2>&1")
+  for line in f:lines() do
+    local file, size, sha, lic = line:match("^([^\t]+)\t[^\t]*\t[^\t]*\t[^\t]*\t(%d+)\t(%x+)\t([^\t]+)\t")
+    if file then
+      rows = rows + 1
+      local etl = d .. "/" .. file
+      local ef = io.open(etl, "rb")
+      local len = ef and ef:seek("end")
+      if ef then ef:close() end
+      if len ~= tonumber(size) then problems[#problems + 1] = file .. ": size " .. tostring(len) .. ", manifest " .. size end
+      total = total + (len or 0)
+      if lic ~= "MIT" and lic ~= "Apache-2.0" then problems[#problems + 1] = file .. ": licence " .. lic end
+      if not exists(d .. "/expected/" .. file:gsub("%.etl$", ".json")) then problems[#problems + 1] = file .. ": no expected figures" end
+      if have_sha then
+        local got = io.popen("sha256sum " .. q(etl)):read("a"):match("^(%x+)")
+        if got ~= sha then problems[#problems + 1] = file .. ": sha256 " .. tostring(got) .. ", manifest " .. sha end
+      end
+    end
+  end
+  f:close()
+  if rows < 4 then problems[#problems + 1] = "only " .. rows .. " traces in the manifest" end
+  if total > 5000000 then problems[#problems + 1] = ("%d bytes together, more than 5 MB"):format(total) end
+  if not exists(d .. "/LICENSES.md") then problems[#problems + 1] = "no LICENSES.md" end
+  result(("%s: %d traces, %d bytes, as the manifest says%s"):format(d, rows, total,
+         have_sha and "" or " (no sha256sum: hashes not checked)"), problems)
+end
+
 for _, d in ipairs(dirs) do
   print("# " .. d)
+  if d == "tests/corpus/traces" then check_bundled(d) end
   check_dir(d)
 end
 
