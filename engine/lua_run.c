@@ -38,7 +38,8 @@
 
 static void usage(FILE *to) {
   fprintf(to,
-    "usage: " PROG " [-I DIR]... [--timeout S] SCRIPT [TRACE...] [ARG...] [-- ARG...]\n"
+    "usage: " PROG " [-I DIR]... [--timeout S] SCRIPT [TRACE...] [ARG...]\n"
+    "                  [-- ARG...]\n"
     "\n"
     "Runs the Lua 5.4 script SCRIPT over the ETW traces TRACE... (several\n"
     "files are merged into one time-ordered trace).  Options after the traces\n"

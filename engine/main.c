@@ -11,35 +11,43 @@
 #include "lua_run.h"
 #include "memev.h"
 
+/* Help texts stay within 80 columns: they are read on terminals. */
 static const char *usage =
-  "usage: heapscript [-I DIR]... SCRIPT TRACE... [ARG...]     run a Lua script (a path or a bundled name)\n"
-  "       heapscript info [--json] TRACE...                    what a trace holds\n"
-  "       heapscript dump [--jsonl] [FILTER...] TRACE...        one event a line\n"
+  "usage: heapscript [-I DIR]... SCRIPT TRACE... [ARG...]  run a Lua script\n"
+  "       heapscript info [--json] TRACE...                what a trace holds\n"
+  "       heapscript dump [--jsonl] [FILTER...] TRACE...   one event a line\n"
   "       heapscript --help | --version\n"
   "\n"
-  "Several TRACE files are merged into one time-ordered stream (as xperf -merge would).\n"
-  "A script's options follow its traces (heapscript leaks t.etl --top 10); after `--`\n"
-  "every word goes to the script, for the unusual cases (heapscript SCRIPT --help).\n"
+  "SCRIPT is a file or a bundled script's name (heapscript --list).  Several\n"
+  "TRACE files are merged into one time-ordered stream (as xperf -merge would).\n"
+  "A script's options follow its traces: heapscript leaks t.etl --top 10.  After\n"
+  "`--` every word goes to the script, for the unusual cases (an argument that\n"
+  "names an existing file); `heapscript x.lua --help` tells more.\n"
   "Run `heapscript info --help` or `heapscript dump --help` for their options.\n";
 
 static const char *info_usage =
   "usage: heapscript info [--json] TRACE...\n"
-  "Prints the logfile header (logger, OS build, pointer size, CPUs, clock, start, duration),\n"
-  "buffers (walked, compressed, damaged, lost), and event counts by header type and by\n"
-  "provider/id/opcode/version.  --json prints the figures in the schema of\n"
-  "shared/traces/expected/*.json, one object per file (an array for several files).\n"
-  "Exit status: 0, 1 if a file was damaged (it is still summarised), 2 if a file cannot be read.\n";
+  "Prints the logfile header (logger, OS build, pointer size, CPUs, clock, start,\n"
+  "duration), buffers (walked, compressed, damaged, lost), and event counts by\n"
+  "header type and by provider/id/opcode/version.  --json prints the figures in\n"
+  "the schema of shared/traces/expected/*.json, one object per file (an array\n"
+  "for several files).\n"
+  "Exit status: 0; 1 if a file was damaged (it is still summarised); 2 if a file\n"
+  "cannot be read.\n";
 
 static const char *dump_usage =
   "usage: heapscript dump [--jsonl] [FILTER...] TRACE...\n"
   "One event a line, in timestamp order over all files.  Filters:\n"
-  "  --provider GUID|NAME  --opcode N  --id N  --pid N  --tid N  --header-type NAME\n"
-  "  (each may be given several times: any of the values passes; names ignore case)\n"
+  "  --provider GUID|NAME  --opcode N  --id N  --pid N  --tid N\n"
+  "  --header-type NAME  (each may be given several times: any of the values\n"
+  "  passes; names ignore case)\n"
   "  --kernel | --no-kernel  --from SECONDS  --to SECONDS  --limit N\n"
-  "Text columns: time (s from start), cpu, pid, tid, header type, provider/event, id, opcode,\n"
-  "version, payload length.  --jsonl keys: provider, opcode, id, version, timestamp_raw, pid,\n"
-  "tid (null when the header has none), cpu, payload_len, header_type, time, file, buffer, offset,\n"
-  "and for heap, VirtualAlloc and pool events `memory`: the decoded fields (heap=, addr=, size=...).\n";
+  "Text columns: time (s from start), cpu, pid, tid, header type,\n"
+  "provider/event, id, opcode, version, payload length.  --jsonl keys: provider,\n"
+  "opcode, id, version, timestamp_raw, pid, tid (null when the header has none),\n"
+  "cpu, payload_len, header_type, time, file, buffer, offset, and for heap,\n"
+  "VirtualAlloc and pool events `memory`: the decoded fields (heap=, addr=,\n"
+  "size=...).\n";
 
 static void on_damage(void *ud, const hs_damage *d) {
   const char **paths = (const char **)ud;

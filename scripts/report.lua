@@ -21,7 +21,10 @@ function M.options(spec, defaults, argv, usage)
     if not name then fail("unexpected argument " .. a) end
     name = name:gsub("-", "_")
     local kind = spec[name]
-    if name == "help" then io.stdout:write(usage or ""); os.exit(0) end
+    if name == "help" then
+      for l in (usage or ""):gmatch("([^\n]*)\n") do M.print(l) end   -- fitted to the terminal
+      os.exit(0)
+    end
     if not kind then fail("unknown option --" .. name) end
     if kind == "flag" then
       o[name] = true
@@ -101,6 +104,8 @@ function M.fit(line, width)
   if not M.term.stdout or #line <= width then return { line } end
   local indent = line:match("^%s*")
   local cont = indent .. "    "
+  local opt = line:match("^(%s*%-.-%s%s+)%S")     -- "  --top N    what it does": under "what"
+  if opt and #opt < width / 2 then cont = (" "):rep(#opt) end
   local out, cur = {}, ""
   for word, sp in line:sub(#indent + 1):gmatch("(%S+)(%s*)") do
     local head = #out == 0 and indent or cont

@@ -19,6 +19,11 @@ HEAPSCRIPT_PROGRESS_DELAY=0 "$HS" leaks $M >"$T/out" 2>"$T/err"
 grep -q "$ESC" "$T/out" && no "stdout not a terminal: an escape sequence in the text"
 grep -q "allocated and not freed" "$T/out" || no "leaks text missing"
 [ "$("$HS" "$T/term.lua" 2>&1 </dev/null)" = "false	false	false	80" ] || no "terminal() in a pipe: $("$HS" "$T/term.lua" 2>&1)"
+# heapscript's own help texts are written within 80 columns
+for h in "--help" "info --help" "dump --help" "--frob"; do
+  long=$("$HS" $h 2>&1 | awk 'length($0) > 80' | head -n 1)
+  [ -z "$long" ] || no "heapscript $h: a line longer than 80 columns: $long"
+done
 echo "ok: not a terminal: no progress, no colour"
 
 if ! command -v script >/dev/null 2>&1; then
@@ -58,5 +63,10 @@ for cols in 60 80; do
     done
   done
 done
-echo "ok: every bundled script's text fits 60 and 80 columns (a single word longer than the width excepted)"
+for s in leaks transient growth pool policy events; do
+  pty "COLUMNS=80 $HS $s --help" | sed "s/\r//g" >"$T/pty"
+  long=$(awk 'length($0) > 80' "$T/pty" | head -n 1)
+  [ -z "$long" ] || no "$s --help: a line longer than 80 columns on a terminal: $long"
+done
+echo "ok: every bundled script's text and help fit 60 and 80 columns (a single word longer than the width excepted)"
 [ "$fails" -eq 0 ]
