@@ -214,9 +214,10 @@ int hsi_info_text(const hsi_info *in, const hs_reader *r, int file, FILE *o) {
     fprintf(o, "duration:      %.6f s (first to last event)\n",
             (double)(hs_time_ns(lf, in->last_ts) - hs_time_ns(lf, in->first_ts)) / 1e9);
   fprintf(o, "log mode:      0x%08x\n", lf->log_file_mode);
-  fprintf(o, "buffers:       %u walked (header says %u written), %u compressed, %u damaged, "
-          "%u flagged lost, buffer size %u\n", st->buffers, lf->buffers_written, st->buffers_compressed,
-          st->buffers_damaged, st->buffers_lost_flag, lf->buffer_size);
+  /* lines within 80 columns (a terminal's), continuation lines under the values */
+  fprintf(o, "buffers:       %u walked (header says %u written), buffer size %u\n"
+          "               %u compressed, %u damaged, %u flagged lost\n", st->buffers, lf->buffers_written,
+          lf->buffer_size, st->buffers_compressed, st->buffers_damaged, st->buffers_lost_flag);
   fprintf(o, "lost:          %u events, %u buffers (header)\n", lf->events_lost, lf->buffers_lost);
   if (st->records_damaged || st->bytes_trailing)
     fprintf(o, "damage:        %llu records skipped, %llu trailing bytes, first at offset 0x%llx\n",
@@ -225,10 +226,12 @@ int hsi_info_text(const hsi_info *in, const hs_reader *r, int file, FILE *o) {
   if (in->have_masks) {
     /* Masks[1] 0x40 pool, 0x8000 VirtualAlloc, Masks[2] 0x20 heap [D: ntwmi; no heap trace has
        confirmed it yet] */
-    fprintf(o, "kernel masks:  %08x %08x %08x %08x %08x %08x %08x %08x (pool %s, VirtualAlloc %s, heap %s)\n",
-            in->masks[0], in->masks[1], in->masks[2], in->masks[3], in->masks[4], in->masks[5],
-            in->masks[6], in->masks[7], in->masks[1] & 0x40 ? "on" : "off", in->masks[1] & 0x8000 ? "on" : "off",
-            in->masks[2] & 0x20 ? "on" : "off");
+    int last = 7, m;
+    while (last > 2 && in->masks[last] == 0) last--;        /* trailing zero masks left out */
+    fprintf(o, "kernel masks: ");
+    for (m = 0; m <= last; m++) fprintf(o, " %08x", in->masks[m]);
+    fprintf(o, " (pool %s, VirtualAlloc %s, heap %s)\n", in->masks[1] & 0x40 ? "on" : "off",
+            in->masks[1] & 0x8000 ? "on" : "off", in->masks[2] & 0x20 ? "on" : "off");
   }
   fprintf(o, "events:        %llu\n", (unsigned long long)in->events);
   for (t = 0; t < 32; t++)
@@ -240,13 +243,15 @@ int hsi_info_text(const hsi_info *in, const hs_reader *r, int file, FILE *o) {
     char g[HS_GUID_STRLEN];
     const char *pn = hs_provider_name(&rows[i].provider), *en = hs_event_name(&rows[i].provider, rows[i].opcode);
     hs_guid_format(&rows[i].provider, g);
-    fprintf(o, "  %10llu  %-36s %-22s id %-5u op %-3u v%-2u %s\n", (unsigned long long)rows[i].count, g,
-            pn ? pn : "", rows[i].id, rows[i].opcode, rows[i].version, en ? en : "");
+    /* the provider's name, or its GUID when it has none (info --json has both) */
+    fprintf(o, "  %9llu  %-22s id %-5u op %-3u v%-2u %s\n", (unsigned long long)rows[i].count,
+            pn ? pn : g, rows[i].id, rows[i].opcode, rows[i].version, en ? en : "");
   }
   if (in->stackwalk || in->stack_keys || in->ext_stacks)
-    fprintf(o, "stacks:        %llu stack walks, %llu key references, %llu key definitions, %llu ext items\n",
-            (unsigned long long)in->stackwalk, (unsigned long long)in->stack_keys,
-            (unsigned long long)in->stack_defs, (unsigned long long)in->ext_stacks);
+    fprintf(o, "stacks:        %llu stack walks, %llu ext items,\n"
+            "               %llu key references, %llu key definitions\n",
+            (unsigned long long)in->stackwalk, (unsigned long long)in->ext_stacks,
+            (unsigned long long)in->stack_keys, (unsigned long long)in->stack_defs);
   free(rows);
   return 0;
 }

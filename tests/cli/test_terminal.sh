@@ -24,6 +24,11 @@ for h in "--help" "info --help" "dump --help" "--frob"; do
   long=$("$HS" $h 2>&1 | awk 'length($0) > 80' | head -n 1)
   [ -z "$long" ] || no "heapscript $h: a line longer than 80 columns: $long"
 done
+# info's text too (a long path on its file: line excepted)
+for f in $M $N tests/corpus/traces/*.etl; do
+  long=$("$HS" info "$f" 2>&1 | awk 'length($0) > 80 && !/^file:/' | head -n 1)
+  [ -z "$long" ] || no "info $f: a line longer than 80 columns: $long"
+done
 echo "ok: not a terminal: no progress, no colour"
 
 if ! command -v script >/dev/null 2>&1; then
