@@ -1591,6 +1591,9 @@ static int t_memory_stats(lua_State *L) {
   SETI("snapshot_chunks", ac->snapshot_chunks);
   SETI("process_ends", ac->process_ends);
   SETI("out_of_scope", ac->out_of_scope);
+  SETI("ids_from_stack", ac->ids_from_stack);
+  SETI("ids_missing", ac->ids_missing);
+  SETI("records_no_process", ac->records_no_process);
   if (ac->events) {
     SETN("first_time", seconds(an, ac->first_ts));
     SETN("last_time", seconds(an, ac->last_ts));

@@ -10,6 +10,7 @@
 #include "info.h"
 #include "lua_run.h"
 #include "memev.h"
+#include "attrib.h"
 
 static const char *usage =
   "usage: heapscript [-I DIR]... SCRIPT TRACE... [-- ARG...]   run a Lua script (a path or a bundled name)\n"
@@ -36,8 +37,10 @@ static const char *dump_usage =
   "  --kernel | --no-kernel  --from SECONDS  --to SECONDS  --limit N\n"
   "Text columns: time (s from start), cpu, pid, tid, header type, provider/event, id, opcode,\n"
   "version, payload length.  --jsonl keys: provider, opcode, id, version, timestamp_raw, pid,\n"
-  "tid (null when the header has none), cpu, payload_len, header_type, time, file, buffer, offset,\n"
-  "and for heap, VirtualAlloc and pool events `memory`: the decoded fields (heap=, addr=, size=...).\n";
+  "tid (null when the header has none), stack_pid, stack_tid (only for a memory event whose header\n"
+  "has no ids: those of its StackWalk), cpu, payload_len, header_type, time, file, buffer, offset,\n"
+  "and for heap, VirtualAlloc and pool events `memory`: the decoded fields (heap=, addr=, size=...).\n"
+  "In text, ids taken from the StackWalk end with '*'; --pid/--tid test them when the header has none.\n";
 
 static void on_damage(void *ud, const hs_damage *d) {
   const char **paths = (const char **)ud;
@@ -111,7 +114,7 @@ static int parse_num(const char *s, long long *v) {
   return *s && !*end;
 }
 
-static void dump_line(const hs_event *ev, const hs_reader *r, int jsonl) {
+static void dump_line(const hs_event *ev, const hsi_ids *ids, const hs_reader *r, int jsonl) {
   const hs_logfile *lf = hs_reader_logfile(r, ev->file);
   char g[HS_GUID_STRLEN];
   int ver = (ev->flags & HS_EVF_KERNEL) ? (ev->record[0] | ev->record[1] << 8) : ev->version;
@@ -126,9 +129,12 @@ static void dump_line(const hs_event *ev, const hs_reader *r, int jsonl) {
       snprintf(tid, sizeof tid, "%lu", (unsigned long)ev->tid);
     }
     printf("{\"provider\": \"%s\", \"opcode\": %u, \"id\": %u, \"version\": %d, \"timestamp_raw\": %lld, "
-           "\"pid\": %s, \"tid\": %s, \"cpu\": %u, \"payload_len\": %u, \"header_type\": \"%s\", "
+           "\"pid\": %s, \"tid\": %s, ", g, ev->opcode, ev->id, ver, (long long)ev->timestamp, pid, tid);
+    if (ids->how == HSI_IDS_STACK)
+      printf("\"stack_pid\": %lu, \"stack_tid\": %lu, ", (unsigned long)ids->pid, (unsigned long)ids->tid);
+    printf("\"cpu\": %u, \"payload_len\": %u, \"header_type\": \"%s\", "
            "\"time\": %.9f, \"file\": %u, \"buffer\": %lu, \"offset\": %lu",
-           g, ev->opcode, ev->id, ver, (long long)ev->timestamp, pid, tid, ev->cpu, ev->payload_len,
+           ev->cpu, ev->payload_len,
            hs_header_type_name(ev->header_type), t, ev->file, (unsigned long)ev->buffer,
            (unsigned long)ev->offset);
     if (mem[0]) { printf(", \"memory\": "); hsi_json_str(stdout, mem); }
@@ -138,6 +144,8 @@ static void dump_line(const hs_event *ev, const hs_reader *r, int jsonl) {
     char who[48];
     if (ev->flags & HS_EVF_HAS_IDS)
       snprintf(who, sizeof who, "%6ld %6ld", (long)(int32_t)ev->pid, (long)(int32_t)ev->tid);
+    else if (ids->how == HSI_IDS_STACK)
+      snprintf(who, sizeof who, "%5lu* %5lu*", (unsigned long)ids->pid, (unsigned long)ids->tid);
     else
       snprintf(who, sizeof who, "%6s %6s", "-", "-");
     printf("%14.7f %3u %s %-14s %s%s%s id=%u op=%u v=%d len=%u%s%s\n", t, ev->cpu, who,
@@ -150,6 +158,8 @@ static int cmd_dump(int argc, char **argv) {
   hsi_evfilter f;
   hs_reader *r;
   hs_event ev;
+  hsi_attrib *at;
+  hsi_ids ids;
   char **files = (char **)calloc((size_t)argc + 1, sizeof *files);
   int i, n, nfiles = 0, jsonl = 0, rc;
   uint64_t shown = 0;
@@ -193,13 +203,17 @@ static int cmd_dump(int argc, char **argv) {
   }
   if (nfiles == 0) { fputs(dump_usage, stderr); free(files); return 2; }
   if ((rc = open_reader(&r, files, nfiles)) != 0) { free(files); return rc; }
-  while ((n = hs_reader_next(r, &ev)) == 1) {
+  /* events without ids show those of their StackWalk (attrib.h) */
+  if (!(at = hsi_attrib_new(hsi_attrib_reader_src, r))) { hs_reader_close(r); free(files); return 2; }
+  while ((n = hsi_attrib_next(at, &ev, &ids)) == 1) {
     if (f.limit >= 0 && (int64_t)shown >= f.limit) break;
-    if (!hsi_evfilter_match(&f, &ev, hsi_evfilter_timed(&f) ? hs_time_ns(hs_reader_logfile(r, ev.file), ev.timestamp) : 0))
+    if (!hsi_evfilter_match(&f, &ev, &ids,
+                            hsi_evfilter_timed(&f) ? hs_time_ns(hs_reader_logfile(r, ev.file), ev.timestamp) : 0))
       continue;
-    dump_line(&ev, r, jsonl);
+    dump_line(&ev, &ids, r, jsonl);
     shown++;
   }
+  hsi_attrib_free(at);
   rc = n < 0 ? 2 : damaged(r) ? 1 : 0;
   hs_reader_close(r);
   free(files);
