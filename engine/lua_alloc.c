@@ -1625,6 +1625,7 @@ static int t_memory_stats(lua_State *L) {
   SETI("vm_decommit_unknown_bytes", ls->vm_decommit_unknown_bytes);
   SETI("vm_decommit_nothing", ls->vm_decommit_nothing);
   SETI("vm_release_unknown", ls->vm_release_unknown);
+  SETI("vm_release_unknown_bytes", ls->vm_release_unknown_bytes);
   SETI("vm_size0_unknown", ls->vm_size0_unknown);
   SETI("vm_reserve_over_commit", ls->vm_reserve_over_commit);
   SETI("pool_free_unknown", ls->pool_free_unknown);
