@@ -11,6 +11,7 @@
 #include "prefetch.h"
 #include "analysis.h"
 #include "attrib.h"
+#include "layoutcheck.h"
 #include "text.h"
 
 /*
@@ -36,6 +37,7 @@ struct hsi_analysis {
   hsi_procmap *pm;
   hsi_stacks *st;
   hsi_life *lt;
+  hsi_lcheck *lc;             /* do the memory events fit their layouts? */
   hsi_analysis_counts c;
   hs_logfile lf;
   probe pr[2 * HSI_KIND_COUNT];  /* which * HSI_KIND_COUNT + kind */
@@ -172,7 +174,8 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   hsi_ids ids;
   int rc = 0, n = 0;
   *out = NULL;
-  if (!a || !(a->pm = hsi_procmap_new()) || !(a->st = hsi_stacks_new()) || !(a->lt = hsi_life_new())) {
+  if (!a || !(a->pm = hsi_procmap_new()) || !(a->st = hsi_stacks_new()) || !(a->lt = hsi_life_new())
+      || !(a->lc = hsi_lcheck_new())) {
     hsi_analysis_free(a);
     snprintf(err, errlen, "out of memory");
     return HS_ENOMEM;
@@ -196,6 +199,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
     if ((ev.flags & HS_EVF_KERNEL) && ev.hook == 0x0302 && (rc = process_end(a, &ev)) != 0) break;
     if (hsi_procmap_feed(a->pm, &ev) < 0) { rc = HS_ENOMEM; break; }
     d = hsi_memev_decode(&ev, &op);
+    if (d != 0 && hsi_lcheck_add(a->lc, &ev, d, &op)) { rc = HS_ENOMEM; break; }
     if (d == 1) rc = memory_event(a, &op, &ids);
     else if (d < 0) a->c.memory_damaged++;
     if (rc == 0 && (ev.flags & HS_EVF_KERNEL) && (ev.hook == 0x1820 || ev.hook == 0x1825 || ev.hook == 0x1826))
@@ -217,6 +221,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   }
   if (a->c.events) hsi_life_set_span(a->lt, a->c.first_ts, a->c.last_ts);
   a->c.records_no_process = count_no_process(a->lt);
+  hsi_lcheck_finish(a->lc, a->pm);
   a->scope = NULL;                       /* the caller's arrays are not kept */
   hsi_life_trim(a->lt);
   *out = a;
@@ -226,6 +231,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
 void hsi_analysis_free(hsi_analysis *a) {
   if (!a) return;
   hsi_life_free(a->lt);
+  hsi_lcheck_free(a->lc);
   hsi_stacks_free(a->st);
   hsi_procmap_free(a->pm);
   free(a);
@@ -236,3 +242,4 @@ hsi_stacks *hsi_analysis_stacks(const hsi_analysis *a) { return a->st; }
 hsi_life *hsi_analysis_life(const hsi_analysis *a) { return a->lt; }
 const hsi_analysis_counts *hsi_analysis_counts_get(const hsi_analysis *a) { return &a->c; }
 const hs_logfile *hsi_analysis_logfile(const hsi_analysis *a) { return &a->lf; }
+const hsi_lcheck *hsi_analysis_layouts(const hsi_analysis *a) { return a->lc; }

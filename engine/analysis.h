@@ -63,6 +63,8 @@ hsi_procmap *hsi_analysis_procmap(const hsi_analysis *a);
 hsi_stacks *hsi_analysis_stacks(const hsi_analysis *a);
 hsi_life *hsi_analysis_life(const hsi_analysis *a);
 const hsi_analysis_counts *hsi_analysis_counts_get(const hsi_analysis *a);
+/* The layout checks of the memory events (layoutcheck.h), finished. */
+const struct hsi_lcheck *hsi_analysis_layouts(const hsi_analysis *a);
 /* The logfile header used for time conversion (the first file's). */
 const hs_logfile *hsi_analysis_logfile(const hsi_analysis *a);
 

@@ -11,6 +11,8 @@
 #include "lua_run.h"
 #include "memev.h"
 #include "attrib.h"
+#include "layoutcheck.h"
+#include "procmap.h"
 
 static const char *usage =
   "usage: heapscript [-I DIR]... SCRIPT TRACE... [-- ARG...]   run a Lua script (a path or a bundled name)\n"
@@ -25,7 +27,8 @@ static const char *info_usage =
   "usage: heapscript info [--json] TRACE...\n"
   "Prints the logfile header (logger, OS build, pointer size, CPUs, clock, start, duration),\n"
   "buffers (walked, compressed, damaged, lost), and event counts by header type and by\n"
-  "provider/id/opcode/version.  --json prints the figures in the schema of\n"
+  "provider/id/opcode/version, and the payload lengths of each memory event's layout with the checks\n"
+  "of what it decodes (a layout that does not fit is also one line on stderr).  --json prints the figures in the schema of\n"
   "shared/traces/expected/*.json, one object per file (an array for several files).\n"
   "Exit status: 0, 1 if a file was damaged (it is still summarised), 2 if a file cannot be read.\n";
 
@@ -70,6 +73,38 @@ static int damaged(const hs_reader *r) {
   return 0;
 }
 
+/*
+** Memory events (kernel groups heap, PageFault, pool; classic records of
+** their classes) go through the layout checks; Process records feed a
+** process map for the pid check.  Everything else costs one test.
+*/
+static int info_layouts(hsi_lcheck *lc, hsi_procmap *pm, const hs_event *ev) {
+  hsi_memop op;
+  int d;
+  if (ev->flags & HS_EVF_KERNEL) {
+    int g = ev->hook >> 8;
+    if (g == 0x03) return hsi_procmap_feed(pm, ev) < 0 ? HS_ENOMEM : 0;
+    if (g != 0x10 && g != 0x02 && g != 0x0E) return 0;
+  } else if (ev->header_type != HS_HT_FULL32 && ev->header_type != HS_HT_FULL64
+             && ev->header_type != HS_HT_INSTANCE32 && ev->header_type != HS_HT_INSTANCE64) {
+    return 0;
+  }
+  d = hsi_memev_decode(ev, &op);
+  return d ? hsi_lcheck_add(lc, ev, d, &op) : 0;
+}
+
+/* One line on stderr per layout that fits badly. */
+static void layout_warnings(const hsi_lcheck *lc, const char *path) {
+  size_t i;
+  char line[1024];
+  for (i = 0; i < hsi_lcheck_count(lc); i++) {
+    const hsi_lcheck_row *r = hsi_lcheck_row_at(lc, i);
+    if (!r->bad) continue;
+    hsi_lcheck_warning(r, line, sizeof line);
+    fprintf(stderr, "heapscript: %s: %s\n", path, line);
+  }
+}
+
 static int cmd_info(int argc, char **argv) {
   int i, json = 0, nfiles = 0, rc = 0;
   char **files = (char **)calloc((size_t)argc + 1, sizeof *files);
@@ -85,22 +120,37 @@ static int cmd_info(int argc, char **argv) {
   for (i = 0; i < nfiles; i++) {
     hs_reader *r;
     hsi_info *in;
+    hsi_lcheck *lc;
+    hsi_procmap *pm;
     hs_event ev;
     int n, frc = open_reader(&r, &files[i], 1);
     if (frc) { rc = frc; continue; }
-    if (!(in = hsi_info_new())) { hs_reader_close(r); free(files); return 2; }
+    in = hsi_info_new();
+    lc = hsi_lcheck_new();
+    pm = hsi_procmap_new();
+    if (!in || !lc || !pm) {
+      hsi_info_free(in); hsi_lcheck_free(lc); hsi_procmap_free(pm);
+      hs_reader_close(r); free(files);
+      return 2;
+    }
     while ((n = hs_reader_next(r, &ev)) == 1)
-      if (hsi_info_add(in, &ev)) { n = HS_ENOMEM; break; }
+      if (hsi_info_add(in, &ev) || info_layouts(lc, pm, &ev)) { n = HS_ENOMEM; break; }
     if (n < 0) { fprintf(stderr, "heapscript: %s: %s\n", files[i], hs_reader_error(r)); rc = 2; }
+    hsi_lcheck_finish(lc, pm);
+    layout_warnings(lc, files[i]);
+    hsi_info_set_layouts(in, lc);
     if (json) {
       if (i) printf(",\n");
       hsi_info_json(in, r, 0, stdout);
     } else {
       if (i) printf("\n");
       hsi_info_text(in, r, 0, stdout);
+      hsi_lcheck_text(lc, stdout);
     }
     if (damaged(r) && rc == 0) rc = 1;
     hsi_info_free(in);
+    hsi_lcheck_free(lc);
+    hsi_procmap_free(pm);
     hs_reader_close(r);
   }
   if (json && nfiles > 1) printf("]\n");

@@ -69,3 +69,11 @@ for n, r in ipairs(rows) do
   io.write(string.format(fmt, r.count, r.provider, r.id, r.opcode, r.name))
 end
 io.write(string.format("%10d  events, %d kinds, %d files\n", total, #rows, #trace:files()))
+-- memory events whose payloads do not fit their documented layout
+-- (trace:layout_checks, docs/ALLOCATIONS.md): one line each on stderr
+for _, r in ipairs(trace:layout_checks()) do
+  if r.warning then
+    io.stderr:write("heapscript: ", r.warning, "\n")
+    io.write(("note: %s events: the %s layout does not fit this trace\n"):format(r.event, r.kind))
+  end
+end

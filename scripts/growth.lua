@@ -27,6 +27,7 @@ report.load_symbols(o.symbols)
 local span = tonumber(o.step_span) or 1
 local text = o.json ~= "-"
 local out = { kinds = {} }
+report.layouts()
 
 for kind, A in report.kinds(o) do
   do
@@ -53,8 +54,9 @@ for kind, A in report.kinds(o) do
     table.sort(k.steps, function(x, y) return x.first < y.first end)
     table.sort(k.baseline, function(x, y) return x.first < y.first end)
     if text then
-      print(("%s: %s outstanding at %.3f s, %s at %.3f s (%s%s)"):format(kind, report.bytes(s.outstanding_start), t1,
-        report.bytes(s.outstanding_end), t2, s.impacting >= 0 and "+" or "", report.bytes(s.impacting)))
+      print(("%s: %s outstanding at %.3f s, %s at %.3f s (%s%s)%s"):format(kind, report.bytes(s.outstanding_start), t1,
+        report.bytes(s.outstanding_end), t2, s.impacting >= 0 and "+" or "", report.bytes(s.impacting),
+        report.doubtful(kind)))
       local level = s.outstanding_start
       for _, e in ipairs(k.baseline) do
         level = level + e.bytes
@@ -76,5 +78,6 @@ for kind, A in report.kinds(o) do
     for _, l in ipairs{ k.baseline, k.steps, k.steady } do for _, e in ipairs(l) do e.stack = nil end end
   end
 end
-if o.json then report.write_json(o.json, out) end
+if text then report.note_doubtful() end
+if o.json then report.write_json(o.json, report.mark_doubtful(out)) end
 return 0

@@ -50,6 +50,7 @@ end
 
 local text = o.json ~= "-"
 local out = { rules_file = o.rules, trace = trace:files(), results = {}, failed = 0, warnings = 0 }
+report.layouts()
 for i, r in ipairs(rules) do
   if type(r) ~= "table" or type(r.name) ~= "string" then
     io.stderr:write(("heapscript: %s: rule %d has no name\n"):format(o.rules, i)); return 2
@@ -116,6 +117,7 @@ for i, r in ipairs(rules) do
 end
 if text then
   print(("%d rules: %d broken, %d warnings"):format(#rules, out.failed, out.warnings))
+  report.note_doubtful()
 end
-if o.json then report.write_json(o.json, out) end
+if o.json then report.write_json(o.json, report.mark_doubtful(out)) end
 return out.failed > 0 and 1 or 0

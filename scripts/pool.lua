@@ -19,17 +19,18 @@ local text = o.json ~= "-"
 local f = report.filters(o)
 f.kind = "pool"
 local P = trace:allocations(f)
+report.layouts()
 local out = { tags = {} }
 if #P == 0 then
-  if text then print("no pool allocations in this trace") end
-  if o.json then report.write_json(o.json, out) end
+  if text then print("no pool allocations in this trace"); report.note_doubtful() end
+  if o.json then report.write_json(o.json, report.mark_doubtful(out)) end
   return 0
 end
 local s = P:summary()
 if text then
-  print(("pool: %d allocations in %.3f..%.3f s; %s outstanding at the end (%+d B), peak %s at %.3f s")
+  print(("pool: %d allocations in %.3f..%.3f s; %s outstanding at the end (%+d B), peak %s at %.3f s%s")
     :format(#P, s.window[1], s.window[2], report.bytes(s.outstanding_end), s.impacting, report.bytes(s.peak),
-            s.peak_time or 0))
+            s.peak_time or 0, report.doubtful("pool")))
   print(("  %-6s %-22s %8s %8s %12s %12s %12s"):format("tag", "type", "allocs", "frees", "outstanding", "impacting", "peak"))
 end
 -- Who allocated what stays: the process from the records; the thread from
@@ -96,5 +97,6 @@ for _, row in ipairs(rows) do
     end
   end
 end
-if o.json then report.write_json(o.json, out) end
+if text then report.note_doubtful() end
+if o.json then report.write_json(o.json, report.mark_doubtful(out)) end
 return 0
