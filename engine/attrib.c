@@ -77,11 +77,10 @@ const hsi_attrib_counts *hsi_attrib_counts_get(const hsi_attrib *at) { return &a
 ** asked for); the test on the flags comes first, so an event with ids
 ** costs one branch.
 */
-static int wants_stack(hsi_attrib *at, const hs_event *ev) {
+static int wants_stack_slow(hsi_attrib *at, const hs_event *ev) {
   hsi_memop op;
   int gs;
   const hookstat *h;
-  if (ev->flags & HS_EVF_HAS_IDS || !(ev->flags & HS_EVF_KERNEL)) return 0;
   if ((gs = group_slot(ev->hook >> 8)) < 0) return 0;
   if (hsi_memev_decode(ev, &op) != 1) return 0;
   switch (op.kind) {
@@ -95,6 +94,10 @@ static int wants_stack(hsi_attrib *at, const hs_event *ev) {
   h = &at->hs[gs][ev->hook & 0xFF];
   if (h->unmatched >= HSI_ATTRIB_GIVEUP && h->matched == 0) { at->c.no_stack++; return 0; }
   return 1;
+}
+
+static int wants_stack(hsi_attrib *at, const hs_event *ev) {
+  return (ev->flags & (HS_EVF_HAS_IDS | HS_EVF_KERNEL)) == HS_EVF_KERNEL && wants_stack_slow(at, ev);
 }
 
 /* -------------------------------------------------------------- arena */
@@ -211,6 +214,20 @@ static void on_stackwalk(hsi_attrib *at, const hs_event *ev) {
 int hsi_attrib_next(hsi_attrib *at, hs_event *ev, hsi_ids *ids) {
   hs_event in;
   int r;
+  /* Nothing held: read straight into *ev, so an event that passes costs
+     no copy (it is copied only when it must wait). */
+  if (!at->n && !at->eof) {
+    at->len = 0;                         /* the last event handed out is no longer needed */
+    r = at->src(at->ud, ev);
+    if (r <= 0) { at->eof = 1; at->err = 0; return r; }
+    if (!wants_stack(at, ev)) {
+      ids->how = ev->flags & HS_EVF_HAS_IDS ? HSI_IDS_HEADER : HSI_IDS_NONE;
+      ids->pid = ids->how ? ev->pid : HS_NOID;
+      ids->tid = ids->how ? ev->tid : HS_NOID;
+      return 1;
+    }
+    if ((r = hold(at, ev, 1)) != 0) return r;
+  }
   for (;;) {
     if (at->n) {
       held *h = &at->q[at->head];
@@ -230,17 +247,6 @@ int hsi_attrib_next(hsi_attrib *at, hs_event *ev, hsi_ids *ids) {
     }
     r = at->src(at->ud, &in);
     if (r <= 0) { at->eof = 1; at->err = r; continue; }
-    if (!at->n) {
-      if (!wants_stack(at, &in)) {       /* the usual case: nothing held, pass through */
-        *ev = in;
-        ids->how = in.flags & HS_EVF_HAS_IDS ? HSI_IDS_HEADER : HSI_IDS_NONE;
-        ids->pid = ids->how ? in.pid : HS_NOID;
-        ids->tid = ids->how ? in.tid : HS_NOID;
-        return 1;
-      }
-      if ((r = hold(at, &in, 1)) != 0) return r;
-      continue;
-    }
     if ((r = hold(at, &in, wants_stack(at, &in))) != 0) return r;
     on_stackwalk(at, &in);
   }

@@ -32,14 +32,26 @@ typedef struct xrow {
   uint64_t pidn[NPID];
   int npid;
   int kind;                     /* HSI_OP_* of the row */
+  int memory;                   /* a memory event of the tables (else a hook sample() skips) */
 } xrow;
+
+/* Rows are found through a small direct-mapped cache of (key, index):
+   a trace uses a handful of layouts, and alternating HeapAlloc/HeapFree
+   must not cost a search each. */
+#define NCACHE 64
 
 struct hsi_lcheck {
   xrow *rows;
   size_t n, cap;
-  size_t last;
+  uint32_t ckey[NCACHE], crow[NCACHE];  /* crow: index + 1, 0 = empty */
   int bad;
 };
+
+static uint32_t row_key(uint16_t hook, const hs_event *ev) {
+  return (uint32_t)hook << 16 | (uint32_t)(ev->version & 0xFF) << 8 | ev->pointer_size;
+}
+
+static unsigned cache_slot(uint32_t key) { return (key ^ key >> 16 ^ key >> 9) & (NCACHE - 1); }
 
 static const char *const check_names[HSI_LC_COUNT] = {
   "length", "short", "align", "size", "heap", "page", "tag", "pid"
@@ -74,16 +86,17 @@ static int record_kind(int k) {
   }
 }
 
-static xrow *row_of(hsi_lcheck *lc, const hs_event *ev, uint16_t hook) {
+/* The row of (hook, version, pointer size), added if new: the slow path. */
+static xrow *row_find(hsi_lcheck *lc, const hs_event *ev, uint16_t hook, uint32_t key) {
   uint8_t ver = (uint8_t)(ev->version & 0xFF), ptr = ev->pointer_size;
+  unsigned slot = cache_slot(key);
   size_t i;
   xrow *x;
-  if (lc->n) {
-    x = &lc->rows[lc->last];
-    if (x->r.hook == hook && x->r.version == ver && x->r.ptr == ptr) return x;
-    for (i = 0; i < lc->n; i++) {
-      x = &lc->rows[i];
-      if (x->r.hook == hook && x->r.version == ver && x->r.ptr == ptr) { lc->last = i; return x; }
+  for (i = 0; i < lc->n; i++) {
+    x = &lc->rows[i];
+    if (x->r.hook == hook && x->r.version == ver && x->r.ptr == ptr) {
+      lc->ckey[slot] = key; lc->crow[slot] = (uint32_t)i + 1;
+      return x;
     }
   }
   if (lc->n == lc->cap) {
@@ -101,9 +114,11 @@ static xrow *row_of(hsi_lcheck *lc, const hs_event *ev, uint16_t hook) {
   x->r.name = "?";
   x->r.row_version = -1;
   x->r.max_len = (size_t)-1;
-  if (hsi_memev_row(ev, &x->r.name, &x->r.row_version, &x->kind, &x->r.min_len, &x->r.max_len))
+  if (hsi_memev_row(ev, &x->r.name, &x->r.row_version, &x->kind, &x->r.min_len, &x->r.max_len)) {
+    x->memory = 1;
     x->r.checked = lifetime_kind(x->kind);
-  lc->last = lc->n++;
+  }
+  lc->ckey[slot] = key; lc->crow[slot] = (uint32_t)++lc->n;
   return x;
 }
 
@@ -153,17 +168,20 @@ static int explained(const hsi_lcheck_row *r, size_t len) {
   return len >= r->min_len && len <= r->max_len;
 }
 
-int hsi_lcheck_add(hsi_lcheck *lc, const hs_event *ev, int d, const hsi_memop *op) {
-  xrow *x;
-  hsi_lcheck_row *r;
-  uint32_t len = ev->payload_len;
-  unsigned b;
+static xrow *lookup(hsi_lcheck *lc, const hs_event *ev, uint16_t hook) {
+  uint32_t key = row_key(hook, ev);
+  unsigned slot = cache_slot(key);
+  if (lc->crow[slot] && lc->ckey[slot] == key) return &lc->rows[lc->crow[slot] - 1];
+  return row_find(lc, ev, hook, key);
+}
+
+/* Count ev and its payload length in its row. */
+static void count_length(xrow *x, uint32_t len) {
+  hsi_lcheck_row *r = &x->r;
   int i;
-  if (d == 0 || op->kind == HSI_OP_SNAPSHOT || !op->hook) return 0;
-  if (!(x = row_of(lc, ev, op->hook))) return HS_ENOMEM;
-  r = &x->r;
   r->events++;
-  for (i = 0; i < r->nlen && r->len[i] != len; i++) {}
+  if (r->nlen && r->len[0] == len) i = 0;            /* the usual case: one length */
+  else for (i = 0; i < r->nlen && r->len[i] != len; i++) {}
   if (i < r->nlen) r->nlen_events[i]++;
   else if (r->nlen < HSI_LCHECK_LENGTHS) {
     r->len[i] = len;
@@ -173,12 +191,44 @@ int hsi_lcheck_add(hsi_lcheck *lc, const hs_event *ev, int d, const hsi_memop *o
   } else {
     r->other_lengths++;
   }
-  if (!r->checked) return 0;
-  if (i < HSI_LCHECK_LENGTHS ? !x->len_ok[i] : !explained(r, len)) r->fail[HSI_LC_LENGTH]++;
+  if (r->checked && (i < HSI_LCHECK_LENGTHS ? !x->len_ok[i] : !explained(r, len))) r->fail[HSI_LC_LENGTH]++;
+}
+
+static void check_fields(xrow *x, const hs_event *ev, int d, const hsi_memop *op);
+
+int hsi_lcheck_add(hsi_lcheck *lc, const hs_event *ev, int d, const hsi_memop *op) {
+  xrow *x;
+  if (d == 0 || op->kind == HSI_OP_SNAPSHOT || !op->hook) return 0;
+  if (!(x = lookup(lc, ev, op->hook))) return HS_ENOMEM;
+  count_length(x, ev->payload_len);
+  if (x->r.checked) check_fields(x, ev, d, op);
+  return 0;
+}
+
+int hsi_lcheck_sample(hsi_lcheck *lc, const hs_event *ev) {
+  xrow *x;
+  if (!(ev->flags & HS_EVF_KERNEL)) return 0;
+  if (!(x = lookup(lc, ev, ev->hook))) return HS_ENOMEM;
+  if (!x->memory) return 0;
+  count_length(x, ev->payload_len);
+  return x->r.checked && (x->r.events <= HSI_LCHECK_FULL || x->r.events % HSI_LCHECK_EVERY == 0);
+}
+
+void hsi_lcheck_fields(hsi_lcheck *lc, const hs_event *ev, int d, const hsi_memop *op) {
+  xrow *x;
+  if (d == 0 || op->kind == HSI_OP_SNAPSHOT || !op->hook) return;
+  if ((x = lookup(lc, ev, op->hook)) != NULL && x->r.checked) check_fields(x, ev, d, op);
+}
+
+static void check_fields(xrow *x, const hs_event *ev, int d, const hsi_memop *op) {
+  hsi_lcheck_row *r = &x->r;
+  unsigned b;
+  int i;
+  r->fields_checked++;
   if (d < 0) {
     r->fail[HSI_LC_SHORT]++;
     r->failed++;
-    return 0;
+    return;
   }
   b = field_checks(op, ev->pointer_size);
   if (b) {
@@ -192,7 +242,6 @@ int hsi_lcheck_add(hsi_lcheck *lc, const hs_event *ev, int d, const hsi_memop *o
     if (k < x->npid) x->pidn[k]++;
     else if (k < NPID) { x->pid[k] = op->pid; x->pidn[k] = 1; x->npid++; }
   }
-  return 0;
 }
 
 /* Did a Process record name pid (an implied instance does not count)? */
@@ -223,8 +272,8 @@ int hsi_lcheck_finish(hsi_lcheck *lc, const hsi_procmap *pm) {
       for (k = 0; k < x->npid; k++)
         if (!pid_known(pm, x->pid[k])) r->fail[HSI_LC_PID] += x->pidn[k];
     failed = r->failed + r->fail[HSI_LC_PID];
-    if (failed > r->events) failed = r->events;
-    r->bad = r->checked && (r->fail[HSI_LC_LENGTH] > 0 || failed * 100 > r->events * HSI_LCHECK_PERCENT);
+    if (failed > r->fields_checked) failed = r->fields_checked;
+    r->bad = r->checked && (r->fail[HSI_LC_LENGTH] > 0 || failed * 100 > r->fields_checked * HSI_LCHECK_PERCENT);
     lc->bad += r->bad;
   }
   return lc->bad;
@@ -302,6 +351,11 @@ static void put_failed(sbuf *b, const hsi_lcheck_row *r) {
   put(b, " of ");
   putu(b, r->events);
   put(b, " events");
+  if (r->fields_checked < r->events) {
+    put(b, " (fields of ");
+    putu(b, r->fields_checked);
+    put(b, " checked)");
+  }
 }
 
 size_t hsi_lcheck_warning(const hsi_lcheck_row *r, char *out, size_t cap) {

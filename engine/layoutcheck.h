@@ -47,6 +47,7 @@ typedef struct hsi_lcheck_row {
   int checked;                      /* a lifetime event: fields and lengths are checked */
   size_t min_len, max_len;          /* lengths the row explains (max SIZE_MAX: any longer) */
   uint64_t events, failed;          /* events, and those failing a field check or too short */
+  uint64_t fields_checked;          /* events whose fields were checked (all but in a sample) */
   uint64_t fail[HSI_LC_COUNT];      /* events failing each check (HSI_LC_LENGTH: unexplained) */
   uint32_t len[HSI_LCHECK_LENGTHS]; /* distinct payload lengths, in the order seen */
   uint64_t nlen_events[HSI_LCHECK_LENGTHS];
@@ -62,9 +63,21 @@ void hsi_lcheck_free(hsi_lcheck *lc);
 /*
 ** One memory event: d is hsi_memev_decode's result for it (1 or -1; 0 is
 ** ignored), op what it decoded.  Heap-Snapshot events are not kept.
-** 0 or HS_ENOMEM.
+** Every event's length and fields are checked.  0 or HS_ENOMEM.
 */
 int hsi_lcheck_add(hsi_lcheck *lc, const hs_event *ev, int d, const hsi_memop *op);
+/*
+** For a reader that does not decode every event (`info`): a kernel record
+** is counted with its length in its row when it is a memory event; returns
+** 1 when its fields should be checked too (the first HSI_LCHECK_FULL
+** events of a row, then one in HSI_LCHECK_EVERY: a layout is the same for
+** every event of a row, so a sample shows a misfit as well), and then the
+** caller decodes it and calls hsi_lcheck_fields.  0 otherwise, HS_ENOMEM.
+*/
+#define HSI_LCHECK_FULL  4096
+#define HSI_LCHECK_EVERY 64
+int hsi_lcheck_sample(hsi_lcheck *lc, const hs_event *ev);
+void hsi_lcheck_fields(hsi_lcheck *lc, const hs_event *ev, int d, const hsi_memop *op);
 /* After the last event: resolve the pid checks against pm (may be NULL:
    not checked) and decide which rows fit badly.  Returns how many. */
 int hsi_lcheck_finish(hsi_lcheck *lc, const hsi_procmap *pm);

@@ -89,6 +89,11 @@ static int info_layouts(hsi_lcheck *lc, hsi_procmap *pm, const hs_event *ev) {
              && ev->header_type != HS_HT_INSTANCE32 && ev->header_type != HS_HT_INSTANCE64) {
     return 0;
   }
+  if (ev->flags & HS_EVF_KERNEL) {      /* lengths of all, fields of a sample (layoutcheck.h) */
+    if ((d = hsi_lcheck_sample(lc, ev)) <= 0) return d;
+    hsi_lcheck_fields(lc, ev, hsi_memev_decode(ev, &op), &op);
+    return 0;
+  }
   d = hsi_memev_decode(ev, &op);
   return d ? hsi_lcheck_add(lc, ev, d, &op) : 0;
 }

@@ -260,7 +260,7 @@ int hsi_memev_row(const hs_event *ev, const char **name, int *version, int *kind
   *name = L->name;
   *version = L->version;
   *kind = L->kind;
-  *lo = minlen_of(L, P);
+  *lo = min_len(L, P);          /* rarely: not through the memo, which decode inlines */
   *hi = (L->flags & (L_BLOB | L_PROV)) || L->nf == 0 ? (size_t)-1 : full_len(L, P);
   return 1;
 }
