@@ -13,7 +13,7 @@ local HEAP, KBASE = 0x250000, -0x3CF0C0000000
 
 -- variant: "good", "newer" (HeapAlloc v3 with 8 more bytes), "shifted"
 -- (PoolAlloc fields 4 bytes later), "narrow" (32-bit HeapAlloc payloads in
--- 64-bit headers)
+-- 64-bit headers), "badpid" (VirtualAlloc naming a process the trace does not)
 local function write(variant)
   local path = os.tmpname()
   local w = assert(heapscript.writer(path, { cpus = 1, pointer_size = 8 }))
@@ -29,7 +29,8 @@ local function write(variant)
     if variant == "shifted" then pp = string.pack("<I4", 0) .. pp end
     w:kernel { group = 0x0E, opcode = 32, version = 2, header = "PERFINFO64", ts = ts + 1, payload = pp }
     w:kernel { group = 0x02, opcode = 98, version = 2, header = "PERFINFO64", ts = ts + 2,
-               payload = string.pack("<I8I8I4I4", 0x7000000 + i * 0x10000, 0x10000, PID, 0x3000) }
+               payload = string.pack("<I8I8I4I4", 0x7000000 + i * 0x10000, 0x10000,
+                                     variant == "badpid" and 999 or PID, 0x3000) }
     ts = ts + 10
   end
   assert(w:close())
@@ -58,9 +59,10 @@ local expect = {
   newer = { event = "HeapAlloc", version = 3, kind = "heap", check = "length", len = "36 %(50%)" },
   shifted = { event = "PoolAlloc", version = 2, kind = "pool", check = "tag", len = "28 %(50%)" },
   narrow = { event = "HeapAlloc", version = 2, kind = "heap", check = "short", len = "16 %(50%)" },
+  badpid = { event = "VirtualAlloc", version = 2, kind = "virtual", check = "pid", len = "24 %(50%)" },
 }
 
-for _, variant in ipairs { "good", "newer", "shifted", "narrow" } do
+for _, variant in ipairs { "good", "newer", "shifted", "narrow", "badpid" } do
   local path = write(variant)
   local x = expect[variant]
 
