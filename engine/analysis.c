@@ -10,6 +10,8 @@
 #include "memev.h"
 #include "prefetch.h"
 #include "analysis.h"
+#include "attrib.h"
+#include "layoutcheck.h"
 #include "text.h"
 
 /*
@@ -35,6 +37,7 @@ struct hsi_analysis {
   hsi_procmap *pm;
   hsi_stacks *st;
   hsi_life *lt;
+  hsi_lcheck *lc;             /* do the memory events fit their layouts? */
   hsi_analysis_counts c;
   hs_logfile lf;
   probe pr[2 * HSI_KIND_COUNT];  /* which * HSI_KIND_COUNT + kind */
@@ -74,16 +77,17 @@ static void on_stack(void *ud, uint64_t target, uint32_t stack) {
   hsi_life_set_stack(a->lt, (uint32_t)(target >> 1), (int)(target & 1), stack);
 }
 
-static int want(hsi_analysis *a, const hs_event *ev, uint32_t pid, uint32_t rec, int which) {
-  uint32_t p = (ev->flags & HS_EVF_HAS_IDS) ? ev->pid : pid;
+/* ts, pid, tid: the event as its StackWalk names it (header ids, else the
+   ids attrib.c took from that StackWalk, else the payload pid alone). */
+static int want(hsi_analysis *a, int64_t ts, uint32_t pid, uint32_t tid, uint32_t rec, int which) {
   probe *pr = &a->pr[which * HSI_KIND_COUNT + hsi_life_recs(a->lt)->kind[rec]];
   if (!pr->seen) {
     if (pr->wanted >= PROBE) return 0;
-    pr->ts[pr->wanted % RING] = ev->timestamp;
-    pr->tid[pr->wanted % RING] = ev->tid;
+    pr->ts[pr->wanted % RING] = ts;
+    pr->tid[pr->wanted % RING] = tid;
   }
   pr->wanted++;
-  return hsi_stacks_want(a->st, ev->timestamp, p, ev->tid, (uint64_t)rec * 2 + (uint64_t)which);
+  return hsi_stacks_want(a->st, ts, pid, tid, (uint64_t)rec * 2 + (uint64_t)which);
 }
 
 /* A StackWalk op 32 or key reference (37/38) names its event by
@@ -104,20 +108,32 @@ static void probe_stack(hsi_analysis *a, const hs_event *ev) {
   }
 }
 
-static int memory_event(hsi_analysis *a, const hs_event *ev, const hsi_memop *op) {
+/*
+** op has the header's ids; ids are the event's as attrib.c gives them.  An
+** event without header ids takes the StackWalk's for every use (process
+** instance, scope, the thread-keyed realloc rule), except that a
+** VirtualAlloc record stays in the payload's target process.
+*/
+static int memory_event(hsi_analysis *a, hsi_memop *op, const hsi_ids *ids) {
   hsi_life_res res;
-  uint32_t inst, i;
+  uint32_t inst, i, spid;
   a->c.memory_events++;
   if (op->kind == HSI_OP_SNAPSHOT) { a->c.snapshot_chunks++; return 0; }
   if (op->kind == HSI_OP_HEAP_OTHER || op->kind == HSI_OP_NONE) return 0;
+  if (ids->how == HSI_IDS_STACK) {
+    a->c.ids_from_stack++;
+    op->tid = ids->tid;
+    if (kind_of(op->kind) != HSI_KIND_VIRTUAL) op->pid = ids->pid;
+  }
+  spid = ids->how != HSI_IDS_NONE ? ids->pid : op->pid;
   inst = hsi_procmap_instance(a->pm, op->pid, op->ts);
   if (!in_scope(a, op, inst)) { a->c.out_of_scope++; return 0; }
   if (hsi_life_feed(a->lt, op, inst, &res)) return HS_ENOMEM;
   for (i = 0; i < res.count; i++)
-    if (want(a, ev, op->pid, res.first + i, HSI_STACK_ALLOC)) return HS_ENOMEM;
+    if (want(a, op->ts, spid, op->tid, res.first + i, HSI_STACK_ALLOC)) return HS_ENOMEM;
   /* A free's stack belongs to the record it ended; a HeapDestroy or a
      release ending many records gives none (it is not theirs alone). */
-  if (res.nended == 1 && res.count == 0 && want(a, ev, op->pid, res.ended[0], HSI_STACK_FREE))
+  if (res.nended == 1 && res.count == 0 && want(a, op->ts, spid, op->tid, res.ended[0], HSI_STACK_FREE))
     return HS_ENOMEM;
   return 0;
 }
@@ -136,15 +152,30 @@ static int process_end(hsi_analysis *a, const hs_event *ev) {
   return hsi_life_process_end(a->lt, inst, ev->timestamp, NULL) ? HS_ENOMEM : 0;
 }
 
+static int prefetch_src(void *ud, hs_event *ev) { return hsi_prefetch_next((hsi_prefetch *)ud, ev); }
+
+/* Records of a process the trace does not name: heap and pool events
+   without ids whose StackWalk never came. */
+static uint64_t count_no_process(const hsi_life *lt) {
+  const hsi_recs *rs = hsi_life_recs(lt);
+  uint64_t n = 0;
+  size_t i;
+  for (i = 0; i < rs->n; i++) n += rs->inst[i] == HSI_NOINST;
+  return n;
+}
+
 int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis **out,
                      char *err, size_t errlen) {
   hsi_analysis *a = (hsi_analysis *)calloc(1, sizeof *a);
   hs_event ev;
   hsi_memop op;
   hsi_prefetch *pf;
+  hsi_attrib *at;
+  hsi_ids ids;
   int rc = 0, n = 0;
   *out = NULL;
-  if (!a || !(a->pm = hsi_procmap_new()) || !(a->st = hsi_stacks_new()) || !(a->lt = hsi_life_new())) {
+  if (!a || !(a->pm = hsi_procmap_new()) || !(a->st = hsi_stacks_new()) || !(a->lt = hsi_life_new())
+      || !(a->lc = hsi_lcheck_new())) {
     hsi_analysis_free(a);
     snprintf(err, errlen, "out of memory");
     return HS_ENOMEM;
@@ -157,7 +188,10 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   /* Decoding and the work below cost about the same: on a second core
      the reader runs ahead (prefetch.h); without threads, read directly. */
   pf = hsi_prefetch_open(r);
-  while (rc == 0 && (n = pf ? hsi_prefetch_next(pf, &ev) : hs_reader_next(r, &ev)) == 1) {
+  /* Events without ids wait for their StackWalk (attrib.h); the rest pass. */
+  at = pf ? hsi_attrib_new(prefetch_src, pf) : hsi_attrib_new(hsi_attrib_reader_src, r);
+  if (!at) rc = HS_ENOMEM;
+  while (rc == 0 && (n = hsi_attrib_next(at, &ev, &ids)) == 1) {
     int d;
     if (a->c.events++ == 0) a->c.first_ts = ev.timestamp;
     if ((a->c.events & 0xFFF) == 0 && scope && scope->progress) scope->progress(scope->progress_ud, &ev);
@@ -166,12 +200,15 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
     if ((ev.flags & HS_EVF_KERNEL) && ev.hook == 0x0302 && (rc = process_end(a, &ev)) != 0) break;
     if (hsi_procmap_feed(a->pm, &ev) < 0) { rc = HS_ENOMEM; break; }
     d = hsi_memev_decode(&ev, &op);
-    if (d == 1) rc = memory_event(a, &ev, &op);
+    if (d != 0 && hsi_lcheck_add(a->lc, &ev, d, &op)) { rc = HS_ENOMEM; break; }
+    if (d == 1) rc = memory_event(a, &op, &ids);
     else if (d < 0) a->c.memory_damaged++;
     if (rc == 0 && (ev.flags & HS_EVF_KERNEL) && (ev.hook == 0x1820 || ev.hook == 0x1825 || ev.hook == 0x1826))
       probe_stack(a, &ev);
     if (rc == 0 && hsi_stacks_feed(a->st, &ev) < 0) rc = HS_ENOMEM;
   }
+  if (at) a->c.ids_missing = hsi_attrib_counts_get(at)->no_stack;
+  hsi_attrib_free(at);
   hsi_prefetch_close(pf);
   if (rc == 0 && n < 0) {
     snprintf(err, errlen, "reading the trace failed: %s", hs_reader_error(r));
@@ -184,6 +221,8 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
     return rc;
   }
   if (a->c.events) hsi_life_set_span(a->lt, a->c.first_ts, a->c.last_ts);
+  a->c.records_no_process = count_no_process(a->lt);
+  hsi_lcheck_finish(a->lc, a->pm);
   a->scope = NULL;                       /* the caller's arrays are not kept */
   hsi_life_trim(a->lt);
   *out = a;
@@ -193,6 +232,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
 void hsi_analysis_free(hsi_analysis *a) {
   if (!a) return;
   hsi_life_free(a->lt);
+  hsi_lcheck_free(a->lc);
   hsi_stacks_free(a->st);
   hsi_procmap_free(a->pm);
   free(a);
@@ -203,3 +243,4 @@ hsi_stacks *hsi_analysis_stacks(const hsi_analysis *a) { return a->st; }
 hsi_life *hsi_analysis_life(const hsi_analysis *a) { return a->lt; }
 const hsi_analysis_counts *hsi_analysis_counts_get(const hsi_analysis *a) { return &a->c; }
 const hs_logfile *hsi_analysis_logfile(const hsi_analysis *a) { return &a->lf; }
+const hsi_lcheck *hsi_analysis_layouts(const hsi_analysis *a) { return a->lc; }

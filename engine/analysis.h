@@ -31,6 +31,9 @@ typedef struct hsi_analysis_counts {
   uint64_t snapshot_chunks;   /* Heap-Snapshot chunks (counted, not decoded: blob format unknown) */
   uint64_t process_ends;
   uint64_t out_of_scope;      /* memory events left out by the scope */
+  uint64_t ids_from_stack;    /* memory events without header ids given their StackWalk's (attrib.h) */
+  uint64_t ids_missing;       /* memory events without header ids that got no StackWalk */
+  uint64_t records_no_process; /* records whose process is unknown (no ids, no stack) */
   int64_t first_ts, last_ts;  /* first and last event of the trace */
 } hsi_analysis_counts;
 
@@ -64,6 +67,8 @@ hsi_procmap *hsi_analysis_procmap(const hsi_analysis *a);
 hsi_stacks *hsi_analysis_stacks(const hsi_analysis *a);
 hsi_life *hsi_analysis_life(const hsi_analysis *a);
 const hsi_analysis_counts *hsi_analysis_counts_get(const hsi_analysis *a);
+/* The layout checks of the memory events (layoutcheck.h), finished. */
+const struct hsi_lcheck *hsi_analysis_layouts(const hsi_analysis *a);
 /* The logfile header used for time conversion (the first file's). */
 const hs_logfile *hsi_analysis_logfile(const hsi_analysis *a);
 

@@ -48,10 +48,12 @@ static int provider_ok(const hsi_evfilter *f, const hs_guid *g) {
   return 0;
 }
 
-int hsi_evfilter_match(hsi_evfilter *f, const hs_event *ev, int64_t ns) {
+int hsi_evfilter_match(hsi_evfilter *f, const hs_event *ev, const hsi_ids *ids, int64_t ns) {
   if (!inset(&f->opcode, ev->opcode) || !inset(&f->id, ev->id) || !inset(&f->ht, ev->header_type)) return 0;
-  if ((f->pid.n || f->tid.n) &&
-      (!(ev->flags & HS_EVF_HAS_IDS) || !inset(&f->pid, ev->pid) || !inset(&f->tid, ev->tid))) return 0;
+  if (f->pid.n || f->tid.n) {
+    if (ids ? ids->how == HSI_IDS_NONE : !(ev->flags & HS_EVF_HAS_IDS)) return 0;
+    if (!inset(&f->pid, ids ? ids->pid : ev->pid) || !inset(&f->tid, ids ? ids->tid : ev->tid)) return 0;
+  }
   if (f->kernel >= 0 && f->kernel != ((ev->flags & HS_EVF_KERNEL) != 0)) return 0;
   if (!provider_ok(f, &ev->provider)) return 0;
   if (f->from_set && ns < f->from_ns) return 0;

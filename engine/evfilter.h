@@ -4,6 +4,7 @@
 #ifndef HS_EVFILTER_H
 #define HS_EVFILTER_H
 #include "heapscript.h"
+#include "attrib.h"
 
 #define HSI_EF_MAXSET 32
 
@@ -35,5 +36,7 @@ int hsi_evfilter_header_type(hsi_evfilter *f, const char *s);
 /* The time bounds need the event's ns from the start: the caller passes it
    (computed only when hsi_evfilter_timed says so). */
 static inline int hsi_evfilter_timed(const hsi_evfilter *f) { return f->from_set || f->to_set; }
-int hsi_evfilter_match(hsi_evfilter *f, const hs_event *ev, int64_t ns);
+/* ids: the event's as attrib.h gives them (pid/tid filters test those:
+   the header's, else its StackWalk's); NULL: the header's. */
+int hsi_evfilter_match(hsi_evfilter *f, const hs_event *ev, const hsi_ids *ids, int64_t ns);
 #endif

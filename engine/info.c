@@ -10,6 +10,7 @@
 #include "heapscript.h"
 #include "bytes.h"
 #include "info.h"
+#include "layoutcheck.h"
 
 typedef struct keyrow {
   hs_guid provider;
@@ -28,6 +29,7 @@ struct hsi_info {
   int have_ts;
   uint32_t masks[8];           /* EventTrace Extension/EndExtension (group 0 op 5/32): PERFINFO group masks, ORed */
   int have_masks;
+  const struct hsi_lcheck *lc; /* memory layout checks, printed with the JSON */
 };
 
 static uint32_t key_hash(const hs_guid *g, int op, int id, int ver) {
@@ -144,6 +146,8 @@ void hsi_json_str(FILE *o, const char *s) {
   fputc('"', o);
 }
 
+void hsi_info_set_layouts(hsi_info *in, const struct hsi_lcheck *lc) { in->lc = lc; }
+
 int hsi_info_json(const hsi_info *in, const hs_reader *r, int file, FILE *o) {
   const hs_logfile *lf = hs_reader_logfile(r, file);
   const hs_file_stats *st = hs_reader_stats(r, file);
@@ -182,6 +186,11 @@ int hsi_info_json(const hsi_info *in, const hs_reader *r, int file, FILE *o) {
   fprintf(o, "\n  ],\n  \"stacks\": {\"stackwalk_events\": %llu, \"stack_key_events\": %llu, "
           "\"ext_stack_items\": %llu},\n", (unsigned long long)in->stackwalk,
           (unsigned long long)in->stack_keys, (unsigned long long)in->ext_stacks);
+  if (in->lc && hsi_lcheck_count(in->lc)) {
+    fprintf(o, "  \"memory_layouts\": ");
+    hsi_lcheck_json(in->lc, o);
+    fprintf(o, ",\n");
+  }
   fprintf(o, "  \"buffers\": {\"walked\": %u, \"compressed\": %u, \"damaged\": %u, \"lost_flag\": %u, "
           "\"records_damaged\": %llu, \"records_duplicate\": %llu, \"bytes_trailing\": %llu}\n}\n",
           st->buffers, st->buffers_compressed, st->buffers_damaged, st->buffers_lost_flag,

@@ -718,18 +718,31 @@ static void vm_alloc(hsi_life *L, struct inst *I, const hsi_memop *op, int64_t t
   if (op->flags & HS_MEM_COMMIT) vm_commit(L, I, a, b, ts);
 }
 
-static void vm_decommit(hsi_life *L, struct inst *I, uint64_t a, uint64_t b, int64_t ts) {
-  size_t k, nend = uncommit(L, I, a, b, ts, HSI_END_DECOMMIT, 1);
-  /* Uncommitted pages the trace knows nothing about were committed before it. */
-  subtract(L, I->resv, &L->gap, &L->p1, 1);
+/*
+** Pages of L->gap (what uncommit found uncommitted in the range) that the
+** trace knows nothing about were committed before it: one before-trace
+** record per piece, ended by this event.  Pages of a rundown region count
+** as unknown for a decommit (their commit state is unknown) but not for a
+** release (the trace saw the region; what it held is unknown, so nothing
+** is claimed).  Returns the pieces made.
+*/
+static size_t vm_before(hsi_life *L, struct inst *I, int64_t ts, int reason, uint64_t *bytes) {
+  size_t k;
+  subtract(L, I->resv, &L->gap, &L->p1, reason == HSI_END_DECOMMIT);
   subtract(L, I->clear, &L->p1, &L->p2, 0);
   for (k = 0; k + 2 <= L->p2.n; k += 2) {
     uint64_t s = L->p2.p[k], e = L->p2.p[k + 1];
-    beforerec(L, HSI_KIND_VIRTUAL, I->id, 0, s, e - s, 1, ts, HSI_END_DECOMMIT);
-    L->st.vm_decommit_unknown++;
-    L->st.vm_decommit_unknown_bytes += e - s;
+    beforerec(L, HSI_KIND_VIRTUAL, I->id, 0, s, e - s, 1, ts, reason);
+    *bytes += e - s;
   }
-  if (!nend && !L->p2.n) L->st.vm_decommit_nothing++;
+  return L->p2.n / 2;
+}
+
+static void vm_decommit(hsi_life *L, struct inst *I, uint64_t a, uint64_t b, int64_t ts) {
+  size_t nend = uncommit(L, I, a, b, ts, HSI_END_DECOMMIT, 1);
+  size_t nb = vm_before(L, I, ts, HSI_END_DECOMMIT, &L->st.vm_decommit_unknown_bytes);
+  L->st.vm_decommit_unknown += nb;
+  if (!nend && !nb) L->st.vm_decommit_nothing++;
   /* From now on these pages are known (in-trace reservations are known anyway). */
   L->gap.n = 0;
   v64_pair(L, &L->gap, a, b);
@@ -752,7 +765,11 @@ static void vm_free(hsi_life *L, struct inst *I, const hsi_memop *op, int64_t ts
   }
   if (b <= a) { L->st.ignored++; return; }
   if (!release) { vm_decommit(L, I, a, b, ts); return; }
-  if (!uncommit(L, I, a, b, ts, HSI_END_RELEASE, 0) && !rn) L->st.vm_release_unknown++;
+  uncommit(L, I, a, b, ts, HSI_END_RELEASE, 1);
+  /* Pages of a region the trace never saw reserved were committed before
+     it (the event's size is all it says); inside an in-trace reservation
+     every page is known, so nothing is made. */
+  if (vm_before(L, I, ts, HSI_END_RELEASE, &L->st.vm_release_unknown_bytes)) L->st.vm_release_unknown++;
   range_cut(L, &I->resv, a, b);
   range_cut(L, &I->clear, a, b);
 }

@@ -43,11 +43,11 @@
 **    known for a heap ReAlloc (OldAllocSize), a VirtualAlloc decommit and
 **    a pool free with a non-zero size; unknown (HSI_RF_SIZE_UNKNOWN, size
 **    0) for a heap Free.
-**  - VirtualAlloc: a MEM_RELEASE of a region the trace never saw says
-**    nothing about what was committed in it: it is counted, no record.
-**    Pages are "known" once reserved, committed or decommitted in the
-**    trace; a decommit makes a before-trace record only for pages not
-**    known.  Rundown (DCStart) regions are reservations whose commit
+**  - VirtualAlloc: pages are "known" once reserved, committed or
+**    decommitted in the trace; a decommit or a MEM_RELEASE makes a
+**    before-trace record (class AOFI) for the pages of its range not
+**    known, with the size the event carries.  A release inside a
+**    reservation made in the trace makes none.  Rundown (DCStart) regions are reservations whose commit
 **    state is unknown; they make no records.
 **  - Process end ends the instance's heap blocks and committed ranges,
 **    not pool entries (pool belongs to the kernel).
@@ -142,7 +142,8 @@ typedef struct hsi_life_stats {
   uint64_t vm_decommit_unknown;     /* before-trace pieces made by decommits */
   uint64_t vm_decommit_unknown_bytes;
   uint64_t vm_decommit_nothing;     /* decommits of known, uncommitted pages only */
-  uint64_t vm_release_unknown;      /* releases of regions never seen (no record) */
+  uint64_t vm_release_unknown;      /* releases of regions never seen: before-trace records */
+  uint64_t vm_release_unknown_bytes;
   uint64_t vm_size0_unknown;        /* size-0 release/decommit with no known reservation at its base */
   uint64_t vm_reserve_over_commit;  /* reservations over committed ranges (HSI_END_REUSED) */
   /* pool */

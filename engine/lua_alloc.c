@@ -38,6 +38,7 @@
 
 #include "lua_run.h"
 #include "analysis.h"
+#include "layoutcheck.h"
 #include "memev.h"
 #include "query.h"
 #include "text.h"
@@ -1578,6 +1579,55 @@ static int t_images(lua_State *L) {
   return 1;
 }
 
+/*
+** trace:layout_checks() -> {{event=, hook=, version=, pointer_size=, kind=, events=,
+** lengths={[len]=events}, other_lengths=, row_version=, min_len=, max_len=,
+** checked=, failed={[check]=events}, fits=, warning=}, ...}: one row per
+** memory layout the trace used (layoutcheck.h).
+*/
+static int t_layout_checks(lua_State *L) {
+  static const char *const kinds[] = { "heap", "virtual", "pool" };
+  const hsi_lcheck *lc;
+  size_t i;
+  int k;
+  lua_settop(L, 1);
+  lc = hsi_analysis_layouts(analysis_of(L, 1)->a);
+  lua_createtable(L, (int)hsi_lcheck_count(lc), 0);
+  for (i = 0; i < hsi_lcheck_count(lc); i++) {
+    const hsi_lcheck_row *r = hsi_lcheck_row_at(lc, i);
+    int g = r->hook >> 8;
+    lua_createtable(L, 0, 16);
+    lua_pushstring(L, r->name); lua_setfield(L, -2, "event");
+    lua_pushstring(L, kinds[g == 0x02 ? HSI_KIND_VIRTUAL : g == 0x0E ? HSI_KIND_POOL : HSI_KIND_HEAP]);
+    lua_setfield(L, -2, "kind");
+    SETI("hook", r->hook);
+    SETI("version", r->version);
+    SETI("pointer_size", r->ptr);
+    SETI("events", r->events);
+    lua_createtable(L, 0, r->nlen);
+    for (k = 0; k < r->nlen; k++) { lua_pushinteger(L, (lua_Integer)r->nlen_events[k]); lua_rawseti(L, -2, r->len[k]); }
+    lua_setfield(L, -2, "lengths");
+    SETI("other_lengths", r->other_lengths);
+    SETI("row_version", r->row_version);
+    SETI("min_len", r->min_len);
+    if (r->max_len != (size_t)-1) SETI("max_len", r->max_len);
+    lua_pushboolean(L, r->checked); lua_setfield(L, -2, "checked");
+    lua_createtable(L, 0, 2);
+    for (k = 0; k < HSI_LC_COUNT; k++)
+      if (r->fail[k]) { lua_pushinteger(L, (lua_Integer)r->fail[k]); lua_setfield(L, -2, hsi_lcheck_name(k)); }
+    lua_setfield(L, -2, "failed");
+    lua_pushboolean(L, !r->bad); lua_setfield(L, -2, "fits");
+    if (r->bad) {
+      char line[1024];
+      hsi_lcheck_warning(r, line, sizeof line);
+      lua_pushstring(L, line);
+      lua_setfield(L, -2, "warning");
+    }
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
 /* trace:memory_stats() -> the counters of the analysis */
 static int t_memory_stats(lua_State *L) {
   static const char *const opnames[HSI_OP_KINDS] = {
@@ -1603,6 +1653,10 @@ static int t_memory_stats(lua_State *L) {
   SETI("snapshot_chunks", ac->snapshot_chunks);
   SETI("process_ends", ac->process_ends);
   SETI("out_of_scope", ac->out_of_scope);
+  SETI("ids_from_stack", ac->ids_from_stack);
+  SETI("ids_missing", ac->ids_missing);
+  SETI("records_no_process", ac->records_no_process);
+  SETI("layouts_misfit", hsi_lcheck_bad(hsi_analysis_layouts(an->a)));
   if (ac->events) {
     SETN("first_time", seconds(an, ac->first_ts));
     SETN("last_time", seconds(an, ac->last_ts));
@@ -1634,6 +1688,7 @@ static int t_memory_stats(lua_State *L) {
   SETI("vm_decommit_unknown_bytes", ls->vm_decommit_unknown_bytes);
   SETI("vm_decommit_nothing", ls->vm_decommit_nothing);
   SETI("vm_release_unknown", ls->vm_release_unknown);
+  SETI("vm_release_unknown_bytes", ls->vm_release_unknown_bytes);
   SETI("vm_size0_unknown", ls->vm_size0_unknown);
   SETI("vm_reserve_over_commit", ls->vm_reserve_over_commit);
   SETI("pool_free_unknown", ls->pool_free_unknown);
@@ -1742,6 +1797,7 @@ static const luaL_Reg trace_methods[] = {
   {"processes", t_processes},
   {"images", t_images},
   {"memory_stats", t_memory_stats},
+  {"layout_checks", t_layout_checks},
   {NULL, NULL}
 };
 

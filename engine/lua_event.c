@@ -150,6 +150,13 @@ static int field(lua_State *L, const char *k) {
     if (IS("timestamp")) return INT(ev->timestamp);
     if (IS("task")) return INT(ev->task);
     break;
+  case 's':
+    /* ids taken from the StackWalk of an event whose header has none */
+    if (IS("stack_pid") || IS("stack_tid")) {
+      if (e->src->ids.how != HSI_IDS_STACK) return lua_pushnil(L), 1;
+      return INT(k[6] == 'p' ? e->src->ids.pid : e->src->ids.tid);
+    }
+    break;
   case 'v':
     if (IS("version")) return INT(ev->version);
     break;

@@ -14,6 +14,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 #include "heapscript.h"
+#include "attrib.h"
 
 /*
 ** The script mode of the CLI:
@@ -85,6 +86,7 @@ typedef struct hsi_lua_evsrc {
   hs_reader *reader;         /* NULL once the owner is closed */
   hs_event ev;               /* the current record, valid when has_event */
   int has_event;             /* 0 before the first record and after the last */
+  hsi_ids ids;               /* the current record's ids (attrib.h: header or its StackWalk) */
   const int64_t *start_ns;   /* per file: its start, in ns after the earliest file's */
 } hsi_lua_evsrc;
 

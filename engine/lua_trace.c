@@ -28,6 +28,7 @@ typedef struct damage {
 
 typedef struct Trace {
   hsi_lua_evsrc src;         /* reader + current record, shown by Events */
+  hsi_attrib *at;            /* the reader seen through attrib.h: ids of events without */
   unsigned gen;              /* bumped by every rewind; loops hold a copy */
   int nfiles;
   int64_t *start_ns;         /* per file, see hsi_lua_evsrc */
@@ -93,6 +94,8 @@ static void release(Trace *t, int all) {
   size_t i;
   if (t->src.reader) hs_reader_close(t->src.reader);
   t->src.reader = NULL;
+  hsi_attrib_free(t->at);
+  t->at = NULL;
   t->src.has_event = 0;
   t->src.start_ns = NULL;
   free(t->start_ns);
@@ -493,7 +496,8 @@ static void parse_filter(lua_State *L, int idx, Filter *f) {
 }
 
 static int match(Filter *f, const hsi_lua_evsrc *src, const hs_event *ev) {
-  return hsi_evfilter_match(&f->ef, ev, hsi_evfilter_timed(&f->ef) ? hsi_lua_event_ns(src, ev) : 0);
+  return hsi_evfilter_match(&f->ef, ev, &src->ids,
+                            hsi_evfilter_timed(&f->ef) ? hsi_lua_event_ns(src, ev) : 0);
 }
 
 /*
@@ -507,7 +511,7 @@ static int advance(lua_State *L, Trace *t, Filter *f) {
     return 0;
   }
   for (;;) {
-    rc = hs_reader_next(t->src.reader, &t->src.ev);
+    rc = hsi_attrib_next(t->at, &t->src.ev, &t->src.ids);
     if (rc <= 0) break;
     if (match(f, &t->src, &t->src.ev)) {
       t->src.has_event = 1;
@@ -525,6 +529,9 @@ static void rewind_trace(lua_State *L, Trace *t, Filter *f) {
   t->src.has_event = 0;
   t->gen++;
   f->gen = t->gen;
+  if (!t->at && !(t->at = hsi_attrib_new(hsi_attrib_reader_src, t->src.reader)))
+    luaL_error(L, "out of memory");
+  hsi_attrib_reset(t->at);
   if (hs_reader_rewind(t->src.reader) < 0)
     luaL_error(L, "%s", hs_reader_error(t->src.reader));
 }

@@ -10,6 +10,9 @@
 #include "info.h"
 #include "lua_run.h"
 #include "memev.h"
+#include "attrib.h"
+#include "layoutcheck.h"
+#include "procmap.h"
 
 /* Help texts stay within 80 columns: they are read on terminals. */
 static const char *usage =
@@ -28,10 +31,12 @@ static const char *usage =
 static const char *info_usage =
   "usage: heapscript info [--json] TRACE...\n"
   "Prints the logfile header (logger, OS build, pointer size, CPUs, clock, start,\n"
-  "duration), buffers (walked, compressed, damaged, lost), and event counts by\n"
-  "header type and by provider/id/opcode/version.  --json prints the figures in\n"
-  "the schema of shared/traces/expected/*.json, one object per file (an array\n"
-  "for several files).\n"
+  "duration), buffers (walked, compressed, damaged, lost), event counts by\n"
+  "header type and by provider/id/opcode/version, and the payload lengths of\n"
+  "each memory event's layout with the checks of what it decodes (a layout that\n"
+  "does not fit is also one line on stderr).  --json prints the figures in the\n"
+  "schema of shared/traces/expected/*.json, one object per file (an array for\n"
+  "several files).\n"
   "Exit status: 0; 1 if a file was damaged (it is still summarised); 2 if a file\n"
   "cannot be read.\n";
 
@@ -45,9 +50,11 @@ static const char *dump_usage =
   "Text columns: time (s from start), cpu, pid, tid, header type,\n"
   "provider/event, id, opcode, version, payload length.  --jsonl keys: provider,\n"
   "opcode, id, version, timestamp_raw, pid, tid (null when the header has none),\n"
-  "cpu, payload_len, header_type, time, file, buffer, offset, and for heap,\n"
-  "VirtualAlloc and pool events `memory`: the decoded fields (heap=, addr=,\n"
-  "size=...).\n";
+  "stack_pid, stack_tid (only for a memory event whose header has no ids: those\n"
+  "of its StackWalk), cpu, payload_len, header_type, time, file, buffer, offset,\n"
+  "and for heap, VirtualAlloc and pool events `memory`: the decoded fields\n"
+  "(heap=, addr=, size=...).  In text, ids taken from the StackWalk end with\n"
+  "'*'; --pid/--tid test them when the header has none.\n";
 
 static void on_damage(void *ud, const hs_damage *d) {
   const char **paths = (const char **)ud;
@@ -76,6 +83,43 @@ static int damaged(const hs_reader *r) {
   return 0;
 }
 
+/*
+** Memory events (kernel groups heap, PageFault, pool; classic records of
+** their classes) go through the layout checks; Process records feed a
+** process map for the pid check.  Everything else costs one test.
+*/
+static int info_layouts(hsi_lcheck *lc, hsi_procmap *pm, const hs_event *ev) {
+  hsi_memop op;
+  int d;
+  if (ev->flags & HS_EVF_KERNEL) {
+    int g = ev->hook >> 8;
+    if (g == 0x03) return hsi_procmap_feed(pm, ev) < 0 ? HS_ENOMEM : 0;
+    if (g != 0x10 && g != 0x02 && g != 0x0E) return 0;
+  } else if (ev->header_type != HS_HT_FULL32 && ev->header_type != HS_HT_FULL64
+             && ev->header_type != HS_HT_INSTANCE32 && ev->header_type != HS_HT_INSTANCE64) {
+    return 0;
+  }
+  if (ev->flags & HS_EVF_KERNEL) {      /* lengths of all, fields of a sample (layoutcheck.h) */
+    if ((d = hsi_lcheck_sample(lc, ev)) <= 0) return d;
+    hsi_lcheck_fields(lc, ev, hsi_memev_decode(ev, &op), &op);
+    return 0;
+  }
+  d = hsi_memev_decode(ev, &op);
+  return d ? hsi_lcheck_add(lc, ev, d, &op) : 0;
+}
+
+/* One line on stderr per layout that fits badly. */
+static void layout_warnings(const hsi_lcheck *lc, const char *path) {
+  size_t i;
+  char line[1024];
+  for (i = 0; i < hsi_lcheck_count(lc); i++) {
+    const hsi_lcheck_row *r = hsi_lcheck_row_at(lc, i);
+    if (!r->bad) continue;
+    hsi_lcheck_warning(r, line, sizeof line);
+    fprintf(stderr, "heapscript: %s: %s\n", path, line);
+  }
+}
+
 static int cmd_info(int argc, char **argv) {
   int i, json = 0, nfiles = 0, rc = 0;
   char **files = (char **)calloc((size_t)argc + 1, sizeof *files);
@@ -91,22 +135,37 @@ static int cmd_info(int argc, char **argv) {
   for (i = 0; i < nfiles; i++) {
     hs_reader *r;
     hsi_info *in;
+    hsi_lcheck *lc;
+    hsi_procmap *pm;
     hs_event ev;
     int n, frc = open_reader(&r, &files[i], 1);
     if (frc) { rc = frc; continue; }
-    if (!(in = hsi_info_new())) { hs_reader_close(r); free(files); return 2; }
+    in = hsi_info_new();
+    lc = hsi_lcheck_new();
+    pm = hsi_procmap_new();
+    if (!in || !lc || !pm) {
+      hsi_info_free(in); hsi_lcheck_free(lc); hsi_procmap_free(pm);
+      hs_reader_close(r); free(files);
+      return 2;
+    }
     while ((n = hs_reader_next(r, &ev)) == 1)
-      if (hsi_info_add(in, &ev)) { n = HS_ENOMEM; break; }
+      if (hsi_info_add(in, &ev) || info_layouts(lc, pm, &ev)) { n = HS_ENOMEM; break; }
     if (n < 0) { fprintf(stderr, "heapscript: %s: %s\n", files[i], hs_reader_error(r)); rc = 2; }
+    hsi_lcheck_finish(lc, pm);
+    layout_warnings(lc, files[i]);
+    hsi_info_set_layouts(in, lc);
     if (json) {
       if (i) printf(",\n");
       hsi_info_json(in, r, 0, stdout);
     } else {
       if (i) printf("\n");
       hsi_info_text(in, r, 0, stdout);
+      hsi_lcheck_text(lc, stdout);
     }
     if (damaged(r) && rc == 0) rc = 1;
     hsi_info_free(in);
+    hsi_lcheck_free(lc);
+    hsi_procmap_free(pm);
     hs_reader_close(r);
   }
   if (json && nfiles > 1) printf("]\n");
@@ -120,7 +179,7 @@ static int parse_num(const char *s, long long *v) {
   return *s && !*end;
 }
 
-static void dump_line(const hs_event *ev, const hs_reader *r, int jsonl) {
+static void dump_line(const hs_event *ev, const hsi_ids *ids, const hs_reader *r, int jsonl) {
   const hs_logfile *lf = hs_reader_logfile(r, ev->file);
   char g[HS_GUID_STRLEN];
   int ver = (ev->flags & HS_EVF_KERNEL) ? (ev->record[0] | ev->record[1] << 8) : ev->version;
@@ -135,9 +194,12 @@ static void dump_line(const hs_event *ev, const hs_reader *r, int jsonl) {
       snprintf(tid, sizeof tid, "%lu", (unsigned long)ev->tid);
     }
     printf("{\"provider\": \"%s\", \"opcode\": %u, \"id\": %u, \"version\": %d, \"timestamp_raw\": %lld, "
-           "\"pid\": %s, \"tid\": %s, \"cpu\": %u, \"payload_len\": %u, \"header_type\": \"%s\", "
+           "\"pid\": %s, \"tid\": %s, ", g, ev->opcode, ev->id, ver, (long long)ev->timestamp, pid, tid);
+    if (ids->how == HSI_IDS_STACK)
+      printf("\"stack_pid\": %lu, \"stack_tid\": %lu, ", (unsigned long)ids->pid, (unsigned long)ids->tid);
+    printf("\"cpu\": %u, \"payload_len\": %u, \"header_type\": \"%s\", "
            "\"time\": %.9f, \"file\": %u, \"buffer\": %lu, \"offset\": %lu",
-           g, ev->opcode, ev->id, ver, (long long)ev->timestamp, pid, tid, ev->cpu, ev->payload_len,
+           ev->cpu, ev->payload_len,
            hs_header_type_name(ev->header_type), t, ev->file, (unsigned long)ev->buffer,
            (unsigned long)ev->offset);
     if (mem[0]) { printf(", \"memory\": "); hsi_json_str(stdout, mem); }
@@ -147,6 +209,8 @@ static void dump_line(const hs_event *ev, const hs_reader *r, int jsonl) {
     char who[48];
     if (ev->flags & HS_EVF_HAS_IDS)
       snprintf(who, sizeof who, "%6ld %6ld", (long)(int32_t)ev->pid, (long)(int32_t)ev->tid);
+    else if (ids->how == HSI_IDS_STACK)
+      snprintf(who, sizeof who, "%5lu* %5lu*", (unsigned long)ids->pid, (unsigned long)ids->tid);
     else
       snprintf(who, sizeof who, "%6s %6s", "-", "-");
     printf("%14.7f %3u %s %-14s %s%s%s id=%u op=%u v=%d len=%u%s%s\n", t, ev->cpu, who,
@@ -159,6 +223,8 @@ static int cmd_dump(int argc, char **argv) {
   hsi_evfilter f;
   hs_reader *r;
   hs_event ev;
+  hsi_attrib *at;
+  hsi_ids ids;
   char **files = (char **)calloc((size_t)argc + 1, sizeof *files);
   int i, n, nfiles = 0, jsonl = 0, rc;
   uint64_t shown = 0;
@@ -202,13 +268,17 @@ static int cmd_dump(int argc, char **argv) {
   }
   if (nfiles == 0) { fputs(dump_usage, stderr); free(files); return 2; }
   if ((rc = open_reader(&r, files, nfiles)) != 0) { free(files); return rc; }
-  while ((n = hs_reader_next(r, &ev)) == 1) {
+  /* events without ids show those of their StackWalk (attrib.h) */
+  if (!(at = hsi_attrib_new(hsi_attrib_reader_src, r))) { hs_reader_close(r); free(files); return 2; }
+  while ((n = hsi_attrib_next(at, &ev, &ids)) == 1) {
     if (f.limit >= 0 && (int64_t)shown >= f.limit) break;
-    if (!hsi_evfilter_match(&f, &ev, hsi_evfilter_timed(&f) ? hs_time_ns(hs_reader_logfile(r, ev.file), ev.timestamp) : 0))
+    if (!hsi_evfilter_match(&f, &ev, &ids,
+                            hsi_evfilter_timed(&f) ? hs_time_ns(hs_reader_logfile(r, ev.file), ev.timestamp) : 0))
       continue;
-    dump_line(&ev, r, jsonl);
+    dump_line(&ev, &ids, r, jsonl);
     shown++;
   }
+  hsi_attrib_free(at);
   rc = n < 0 ? 2 : damaged(r) ? 1 : 0;
   hs_reader_close(r);
   free(files);

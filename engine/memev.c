@@ -252,6 +252,19 @@ int hsi_memev_decode(const hs_event *ev, hsi_memop *op) {
   return 1;
 }
 
+int hsi_memev_row(const hs_event *ev, const char **name, int *version, int *kind,
+                  size_t *lo, size_t *hi) {
+  int group = 0, type = 0, P = ev->pointer_size == 4 ? 4 : 8;
+  const layout *L = classify(ev, &group, &type);
+  if (!L) return 0;
+  *name = L->name;
+  *version = L->version;
+  *kind = L->kind;
+  *lo = min_len(L, P);          /* rarely: not through the memo, which decode inlines */
+  *hi = (L->flags & (L_BLOB | L_PROV)) || L->nf == 0 ? (size_t)-1 : full_len(L, P);
+  return 1;
+}
+
 /* -------------------------------------------------------------- encode */
 
 static int kind_group(int kind) {

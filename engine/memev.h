@@ -68,6 +68,16 @@ int hsi_memev_decode(const hs_event *ev, hsi_memop *op);
 long hsi_memev_encode(const hsi_memop *op, int opcode_hint, int version, int ptr,
                       uint8_t *out, size_t cap, int *group, int *type);
 
+/*
+** The table row ev decodes with: its name, version, HSI_OP_* kind, and
+** the payload lengths it explains at the event's pointer size: its
+** required fields up to all of its fields (max SIZE_MAX for a row with a
+** blob or a provisional or unknown layout).  1, or 0 if ev is not a
+** memory event.  For the layout checks (layoutcheck.h).
+*/
+int hsi_memev_row(const hs_event *ev, const char **name, int *version, int *kind,
+                  size_t *min_len, size_t *max_len);
+
 /* Newest version in the table for (group, type), or -1 if unknown. */
 int hsi_memev_version(int group, int type);
 

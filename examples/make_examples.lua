@@ -477,8 +477,10 @@ local function notmyfault()
         if not entry then entry = s.next; s.next = s.next + s.step end
         held[e.pair or ("irp" .. e.irp)] = { entry, e.tag, e.type, e.size }
       end
+      -- as the kernel writes them: a PERFINFO header without ids; the
+      -- StackWalk after the event names the process and thread
       w:pool { op = "alloc", pid = e.pid, tid = e.tid, ts = ts, tag = e.tag, type = e.type, size = e.size,
-               entry = entry, cpu = cpu, stack = e.stack }
+               entry = entry, cpu = cpu, stack = e.stack, header = "PERFINFO64" }
       live = live + e.size
       if live > peak then peak, peak_ts = live, e.ts end
     else
@@ -486,7 +488,7 @@ local function notmyfault()
       local h = held[key]
       held[key] = nil
       w:pool { op = "free", pid = e.pid, tid = e.tid, ts = ts, tag = h[2], type = h[3], size = h[4],
-               entry = h[1], cpu = cpu }
+               entry = h[1], cpu = cpu, header = "PERFINFO64" }
       local s = slots[h[3]]
       s.free[#s.free + 1] = h[1]
       live = live - h[4]

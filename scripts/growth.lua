@@ -28,6 +28,7 @@ report.load_symbols(o.symbols)
 local span = tonumber(o.step_span) or 1
 local text = o.json ~= "-"
 local out = { kinds = {} }
+report.layouts()
 
 for kind, A in report.kinds(o) do
   do
@@ -54,8 +55,9 @@ for kind, A in report.kinds(o) do
     table.sort(k.steps, function(x, y) return x.first < y.first end)
     table.sort(k.baseline, function(x, y) return x.first < y.first end)
     if text then
-      report.heading(("%s: %s outstanding at %.3f s, %s at %.3f s (%s%s)"):format(kind, report.bytes(s.outstanding_start), t1,
-        report.bytes(s.outstanding_end), t2, s.impacting >= 0 and "+" or "", report.bytes(s.impacting)))
+      report.heading(("%s: %s outstanding at %.3f s, %s at %.3f s (%s%s)%s"):format(kind, report.bytes(s.outstanding_start), t1,
+        report.bytes(s.outstanding_end), t2, s.impacting >= 0 and "+" or "", report.bytes(s.impacting),
+        report.doubtful(kind)))
       local level = s.outstanding_start
       for _, e in ipairs(k.baseline) do
         level = level + e.bytes

@@ -29,6 +29,7 @@ report.load_symbols(o.symbols)
 local text = o.json ~= "-"
 local out = { trace = trace:files(), window = nil, kinds = {} }
 local stats = trace:memory_stats()
+report.layouts()
 
 for kind, A in report.kinds(o) do
   do
@@ -40,9 +41,9 @@ for kind, A in report.kinds(o) do
                 outstanding_end = s.outstanding_end, stacks = {} }
     out.kinds[#out.kinds + 1] = k
     if text then
-      report.heading(("%s: %d records; %d allocated and not freed by %.3f s: %s (impacting %s, peak %s at %.3f s)")
+      report.heading(("%s: %d records; %d allocated and not freed by %.3f s: %s (impacting %s, peak %s at %.3f s)%s")
         :format(kind, #A, s.AIFO.count, s.window[2], report.bytes(s.AIFO.bytes), report.bytes(s.impacting),
-                report.bytes(s.peak), s.peak_time or 0))
+                report.bytes(s.peak), s.peak_time or 0, report.doubtful(kind)))
     end
     for i, g in ipairs(kept:group("stack", { sort = "bytes", top = o.top })) do
       if g.bytes < o.min_bytes then break end

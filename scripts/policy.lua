@@ -51,6 +51,7 @@ end
 
 local text = o.json ~= "-"
 local out = { rules_file = o.rules, trace = trace:files(), results = {}, failed = 0, warnings = 0 }
+report.layouts()
 for i, r in ipairs(rules) do
   if type(r) ~= "table" or type(r.name) ~= "string" then
     io.stderr:write(("heapscript: %s: rule %d has no name\n"):format(o.rules, i)); return 2

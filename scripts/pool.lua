@@ -20,6 +20,7 @@ local text = o.json ~= "-"
 local f = report.filters(o)
 f.kind = "pool"
 local P = trace:allocations(f)
+report.layouts()
 local out = { tags = {} }
 if #P == 0 then
   if text then print("no pool allocations in this trace") end
@@ -28,12 +29,21 @@ if #P == 0 then
 end
 local s = P:summary()
 if text then
-  report.heading(("pool: %d allocations in %.3f..%.3f s; %s outstanding at the end (%s%s), peak %s at %.3f s")
+  report.heading(("pool: %d allocations in %.3f..%.3f s; %s outstanding at the end (%s%s), peak %s at %.3f s%s")
     :format(#P, s.window[1], s.window[2], report.bytes(s.outstanding_end), s.impacting >= 0 and "+" or "",
             report.bytes(s.impacting), report.bytes(s.peak),
-            s.peak_time or 0))
+            s.peak_time or 0, report.doubtful("pool")))
   report.heading(("  %-6s %-14s %7s %7s %11s %11s %11s"):format("tag", "type", "allocs", "frees", "outstanding", "impacting", "peak"))
 end
+-- Who allocated what stays: the process from the records; the thread from
+-- the pool event itself, since records keep none: its header's, or for a
+-- kernel pool event without ids the StackWalk's (ev.stack_tid).
+local function ns(t) return math.floor(t * 1e9 + 0.5) end
+local function who(e)
+  if not e.process then return "" end
+  return (", %s (%d)%s"):format(e.process, e.pid, e.thread and (" thread " .. e.thread) or "")
+end
+local rows, wanted, nwanted = {}, {}, 0
 for _, g in ipairs(P:group("tag", { sort = "outstanding_end", top = o.top })) do
   local types, frees = {}, 0
   for a in g.allocs:each() do
@@ -46,18 +56,46 @@ for _, g in ipairs(P:group("tag", { sort = "outstanding_end", top = o.top })) do
   local e = { tag = g.tag, types = tl, allocs = g.count, frees = frees, outstanding = g.outstanding_end,
               outstanding_count = g.outstanding_end_count, impacting = g.impacting, peak = g.peak, stacks = {} }
   out.tags[#out.tags + 1] = e
-  if text then
-    print(("  %-6s %-14s %7d %7d %11s %11s %11s"):format("'" .. g.tag .. "'", table.concat(tl, ","), g.count, frees,
-      report.bytes(g.outstanding_end), report.bytes(g.impacting), report.bytes(g.peak)))
-  end
+  local row = { g = g, e = e, tl = tl, frees = frees, stacks = {} }
+  rows[#rows + 1] = row
   if g.impacting > 0 and o.stacks > 0 then
-    for i, sg in ipairs(g.allocs:filter{ class = "AIFO" }:group("stack", { sort = "bytes", top = o.stacks })) do
-      e.stacks[#e.stacks + 1] = { bytes = sg.bytes, count = sg.count, headline = report.headline(sg.stack),
-                                  frames = report.frames(sg.stack) }
-      if text then
-        print(("         stack #%d: %s in %d allocations still outstanding"):format(i, report.bytes(sg.bytes), sg.count))
-        report.print_stack(sg.stack, "           ", o.frames)
+    for _, sg in ipairs(g.allocs:filter{ class = "AIFO" }:group("stack", { sort = "bytes", top = o.stacks })) do
+      local se = { bytes = sg.bytes, count = sg.count, headline = report.headline(sg.stack),
+                   frames = report.frames(sg.stack) }
+      local procs = sg.allocs:group("process", { sort = "bytes" })
+      if procs[1] and procs[1].process then
+        se.process, se.pid = procs[1].process, procs[1].pid
+        for a in procs[1].allocs:each() do
+          local k = ns(a.alloc_time)
+          if not wanted[k] then wanted[k] = {}; nwanted = nwanted + 1 end
+          table.insert(wanted[k], { se = se, pid = a.pid })
+          break
+        end
       end
+      e.stacks[#e.stacks + 1] = se
+      row.stacks[#row.stacks + 1] = { sg = sg, se = se }
+    end
+  end
+end
+if nwanted > 0 then
+  for ev in trace:events { provider = "Pool" } do
+    local w = wanted[ev.ns]
+    if w then
+      for _, x in ipairs(w) do
+        if not x.se.thread and (ev.pid or ev.stack_pid) == x.pid then x.se.thread = ev.tid or ev.stack_tid end
+      end
+    end
+  end
+end
+for _, row in ipairs(rows) do
+  local g = row.g
+  if text then
+    print(("  %-6s %-14s %7d %7d %11s %11s %11s"):format("'" .. g.tag .. "'", table.concat(row.tl, ","), g.count,
+      row.frees, report.bytes(g.outstanding_end), report.bytes(g.impacting), report.bytes(g.peak)))
+    for i, s in ipairs(row.stacks) do
+      print(("         stack #%d: %s in %d allocations still outstanding%s"):format(i, report.bytes(s.sg.bytes),
+        s.sg.count, who(s.se)))
+      report.print_stack(s.sg.stack, "           ", o.frames)
     end
   end
 end

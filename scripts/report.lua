@@ -247,6 +247,8 @@ end
 -- says so, in its text and in its JSON: `damaged`, `damage`), then the
 -- JSON when asked for.  Call it after the last question to the trace.
 function M.finish(o, out)
+  if o.json ~= "-" then M.note_doubtful() end
+  M.mark_doubtful(out)
   local dmg = M.damage()
   out.damaged = #dmg > 0
   out.damage = dmg
@@ -287,6 +289,46 @@ function M.kinds(o)
       if #A > 0 then return kind, A end
     end
   end
+end
+
+-- Memory layouts that do not fit the trace (trace:layout_checks): each is
+-- one line on stderr, once per run, and its kind's figures are doubtful.
+-- Returns {kind = warning, ...} (empty when everything fits).
+local doubtful
+function M.layouts()
+  if doubtful then return doubtful end
+  doubtful = {}
+  if not trace then return doubtful end
+  for _, r in ipairs(trace:layout_checks()) do
+    if r.warning then
+      io.stderr:write("heapscript: ", r.warning, "\n")
+      doubtful[r.kind] = doubtful[r.kind] or r.warning
+    end
+  end
+  return doubtful
+end
+
+-- " [doubtful: ...]" after a kind's figures in text, "" when they are sound.
+function M.doubtful(kind)
+  return M.layouts()[kind] and " [doubtful: the " .. kind .. " event layout does not fit this trace]" or ""
+end
+
+-- At the end of a text report: one note per kind whose figures are doubtful.
+function M.note_doubtful()
+  for _, kind in ipairs { "heap", "virtual", "pool" } do
+    if M.layouts()[kind] then
+      print(("note: %s figures are doubtful: the %s event layout does not fit this trace (see stderr)"):format(kind, kind))
+    end
+  end
+end
+
+-- out.doubtful = {kind = warning} for the JSON report, when a layout does not fit.
+function M.mark_doubtful(out)
+  if next(M.layouts()) then
+    out.doubtful = {}
+    for k, w in pairs(M.layouts()) do out.doubtful[k] = w end
+  end
+  return out
 end
 
 -- First and last alloc time of a selection (nil, nil when none is known).

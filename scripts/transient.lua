@@ -22,6 +22,7 @@ report.load_symbols(o.symbols)
 local maxlife = tonumber(o.max_lifetime) or 1
 local text = o.json ~= "-"
 local out = { min_size = o.min_size, max_lifetime = maxlife, kinds = {} }
+report.layouts()
 
 for _, kind in ipairs(o.kind) do
   local f = report.filters(o)
@@ -35,8 +36,8 @@ for _, kind in ipairs(o.kind) do
     local s = spikes:summary()
     k.bytes = s.transient
     if text then
-      report.heading(("%s: %d transient allocations of at least %s living at most %g s: %s allocated and released")
-        :format(kind, #spikes, report.bytes(o.min_size), maxlife, report.bytes(s.transient)))
+      report.heading(("%s: %d transient allocations of at least %s living at most %g s: %s allocated and released%s")
+        :format(kind, #spikes, report.bytes(o.min_size), maxlife, report.bytes(s.transient), report.doubtful(kind)))
     end
     for i, g in ipairs(spikes:group("stack", { sort = "transient", top = o.top })) do
       local lmin, lmax, lsum, times, sizes = math.huge, 0, 0, {}, {}

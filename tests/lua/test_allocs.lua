@@ -139,6 +139,17 @@ test("examples/notmyfault.etl: pool", function()
   eq(first[3], "NonPaged", "pool type")
   eq(first[4], 6140, "pid")
   eq(first[5], "NotMyFault64.exe", "process")
+  -- pool events have no ids in their header: the process is their StackWalk's
+  local NMF = t:allocations{kind = "pool", process = "NotMyFault64.exe"}
+  eq(#NMF, 640, "process filter: NotMyFault64.exe's Leak and Irp allocations")
+  local out = NMF:filter{outstanding = true}
+  eq(#out, 320, "... of which the leak is outstanding")
+  eq(out:summary().bytes, 20971520, "... 20 MiB")
+  local byproc = P:group("process", {sort = "outstanding_end"})
+  eq(byproc[1].process, "NotMyFault64.exe", "the leaking process first")
+  eq(byproc[2].process, "System", "then System's balanced traffic")
+  eq(#byproc, 2, "every pool record has a process")
+  eq(t:memory_stats().records_no_process, 0, "no record without a process")
   eq(P:group("tag", {sort = "bytes"})[3].allocs:summary().count, 600, "File allocations")
   heapscript.symbols("examples/notmyfault.sym")
   local st

@@ -517,7 +517,7 @@ local example_counts = {
     },
   },
   ["examples/notmyfault.etl"] = {
-    events = 4627, SYSTEM64 = 2987, PERFINFO64 = 1640, stackwalk = 1640,
+    events = 4627, SYSTEM64 = 27, PERFINFO64 = 4600, stackwalk = 1640,
     keys = {
       [GUID.EventTrace .. "/0/0/2"] = 1,
       [GUID.Process .. "/0/3/4"] = 3, [GUID.Process .. "/0/4/4"] = 3,
@@ -691,11 +691,16 @@ test("examples/notmyfault.etl ground truth", function()
   local img, st = images(t), stacks_of(t)
   local live, by_tag, allocs, frees, unknown_frees = {}, {}, 0, 0, 0
   local tag_bytes, tag_types, out, peak, peak_ts = {}, {}, 0, 0, 0
+  local headers, stack_ids = {}, 0
   for ev in t:events { provider = "Pool" } do
     local tag = ev:bytes(4, 4)
+    -- as the kernel writes them: no ids in the header; those of the StackWalk
+    headers[ev.header_type .. (ev.pid and "+ids" or "")] = true
+    if ev.stack_pid then stack_ids = stack_ids + 1 end
     if ev.opcode == 32 then
       allocs = allocs + 1
-      live[ev:ptr(16)] = { tag = tag, size = ev:ptr(8), type = ev:u32(0), ts = ev.timestamp, tid = ev.tid, pid = ev.pid }
+      live[ev:ptr(16)] = { tag = tag, size = ev:ptr(8), type = ev:u32(0), ts = ev.timestamp, tid = ev.stack_tid,
+                           pid = ev.stack_pid }
       by_tag[tag] = (by_tag[tag] or 0) + 1
       tag_bytes[tag] = (tag_bytes[tag] or 0) + ev:ptr(8)
       local ty = ev:u32(0)
@@ -710,6 +715,9 @@ test("examples/notmyfault.etl ground truth", function()
     end
   end
   eq(unknown_frees, 0, "notmyfault: every free is of an entry allocated in the trace")
+  check(headers.PERFINFO64 and next(headers, "PERFINFO64") == nil and next(headers) == "PERFINFO64",
+        "notmyfault: pool events have PERFINFO64 headers without ids")
+  eq(stack_ids, 1640, "notmyfault: every allocation names its process and thread through its StackWalk")
   eq(allocs, 1640, "notmyfault: 1640 pool allocations")
   eq(frees, 1320, "notmyfault: 1320 pool frees")
   check(by_tag.Leak == 320 and by_tag["Irp "] == 320 and by_tag.File == 600 and by_tag.MmSt == 400,

@@ -418,12 +418,19 @@ TEST(virtual_release) {
   CHECK_EQ(R_.nended, 2);
   R = hsi_life_recs(L);
   CHECK_EQ(R->ts_free[0], 20); CHECK_EQ(R->ts_free[1], 20); CHECK_EQ(R->ts_free[2], HSI_TS_NEVER);
-  /* release of a region the trace never saw: counted, no record */
-  FEEDV(L, vop(HSI_OP_VFREE, 30, 7, 0x900000, 0x10000, HS_MEM_RELEASE), 1);
+  /* release of a region the trace never saw: committed before the trace,
+     a before-trace record (AOFI) with the size the event carries */
+  FEEDV(L, vop(HSI_OP_VFREE, 30, 7, 0x900000, 0x10000, HS_MEM_RELEASE), 1);   /* 3 */
   CHECK_EQ(st->vm_release_unknown, 1);
+  CHECK_EQ(st->vm_release_unknown_bytes, 0x10000);
+  CHECK_EQ(R_.count, 0); CHECK_EQ(R_.nended, 1); CHECK_EQ(R_.ended[0], 3);
+  R = hsi_life_recs(L);
+  CHECK_EQ(R->flags[3], HSI_RF_BEFORE); CHECK_EQ(R->ts_alloc[3], HSI_TS_BEFORE);
+  CHECK_EQ(R->ts_free[3], 30); CHECK_EQ(R->reason[3], HSI_END_RELEASE);
+  CHECK_EQ(R->addr[3], 0x900000); CHECK_EQ(R->size[3], 0x10000); CHECK_EQ(R->inst[3], 1);
   FEEDV(L, vop(HSI_OP_VFREE, 31, 7, 0xA00000, 0, HS_MEM_RELEASE), 1);
   CHECK_EQ(st->vm_size0_unknown, 1);
-  CHECK_EQ(hsi_life_recs(L)->n, 3);
+  CHECK_EQ(hsi_life_recs(L)->n, 4);
   /* the released reservation is gone: a size-0 release there knows nothing */
   FEEDV(L, vop(HSI_OP_VFREE, 32, 7, 0x100000, 0, HS_MEM_RELEASE), 1);
   CHECK_EQ(st->vm_size0_unknown, 2);
@@ -433,23 +440,24 @@ TEST(virtual_release) {
     o.subop = 128;
     FEED(L, o, 1);
   }
-  CHECK_EQ(hsi_life_recs(L)->n, 3);
-  FEEDV(L, vop(HSI_OP_VALLOC, 34, 7, 0x408000, 0x1000, HS_MEM_COMMIT), 1);   /* 3 */
+  CHECK_EQ(hsi_life_recs(L)->n, 4);
+  FEEDV(L, vop(HSI_OP_VALLOC, 34, 7, 0x408000, 0x1000, HS_MEM_COMMIT), 1);   /* 4 */
   /* pages of a rundown region never seen committed: decommitting them
      is a before-trace record (its commit state was unknown) */
-  FEEDV(L, vop(HSI_OP_VFREE, 35, 7, 0x400000, 0x1000, HS_MEM_DECOMMIT), 1);   /* 4 */
+  FEEDV(L, vop(HSI_OP_VFREE, 35, 7, 0x400000, 0x1000, HS_MEM_DECOMMIT), 1);   /* 5 */
   CHECK_EQ(R_.nended, 1);
-  CHECK_EQ(hsi_life_recs(L)->flags[4], HSI_RF_BEFORE);
+  CHECK_EQ(hsi_life_recs(L)->flags[5], HSI_RF_BEFORE);
   FEEDV(L, vop(HSI_OP_VFREE, 36, 7, 0x400000, 0, HS_MEM_RELEASE), 1);
   CHECK_EQ(R_.nended, 1);
-  CHECK_EQ(hsi_life_recs(L)->ts_free[3], 36);
+  CHECK_EQ(hsi_life_recs(L)->ts_free[4], 36);
   /* a release given a smaller size still ends all of its reservation */
-  FEEDV(L, vop(HSI_OP_VALLOC, 40, 7, 0x600000, 0x8000, HS_MEM_RESERVE | HS_MEM_COMMIT), 1);  /* 5 */
+  FEEDV(L, vop(HSI_OP_VALLOC, 40, 7, 0x600000, 0x8000, HS_MEM_RESERVE | HS_MEM_COMMIT), 1);  /* 6 */
   FEEDV(L, vop(HSI_OP_VFREE, 41, 7, 0x600000, 0x1000, HS_MEM_RELEASE), 1);
   CHECK_EQ(R_.nended, 1);
   R = hsi_life_recs(L);
-  CHECK_EQ(R->n, 6);
-  CHECK_EQ(R->ts_free[5], 41); CHECK_EQ(R->size[5], 0x8000); CHECK_EQ(R->reason[5], HSI_END_RELEASE);
+  CHECK_EQ(R->n, 7);
+  CHECK_EQ(R->ts_free[6], 41); CHECK_EQ(R->size[6], 0x8000); CHECK_EQ(R->reason[6], HSI_END_RELEASE);
+  CHECK_EQ(st->vm_release_unknown, 1);
   CHECK_EQ(hsi_life_live(L), 1);   /* rec 2, outside any reservation */
   hsi_life_free(L);
 }
@@ -685,7 +693,7 @@ TEST(random_virtual_against_model) {
   hsi_life *L = hsi_life_new();
   static struct vcell c[VCELLS];
   int nextresv = 1, i, bad = 0;
-  uint64_t before = 0;
+  uint64_t before = 0, relbefore = 0;
   memset(c, 0, sizeof c);
   for (i = 0; i < 6000; i++) {
     int64_t ts = 10 + i;
@@ -728,14 +736,20 @@ TEST(random_virtual_against_model) {
         if (!size0 && hi < b) hi = b;
       } else if (size0) continue;
       FEEDV(L, vop(HSI_OP_VFREE, ts, 7, VBASE + a, size0 ? 0 : len, HS_MEM_RELEASE), 1);
-      /* released bytes are free; the tracker forgets them (nothing there is known) */
-      for (k = lo; k < hi; k++) { c[k].resv = 0; c[k].committed = 0; c[k].known = 0; }
+      /* released bytes the trace knew nothing about were committed before it;
+         released bytes are free, and the tracker forgets them */
+      for (k = lo; k < hi; k++) {
+        if (!c[k].committed && !c[k].known) relbefore++;
+        c[k].resv = 0; c[k].committed = 0; c[k].known = 0;
+      }
     }
     if (i % 97 == 0) bad += vm_check(L, c, 1);
   }
   bad += vm_check(L, c, 1);
   CHECK_EQ(bad, 0);
   CHECK_EQ(hsi_life_stats_get(L)->vm_decommit_unknown_bytes, before);
+  CHECK_EQ(hsi_life_stats_get(L)->vm_release_unknown_bytes, relbefore);
+  CHECK(relbefore > 0);
   CHECK(hsi_life_stats_get(L)->vm_splits > 100);
   CHECK(before > 0);
   hsi_life_free(L);

@@ -1,0 +1,253 @@
+/*
+** attrib.c -- bounded look-ahead that gives memory events without header
+** ids the pid/tid of the StackWalk matched to them (see attrib.h).
+**
+** A StackWalk op 32, and the key references 37/38, start with
+** EventTimeStamp u64, StackProcess u32, StackThread u32 [V: ETL-FORMAT.md
+** §6.4], so the held event it names is the first waiting one with that
+** timestamp.  Several CPUs' events interleave between an event and its
+** stack (the stack is stamped after the walk), so the match is on the
+** timestamp, not on adjacency.  A StackWalk whose (timestamp, thread) is
+** also that of a held event with ids is that event's (ambiguous, counted):
+** it gives nothing to the waiting one.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include "heapscript.h"
+#include "bytes.h"
+#include "memev.h"
+#include "attrib.h"
+
+#define NOOFF ((size_t)-1)
+
+typedef struct held {
+  hs_event ev;             /* record/payload/ext pointers are rebuilt from the offsets */
+  size_t rec, pay, ext;    /* arena offsets, NOOFF for NULL */
+  hsi_ids ids;
+  uint16_t hook;
+  uint8_t waiting;         /* a memory event without ids, its StackWalk not seen yet */
+} held;
+
+/* Per hook of the three memory groups: how waits ended. */
+typedef struct hookstat { uint32_t matched, unmatched; } hookstat;
+
+struct hsi_attrib {
+  hsi_attrib_src src;
+  void *ud;
+  held q[HSI_ATTRIB_AHEAD];  /* ring */
+  uint32_t head, n;
+  uint8_t *buf;              /* arena of the held events' bytes */
+  size_t len, cap;
+  int eof, err;
+  hookstat hs[3][256];
+  hsi_attrib_counts c;
+};
+
+static int group_slot(int g) { return g == 0x10 ? 0 : g == 0x02 ? 1 : g == 0x0E ? 2 : -1; }
+
+int hsi_attrib_reader_src(void *ud, hs_event *ev) { return hs_reader_next((hs_reader *)ud, ev); }
+
+hsi_attrib *hsi_attrib_new(hsi_attrib_src src, void *ud) {
+  hsi_attrib *at = (hsi_attrib *)calloc(1, sizeof *at);
+  if (!at) return NULL;
+  at->src = src;
+  at->ud = ud;
+  return at;
+}
+
+void hsi_attrib_free(hsi_attrib *at) {
+  if (!at) return;
+  free(at->buf);
+  free(at);
+}
+
+void hsi_attrib_reset(hsi_attrib *at) {
+  at->head = at->n = 0;
+  at->len = 0;
+  at->eof = at->err = 0;
+  memset(at->hs, 0, sizeof at->hs);
+  memset(&at->c, 0, sizeof at->c);
+}
+
+const hsi_attrib_counts *hsi_attrib_counts_get(const hsi_attrib *at) { return &at->c; }
+
+/*
+** Should ev wait for its StackWalk?  Only kernel records of the memory
+** groups without ids whose kind changes lifetimes (the events a stack is
+** asked for); the test on the flags comes first, so an event with ids
+** costs one branch.
+*/
+static int wants_stack_slow(hsi_attrib *at, const hs_event *ev) {
+  hsi_memop op;
+  int gs;
+  const hookstat *h;
+  if ((gs = group_slot(ev->hook >> 8)) < 0) return 0;
+  if (hsi_memev_decode(ev, &op) != 1) return 0;
+  switch (op.kind) {
+  case HSI_OP_HEAP_CREATE: case HSI_OP_HEAP_ALLOC: case HSI_OP_HEAP_REALLOC: case HSI_OP_HEAP_FREE:
+  case HSI_OP_HEAP_DESTROY: case HSI_OP_VALLOC: case HSI_OP_VFREE: case HSI_OP_POOL_ALLOC:
+  case HSI_OP_POOL_FREE:
+    break;
+  default:
+    return 0;
+  }
+  h = &at->hs[gs][ev->hook & 0xFF];
+  if (h->unmatched >= HSI_ATTRIB_GIVEUP && h->matched == 0) { at->c.no_stack++; return 0; }
+  return 1;
+}
+
+static int wants_stack(hsi_attrib *at, const hs_event *ev) {
+  return (ev->flags & (HS_EVF_HAS_IDS | HS_EVF_KERNEL)) == HS_EVF_KERNEL && wants_stack_slow(at, ev);
+}
+
+/* -------------------------------------------------------------- arena */
+
+static size_t put(hsi_attrib *at, const uint8_t *p, size_t n) {
+  size_t off = at->len;
+  if (!p) return NOOFF;
+  if (n > at->cap - at->len) {
+    size_t nc = at->cap ? at->cap : 65536;
+    uint8_t *nb;
+    while (nc - at->len < n) nc *= 2;
+    if (!(nb = (uint8_t *)realloc(at->buf, nc))) return (size_t)-2;
+    at->buf = nb;
+    at->cap = nc;
+  }
+  memcpy(at->buf + at->len, p, n);
+  at->len += n;
+  return off;
+}
+
+/* An interior pointer of the record is kept as an offset into its copy. */
+static size_t inside(const hs_event *ev, const uint8_t *p, size_t n, size_t rec) {
+  if (!p || !ev->record || rec == NOOFF) return NOOFF;
+  if (p < ev->record || p + n > ev->record + ev->record_len) return NOOFF;
+  return rec + (size_t)(p - ev->record);
+}
+
+/* Move the held bytes to the front once the consumed prefix is large. */
+static void compact(hsi_attrib *at) {
+  const held *h = &at->q[at->head];
+  size_t base = h->rec, k;
+  if (h->pay < base) base = h->pay;
+  if (h->ext < base) base = h->ext;
+  if (base == NOOFF || base < at->len / 2 || base < 65536) return;
+  memmove(at->buf, at->buf + base, at->len - base);
+  at->len -= base;
+  for (k = 0; k < at->n; k++) {
+    held *x = &at->q[(at->head + k) % HSI_ATTRIB_AHEAD];
+    if (x->rec != NOOFF) x->rec -= base;
+    if (x->pay != NOOFF) x->pay -= base;
+    if (x->ext != NOOFF) x->ext -= base;
+  }
+}
+
+static int hold(hsi_attrib *at, const hs_event *ev, int waiting) {
+  held *h = &at->q[(at->head + at->n) % HSI_ATTRIB_AHEAD];
+  size_t r;
+  h->ev = *ev;
+  h->hook = ev->hook;
+  h->waiting = (uint8_t)waiting;
+  h->ids.how = ev->flags & HS_EVF_HAS_IDS ? HSI_IDS_HEADER : HSI_IDS_NONE;
+  h->ids.pid = h->ids.how ? ev->pid : HS_NOID;
+  h->ids.tid = h->ids.how ? ev->tid : HS_NOID;
+  if ((r = put(at, ev->record, ev->record_len)) == (size_t)-2) return HS_ENOMEM;
+  h->rec = r;
+  if ((h->pay = inside(ev, ev->payload, ev->payload_len, h->rec)) == NOOFF
+      && (h->pay = put(at, ev->payload, ev->payload_len)) == (size_t)-2) return HS_ENOMEM;
+  if ((h->ext = inside(ev, ev->ext, ev->ext_len, h->rec)) == NOOFF
+      && (h->ext = put(at, ev->ext, ev->ext_len)) == (size_t)-2) return HS_ENOMEM;
+  at->n++;
+  if (waiting) at->c.waited++;
+  if (at->n > at->c.held_max) at->c.held_max = at->n;
+  return 0;
+}
+
+static void emit(hsi_attrib *at, hs_event *ev, hsi_ids *ids) {
+  const held *h = &at->q[at->head];
+  *ev = h->ev;
+  ev->record = h->rec == NOOFF ? NULL : at->buf + h->rec;
+  ev->payload = h->pay == NOOFF ? NULL : at->buf + h->pay;
+  ev->ext = h->ext == NOOFF ? NULL : at->buf + h->ext;
+  *ids = h->ids;
+  at->head = (at->head + 1) % HSI_ATTRIB_AHEAD;
+  at->n--;
+}
+
+static hookstat *stat_of(hsi_attrib *at, uint16_t hook) {
+  return &at->hs[group_slot(hook >> 8)][hook & 0xFF];
+}
+
+/* A StackWalk (op 32, 37, 38) names (ts, pid, tid): give them to the
+   first waiting event stamped ts, unless a held event with ids is its. */
+static void on_stackwalk(hsi_attrib *at, const hs_event *ev) {
+  int64_t ts;
+  uint32_t pid, tid, k, first = HSI_ATTRIB_AHEAD;
+  int theirs = 0;
+  if (!(ev->flags & HS_EVF_KERNEL) || (ev->hook != 0x1820 && ev->hook != 0x1825 && ev->hook != 0x1826)
+      || ev->payload_len < 16)
+    return;
+  ts = (int64_t)rd64(ev->payload);
+  pid = rd32(ev->payload + 8);
+  tid = rd32(ev->payload + 12);
+  for (k = 0; k + 1 < at->n; k++) {      /* the last one held is this StackWalk */
+    const held *x = &at->q[(at->head + k) % HSI_ATTRIB_AHEAD];
+    if (x->ev.timestamp != ts) continue;
+    if (x->ids.how == HSI_IDS_HEADER && x->ids.tid == tid) theirs = 1;
+    else if (x->waiting && first == HSI_ATTRIB_AHEAD) first = k;
+  }
+  if (theirs) {
+    if (first < HSI_ATTRIB_AHEAD) at->c.ambiguous++;
+    return;
+  }
+  if (first < HSI_ATTRIB_AHEAD) {
+    held *x = &at->q[(at->head + first) % HSI_ATTRIB_AHEAD];
+    x->waiting = 0;
+    x->ids.pid = pid;
+    x->ids.tid = tid;
+    x->ids.how = HSI_IDS_STACK;
+    at->c.from_stack++;
+    stat_of(at, x->hook)->matched++;
+  }
+}
+
+int hsi_attrib_next(hsi_attrib *at, hs_event *ev, hsi_ids *ids) {
+  hs_event in;
+  int r;
+  /* Nothing held: read straight into *ev, so an event that passes costs
+     no copy (it is copied only when it must wait). */
+  if (!at->n && !at->eof) {
+    at->len = 0;                         /* the last event handed out is no longer needed */
+    r = at->src(at->ud, ev);
+    if (r <= 0) { at->eof = 1; at->err = 0; return r; }
+    if (!wants_stack(at, ev)) {
+      ids->how = ev->flags & HS_EVF_HAS_IDS ? HSI_IDS_HEADER : HSI_IDS_NONE;
+      ids->pid = ids->how ? ev->pid : HS_NOID;
+      ids->tid = ids->how ? ev->tid : HS_NOID;
+      return 1;
+    }
+    if ((r = hold(at, ev, 1)) != 0) return r;
+  }
+  for (;;) {
+    if (at->n) {
+      held *h = &at->q[at->head];
+      if (!h->waiting || at->eof || at->n >= HSI_ATTRIB_AHEAD || at->len > HSI_ATTRIB_BYTES) {
+        if (h->waiting) {                /* its stack did not come: no ids */
+          h->waiting = 0;
+          at->c.no_stack++;
+          stat_of(at, h->hook)->unmatched++;
+        }
+        emit(at, ev, ids);
+        return 1;
+      }
+      compact(at);
+    } else {
+      if (at->eof) { r = at->err; at->err = 0; return r; }
+      at->len = 0;                       /* the last event handed out is no longer needed */
+    }
+    r = at->src(at->ud, &in);
+    if (r <= 0) { at->eof = 1; at->err = r; continue; }
+    if ((r = hold(at, &in, wants_stack(at, &in))) != 0) return r;
+    on_stackwalk(at, &in);
+  }
+}

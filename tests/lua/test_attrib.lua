@@ -1,0 +1,161 @@
+-- test_attrib.lua -- memory events whose header has no pid/tid (kernel pool
+-- events; heap and VirtualAlloc written with a PERFINFO header) take them
+-- from the StackWalk matched to them, for every use; pre-trace releases are
+-- records.  Traces written with the project's writer, at 32 and 64 bits.
+package.path = "tests/lua/?.lua;" .. package.path
+local T = require "testlib"
+local check, eq, test = T.check, T.eq, T.test
+
+local APP, OTHER = 100, 200
+local A1, A2, A3 = 0x1000, 0x2000, 0x3000          -- pool entries (offsets from a kernel base)
+
+--[[ The trace, cpus 2, events on CPU 0, their StackWalks on CPU 1 three
+ticks later (the writer's default), a SYSTEM event with ids of another
+process in between:
+  1000  PoolAlloc  'Leak' 64 KiB  app.exe thread 101    stack   never freed
+  2000  PoolAlloc  'Oth ' 256 B   other.exe thread 201  stack   freed at 2500 (no stack)
+  4000  PoolAlloc  'NoSk' 128 B   app.exe               NO stack: no process
+  4500  HeapAlloc  0x4000 32 B    app.exe thread 102    stack
+  5000  HeapAlloc  0x5000 64 B    app.exe thread 102    stack  \
+  5010  HeapFree   0x4000         app.exe thread 102    stack   > one moving realloc
+  5020  HeapReAlloc 0x4000->0x5000 app.exe thread 102   stack  /
+  6000  VirtualFree RELEASE 0x700000 64 KiB (never seen: before the trace)  stack
+  6100  VirtualAlloc RESERVE 0x800000 128 KiB, 6200 its RELEASE: nothing      stacks
+All memory events have PERFINFO headers. ]]
+local function write(P)
+  local path = os.tmpname()
+  local H = P == 8 and "PERFINFO64" or "PERFINFO32"
+  local K = P == 8 and -0x3CF0C0000000 or 0x81000000  -- kernel pool base
+  local w = assert(heapscript.writer(path, { cpus = 2, pointer_size = P }))
+  w:process { op = "dcstart", pid = APP, ppid = 4, ts = 10, name = "app.exe" }
+  w:process { op = "dcstart", pid = OTHER, ppid = 4, ts = 11, name = "other.exe" }
+  w:thread { op = "dcstart", pid = APP, tid = 101, ts = 12 }
+  w:thread { op = "dcstart", pid = OTHER, tid = 201, ts = 13 }
+  local ustk, kstk = { 0x401000, 0x402000 }, { 0x401100 }
+  w:pool { op = "alloc", pid = APP, tid = 101, ts = 1000, tag = "Leak", size = 65536, entry = K + A1,
+           stack = kstk, header = H }
+  -- another process's event with ids between the event and its stack
+  w:heap { op = "alloc", pid = OTHER, tid = 201, ts = 1001, heap = 0x90000, addr = 0x91000, size = 8 }
+  w:pool { op = "alloc", pid = OTHER, tid = 201, ts = 2000, tag = "Oth", size = 256, entry = K + A2,
+           stack = kstk, header = H }
+  w:pool { op = "free", pid = OTHER, tid = 201, ts = 2500, tag = "Oth", size = 256, entry = K + A2, header = H }
+  w:pool { op = "alloc", pid = APP, tid = 101, ts = 4000, tag = "NoSk", size = 128, entry = K + A3, header = H }
+  local hp = 0x200000
+  w:heap { op = "alloc", pid = APP, tid = 102, ts = 4500, heap = hp, addr = 0x4000, size = 32, stack = ustk, header = H }
+  w:heap { op = "alloc", pid = APP, tid = 102, ts = 5000, heap = hp, addr = 0x5000, size = 64, stack = ustk, header = H }
+  w:heap { op = "free", pid = APP, tid = 102, ts = 5010, heap = hp, addr = 0x4000, stack = ustk, header = H }
+  w:heap { op = "realloc", pid = APP, tid = 102, ts = 5020, heap = hp, addr = 0x5000, size = 64, old_addr = 0x4000,
+           old_size = 32, stack = ustk, header = H }
+  w:virtual { op = "free", pid = APP, tid = 101, ts = 6000, addr = 0x700000, size = 0x10000, flags = { "release" },
+              stack = ustk }
+  w:virtual { op = "alloc", pid = APP, tid = 101, ts = 6100, addr = 0x800000, size = 0x20000, flags = { "reserve" },
+              stack = ustk }
+  w:virtual { op = "free", pid = APP, tid = 101, ts = 6200, addr = 0x800000, size = 0x20000, flags = { "release" },
+              stack = ustk }
+  w:process { op = "dcend", pid = APP, ppid = 4, ts = 9000, name = "app.exe" }
+  assert(w:close())
+  return path
+end
+
+for _, P in ipairs { 8, 4 } do
+  local path = write(P)
+  local name = ("%d-bit: "):format(P * 8)
+
+  test(name .. "pool records name their process through the StackWalk", function()
+    local t <close> = assert(heapscript.open(path))
+    local app = t:allocations { kind = "pool", process = "app.exe" }
+    eq(#app, 1, "app.exe's pool: the leak only (the one without a stack has no process)")
+    for a in app:each() do
+      eq(a.tag, "Leak", "its tag")
+      eq(a.pid, APP, "its pid")
+      eq(a.free_time, nil, "never freed")
+      eq(#a.stack, 1, "its stack")
+    end
+    eq(#t:allocations { kind = "pool", pid = OTHER }, 1, "pid filter")
+    local g = t:allocations { kind = "pool" }:group("process", { sort = "bytes" })
+    eq(#g, 3, "groups: app.exe, other.exe, no process")
+    eq(g[1].process, "app.exe", "the leaking process first")
+    local none = 0
+    for _, x in ipairs(g) do if x.process == nil then none = x.count end end
+    eq(none, 1, "one record without a process")
+    local s = t:memory_stats()
+    eq(s.records_no_process, 1, "memory_stats: records without a process")
+    eq(s.ids_from_stack, 9, "memory_stats: events given their StackWalk's ids (2 pool, 4 heap, 3 virtual)")
+    eq(s.ids_missing, 2, "memory_stats: events without ids or stack (a free, the unstacked alloc)")
+  end)
+
+  test(name .. "the moving-realloc summary is recognised on heap events without a thread id", function()
+    local t <close> = assert(heapscript.open(path))
+    local L = t:memory_stats().lifetimes
+    eq(L.heap_realloc_summary, 1, "summary recognised")
+    eq(L.heap_realloc_lone, 0, "not counted as a lone realloc")
+    eq(L.heap_double_free, 0, "no double free")
+    local H = t:allocations { kind = "heap", process = "app.exe" }:sorted("alloc_time")
+    eq(#H, 2, "two app.exe heap records: the old block and the new one")
+    local r = {}
+    for a in H:each() do r[#r + 1] = { a.size, a.reason, a.realloc } end
+    check(r[1][1] == 32 and r[1][2] == "realloc", "old block ended by the realloc")
+    check(r[2][1] == 64 and r[2][3] == true, "new block flagged as a realloc's")
+  end)
+
+  test(name .. "a release of memory the trace never saw is an AOFI record", function()
+    local t <close> = assert(heapscript.open(path))
+    local V = t:allocations { kind = "virtual", class = "AOFI" }
+    eq(#V, 1, "one AOFI record (the release in a reservation of the trace makes none)")
+    for a in V:each() do
+      eq(a.address, 0x700000, "its address")
+      eq(a.size, 0x10000, "the size the event carries")
+      eq(a.before_trace, true, "allocated before the trace")
+      eq(a.reason, "release", "ended by the release")
+      eq(a.process, "app.exe", "in its process")
+    end
+    eq(#t:allocations { kind = "virtual" }, 1, "no other VirtualAlloc record")
+    eq(t:memory_stats().lifetimes.vm_release_unknown_bytes, 0x10000, "counted")
+  end)
+
+  test(name .. "events and filters see the StackWalk's ids, marked as derived", function()
+    local t <close> = assert(heapscript.open(path))
+    local seen = {}
+    for ev in t:events { provider = "Pool" } do
+      seen[#seen + 1] = { ev.pid, ev.tid, ev.stack_pid, ev.stack_tid }
+    end
+    eq(#seen, 4, "four pool events")
+    check(seen[1][1] == nil and seen[1][2] == nil, "header ids stay nil")
+    check(seen[1][3] == APP and seen[1][4] == 101, "stack_pid/stack_tid of the first")
+    check(seen[2][3] == OTHER and seen[2][4] == 201, "... of the second")
+    check(seen[3][3] == nil and seen[4][3] == nil, "no stack, no ids")
+    eq(t:count { provider = "Pool", pid = APP }, 1, "pid filter tests the derived ids")
+    eq(t:count { provider = "Heap", tid = 102 }, 4, "tid filter too")
+    eq(t:count { provider = "Heap", pid = OTHER }, 1, "a header pid still matches")
+    local order = {}
+    for ev in t:events() do order[#order + 1] = ev.timestamp end
+    local sorted = true
+    for i = 2, #order do if order[i] < order[i - 1] then sorted = false end end
+    check(sorted, "the stream keeps its order")
+  end)
+
+  test(name .. "dump shows stack_pid/stack_tid and filters on them", function()
+    local hs = T.bin()
+    local f = io.popen(hs .. " dump --jsonl --provider Pool " .. T.q(path))
+    local first = f:read("l")
+    f:close()
+    check(first:find('"pid": null, "tid": null, "stack_pid": ' .. APP .. ', "stack_tid": 101,', 1, true),
+          "jsonl: header ids null, stack ids given", first)
+    f = io.popen(hs .. " dump --pid " .. APP .. " --provider Pool " .. T.q(path))
+    local lines = {}
+    for l in f:lines() do lines[#lines + 1] = l end
+    f:close()
+    eq(#lines, 1, "dump --pid selects by the derived pid")
+    check(lines[1] and lines[1]:find("  100*   101* ", 1, true), "text marks derived ids with *", lines[1])
+  end)
+
+  test(name .. "trace:scope selects by the derived process", function()
+    local t <close> = assert(heapscript.open(path))
+    t:scope { process = "other.exe" }
+    eq(#t:allocations { kind = "pool" }, 1, "only other.exe's pool record")
+    eq(#t:allocations { kind = "heap" }, 1, "and its heap record")
+  end)
+  os.remove(path)
+end
+
+return T.done("test_attrib")

@@ -1,0 +1,130 @@
+-- test_layouts.lua -- memory events whose payloads do not fit the layout
+-- they are decoded with are reported by `info`, by every bundled script
+-- (one line on stderr; reports mark the kind's figures doubtful) and by
+-- trace:layout_checks(); a correct trace reports nothing.  The payloads
+-- are written byte by byte (w:kernel), so each case is exactly what a
+-- differing Windows build would write.
+package.path = "tests/lua/?.lua;" .. package.path
+local T = require "testlib"
+local check, eq, test = T.check, T.eq, T.test
+
+local N, PID = 50, 100
+local HEAP, KBASE = 0x250000, -0x3CF0C0000000
+
+-- variant: "good", "newer" (HeapAlloc v3 with 8 more bytes), "shifted"
+-- (PoolAlloc fields 4 bytes later), "narrow" (32-bit HeapAlloc payloads in
+-- 64-bit headers), "badpid" (VirtualAlloc naming a process the trace does not)
+local function write(variant)
+  local path = os.tmpname()
+  local w = assert(heapscript.writer(path, { cpus = 1, pointer_size = 8 }))
+  w:process { op = "dcstart", pid = PID, ppid = 4, ts = 10, name = "app.exe" }
+  local ts = 100
+  for i = 1, N do
+    local addr, size = 0x10000 + i * 0x40, 24 + i
+    local hv, hp = 2, string.pack("<I8I8I8I4", HEAP, size, addr, 2)
+    if variant == "newer" then hv, hp = 3, hp .. string.pack("<I8", 0x1234) end
+    if variant == "narrow" then hp = string.pack("<I4I4I4I4", HEAP, size, addr, 2) end
+    w:kernel { group = 0x10, opcode = 33, version = hv, pid = PID, tid = 101, ts = ts, payload = hp }
+    local pp = string.pack("<I4I4I8i8", 0, string.unpack("<I4", "Leak"), 256, KBASE + i * 0x100)
+    if variant == "shifted" then pp = string.pack("<I4", 0) .. pp end
+    w:kernel { group = 0x0E, opcode = 32, version = 2, header = "PERFINFO64", ts = ts + 1, payload = pp }
+    w:kernel { group = 0x02, opcode = 98, version = 2, header = "PERFINFO64", ts = ts + 2,
+               payload = string.pack("<I8I8I4I4", 0x7000000 + i * 0x10000, 0x10000,
+                                     variant == "badpid" and 999 or PID, 0x3000) }
+    ts = ts + 10
+  end
+  assert(w:close())
+  return path
+end
+
+local function run(cmd)
+  local err = os.tmpname()
+  local f = io.popen(cmd .. " 2>" .. T.q(err))
+  local out = f:read("a")
+  local _, _, rc = f:close()
+  local e = io.open(err):read("a")
+  os.remove(err)
+  return out, e, rc
+end
+
+local function count(s, pat)
+  local n = 0
+  for _ in s:gmatch(pat) do n = n + 1 end
+  return n
+end
+
+local HS = T.bin()
+local SCRIPTS = { "leaks", "transient", "growth", "pool", "policy", "events" }
+local expect = {
+  newer = { event = "HeapAlloc", version = 3, kind = "heap", check = "length", len = "36 %(50%)" },
+  shifted = { event = "PoolAlloc", version = 2, kind = "pool", check = "tag", len = "28 %(50%)" },
+  narrow = { event = "HeapAlloc", version = 2, kind = "heap", check = "short", len = "16 %(50%)" },
+  badpid = { event = "VirtualAlloc", version = 2, kind = "virtual", check = "pid", len = "24 %(50%)" },
+}
+
+for _, variant in ipairs { "good", "newer", "shifted", "narrow", "badpid" } do
+  local path = write(variant)
+  local x = expect[variant]
+
+  test(variant .. ": info", function()
+    local out, err, rc = run(HS .. " info " .. T.q(path))
+    eq(rc, 0, "exit status 0 (a warning, not damage)")
+    check(out:find("memory layouts", 1, true), "info lists the memory layouts")
+    check(out:find("PoolAlloc +v2  P8 +50  lengths " .. (variant == "shifted" and "28" or "24") .. " %(50%)"),
+          "info lists the lengths seen per memory event", out:match("memory layouts.*"))
+    if not x then
+      eq(err, "", "a correct trace: nothing on stderr")
+      check(not out:find("DOES NOT FIT", 1, true), "every layout fits")
+      return
+    end
+    eq(count(err, "layout does not fit"), 1, "one line on stderr")
+    check(err:find(x.event .. " v" .. x.version, 1, true) and err:find("payload lengths " .. x.len)
+          and err:find(x.check .. " 50", 1, true) and err:find(x.kind .. " figures are doubtful", 1, true),
+          "it names the event, version, lengths and failed checks", err)
+    check(out:find(x.event .. " +v" .. x.version .. " +P8 +50 +lengths " .. x.len .. ".*DOES NOT FIT"),
+          "the listing says which does not fit", out:match("memory layouts.*"))
+    local js = run(HS .. " info --json " .. T.q(path))
+    check(js:find('"event": "' .. x.event .. '", "hook": %d+, "version": ' .. x.version .. '.-"fits": false'),
+          "info --json: fits false")
+  end)
+
+  for _, s in ipairs(SCRIPTS) do
+    test(variant .. ": " .. s, function()
+      local out, err = run(HS .. " " .. s .. " " .. T.q(path))
+      if not x then
+        check(not err:find("layout does not fit", 1, true), s .. ": nothing reported", err)
+        check(not out:find("doubtful", 1, true), s .. ": nothing doubtful")
+        return
+      end
+      eq(count(err, "layout does not fit"), 1, s .. ": one line on stderr")
+      check(err:find(x.event .. " v" .. x.version, 1, true), s .. ": naming the event and version", err)
+      check(out:find("doubtful", 1, true) or out:find("does not fit", 1, true), s .. ": the report says so", out)
+      if s ~= "events" then
+        local js, err2 = run(HS .. " " .. s .. " " .. T.q(path) .. " -- --json -")
+        check(js:find('"doubtful": {%s*"' .. x.kind .. '": "layout does not fit'), s .. ": JSON marks the kind doubtful",
+              js:sub(1, 300))
+        eq(count(err2, "layout does not fit"), 1, s .. " --json: the line on stderr too")
+      end
+    end)
+  end
+
+  test(variant .. ": trace:layout_checks()", function()
+    local t <close> = assert(heapscript.open(path))
+    local rows, bad = t:layout_checks(), {}
+    eq(#rows, 3, "three layouts used")
+    for _, r in ipairs(rows) do
+      if not r.fits then bad[#bad + 1] = r end
+      eq(r.events, N, r.event .. ": events")
+    end
+    eq(t:memory_stats().layouts_misfit, #bad, "memory_stats().layouts_misfit")
+    if not x then eq(#bad, 0, "every layout fits"); return end
+    eq(#bad, 1, "one layout does not fit")
+    local r = bad[1]
+    check(r.event == x.event and r.version == x.version and r.kind == x.kind, "it is " .. x.event)
+    eq(r.failed[x.check], N, "check " .. x.check .. " failed for every event")
+    check(r.warning and r.warning:find("layout does not fit", 1, true), "with its warning line")
+  end)
+  os.remove(path)
+end
+
+return T.done("test_layouts")
