@@ -15,8 +15,10 @@ usage: heapscript leaks TRACE... [-- OPTIONS]
   --frames N                 frames per stack (default 12)
   --min-bytes N              leave out stacks that leaked less (default 0; 64k, 1MiB accepted)
   --symbols FILE             symbol map (default: TRACE.sym beside the trace, if present)
-  --json FILE                also write the report as JSON ("-" for standard output, then no text)
-]]
+  --json FILE                also write the report as JSON ("-" for standard output, then no text);
+                             its "groups" (every leaking stack, tag and process) are a baseline
+                             for `heapscript diff` and `policy --baseline`
+]] .. report.OUTPUT_USAGE
 
 local o = report.options({ kind = "list", process = "string", pid = "number", tag = "string",
   window = "window", top = "number", frames = "number", min_bytes = "number", symbols = "string",
@@ -27,6 +29,7 @@ report.load_symbols(o.symbols)
 
 local text = o.json ~= "-"
 local out = { trace = trace:files(), window = nil, kinds = {} }
+local findings = {}
 local stats = trace:memory_stats()
 
 for kind, A in report.kinds(o) do
@@ -62,6 +65,9 @@ for kind, A in report.kinds(o) do
       local e = { count = g.count, bytes = g.bytes, sizes = sl, first = first, last = last, processes = pl, tags = tl,
                   headline = report.headline(g.stack), frames = report.frames(g.stack) }
       k.stacks[#k.stacks + 1] = e
+      findings[#findings + 1] = { type = "AIFO", what = "leak", kind = kind, process = table.concat(pl, ", "),
+        headline = e.headline, frames = e.frames, count = g.count, bytes = g.bytes, impacting = g.impacting,
+        first = first, last = last }
       if text then
         local szs = #sl <= 4 and table.concat(sl, ", ") .. " B" or ("%d sizes %d..%d B"):format(#sl, sl[1], sl[#sl])
         print(("  #%d  %s in %d allocations (%s), %.3f..%.3f s, %s%s")
@@ -86,5 +92,13 @@ if text then
       :format(n.frees_of_unknown_blocks, n.double_frees))
   end
 end
-if o.json then report.write_json(o.json, out) end
+if o.json then
+  local f = report.filters(o)
+  f.kind = o.kind
+  out.groups = require("baseline").collect(trace, f)
+  report.write_json(o.json, out)
+end
+local f = report.filters(o)
+f.kind = o.kind
+report.emit(o, { script = "leaks", findings = findings, filters = f })
 return 0

@@ -9,7 +9,7 @@ usage: heapscript pool TRACE... [-- OPTIONS]
   --top N          tags listed (default 10), sorted by bytes outstanding at the end
   --stacks N       stacks shown per leaking tag (default 2)
   --tag TAG        one tag only; --window T1,T2; --frames N (default 12); --symbols FILE; --json FILE
-]]
+]] .. report.OUTPUT_USAGE
 
 local o = report.options({ top = "number", stacks = "number", tag = "string", window = "window",
   frames = "number", symbols = "string", json = "string" }, { top = 10, stacks = 2, frames = 12 }, { ... }, usage)
@@ -20,9 +20,11 @@ local f = report.filters(o)
 f.kind = "pool"
 local P = trace:allocations(f)
 local out = { tags = {} }
+local findings = {}
 if #P == 0 then
   if text then print("no pool allocations in this trace") end
   if o.json then report.write_json(o.json, out) end
+  report.emit(o, { script = "pool", findings = findings, filters = f })
   return 0
 end
 local s = P:summary()
@@ -52,6 +54,11 @@ for _, g in ipairs(P:group("tag", { sort = "outstanding_end", top = o.top })) do
     for i, sg in ipairs(g.allocs:filter{ class = "AIFO" }:group("stack", { sort = "bytes", top = o.stacks })) do
       e.stacks[#e.stacks + 1] = { bytes = sg.bytes, count = sg.count, headline = report.headline(sg.stack),
                                   frames = report.frames(sg.stack) }
+      local procs = {}
+      for _, pg in ipairs(sg.allocs:group("process")) do procs[#procs + 1] = ("%s (%d)"):format(pg.process or "?", pg.pid or 0) end
+      findings[#findings + 1] = { type = "AIFO", what = "pool tag '" .. g.tag .. "'", kind = "pool",
+        process = table.concat(procs, ", "), headline = e.stacks[#e.stacks].headline, frames = e.stacks[#e.stacks].frames,
+        count = sg.count, bytes = sg.bytes, impacting = sg.impacting, tag = g.tag }
       if text then
         print(("         stack #%d: %s in %d allocations still outstanding"):format(i, report.bytes(sg.bytes), sg.count))
         report.print_stack(sg.stack, "           ", o.frames)
@@ -60,4 +67,5 @@ for _, g in ipairs(P:group("tag", { sort = "outstanding_end", top = o.top })) do
   end
 end
 if o.json then report.write_json(o.json, out) end
+report.emit(o, { script = "pool", findings = findings, filters = f })
 return 0

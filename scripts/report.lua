@@ -8,6 +8,10 @@ local M = {}
 -- "window" (T1,T2 in seconds) or "flag"; defaults is a table of values.
 function M.options(spec, defaults, argv, usage)
   local o = {}
+  local own = spec
+  spec = {}
+  for k, v in pairs(M.OUTPUTS) do spec[k] = v end   -- every script writes these (M.emit)
+  for k, v in pairs(own) do spec[k] = v end
   for k, v in pairs(defaults or {}) do o[k] = v end
   local i = 1
   local function fail(msg)
@@ -226,6 +230,23 @@ function M.span(A)
     end
   end
   return first, last
+end
+
+-- The report files every script can write besides its text: a page,
+-- a table, a pull-request comment, a flame graph's input.  report.options
+-- accepts these options for every spec; a script hands its findings to
+-- report.emit at the end (report_formats.lua, report_html.lua).
+M.OUTPUTS = { html = "string", csv = "string", markdown = "string", folded = "string" }
+M.OUTPUT_USAGE = [[
+  --html FILE      the report as one self-contained page (charts, tables, flame view)
+  --csv FILE, --markdown FILE, --folded FILE   findings as CSV, a Markdown summary,
+                   outstanding bytes by stack for flame graphs (docs/SCRIPTS.md)
+]]
+
+function M.emit(o, r)
+  if o.html or o.csv or o.markdown or o.folded or o.junit then
+    return require("report_formats").emit(o, r)
+  end
 end
 
 return M
