@@ -70,14 +70,14 @@ end
 -- stable key: { [key] = {count =, bytes =, impacting = [, headline, frames]} }.
 -- count and bytes are AIFO; impacting is AIFO - AOFI bytes.  Groups that
 -- kept nothing and freed nothing from before are left out.
-function M.figures(A, per, with_frames)
+function M.figures(A, per, with_frames, window)
   local out = {}
   if per == nil then
-    local s = A:summary()
+    local s = A:summary(window)
     if s.AIFO.count > 0 or s.impacting ~= 0 then add(out, "all", s) end
     return out
   end
-  for _, g in ipairs(A:group(per)) do
+  for _, g in ipairs(A:group(per, { window = window })) do
     if g.AIFO.count > 0 or g.impacting ~= 0 then
       local k = M.group_key(per, g)
       local e = add(out, k, g)
@@ -194,7 +194,7 @@ M.Baseline = {}
 -- Figures of the baseline for a rule's select and per.  A trace baseline
 -- is selected exactly as the run is; a JSON one holds groups by kind, so
 -- only select.kind can be applied (anything else is an error).
-function M.Baseline:figures(select, per)
+function M.Baseline:figures(select, per, window)
   select = select or {}
   if per ~= nil and per ~= "stack" and per ~= "tag" and per ~= "process" then
     error("a baseline compares per stack, tag or process, not per " .. tostring(per), 0)
@@ -202,10 +202,11 @@ function M.Baseline:figures(select, per)
   if self.trace then
     local cur = heapscript.symbols()
     if self.symbols then heapscript.symbols(self.symbols) end
-    local fig = M.figures(self.trace:allocations(select), per)
+    local fig = M.figures(self.trace:allocations(select), per, false, window)
     if cur then heapscript.symbols(cur) else heapscript.symbols(false) end
     return fig
   end
+  if window then error("a JSON baseline holds the whole trace: a rule's window needs a trace as the baseline", 0) end
   for k in pairs(select) do
     if k ~= "kind" then
       error(("a JSON baseline holds groups by kind only: select.%s needs a trace as the baseline"):format(k), 0)

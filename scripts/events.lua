@@ -5,21 +5,17 @@
 --
 -- Uses only the documented API (docs/API.md): trace:events with filters
 -- in C, one reused Event per record, and plain Lua tables for counting.
-local top, provider
-local i = 1
-while arg[i] do
-  local a = arg[i]
-  if a == "--top" then top = tonumber(arg[i + 1]); i = i + 1
-  elseif a == "--provider" then provider = arg[i + 1]; i = i + 1
-  elseif a == "--help" or a == "-h" then
-    print("usage: heapscript events TRACE... [-- [--top N] [--provider NAME|GUID]]")
-    return 0
-  else
-    io.stderr:write("events.lua: unknown argument '", a, "'\n")
-    return 2
-  end
-  i = i + 1
-end
+local report = require "report"
+local usage = [==[
+usage: heapscript events TRACE... [-- [--top N] [--provider NAME|GUID]]
+]==] .. report.OUTPUT_USAGE
+-- options from `arg` (not `...`), so that require "events" from a script
+-- reads that script's arguments, as it always has
+local argv = {}
+for i = 1, arg and #arg or 0 do argv[i] = arg[i] end
+if argv[1] == "-h" then io.stdout:write(usage); return 0 end
+local o = report.options({ top = "number", provider = "string" }, {}, argv, usage)
+local top, provider = o.top, o.provider
 if not trace then
   io.stderr:write("events.lua: no trace given\nusage: heapscript events TRACE...\n")
   return 2
@@ -69,3 +65,11 @@ for n, r in ipairs(rows) do
   io.write(string.format(fmt, r.count, r.provider, r.id, r.opcode, r.name))
 end
 io.write(string.format("%10d  events, %d kinds, %d files\n", total, #rows, #trace:files()))
+
+local findings = {}
+for n, r in ipairs(rows) do
+  if top and n > top then break end
+  findings[n] = { what = "events", type = r.provider, headline = ("%s %d/%d %s"):format(r.provider, r.id, r.opcode, r.name),
+                  count = r.count }
+end
+report.emit(o, { script = "events", findings = findings })
