@@ -19,6 +19,7 @@
 local report = require "report"
 
 local F = {}
+local find, match, gsub = string.find, string.match, string.gsub
 
 local function write(path, s)
   if path == "-" then io.stdout:write(s); return end
@@ -32,8 +33,9 @@ F.write = write
 -- A frame as flame graphs want it: no +0xOFFSET after a function name
 -- (every call site of a function is one box), no ';' (the separator).
 function F.flame_frame(f)
-  f = f:gsub("^([^!]+!.-)%+0x%x+$", "%1")
-  return (f:gsub(";", ":"))
+  if find(f, "!", 1, true) then f = match(f, "^(.-)%+0x%x+$") or f end
+  if find(f, ";", 1, true) then f = gsub(f, ";", ":") end
+  return f
 end
 
 -- What the flame view and --folded show: the AIFO records of each kind.
@@ -59,13 +61,14 @@ end
 -- Bytes by stack, root first, kind as the root frame: {{frames = {...}, bytes = n}, ...}
 -- sorted by the folded text; the same folded text from two stacks is one line.
 function F.stacks(r)
-  local by, lines = {}, {}
+  if r._stacks then return r._stacks end     -- --folded and --html share one
+  local by, lines, flame_frame = {}, {}, F.flame_frame
   for _, sel in ipairs(F.outstanding(r)) do
     for _, g in ipairs(sel.allocs:group("stack")) do
       if g.bytes > 0 then
         local fr = { sel.kind }
         local f = g.stack and g.stack:frames() or {}
-        for i = #f, 1, -1 do fr[#fr + 1] = F.flame_frame(f[i]) end
+        for i = #f, 1, -1 do fr[#fr + 1] = flame_frame(f[i]) end
         if #f == 0 then fr[#fr + 1] = "(no stack)" end
         local text = table.concat(fr, ";")
         local e = by[text]
@@ -78,7 +81,11 @@ function F.stacks(r)
       end
     end
   end
-  table.sort(lines, function(a, b) return a.text < b.text end)
+  local texts = {}
+  for i, l in ipairs(lines) do texts[i] = l.text end
+  table.sort(texts)                          -- strings sort fastest without a comparator
+  for i, t in ipairs(texts) do lines[i] = by[t] end
+  r._stacks = lines
   return lines
 end
 
@@ -144,7 +151,7 @@ function F.markdown(r, top)
   if r.deltas then
     local changed = {}
     for _, d in ipairs(r.deltas) do if d.status ~= "unchanged" and d.by == "stack" then changed[#changed + 1] = d end end
-    L[#L + 1] = ("**Against the baseline**: %d stacks changed"):format(#changed)
+    L[#L + 1] = ("**Against the baseline**: %d %s changed"):format(#changed, #changed == 1 and "stack" or "stacks")
     L[#L + 1] = ""
     if #changed > 0 then
       L[#L + 1] = "| change | kind | stack | leaked | Δ | allocations |"

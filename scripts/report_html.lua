@@ -178,26 +178,33 @@ local function hue(name)
   return h
 end
 
+-- The icicle is built top-down from the lines of F.stacks, splitting
+-- only the boxes that will be drawn: lines under a box too small to draw
+-- are never looked at again, so 100,000 distinct stacks cost about two
+-- passes over them, not a tree of every frame.
 function H.icicle(lines)
-  local root = { name = "all", bytes = 0, kids = {}, order = {} }
-  for _, l in ipairs(lines) do
-    root.bytes = root.bytes + l.bytes
-    local n = root
-    for d, f in ipairs(l.frames) do
-      if d > H.DEPTH then break end
-      local k = n.kids[f]
-      if not k then
-        k = { name = f, bytes = 0, kids = {}, order = {} }
-        n.kids[f] = k
-        n.order[#n.order + 1] = k
+  local total = 0
+  for _, l in ipairs(lines) do total = total + l.bytes end
+  if total == 0 then return "<p>Nothing outstanding.</p>", 0 end
+  local min = total * H.MIN_FRACTION
+  local function split(idx, d)             -- children of the box holding lines idx at depth d
+    local kids, order = {}, {}
+    for _, i in ipairs(idx) do
+      local l = lines[i]
+      local f = l.frames[d]
+      if f then
+        local k = kids[f]
+        if not k then k = { name = f, bytes = 0, idx = {} }; kids[f] = k; order[#order + 1] = k end
+        k.bytes = k.bytes + l.bytes
+        k.idx[#k.idx + 1] = i
       end
-      k.bytes = k.bytes + l.bytes
-      n = k
     end
+    return order
   end
-  if root.bytes == 0 then return "<p>Nothing outstanding.</p>", 0 end
+  local all = {}
+  for i = 1, #lines do all[i] = i end
+  local root = { name = "all", bytes = total, idx = all }
   local RH, FW = 17, 1200
-  local min = root.bytes * H.MIN_FRACTION
   local boxes, o, depth = 0, {}, 0
   local function draw(n, x, d)
     if boxes >= H.BOXES then return end
@@ -210,9 +217,12 @@ function H.icicle(lines)
     o[#o + 1] = ('<g><title>%s\n%s (%.1f%%)</title><rect x="%.2f" y="%d" width="%.2f" height="%d" fill="hsl(%d,60%%,%d%%)"/>%s</g>')
       :format(esc(n.name), esc(report.bytes(n.bytes)), n.bytes / root.bytes * 100, x, d * RH, w, RH - 1, hue(n.name),
         d == 0 and 85 or 72, shown ~= "" and ('<text x="%.2f" y="%d">%s</text>'):format(x + 3, d * RH + 12, esc(shown)) or "")
-    table.sort(n.order, function(a, b) if a.bytes ~= b.bytes then return a.bytes > b.bytes end return a.name < b.name end)
+    if d >= H.DEPTH then return end
+    local order = split(n.idx, d + 1)
+    n.idx = nil
+    table.sort(order, function(a, b) if a.bytes ~= b.bytes then return a.bytes > b.bytes end return a.name < b.name end)
     local cx = x
-    for _, k in ipairs(n.order) do
+    for _, k in ipairs(order) do
       if k.bytes >= min then draw(k, cx, d + 1) end
       cx = cx + k.bytes / root.bytes * FW
     end
