@@ -56,7 +56,7 @@ if o.symbols then report.load_symbols(o.symbols) else baseline.symbols_beside(ne
 local new = baseline.collect(N, f, true)
 local rows = baseline.diff(base.groups, new)
 
-local text = o.json ~= "-"
+local text = report.text(o)
 local out = { base = base_path, new = new_path, counts = {}, groups = {} }
 local shown = {}
 for _, by in ipairs(o.by) do shown[by] = true end

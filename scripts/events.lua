@@ -59,12 +59,14 @@ end)
 local w = #"provider"
 for _, r in ipairs(rows) do if #r.provider > w then w = #r.provider end end
 local fmt = "%10s  %-" .. w .. "s  %5s  %6s  %s\n"
-io.write(string.format(fmt, "count", "provider", "id", "opcode", "event"))
-for n, r in ipairs(rows) do
-  if top and n > top then break end
-  io.write(string.format(fmt, r.count, r.provider, r.id, r.opcode, r.name))
+if report.text(o) then
+  io.write(string.format(fmt, "count", "provider", "id", "opcode", "event"))
+  for n, r in ipairs(rows) do
+    if top and n > top then break end
+    io.write(string.format(fmt, r.count, r.provider, r.id, r.opcode, r.name))
+  end
+  io.write(string.format("%10d  events, %d kinds, %d files\n", total, #rows, #trace:files()))
 end
-io.write(string.format("%10d  events, %d kinds, %d files\n", total, #rows, #trace:files()))
 
 local findings = {}
 for n, r in ipairs(rows) do

@@ -25,7 +25,7 @@ local o = report.options({ kind = "list", min_step = "number", step_span = "stri
 if not trace then io.stderr:write(usage); return 2 end
 report.load_symbols(o.symbols)
 local span = tonumber(o.step_span) or 1
-local text = o.json ~= "-"
+local text = report.text(o)
 local out = { kinds = {} }
 local findings = {}
 

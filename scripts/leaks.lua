@@ -27,7 +27,7 @@ local o = report.options({ kind = "list", process = "string", pid = "number", ta
 if not trace then io.stderr:write(usage); return 2 end
 report.load_symbols(o.symbols)
 
-local text = o.json ~= "-"
+local text = report.text(o)
 local out = { trace = trace:files(), window = nil, kinds = {} }
 local findings = {}
 local stats = trace:memory_stats()

@@ -61,7 +61,7 @@ local function describe_group(g, per)
   return tostring(g.key)
 end
 
-local text = o.json ~= "-"
+local text = report.text(o)
 local out = { rules_file = o.rules, trace = trace:files(), results = {}, failed = 0, warnings = 0 }
 for i, r in ipairs(rules) do
   if type(r) ~= "table" or type(r.name) ~= "string" then

@@ -15,7 +15,7 @@ local o = report.options({ top = "number", stacks = "number", tag = "string", wi
   frames = "number", symbols = "string", json = "string" }, { top = 10, stacks = 2, frames = 12 }, { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end
 report.load_symbols(o.symbols)
-local text = o.json ~= "-"
+local text = report.text(o)
 local f = report.filters(o)
 f.kind = "pool"
 local P = trace:allocations(f)

@@ -54,7 +54,21 @@ function M.options(spec, defaults, argv, usage)
     end
     i = i + 1
   end
+  local dash = {}
+  for _, k in ipairs({ "json", "html", "csv", "markdown", "folded", "junit" }) do
+    if o[k] == "-" then dash[#dash + 1] = "--" .. k end
+  end
+  if #dash > 1 then fail(table.concat(dash, " and ") .. ": only one report can go to standard output") end
   return o
+end
+
+-- Whether a script prints its text: not when a report goes to standard
+-- output instead (--json -, --csv -, ...).
+function M.text(o)
+  for _, k in ipairs({ "json", "html", "csv", "markdown", "folded", "junit" }) do
+    if o[k] == "-" then return false end
+  end
+  return true
 end
 
 -- "10MiB", "64k", "1e6", "0x100" -> integer bytes (binary suffixes).
@@ -238,9 +252,9 @@ end
 -- report.emit at the end (report_formats.lua, report_html.lua).
 M.OUTPUTS = { html = "string", csv = "string", markdown = "string", folded = "string" }
 M.OUTPUT_USAGE = [[
-  --html FILE      the report as one self-contained page (charts, tables, flame view)
-  --csv FILE, --markdown FILE, --folded FILE   findings as CSV, a Markdown summary,
-                   outstanding bytes by stack for flame graphs (docs/SCRIPTS.md)
+  --html FILE, --csv FILE, --markdown FILE, --folded FILE
+                             report files: a page, the findings as CSV, a pull-request summary,
+                             bytes by stack for flame graphs ("-": standard output, no text)
 ]]
 
 function M.emit(o, r)

@@ -19,7 +19,7 @@ local o = report.options({ kind = "list", min_size = "number", max_lifetime = "s
 if not trace then io.stderr:write(usage); return 2 end
 report.load_symbols(o.symbols)
 local maxlife = tonumber(o.max_lifetime) or 1
-local text = o.json ~= "-"
+local text = report.text(o)
 local out = { min_size = o.min_size, max_lifetime = maxlife, kinds = {} }
 local findings, folded = {}, {}
 
