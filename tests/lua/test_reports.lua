@@ -211,22 +211,7 @@ T.test("CSV: one row per finding, the WPA columns", function()
 end)
 
 T.test("HTML of 100,000 stacks stays small", function()
-  local gen = tmp .. "/gen.lua"
-  local f = assert(io.open(gen, "w"))
-  f:write([[
-local w = assert(heapscript.writer(arg[1], { cpus = 1, perf_freq = 10000000, start_ticks = 1000000 }))
-w:process { op = "dcstart", pid = 100, ppid = 4, ts = 1000100, name = "many.exe" }
-w:image { op = "dcstart", pid = 100, base = 0x140000000, size = 0x1000000, ts = 1000200, path = "C:\\many.exe" }
-for i = 1, 100000 do
-  local st = {}
-  for d = 1, 8 do st[d] = 0x140001000 + ((i * 7919 + d * 104729) % 0xF00000) end
-  st[8] = 0x140001000 + i % 50          -- 50 roots
-  assert(w:heap { op = "alloc", pid = 100, tid = 104, ts = 1001000 + i * 100, heap = 0x10000,
-                  addr = 0x20000000 + i * 64, size = 32 + i % 64, stack = st })
-end
-assert(w:close())
-]])
-  f:close()
+  local gen = "tests/bench/gen_stacks.lua"
   local tr = tmp .. "/many.etl"
   local out, code = run(q(gen) .. " -- " .. q(tr))
   eq(code, 0, "the writer makes 100,000 stacks " .. out)
