@@ -90,10 +90,7 @@ for _, by in ipairs({ "stack", "tag", "process" }) do
             pair(report.bytes(r.base.impacting), report.bytes(r.new.impacting))):gsub("%s+$", "")))
           print("           " .. (by == "tag" and ("tag '" .. r.key .. "'") or r.headline))
           if by == "stack" and (r.status == "new" or r.status == "grew") and r.frames then
-            for i, fr in ipairs(r.frames) do
-              if i > o.frames then print(("             ... %d more"):format(#r.frames - o.frames)); break end
-              print("             " .. fr)
-            end
+            report.print_stack(r.frames, "             ", o.frames)
           end
         end
       end

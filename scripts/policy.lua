@@ -165,13 +165,7 @@ for i, r in ipairs(rules) do
     if not res.ok then
       if r.why then print("      " .. r.why) end
       local v = res.violations[1]
-      if v and v.stack_object then report.print_stack(v.stack_object, "        ", o.frames)
-      elseif v and type(v.stack) == "table" then
-        for i, fr in ipairs(v.stack) do
-          if i > o.frames then print(("        ... %d more"):format(#v.stack - o.frames)); break end
-          print("        " .. fr)
-        end
-      end
+      if v and (v.stack_object or v.stack) then report.print_stack(v.stack_object or v.stack, "        ", o.frames) end
     end
   end
   for _, v in ipairs(res.violations) do v.stack_object, v.message = nil, nil end

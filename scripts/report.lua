@@ -116,10 +116,11 @@ function M.bytes(n)
   return ("%d B"):format(n)
 end
 
--- The frames of a stack, innermost first, at most max of them.
+-- The frames of a stack (a heapscript.Stack, or a list of frame texts),
+-- innermost first, at most max of them.
 function M.frames(stack, max)
   if not stack then return {} end
-  local f = stack:frames()
+  local f = type(stack) == "table" and stack or stack:frames()
   if max and max <= 0 then return {} end
   if max and #f > max then
     local cut = {}

@@ -10,28 +10,10 @@ package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
 local T = require "testlib"
 local json = require "json"
 local baseline = require "baseline"
-local bin = T.bin()
 local q = T.q
 local check, eq = T.check, T.eq
 
-local function run(args)
-  local p = io.popen(bin .. " " .. args .. " 2>&1")
-  local out = p:read("a")
-  local _, _, code = p:close()
-  return out, code
-end
-local function report(args)
-  local out, code = run(args .. " --json -")
-  local ok, v = pcall(json.decode, out)
-  return ok and v or nil, code, out
-end
-local function slurp(p)
-  local f = io.open(p, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local run, report, slurp = T.run, T.report, T.slurp
 local M, FIXED, NEW = "examples/memorytestapp.etl", "examples/memorytestapp-fixed.etl", "examples/memorytestapp-newleak.etl"
 local tmp = os.tmpname()
 os.remove(tmp)

@@ -22,13 +22,7 @@ local bin = T.bin()
 local json = require "json"
 local check, eq, test, raises = T.check, T.eq, T.test, T.raises
 local q = T.q
-local function slurp(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local slurp = T.slurp
 local function tmpdir()
   local d = os.tmpname()
   os.remove(d)
