@@ -47,6 +47,17 @@ local f = report.filters(o)
 f.kind = o.kind
 local base, err = baseline.load(base_path, f)
 if not base then io.stderr:write("heapscript: " .. err .. "\n"); return 2 end
+if not base.trace then
+  -- a JSON baseline holds what `leaks` selected when it was made: only its kinds can be chosen here
+  if o.process or o.pid or o.tag or o.window then
+    io.stderr:write("heapscript: diff: " .. base_path .. " is a JSON baseline: --process, --pid, --tag and "
+      .. "--window need a trace as the baseline\n")
+    return 2
+  end
+  local kept = {}
+  for _, g in ipairs(base.groups) do if baseline.has(o.kind, g.kind) then kept[#kept + 1] = g end end
+  base.groups = kept
+end
 
 -- the new run opened on its own: the merged `trace` would mix both runs
 local N = trace
@@ -79,18 +90,18 @@ for _, by in ipairs({ "stack", "tag", "process" }) do
           base = r.base, new = r.new, headline = r.headline, frames = r.frames }
         if text and n <= o.top then
           if n == 1 then
-            print((("  %-8s %-7s %10s  %21s  %13s  %21s"):format("change", "kind", "delta", "leaked base -> new",
+            print((("  %-9s %-7s %10s  %21s  %13s  %21s"):format("change", "kind", "delta", "leaked base -> new",
               "count", "impacting"):gsub("%s+$", "")))
           end
           local function pair(x, y) return ("%9s -> %-9s"):format(x, y) end
-          print((("  %-8s %-7s %10s  %21s  %13s  %21s"):format(r.status, r.kind,
+          print((("  %-9s %-7s %10s  %21s  %13s  %21s"):format(r.status, r.kind,
             (r.delta >= 0 and "+" or "-") .. report.bytes(math.abs(r.delta)),
             pair(report.bytes(r.base.bytes), report.bytes(r.new.bytes)),
             ("%5d -> %-5d"):format(r.base.count, r.new.count),
             pair(report.bytes(r.base.impacting), report.bytes(r.new.impacting))):gsub("%s+$", "")))
-          print("           " .. (by == "tag" and ("tag '" .. r.key .. "'") or r.headline))
+          print("            " .. (by == "tag" and ("tag '" .. r.key .. "'") or r.headline))
           if by == "stack" and (r.status == "new" or r.status == "grew") and r.frames then
-            report.print_stack(r.frames, "             ", o.frames)
+            report.print_stack(r.frames, "              ", o.frames)
           end
         end
       end

@@ -88,7 +88,13 @@ T.test("diff: a stored JSON baseline gives the same answer", function()
     check(#c == 1 and c[1].status == case[2] and (c[1].base.count + c[1].new.count) == case[3],
           "JSON baseline: " .. case[2], raw)
   end
-  local out, c3 = run("diff " .. M .. " " .. NEW .. " -- --baseline " .. q(base_json))
+  local rk = report("diff " .. NEW .. " -- --kind heap --all --baseline " .. q(base_json))
+  local kinds = {}
+  for _, g in ipairs(rk and rk.groups or {}) do kinds[g.kind] = true end
+  check(rk and kinds.heap and not kinds.virtual, "--kind heap leaves the JSON baseline's other kinds out")
+  local out, c3 = run("diff " .. NEW .. " -- --window 0,5 --baseline " .. q(base_json))
+  check(c3 == 2 and out:find("need a trace as the baseline", 1, true), "--window with a JSON baseline exits 2", out)
+  out, c3 = run("diff " .. M .. " " .. NEW .. " -- --baseline " .. q(base_json))
   check(c3 == 2 and out:find("give one trace", 1, true), "--baseline with two traces exits 2", out)
   out, c3 = run("diff " .. M)
   check(c3 == 2 and out:find("give two traces", 1, true), "one trace and no baseline exits 2", out)
