@@ -39,7 +39,7 @@ svg text{font:11px system-ui,sans-serif;fill:#333}
 .axis{stroke:#999;stroke-width:1}.grid{stroke:#eee;stroke-width:1}
 .mark line{stroke-width:1.5}.mark.spike line{stroke:#d9480f}.mark.step line{stroke:#2b8a3e}
 .mark.spike path{fill:#d9480f}.mark.step path{fill:#2b8a3e}
-table{border-collapse:collapse;width:100%;margin:6px 0}
+table{border-collapse:collapse;width:100%;margin:6px 0}h3{font-size:15px;margin:14px 0 4px}
 th,td{border-bottom:1px solid #e4e4e4;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f4f4f4;cursor:pointer;user-select:none;white-space:nowrap}
 th.asc:after{content:" \25B2"}th.desc:after{content:" \25BC"}
@@ -269,8 +269,7 @@ end
 
 local function deltas_table(ds)
   local o = { '<table class="sortable"><thead><tr><th>Change</th><th>By</th><th>Kind</th><th>Group</th>'
-    .. '<th>Leaked (base)</th><th>Leaked (new)</th><th>Δ bytes</th><th>Count (base)</th><th>Count (new)</th>'
-    .. '<th>Impacting (base)</th><th>Impacting (new)</th></tr></thead><tbody>' }
+    .. '<th>Leaked base → new</th><th>Δ bytes</th><th>Count base → new</th><th>Impacting base → new</th></tr></thead><tbody>' }
   local n = 0
   for _, d in ipairs(ds) do
     if d.status ~= "unchanged" then
@@ -281,12 +280,12 @@ local function deltas_table(ds)
       local name = #frames > 0 and ('<details><summary><code>%s</code></summary><pre>%s</pre></details>')
         :format(esc(d.headline), table.concat(frames, "\n")) or ("<code>" .. esc(d.by == "tag" and ("'" .. d.key .. "'") or d.headline) .. "</code>")
       o[#o + 1] = ('<tr><td class="%s">%s</td><td>%s</td><td>%s</td><td>%s</td>'):format(d.status, d.status, d.by, d.kind, name)
-        .. ('<td class="n" data-v="%d">%s</td><td class="n" data-v="%d">%s</td><td class="n" data-v="%d">%s%s</td>')
-          :format(d.base.bytes, esc(report.bytes(d.base.bytes)), d.new.bytes, esc(report.bytes(d.new.bytes)), d.delta,
+        .. ('<td class="n" data-v="%d">%s → %s</td><td class="n" data-v="%d">%s%s</td>')
+          :format(d.new.bytes, esc(report.bytes(d.base.bytes)), esc(report.bytes(d.new.bytes)), d.delta,
             d.delta >= 0 and "+" or "−", esc(report.bytes(math.abs(d.delta))))
-        .. ('<td class="n" data-v="%d">%d</td><td class="n" data-v="%d">%d</td><td class="n" data-v="%d">%s</td><td class="n" data-v="%d">%s</td></tr>')
-          :format(d.base.count, d.base.count, d.new.count, d.new.count, d.base.impacting, esc(report.bytes(d.base.impacting)),
-            d.new.impacting, esc(report.bytes(d.new.impacting)))
+        .. ('<td class="n" data-v="%d">%d → %d</td><td class="n" data-v="%d">%s → %s</td></tr>')
+          :format(d.new.count, d.base.count, d.new.count, d.new.impacting, esc(report.bytes(d.base.impacting)),
+            esc(report.bytes(d.new.impacting)))
     end
   end
   o[#o + 1] = "</tbody></table>"
@@ -347,9 +346,22 @@ function H.page(r)
   add(('<section id="findings"><h2>Findings (%d)</h2>'):format(#fs))
   add(#fs > 0 and findings_table(fs) or "<p>No findings.</p><table><tbody></tbody></table>")
   add("</section>")
-  local svg, boxes = H.icicle(F.stacks(r))
-  add(('<section id="flame"><h2>Outstanding bytes by stack</h2><p class="meta">Root at the top; width is bytes '
-    .. '(boxes under %.1f%% of the whole are left out; %d drawn).</p>%s</section>'):format(H.MIN_FRACTION * 100, boxes, svg))
+  -- one icicle per kind: kilobytes of heap would vanish next to megabytes of commit
+  local bykind, kinds = {}, {}
+  for _, l in ipairs(F.stacks(r)) do
+    local k = l.frames[1]
+    if not bykind[k] then bykind[k] = {}; kinds[#kinds + 1] = k end
+    local t = bykind[k]
+    t[#t + 1] = l
+  end
+  add(('<section id="flame"><h2>Outstanding bytes by stack</h2><p class="meta">One icicle per kind, root at the top; '
+    .. 'width is bytes (boxes under %.1f%% of the kind are left out).</p>'):format(H.MIN_FRACTION * 100))
+  if #kinds == 0 then add("<p>Nothing outstanding.</p>") end
+  for _, k in ipairs(kinds) do
+    local svg = H.icicle(bykind[k])
+    add(("<h3>%s</h3>%s"):format(esc(k), svg))
+  end
+  add("</section>")
   add('<p id="selfcheck">selfcheck pending</p>')
 
   return table.concat({
