@@ -76,6 +76,20 @@ T.test("diff: a new leak, the old one matched across the rebuild", function()
   end
 end)
 
+T.test("diff without symbols: module and RVA match the same build, not a rebuild", function()
+  for _, n in ipairs({ "a", "b", "c" }) do
+    local src = n == "c" and FIXED or M
+    local f = assert(io.open(tmp .. "/" .. n .. ".etl", "wb"))
+    f:write(slurp(src))
+    f:close()
+  end
+  local r = report("diff " .. q(tmp .. "/a.etl") .. " " .. q(tmp .. "/b.etl") .. " --")
+  check(r and r.counts.stack.unchanged == 3 and #r.groups == 0, "two copies of one build: every stack matches")
+  r = report("diff " .. q(tmp .. "/a.etl") .. " " .. q(tmp .. "/c.etl") .. " --")
+  check(r and r.counts.stack.unchanged == 0 and r.counts.stack.vanished == 3 and r.counts.stack.new == 2,
+        "a rebuild without symbols matches nothing (the reason to give each trace its map)")
+end)
+
 T.test("diff: a stored JSON baseline gives the same answer", function()
   local _, code = run("leaks " .. M .. " -- --json " .. q(base_json))
   eq(code, 0, "leaks --json writes the baseline")
