@@ -212,6 +212,20 @@ T.test("CSV: one row per finding, the WPA columns", function()
         .. ".-,319,12760,12760,heap,leak$"), "the first row", rows[2])
 end)
 
+T.test("a report on standard output replaces the text", function()
+  local out, code = run("leaks " .. M .. " -- --csv -")
+  check(code == 0 and out:sub(1, 11) == "Type,Proces" and not out:find("allocated and not freed", 1, true),
+        "leaks --csv -: the CSV alone", out:sub(1, 200))
+  out, code = run("events " .. M .. " -- --markdown -")
+  check(code == 0 and out:find("^### heapscript events memorytestapp.etl") and not out:find("events, 12 kinds", 1, true),
+        "events --markdown -: the Markdown alone", out:sub(1, 200))
+  out, code = run("leaks " .. M .. " -- --csv - --folded -")
+  check(code == 2 and out:find("--csv and --folded: only one report can go to standard output", 1, true),
+        "two reports on standard output: exit 2", out:sub(1, 200))
+  out, code = run("leaks " .. M .. " -- --html " .. q(tmp .. "/no/such/dir/x.html"))
+  check(code == 2 and out:find("no/such/dir/x.html", 1, true), "an unwritable report file: exit 2, named", out)
+end)
+
 T.test("HTML of 100,000 stacks stays small", function()
   local gen = "tests/bench/gen_stacks.lua"
   local tr = tmp .. "/many.etl"
