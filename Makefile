@@ -82,6 +82,10 @@ fuzz:
 	clang -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o build/fuzz/fuzz_reader \
 	  tests/fuzz/fuzz_reader.c $(CORE_SRC)
 
+# Write the golden report files (tests/golden/cases.txt) again; review the diff.
+golden: heapscript
+	HS_BIN=./heapscript sh tests/cli/test_formats.sh --regenerate
+
 # Regenerate the committed fuzz seeds with the project's writer.
 fuzz-seeds: $(LIB)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $(B)/make_seeds tests/fuzz/make_seeds.c $(LIB) $(LDLIBS)
@@ -98,10 +102,13 @@ cross:
 
 # What the build and the tests need, from Debian's packages.  As root this
 # installs them; otherwise it names the missing ones and the command.
-DEPS := gcc make liblua5.4-dev lua-lpeg-dev gcc-mingw-w64-x86-64
+# chromium opens the --html reports in tests/cli/test_html.sh; libxml2-utils
+# (xmllint) validates policy --junit against tests/junit.xsd.
+DEPS := gcc make liblua5.4-dev lua-lpeg-dev gcc-mingw-w64-x86-64 chromium libxml2-utils
 deps:
 	@if [ -f $(LUA_INC)/lua.h ] && [ -f $(LPEG_LIB) ] && command -v x86_64-w64-mingw32-gcc >/dev/null \
-	    && command -v $(CC) >/dev/null; then echo "deps: all present"; \
+	    && command -v $(CC) >/dev/null && command -v chromium >/dev/null && command -v xmllint >/dev/null; \
+	then echo "deps: all present"; \
 	elif [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y $(DEPS); \
 	else echo "deps: missing; as root run: apt-get install -y $(DEPS)"; exit 1; fi
 
@@ -119,4 +126,4 @@ bench: heapscript $(B)/bench_read $(B)/bench_analysis $(B)/bench_lifetime
 clean:
 	rm -rf build heapscript
 
-.PHONY: all heapscript test check deps fuzz fuzz-seeds cross bench clean
+.PHONY: all heapscript test check deps fuzz fuzz-seeds golden cross bench clean

@@ -2,6 +2,9 @@
 --
 --   examples/memorytestapp.etl, .sym   heap leak, VirtualAlloc step and spikes
 --   examples/notmyfault.etl, .sym      nonpaged pool leak (tag "Leak")
+--   examples/memorytestapp-fixed.etl, .sym    the next build of MemoryTestApp: the leak fixed
+--   examples/memorytestapp-newleak.etl, .sym  the next build: the old leak and a new one
+--   (the baselines of `heapscript diff` and `policy --baseline`)
 --
 -- Run from the top of the tree:  ./heapscript examples/make_examples.lua [-- OUTDIR]
 -- (OUTDIR defaults to the directory of this script).  The output depends on
@@ -117,14 +120,22 @@ local MiB = 1024 * 1024
 -- Microsoft's "Track User Mode Process Allocations" exercise: one x64
 -- process, MemoryTestApp.exe, traced for 20 s with heap tracing, VirtualAlloc
 -- and stacks, merged and compressed (XPRESS) as `xperf -merge -compress` does.
-local function memorytestapp()
+--
+-- variant: nil for the example itself; "fixed" or "newleak" for the next
+-- build of the app, rebuilt (its functions moved 0x40 bytes, the image
+-- loaded elsewhere, the call sites of the leak at other offsets), so that
+-- only names, never addresses or offsets, match the first build's stacks.
+-- "fixed" frees the 319 blocks 30 ms after allocating them; "newleak"
+-- keeps the old leak and adds CacheRecord, which keeps a 96-byte block
+-- every 250 ms from 2 s.  Nothing else changes but times of the balanced
+-- traffic by a few ticks where slots are taken.
+local function memorytestapp(variant)
   local T0 = 72000000000                    -- QPC at the trace start: 2 h of uptime at 10 MHz
   local SEC = 10000000
   local PID, MAIN, WORKER = 5812, 5816, 7240
   local HEAP = 0x0000023A5A3F0000
 
-  local app = module("MemoryTestApp.exe", 0x00007FF6A1B40000, 0x2D000,
-    "\\Device\\HarddiskVolume3\\Users\\tester\\source\\MemoryTestApp\\x64\\Release\\MemoryTestApp.exe", {
+  local funcs = {
       { "Main", 0x1010, 0x2F0 },
       { "InitSteadyState", 0x1300, 0x90 },
       { "StepUpMemory", 0x1390, 0x80 },
@@ -140,7 +151,15 @@ local function memorytestapp()
       { "invoke_main", 0x2200, 0x50 },
       { "__scrt_common_main_seh", 0x2250, 0x180 },
       { "mainCRTStartup", 0x23D0, 0x20 },
-    })
+    }
+  local base, leak_off, leak_main = 0x00007FF6A1B40000, 0x27, 0x1A4
+  if variant then
+    for _, f in ipairs(funcs) do f[2] = f[2] + 0x40 end
+    funcs[#funcs + 1] = { "CacheRecord", 0x2480, 0x80 }
+    base, leak_off, leak_main = 0x00007FF7B2C50000, 0x2B, 0x1B0
+  end
+  local app = module("MemoryTestApp.exe", base, 0x2D000,
+    "\\Device\\HarddiskVolume3\\Users\\tester\\source\\MemoryTestApp\\x64\\Release\\MemoryTestApp.exe", funcs)
   local ntdll = module("ntdll.dll", 0x00007FFB8E3A0000, 0x1F8000,
     "\\Device\\HarddiskVolume3\\Windows\\System32\\ntdll.dll", {
       { "RtlUserThreadStart", 0x52630, 0x50 },
@@ -180,7 +199,7 @@ local function memorytestapp()
                                                  { app, "Operation1", 0x1D }, { app, "Main", 0xD2 } }, main_tail)
   local spike_free_stack = build(vfree_head, { { app, "ManipulateTemporaryBuffer", 0xF7 },
                                                { app, "Operation1", 0x1D }, { app, "Main", 0xD2 } }, main_tail)
-  local leak_stack = build(heap_head, { { app, "InnerLoopOperation", 0x27 }, { app, "Main", 0x1A4 } }, main_tail)
+  local leak_stack = build(heap_head, { { app, "InnerLoopOperation", leak_off }, { app, "Main", leak_main } }, main_tail)
   -- call sites of the balanced heap traffic: {thread, stack, weight}
   local sites = {}
   local function site(tid, middle, weight)
@@ -216,8 +235,19 @@ local function memorytestapp()
   end
   -- 319 leaked 40-byte blocks, one every 60 ms from 0.3 s
   for i = 0, 318 do
-    add { ts = at(3 * SEC // 10 + i * 600000, true), kind = "halloc", size = 40, addr = 0x0000023A5A4A1010 + i * 0x30,
+    local t = 3 * SEC // 10 + i * 600000
+    add { ts = at(t, true), kind = "halloc", size = 40, addr = 0x0000023A5A4A1010 + i * 0x30,
           tid = MAIN, stack = leak_stack }
+    if variant == "fixed" then
+      add { ts = at(t + 300000), kind = "hfree", addr = 0x0000023A5A4A1010 + i * 0x30, size = 40, tid = MAIN }
+    end
+  end
+  if variant == "newleak" then
+    local cache_stack = build(heap_head, { { app, "CacheRecord", 0x3C }, { app, "Main", 0x1C8 } }, main_tail)
+    for j = 0, 71 do
+      add { ts = at(2 * SEC + j * SEC // 4), kind = "halloc", size = 96, addr = 0x0000023A5A4B9010 + j * 0x70,
+            tid = MAIN, stack = cache_stack }
+    end
   end
   -- balanced traffic: 4681 blocks, all freed before 19.9 s
   for pair = 1, 4681 do
@@ -237,10 +267,11 @@ local function memorytestapp()
   end
   table.sort(ev, function(a, b) return a.ts < b.ts end)
 
-  local w = counted(assert(heapscript.writer(outdir .. "/memorytestapp.etl", {
+  local name = "memorytestapp" .. (variant and ("-" .. variant) or "")
+  local w = counted(assert(heapscript.writer(outdir .. "/" .. name .. ".etl", {
     cpus = 4, os_build = 19045, perf_freq = SEC, start_time = 133232598000000000, start_ticks = T0,
     compress = "xpress", logger_name = "Relogger",
-    log_file_name = "C:\\Users\\tester\\traces\\memorytestapp.etl",
+    log_file_name = "C:\\Users\\tester\\traces\\" .. name .. ".etl",
   })))
 
   -- rundown at the start
@@ -281,6 +312,9 @@ local function memorytestapp()
                cpu = cpu, stack = e.stack }
       live = live + e.size
       if live > peak then peak, peak_ts = live, e.ts end
+    elseif e.addr then                    -- a fixed leak: the block freed, its slot not reused
+      w:heap { op = "free", pid = PID, tid = e.tid, ts = ts, heap = HEAP, addr = e.addr, source = 2, cpu = cpu }
+      live = live - e.size
     else
       local a = pair_addr[e.pair]
       w:heap { op = "free", pid = PID, tid = e.tid, ts = ts, heap = HEAP, addr = a[1], source = 2, cpu = cpu }
@@ -299,8 +333,8 @@ local function memorytestapp()
     w:image { op = "dcend", pid = PID, base = m.base, size = m.size, ts = r(), path = m.path }
   end
   w:close()
-  write_sym(outdir .. "/memorytestapp.sym", "memorytestapp.sym -- symbols for memorytestapp.etl", modules)
-  summary("memorytestapp.etl", w, {
+  write_sym(outdir .. "/" .. name .. ".sym", name .. ".sym -- symbols for " .. name .. ".etl", modules)
+  summary(name .. ".etl", w, {
     ("balanced heap traffic: %d bytes in 4681 blocks, %d address slots"):format(bal_bytes, nslots),
     ("heap outstanding peak: %d bytes at %d ticks after the start"):format(peak, peak_ts),
     ("VirtualAlloc commit peak: %d bytes at %d ticks after the start"):format(vpeak, vpeak_ts),
@@ -509,3 +543,5 @@ end
 
 memorytestapp()
 notmyfault()
+memorytestapp("fixed")
+memorytestapp("newleak")

@@ -11,6 +11,11 @@
 --   max_impacting_bytes                    AIFO bytes - AOFI bytes
 --   max_peak_bytes                         most bytes outstanding at once
 --   max_transient_bytes                    allocated and freed in the window (AIFI)
+-- compared with a baseline run (policy --baseline FILE; without one the
+-- rule is skipped), per "stack", "tag", "process" or nil, groups matched
+-- by stable keys (scripts/baseline.lua):
+--   no_new_leaks = true                    no group leaks that did not leak in the baseline
+--   max_leaked_growth = 0.10               no group leaks more than 10% more bytes than in the baseline
 -- or check = function(trace, allocs) return ok, message end;
 -- severity "error" (the default: fails the run) or "warning"; why: text.
 return {
@@ -22,6 +27,10 @@ return {
     why = "a pool tag kept more than 1 MiB allocated" },
   { name = "virtual-growth", select = { kind = "virtual" }, per = "process", max_impacting_bytes = 512 * 2^20,
     severity = "warning", why = "a process committed 512 MiB more than it released" },
+  { name = "no-new-leak-stack", select = { kind = "heap" }, per = "stack", no_new_leaks = true,
+    why = "a call stack leaks heap blocks and did not in the baseline" },
+  { name = "leak-growth", per = "stack", max_leaked_growth = 0.10,
+    why = "a call stack leaks more than 10% more bytes than in the baseline" },
   { name = "no-double-free",
     check = function(trace)
       local st = trace:memory_stats().lifetimes or {}

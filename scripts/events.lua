@@ -6,23 +6,17 @@
 -- Uses only the documented API (docs/API.md): trace:events with filters
 -- in C, one reused Event per record, and plain Lua tables for counting.
 local report = require "report"
+local usage = [==[
+usage: heapscript events TRACE... [--top N] [--provider NAME|GUID] [--json FILE]
+]==] .. report.OUTPUT_USAGE
+-- options from `arg` (not `...`), so that require "events" from a script
+-- reads that script's arguments, as it always has
+local argv = {}
+for i = 1, arg and #arg or 0 do argv[i] = arg[i] end
+if argv[1] == "-h" then io.stdout:write(usage); return 0 end
 local print = report.print              -- text fits the terminal (report.term)
-local top, provider, json
-local i = 1
-while arg[i] do
-  local a = arg[i]
-  if a == "--top" then top = tonumber(arg[i + 1]); i = i + 1
-  elseif a == "--provider" then provider = arg[i + 1]; i = i + 1
-  elseif a == "--json" then json = arg[i + 1]; i = i + 1
-  elseif a == "--help" or a == "-h" then
-    print("usage: heapscript events TRACE... [--top N] [--provider NAME|GUID] [--json FILE]")
-    return 0
-  else
-    io.stderr:write("events.lua: unknown argument '", a, "'\n")
-    return 2
-  end
-  i = i + 1
-end
+local o = report.options({ top = "number", provider = "string", json = "string" }, {}, argv, usage)
+local top, provider = o.top, o.provider
 if not trace then
   io.stderr:write("events.lua: no trace given\nusage: heapscript events TRACE...\n")
   return 2
@@ -63,12 +57,14 @@ table.sort(rows, function(a, b)
   return a.opcode < b.opcode
 end)
 
-local shown = {}
+local shown, findings = {}, {}
 for n, r in ipairs(rows) do
   if top and n > top then break end
   shown[n] = r
+  findings[n] = { what = "events", type = r.provider, headline = ("%s %d/%d %s"):format(r.provider, r.id, r.opcode, r.name),
+                  count = r.count }
 end
-if json ~= "-" then
+if report.text(o) then
   local w = #"provider"
   for _, r in ipairs(shown) do if #r.provider > w then w = #r.provider end end
   local fmt = "%10s  %-" .. w .. "s  %5s  %6s  %s\n"
@@ -76,4 +72,5 @@ if json ~= "-" then
   for _, r in ipairs(shown) do io.write(string.format(fmt, r.count, r.provider, r.id, r.opcode, r.name)) end
   io.write(string.format("%10d  events, %d kinds, %d files\n", total, #rows, #trace:files()))
 end
-report.finish({ json = json }, { trace = trace:files(), events = total, kinds = #rows, rows = shown })
+report.finish(o, { trace = trace:files(), events = total, kinds = #rows, rows = shown },
+  { script = "events", findings = findings })

@@ -16,7 +16,7 @@ usage: heapscript growth TRACE... [OPTIONS]
                              (default: the first 5% of the window)
   --min-rate N               smallest steady growth reported, bytes/s (default 1)
   --process NAME, --pid N, --window T1,T2, --frames N (default 10), --symbols FILE, --json FILE
-]]
+]] .. report.OUTPUT_USAGE
 
 local o = report.options({ kind = "list", min_step = "number", step_span = "string", baseline = "string",
   min_rate = "number", process = "string", pid = "number", window = "window", frames = "number",
@@ -26,9 +26,10 @@ local o = report.options({ kind = "list", min_step = "number", step_span = "stri
 if not trace then io.stderr:write(usage); return 2 end
 report.load_symbols(o.symbols)
 local span = tonumber(o.step_span) or 1
-local text = o.json ~= "-"
+local text = report.text(o)
 local out = { kinds = {} }
 report.layouts()
+local findings = {}
 
 for kind, A in report.kinds(o) do
   do
@@ -43,6 +44,7 @@ for kind, A in report.kinds(o) do
       local first, last = report.span(g.allocs)
       local e = { bytes = g.bytes, count = g.count, first = first, last = last,
                   headline = report.headline(g.stack), frames = report.frames(g.stack), stack = g.stack }
+      e.allocs = g.allocs
       if last - first <= span then
         if g.bytes >= o.min_step then
           if first < base_end then k.baseline[#k.baseline + 1] = e else k.steps[#k.steps + 1] = e end
@@ -76,8 +78,25 @@ for kind, A in report.kinds(o) do
       end
       if #k.steps == 0 and #k.steady == 0 then print("  no growth beyond the baseline") end
     end
-    for _, l in ipairs{ k.baseline, k.steps, k.steady } do for _, e in ipairs(l) do e.stack = nil end end
+    for what, l in pairs{ baseline = k.baseline, step = k.steps, ["steady growth"] = k.steady } do
+      for _, e in ipairs(l) do
+        local procs = {}
+        for _, pg in ipairs(e.allocs:group("process")) do procs[#procs + 1] = ("%s (%d)"):format(pg.process or "?", pg.pid or 0) end
+        findings[#findings + 1] = { type = "AIFO", what = what, kind = kind, process = table.concat(procs, ", "),
+          headline = e.headline, frames = e.frames, count = e.count, bytes = e.bytes, impacting = e.bytes,
+          first = e.first, last = e.last, times = what == "step" and { e.first } or nil, rate = e.rate }
+        e.stack, e.allocs = nil, nil
+      end
+    end
   end
 end
-report.finish(o, out)
+local order = { step = 1, ["steady growth"] = 2, baseline = 3 }
+table.sort(findings, function(x, y)
+  if x.kind ~= y.kind then return x.kind < y.kind end
+  if x.what ~= y.what then return order[x.what] < order[y.what] end
+  return (x.first or 0) < (y.first or 0)
+end)
+local f = report.filters(o)
+f.kind = o.kind
+report.finish(o, out, { script = "growth", findings = findings, filters = f })
 return 0

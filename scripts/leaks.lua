@@ -16,8 +16,10 @@ usage: heapscript leaks TRACE... [OPTIONS]
   --frames N                 frames per stack (default 12)
   --min-bytes N              leave out stacks that leaked less (default 0; 64k, 1MiB accepted)
   --symbols FILE             symbol map (default: TRACE.sym beside the trace, if present)
-  --json FILE                also write the report as JSON ("-" for standard output, then no text)
-]]
+  --json FILE                also write the report as JSON ("-" for standard output, then no text);
+                             its "groups" (every leaking stack, tag and process) are a baseline
+                             for `heapscript diff` and `policy --baseline`
+]] .. report.OUTPUT_USAGE
 
 local o = report.options({ kind = "list", process = "string", pid = "number", tag = "string",
   window = "window", top = "number", frames = "number", min_bytes = "number", symbols = "string",
@@ -26,8 +28,9 @@ local o = report.options({ kind = "list", process = "string", pid = "number", ta
 if not trace then io.stderr:write(usage); return 2 end
 report.load_symbols(o.symbols)
 
-local text = o.json ~= "-"
+local text = report.text(o)
 local out = { trace = trace:files(), window = nil, kinds = {} }
+local findings = {}
 local stats = trace:memory_stats()
 report.layouts()
 
@@ -64,6 +67,9 @@ for kind, A in report.kinds(o) do
       local e = { count = g.count, bytes = g.bytes, sizes = sl, first = first, last = last, processes = pl, tags = tl,
                   headline = report.headline(g.stack), frames = report.frames(g.stack) }
       k.stacks[#k.stacks + 1] = e
+      findings[#findings + 1] = { type = "AIFO", what = "leak", kind = kind, process = table.concat(pl, ", "),
+        headline = e.headline, frames = e.frames, count = g.count, bytes = g.bytes, impacting = g.impacting,
+        first = first, last = last }
       if text then
         local szl = {}
         for j, sz in ipairs(sl) do szl[j] = report.bytes(sz) end
@@ -90,5 +96,8 @@ if text then
       :format(n.frees_of_unknown_blocks, n.double_frees))
   end
 end
-report.finish(o, out)
+local f = report.filters(o)
+f.kind = o.kind
+if o.json then out.groups = require("baseline").collect(trace, f) end
+report.finish(o, out, { script = "leaks", findings = findings, filters = f })
 return 0

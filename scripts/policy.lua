@@ -11,12 +11,24 @@ usage: heapscript policy TRACE... [OPTIONS]
   --json FILE           write the report as JSON ("-" for standard output, then no text)
   --symbols FILE        symbol map (default: TRACE.sym beside the trace)
   --frames N            frames of the worst stack shown for a broken rule (default 8)
+  --baseline FILE       the run to compare with (a trace, or the JSON of `heapscript leaks --json`),
+                        for the rules with no_new_leaks or max_leaked_growth; without it they SKIP
+  --junit FILE          the results as JUnit XML, one test case per rule
 Exit status: 0 all rules hold (warnings allowed), 1 an error rule is broken, 2 usage or bad rules.
-]]
+]] .. report.OUTPUT_USAGE
 
-local o = report.options({ rules = "string", json = "string", symbols = "string", frames = "number" },
+local o = report.options({ rules = "string", json = "string", symbols = "string", frames = "number",
+  baseline = "string", junit = "string" },
   { rules = "rules.default", frames = 8 }, { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end
+local baseline = require "baseline"
+local base
+if o.baseline then
+  local err
+  base, err = baseline.load(o.baseline)
+  if not base then io.stderr:write("heapscript: " .. err .. "\n"); return 2 end
+  heapscript.symbols(false)
+end
 report.load_symbols(o.symbols)
 
 local function bad(msg) io.stderr:write("heapscript: " .. o.rules .. ": " .. msg .. "\n"); return 2 end
@@ -38,7 +50,8 @@ local limits = {
   max_peak_bytes = function(s) return s.peak end,
   max_transient_bytes = function(s) return s.transient end,
 }
-local known = { name = true, select = true, window = true, per = true, check = true, severity = true, why = true }
+local known = { name = true, select = true, window = true, per = true, check = true, severity = true, why = true,
+                no_new_leaks = true, max_leaked_growth = true }
 for k in pairs(limits) do known[k] = true end
 
 local function describe_group(g, per)
@@ -49,7 +62,7 @@ local function describe_group(g, per)
   return tostring(g.key)
 end
 
-local text = o.json ~= "-"
+local text = report.text(o)
 local out = { rules_file = o.rules, trace = trace:files(), results = {}, failed = 0, warnings = 0 }
 report.layouts()
 for i, r in ipairs(rules) do
@@ -59,6 +72,16 @@ for i, r in ipairs(rules) do
   local nlimits = 0
   for k, v in pairs(r) do
     if not known[k] then return bad(("rule %s: unknown field %s"):format(r.name, k)) end
+    if k == "no_new_leaks" or k == "max_leaked_growth" then
+      if k == "max_leaked_growth" and (type(v) ~= "number" or v < 0) then
+        return bad(("rule %s: max_leaked_growth is a fraction (0.10 = 10%%) of the baseline's bytes"):format(r.name))
+      end
+      if r.per ~= nil and r.per ~= "stack" and r.per ~= "tag" and r.per ~= "process" then
+        return bad(("rule %s: %s compares per stack, tag or process with the baseline, not per %s"):format(r.name, k,
+          tostring(r.per)))
+      end
+      if v then nlimits = nlimits + 1 end
+    end
     if limits[k] then
       if math.type(v) == nil then return bad(("rule %s: %s must be a number"):format(r.name, k)) end
       nlimits = nlimits + 1
@@ -71,7 +94,11 @@ for i, r in ipairs(rules) do
     return bad(("rule %s: no limit (max_...) and no check function: it could never fail"):format(r.name))
   end
   local res = { name = r.name, severity = r.severity or "error", why = r.why, ok = true, violations = {} }
-  if r.check then
+  local vs_base = r.no_new_leaks or r.max_leaked_growth
+  if vs_base and not base then
+    res.skipped = true
+    res.message = "needs --baseline FILE"
+  elseif r.check then
     local fine, passed, msg = pcall(r.check, trace, r.select and trace:allocations(r.select) or nil)
     if not fine then return bad(("rule %s: its check failed: %s"):format(r.name, tostring(passed))) end
     res.ok = not not passed
@@ -94,30 +121,67 @@ for i, r in ipairs(rules) do
         end
       end
     end
+    if vs_base then
+      -- the run's groups against the same groups of the baseline (stable keys: baseline.lua)
+      local fine, bf = pcall(base.figures, base, r.select or {}, r.per, r.window)
+      if not fine then return bad(("rule %s: %s: %s"):format(r.name, o.baseline, tostring(bf))) end
+      local cur = baseline.figures(A, r.per, true, r.window)
+      local keys = {}
+      for k in pairs(cur) do keys[#keys + 1] = k end
+      table.sort(keys)
+      for _, k in ipairs(keys) do
+        local c, b = cur[k], bf[k]
+        local name = r.per == "tag" and ("tag '" .. k .. "'") or c.headline or k
+        if c.count > 0 then
+          if r.no_new_leaks and (not b or b.count == 0) then
+            res.ok = false
+            res.violations[#res.violations + 1] = { limit = "no_new_leaks", max = 0, value = c.bytes, group = name,
+              baseline = 0, stack = c.frames, message = ("%s: a new leak, %s in %d allocations"):format(name,
+                report.bytes(c.bytes), c.count) }
+          end
+          local allowed = math.floor((b and b.bytes or 0) * (1 + (r.max_leaked_growth or 0)))
+          if r.max_leaked_growth and c.bytes > allowed then
+            res.ok = false
+            res.violations[#res.violations + 1] = { limit = "max_leaked_growth", max = allowed, value = c.bytes,
+              group = name, baseline = b and b.bytes or 0, stack = c.frames,
+              message = ("%s: leaked %s, baseline %s, limit +%g%%"):format(name, report.bytes(c.bytes),
+                report.bytes(b and b.bytes or 0), r.max_leaked_growth * 100) }
+          end
+        end
+      end
+    end
     table.sort(res.violations, function(a, b) return a.value - a.max > b.value - b.max end)
     if #res.violations > 0 then
       local v = res.violations[1]
-      res.message = ("%s: %s = %d, limit %d%s"):format(v.group, v.limit:gsub("^max_", ""), v.value, v.max,
-        #res.violations > 1 and (" (and %d more)"):format(#res.violations - 1) or "")
+      res.message = (v.message or ("%s: %s = %d, limit %d"):format(v.group, v.limit:gsub("^max_", ""), v.value, v.max))
+        .. (#res.violations > 1 and (" (and %d more)"):format(#res.violations - 1) or "")
     end
   end
   if not res.ok then
     if res.severity == "error" then out.failed = out.failed + 1 else out.warnings = out.warnings + 1 end
   end
   if text then
-    print(("%-5s %-22s %s"):format(res.ok and "PASS" or (res.severity == "error" and "FAIL" or "WARN"), r.name,
-      res.ok and "" or (res.message or r.why or "")))
+    local st = res.skipped and "SKIP" or res.ok and "PASS" or (res.severity == "error" and "FAIL" or "WARN")
+    print((("%-5s %-22s %s"):format(st, r.name, (res.ok and not res.skipped) and "" or (res.message or r.why or ""))
+      :gsub("%s+$", "")))
     if not res.ok then
       if r.why then print("      " .. r.why) end
       local v = res.violations[1]
-      if v and v.stack_object then report.print_stack(v.stack_object, "        ", o.frames) end
+      if v and (v.stack_object or v.stack) then report.print_stack(v.stack_object or v.stack, "        ", o.frames) end
     end
   end
-  for _, v in ipairs(res.violations) do v.stack_object = nil end
+  for _, v in ipairs(res.violations) do v.stack_object, v.message = nil, nil end
+  if res.skipped then out.skipped = (out.skipped or 0) + 1 end
   out.results[#out.results + 1] = res
 end
 if text then
-  report.heading(("%d rules: %d broken, %d warnings"):format(#rules, out.failed, out.warnings))
+  report.heading(("%d rules: %d broken, %d warnings%s"):format(#rules, out.failed, out.warnings,
+    out.skipped and (", %d skipped (no --baseline)"):format(out.skipped) or ""))
 end
-report.finish(o, out)
+local deltas
+if base then
+  local f = {}
+  deltas = baseline.diff(base.groups, baseline.collect(trace, f, true))
+end
+report.finish(o, out, { script = "policy", rules = out.results, rules_file = o.rules, deltas = deltas })
 return out.failed > 0 and 1 or 0

@@ -10,21 +10,22 @@ usage: heapscript pool TRACE... [OPTIONS]
   --top N          tags listed (default 10), sorted by bytes outstanding at the end
   --stacks N       stacks shown per leaking tag (default 2)
   --tag TAG        one tag only; --window T1,T2; --frames N (default 12); --symbols FILE; --json FILE
-]]
+]] .. report.OUTPUT_USAGE
 
 local o = report.options({ top = "number", stacks = "number", tag = "string", window = "window",
   frames = "number", symbols = "string", json = "string" }, { top = 10, stacks = 2, frames = 12 }, { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end
 report.load_symbols(o.symbols)
-local text = o.json ~= "-"
+local text = report.text(o)
 local f = report.filters(o)
 f.kind = "pool"
 local P = trace:allocations(f)
 report.layouts()
 local out = { tags = {} }
+local findings = {}
 if #P == 0 then
   if text then print("no pool allocations in this trace") end
-  report.finish(o, out)
+  report.finish(o, out, { script = "pool", findings = findings, filters = f })
   return 0
 end
 local s = P:summary()
@@ -73,6 +74,11 @@ for _, g in ipairs(P:group("tag", { sort = "outstanding_end", top = o.top })) do
         end
       end
       e.stacks[#e.stacks + 1] = se
+      local procs = {}
+      for _, pg in ipairs(sg.allocs:group("process")) do procs[#procs + 1] = ("%s (%d)"):format(pg.process or "?", pg.pid or 0) end
+      findings[#findings + 1] = { type = "AIFO", what = "pool tag '" .. g.tag .. "'", kind = "pool",
+        process = table.concat(procs, ", "), headline = se.headline, frames = se.frames,
+        count = sg.count, bytes = sg.bytes, impacting = sg.impacting, tag = g.tag }
       row.stacks[#row.stacks + 1] = { sg = sg, se = se }
     end
   end
@@ -99,5 +105,5 @@ for _, row in ipairs(rows) do
     end
   end
 end
-report.finish(o, out)
+report.finish(o, out, { script = "pool", findings = findings, filters = f })
 return 0

@@ -8,6 +8,10 @@ local M = {}
 -- "window" (T1,T2 in seconds) or "flag"; defaults is a table of values.
 function M.options(spec, defaults, argv, usage)
   local o = {}
+  local own = spec
+  spec = {}
+  for k, v in pairs(M.OUTPUTS) do spec[k] = v end   -- every script writes these (M.emit)
+  for k, v in pairs(own) do spec[k] = v end
   for k, v in pairs(defaults or {}) do o[k] = v end
   local i = 1
   local function fail(msg)
@@ -53,7 +57,21 @@ function M.options(spec, defaults, argv, usage)
     end
     i = i + 1
   end
+  local dash = {}
+  for _, k in ipairs({ "json", "html", "csv", "markdown", "folded", "junit" }) do
+    if o[k] == "-" then dash[#dash + 1] = "--" .. k end
+  end
+  if #dash > 1 then fail(table.concat(dash, " and ") .. ": only one report can go to standard output") end
   return o
+end
+
+-- Whether a script prints its text: not when a report goes to standard
+-- output instead (--json -, --csv -, ...).
+function M.text(o)
+  for _, k in ipairs({ "json", "html", "csv", "markdown", "folded", "junit" }) do
+    if o[k] == "-" then return false end
+  end
+  return true
 end
 
 -- "10MiB", "64k", "1e6", "0x100" -> integer bytes (binary suffixes).
@@ -142,10 +160,11 @@ function M.bytes(n)
   return ("%d B"):format(n)
 end
 
--- The frames of a stack, innermost first, at most max of them.
+-- The frames of a stack (a heapscript.Stack, or a list of frame texts),
+-- innermost first, at most max of them.
 function M.frames(stack, max)
   if not stack then return {} end
-  local f = stack:frames()
+  local f = type(stack) == "table" and stack or stack:frames()
   if max and max <= 0 then return {} end
   if max and #f > max then
     local cut = {}
@@ -243,16 +262,19 @@ function M.damage()
   return out
 end
 
--- The end of every report: the damage (a report read from a damaged trace
--- says so, in its text and in its JSON: `damaged`, `damage`), then the
--- JSON when asked for.  Call it after the last question to the trace.
-function M.finish(o, out)
-  if o.json ~= "-" then M.note_doubtful() end
+-- The end of every report: layouts that do not fit (report.layouts), the
+-- damage (a report read from a damaged trace says so, in its text and in
+-- its JSON: `damaged`, `damage`), then the JSON when asked for, then the
+-- report files (report.emit) of r when given.  Call it after the last
+-- question to the trace.
+function M.finish(o, out, r)
+  local text = M.text(o)
+  if text then M.note_doubtful() end
   M.mark_doubtful(out)
   local dmg = M.damage()
   out.damaged = #dmg > 0
   out.damage = dmg
-  if o.json ~= "-" and #dmg > 0 then
+  if text and #dmg > 0 then
     M.heading(("DAMAGED TRACE: %d damaged part%s skipped; the figures above leave out what %s held:")
       :format(#dmg, #dmg == 1 and " was" or "s were", #dmg == 1 and "it" or "they"))
     for i, d in ipairs(dmg) do
@@ -261,6 +283,10 @@ function M.finish(o, out)
     end
   end
   if o.json then M.write_json(o.json, out) end
+  if r then
+    r.damage, r.doubtful = dmg, out.doubtful
+    M.emit(o, r)
+  end
 end
 
 -- Selection filters common to the scripts, from their options.
@@ -342,6 +368,23 @@ function M.span(A)
     end
   end
   return first, last
+end
+
+-- The report files every script can write besides its text: a page,
+-- a table, a pull-request comment, a flame graph's input.  report.options
+-- accepts these options for every spec; a script hands its findings to
+-- report.emit at the end (report_formats.lua, report_html.lua).
+M.OUTPUTS = { html = "string", csv = "string", markdown = "string", folded = "string" }
+M.OUTPUT_USAGE = [[
+  --html FILE, --csv FILE, --markdown FILE, --folded FILE
+                             report files: a page, the findings as CSV, a pull-request summary,
+                             bytes by stack for flame graphs ("-": standard output, no text)
+]]
+
+function M.emit(o, r)
+  if o.html or o.csv or o.markdown or o.folded or o.junit then
+    return require("report_formats").emit(o, r)
+  end
 end
 
 return M

@@ -11,7 +11,7 @@ usage: heapscript transient TRACE... [OPTIONS]
   --max-lifetime S           longest lifetime, in seconds (default 1)
   --process NAME, --pid N, --window T1,T2, --top N (default 5), --frames N (default 12)
   --symbols FILE, --json FILE
-]]
+]] .. report.OUTPUT_USAGE
 
 local o = report.options({ kind = "list", min_size = "number", max_lifetime = "string", process = "string",
   pid = "number", window = "window", top = "number", frames = "number", symbols = "string", json = "string" },
@@ -20,9 +20,10 @@ local o = report.options({ kind = "list", min_size = "number", max_lifetime = "s
 if not trace then io.stderr:write(usage); return 2 end
 report.load_symbols(o.symbols)
 local maxlife = tonumber(o.max_lifetime) or 1
-local text = o.json ~= "-"
+local text = report.text(o)
 local out = { min_size = o.min_size, max_lifetime = maxlife, kinds = {} }
 report.layouts()
+local findings, folded = {}, {}
 
 for _, kind in ipairs(o.kind) do
   local f = report.filters(o)
@@ -33,6 +34,7 @@ for _, kind in ipairs(o.kind) do
   local k = { kind = kind, count = #spikes, stacks = {} }
   out.kinds[#out.kinds + 1] = k
   if #spikes > 0 then
+    folded[#folded + 1] = { kind = kind, allocs = spikes }
     local s = spikes:summary()
     k.bytes = s.transient
     if text then
@@ -56,6 +58,11 @@ for _, kind in ipairs(o.kind) do
                   lifetime_avg = lsum / g.count, times = times, headline = report.headline(g.stack),
                   frames = report.frames(g.stack) }
       k.stacks[#k.stacks + 1] = e
+      local procs = {}
+      for _, pg in ipairs(g.allocs:group("process")) do procs[#procs + 1] = ("%s (%d)"):format(pg.process or "?", pg.pid or 0) end
+      findings[#findings + 1] = { type = "AIFI", what = "spike", kind = kind, process = table.concat(procs, ", "),
+        headline = e.headline, frames = e.frames, count = g.count, bytes = g.transient, impacting = g.impacting,
+        times = times, lifetime = lmax }
       if text then
         local szs = {}
         for _, x in ipairs(sl) do szs[#szs + 1] = ("%d x %s"):format(x.count, report.bytes(x.size)) end
@@ -72,5 +79,5 @@ for _, kind in ipairs(o.kind) do
       :format(kind, report.bytes(o.min_size), maxlife))
   end
 end
-report.finish(o, out)
+report.finish(o, out, { script = "transient", findings = findings, folded = folded, filters = report.filters(o) })
 return 0

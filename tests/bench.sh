@@ -5,7 +5,8 @@
 #     large generated trace;
 #  2. lifetime tracking vs the plain decode of the same generated trace of
 #     5 million heap events, each in its own process (peak RSS, anon RSS);
-#  3. the same trace end to end through a Lua script (trace:allocations).
+#  3. the same trace end to end through a Lua script (trace:allocations);
+#  4. the report files of leaks on 100,000 distinct stacks, against leaks alone.
 # BENCH_EVENTS overrides the 5,000,000 events; the trace is kept in
 # $TMPDIR/heapscript-bench between runs.
 B=${HS_BUILD:-build/rel}
@@ -62,3 +63,12 @@ timed() {
 timed $HS "$T/e2e.lua" "$G"
 echo "== 3b. memory grows with the allocations kept: the same trace with a scope that keeps none"
 timed $HS "$T/e2e-scoped.lua" "$G"
+echo
+echo "== 4. report files on 100,000 distinct leaking stacks (tests/bench/gen_stacks.lua), vs leaks alone"
+S=$T/stacks-100000.etl
+[ -s "$S" ] || $HS tests/bench/gen_stacks.lua -- "$S" 100000 >/dev/null || exit 1
+for o in "" "--folded $T/s.folded" "--html $T/s.html"; do
+  # shellcheck disable=SC2086
+  printf '%-28s' "leaks ${o%% *}"; timed $HS leaks "$S" -- --top 3 $o >/dev/null
+done
+ls -l "$T/s.html" | awk '{ printf "html page: %d bytes\n", $5 }'

@@ -6,17 +6,7 @@ local T = require "testlib"
 local json = require "json"
 local bin = T.bin()
 local function check(c, what, detail) T.check(c and true or false, what, not c and detail or nil) end
-local function run(args)
-  local p = io.popen(bin .. " " .. args .. " 2>&1")
-  local out = p:read("a")
-  local _, _, code = p:close()
-  return out, code
-end
-local function report(args)
-  local out, code = run(args .. " --json -")
-  local ok, v = pcall(json.decode, out)
-  return ok and v or nil, code, out
-end
+local run, report = T.run_all, T.report
 local M, N = "examples/memorytestapp.etl", "examples/notmyfault.etl"
 
 -- leaks

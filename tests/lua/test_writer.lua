@@ -22,13 +22,7 @@ local bin = T.bin()
 local json = require "json"
 local check, eq, test, raises = T.check, T.eq, T.test, T.raises
 local q = T.q
-local function slurp(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local slurp = T.slurp
 local function tmpdir()
   local d = os.tmpname()
   os.remove(d)
@@ -493,7 +487,9 @@ test("examples are what make_examples.lua writes", function()
   local out = p:read("a")
   local ok = p:close()
   check(ok, "make_examples.lua runs", out)
-  for _, name in ipairs({ "memorytestapp.etl", "memorytestapp.sym", "notmyfault.etl", "notmyfault.sym" }) do
+  for _, name in ipairs({ "memorytestapp.etl", "memorytestapp.sym", "notmyfault.etl", "notmyfault.sym",
+                         "memorytestapp-fixed.etl", "memorytestapp-fixed.sym",
+                         "memorytestapp-newleak.etl", "memorytestapp-newleak.sym" }) do
     local shipped, fresh = slurp("examples/" .. name), slurp(d .. "/" .. name)
     check(shipped ~= nil and shipped == fresh, "examples/" .. name .. " is byte-identical to a fresh run",
           shipped and fresh and ("%d vs %d bytes"):format(#shipped, #fresh) or "missing")

@@ -109,6 +109,32 @@ function T.run(args)
   return code, out, err
 end
 
+-- A file's bytes, or nil.
+function T.slurp(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- Run the binary with args (a shell fragment): its output (stdout and
+-- stderr together) and exit code.
+function T.run_all(args)
+  local p = io.popen(T.bin() .. " " .. args .. " 2>&1")
+  local out = p:read("a")
+  local _, _, code = p:close()
+  return out, code
+end
+
+-- Run a script with `--json -` appended: the decoded report (nil if the
+-- output is not JSON), the exit code and the raw output.
+function T.report(args)
+  local out, code = T.run_all(args .. " --json -")
+  local ok, v = pcall(require("json").decode, out)
+  return ok and v or nil, code, out
+end
+
 function T.done(name)
   print(("%s: %d passed, %d failed%s"):format(name, T.passed, T.failed,
         T.skipped > 0 and (", %d skipped"):format(T.skipped) or ""))

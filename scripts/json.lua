@@ -1,4 +1,4 @@
--- json.lua -- a small JSON decoder on LPeg, for the tests: objects become
+-- json.lua -- a small JSON decoder on LPeg (stored baselines, the tests): objects become
 -- tables, arrays tables with n, null becomes json.null.  Integers stay
 -- integers (the figures hold 64-bit FILETIMEs).
 local lpeg = require "lpeg"

@@ -1,0 +1,286 @@
+-- baseline.lua -- comparing a run with a baseline: the keys that name a
+-- group the same way in two traces, the leaked figures of every group of
+-- a trace, a stored baseline (a trace, or the JSON report of `leaks`), and
+-- the differences.  Used by `diff`, `policy --baseline` and `leaks --json`.
+-- A module: `local baseline = require "baseline"`.
+--
+-- Why these keys: addresses move with ASLR and offsets move with every
+-- rebuild, so a stack is named by its frames' module and function
+-- ("myapp.exe!Parse"), which survive a rebuild.  Without symbols a frame
+-- reads "myapp.exe+0x15b7": the module and RVA still survive ASLR (the
+-- same build loaded elsewhere) but not a rebuild.  A bare address (no
+-- image contained it) is kept as "?", as nothing about it is stable.
+-- Processes are matched by image name, never by pid.
+local report = require "report"
+
+local M = {}
+
+-- The stable key of one frame text.
+function M.frame_key(f)
+  local mod, fn = f:match("^([^!]+)!(.-)%+0x%x+$")
+  if not mod then mod, fn = f:match("^([^!]+)!(.+)$") end
+  if mod then return mod:lower() .. "!" .. fn end
+  local m2, rva = f:match("^(.-)%+0x(%x+)$")
+  if m2 and m2 ~= "" then return m2:lower() .. "+0x" .. rva:lower() end
+  if f:match("^0x%x+$") then return "?" end
+  return f
+end
+
+-- The frames of a stack as stable keys, root first (the folded order).
+function M.root_first(stack)
+  if not stack then return { "(no stack)" } end
+  local f = stack:frames()
+  local r, n = {}, #f
+  for i = n, 1, -1 do r[n - i + 1] = M.frame_key(f[i]) end
+  if n == 0 then r[1] = "(empty stack)" end
+  return r
+end
+
+-- The stable key of a stack: its frame keys, root first, ';'-separated.
+function M.stack_key(stack)
+  return table.concat(M.root_first(stack), ";")
+end
+
+-- The key of a group made by A:group(per) (per: nil, "stack", "tag", "process").
+function M.group_key(per, g)
+  if per == nil then return "all" end
+  if per == "stack" then return M.stack_key(g.stack) end
+  if per == "tag" then return g.tag or "?" end
+  if per == "process" or per == "pid" then return (g.process or "?"):lower() end
+  error("a baseline compares groups per stack, tag or process, not per " .. tostring(per), 0)
+end
+
+M.KINDS = { "heap", "virtual", "pool" }
+M.PERS = { "stack", "tag", "process" }
+
+local function add(into, k, g, extra)
+  local e = into[k]
+  if not e then
+    e = { count = 0, bytes = 0, impacting = 0 }
+    into[k] = e
+    for f, v in pairs(extra or {}) do e[f] = v end
+  end
+  e.count = e.count + g.AIFO.count
+  e.bytes = e.bytes + g.AIFO.bytes
+  e.impacting = e.impacting + g.impacting
+  return e
+end
+
+-- The leaked figures of a selection A (one kind) per group, by the
+-- stable key: { [key] = {count =, bytes =, impacting = [, headline, frames]} }.
+-- count and bytes are AIFO; impacting is AIFO - AOFI bytes.  Groups that
+-- kept nothing and freed nothing from before are left out.
+function M.figures(A, per, with_frames, window)
+  local out = {}
+  if per == nil then
+    local s = A:summary(window)
+    if s.AIFO.count > 0 or s.impacting ~= 0 then add(out, "all", s) end
+    return out
+  end
+  for _, g in ipairs(A:group(per, { window = window })) do
+    if g.AIFO.count > 0 or g.impacting ~= 0 then
+      local k = M.group_key(per, g)
+      local e = add(out, k, g)
+      if per == "process" then e.headline = g.process end
+      if per == "stack" and with_frames and not e.frames then
+        e.headline = report.headline(g.stack)
+        e.frames = g.stack and g.stack:frames() or {}
+      end
+    end
+  end
+  return out
+end
+
+-- Every group of a trace under filters f (report.filters): a list of
+-- {kind, by, key, count, bytes, impacting [, headline, frames]}, by kind,
+-- then stacks, tags, processes, each by key.  What `leaks --json` stores
+-- under "groups" and what `diff` compares.
+function M.collect(T, f, with_frames)
+  local list = {}
+  for _, kind in ipairs(M.KINDS) do
+    local sel = {}
+    for k, v in pairs(f or {}) do sel[k] = v end
+    if sel.kind == nil or sel.kind == kind or (type(sel.kind) == "table" and M.has(sel.kind, kind)) then
+      sel.kind = kind
+      local A = T:allocations(sel)
+      if #A > 0 then
+        for _, per in ipairs(M.PERS) do
+          if per ~= "tag" or kind == "pool" then
+            local fig = M.figures(A, per, with_frames)
+            local keys = {}
+            for k in pairs(fig) do keys[#keys + 1] = k end
+            table.sort(keys)
+            for _, k in ipairs(keys) do
+              local e = fig[k]
+              list[#list + 1] = { kind = kind, by = per, key = k, count = e.count, bytes = e.bytes,
+                                  impacting = e.impacting, headline = e.headline, frames = e.frames }
+            end
+          end
+        end
+      end
+    end
+  end
+  return list
+end
+
+function M.has(list, v)
+  for _, x in ipairs(list) do if x == v then return true end end
+  return false
+end
+
+-- The symbol map beside a trace file (NAME.sym), loaded, or nil.
+function M.symbols_beside(path)
+  local sym = path:gsub("%.[eE][tT][lL]$", "") .. ".sym"
+  local f = io.open(sym, "r")
+  if not f then return nil end
+  f:close()
+  local s, err = heapscript.symbols(sym)
+  if not s then io.stderr:write("heapscript: ignoring " .. sym .. ": " .. tostring(err) .. "\n") end
+  return s or nil
+end
+
+-- A stored baseline: path is a trace (.etl: opened, with NAME.sym beside
+-- it) or a JSON report with "groups" (leaks --json).  Returns an object
+--   b.path, b.trace (nil for JSON), b.groups (the list of M.collect)
+--   b:figures(select, per) -> { [key] = {count, bytes, impacting} }
+-- or nil, message.  Loading a trace baseline makes its map current:
+-- the caller makes its own current again (heapscript.symbols(sym)).
+function M.load(path, f, symbols)
+  local b = { path = path }
+  local head = io.open(path, "rb")
+  if not head then return nil, path .. ": cannot open the baseline" end
+  local first = head:read(64) or ""
+  head:close()
+  if first:match("^%s*{") then
+    local json = require "json"
+    local fh = io.open(path, "rb")
+    local text = fh:read("a")
+    fh:close()
+    local ok, v = pcall(json.decode, text)
+    if not ok then return nil, path .. ": not valid JSON: " .. tostring(v) end
+    if type(v) ~= "table" or type(v.groups) ~= "table" then
+      return nil, path .. ": a JSON baseline is the report of `heapscript leaks --json` (it has \"groups\"); this one has none"
+    end
+    b.groups = {}
+    for i, g in ipairs(v.groups) do
+      if type(g) ~= "table" or type(g.kind) ~= "string" or type(g.by) ~= "string" or type(g.key) ~= "string"
+         or math.type(g.count) ~= "integer" or math.type(g.bytes) ~= "integer" then
+        return nil, ("%s: groups[%d]: expected kind, by, key, count and bytes"):format(path, i)
+      end
+      b.groups[i] = { kind = g.kind, by = g.by, key = g.key, count = g.count, bytes = g.bytes,
+                      impacting = math.tointeger(g.impacting) or 0, headline = type(g.headline) == "string" and g.headline or nil }
+    end
+  else
+    local T, err = heapscript.open(path)
+    if not T then return nil, tostring(err) end
+    b.trace = T
+    if symbols ~= false then
+      if symbols then
+        local s, e2 = heapscript.symbols(symbols)
+        if not s then return nil, tostring(e2) end
+      else
+        heapscript.symbols(false)
+        M.symbols_beside(path)
+      end
+    end
+    b.symbols = heapscript.symbols()
+    b.groups = M.collect(T, f, true)
+  end
+  return setmetatable(b, { __index = M.Baseline })
+end
+
+M.Baseline = {}
+
+-- Figures of the baseline for a rule's select and per.  A trace baseline
+-- is selected exactly as the run is; a JSON one holds groups by kind, so
+-- only select.kind can be applied (anything else is an error).
+function M.Baseline:figures(select, per, window)
+  select = select or {}
+  if per ~= nil and per ~= "stack" and per ~= "tag" and per ~= "process" then
+    error("a baseline compares per stack, tag or process, not per " .. tostring(per), 0)
+  end
+  if self.trace then
+    local cur = heapscript.symbols()
+    if self.symbols then heapscript.symbols(self.symbols) end
+    local fig = M.figures(self.trace:allocations(select), per, false, window)
+    if cur then heapscript.symbols(cur) else heapscript.symbols(false) end
+    return fig
+  end
+  if window then error("a JSON baseline holds the whole trace: a rule's window needs a trace as the baseline", 0) end
+  for k in pairs(select) do
+    if k ~= "kind" then
+      error(("a JSON baseline holds groups by kind only: select.%s needs a trace as the baseline"):format(k), 0)
+    end
+  end
+  local kinds = select.kind
+  if type(kinds) == "string" then kinds = { kinds } end
+  local out = {}
+  for _, g in ipairs(self.groups) do
+    if (kinds == nil or M.has(kinds, g.kind)) and g.by == (per or "process") then
+      local key = per == nil and "all" or g.key
+      local e = out[key]
+      if not e then e = { count = 0, bytes = 0, impacting = 0 }; out[key] = e end
+      e.count = e.count + g.count
+      e.bytes = e.bytes + g.bytes
+      e.impacting = e.impacting + g.impacting
+    end
+  end
+  return out
+end
+
+-- The differences between two lists of groups (M.collect): a list of
+-- {kind, by, key, status, base = {count, bytes, impacting}, new = {...},
+-- delta (bytes), headline, frames}, status "new", "grew", "shrank",
+-- "vanished" or "unchanged", sorted by by, then largest change first.
+function M.diff(base, new)
+  local idx, rows = {}, {}
+  local zero = { count = 0, bytes = 0, impacting = 0 }
+  local function row(g)
+    local id = g.kind .. "\0" .. g.by .. "\0" .. g.key
+    local r = idx[id]
+    if not r then
+      r = { kind = g.kind, by = g.by, key = g.key, base = zero, new = zero }
+      idx[id] = r
+      rows[#rows + 1] = r
+    end
+    if g.headline and (not r.headline or r.new == zero) then r.headline, r.frames = g.headline, g.frames end
+    return r
+  end
+  for _, g in ipairs(base) do row(g).base = { count = g.count, bytes = g.bytes, impacting = g.impacting } end
+  for _, g in ipairs(new) do
+    local r = row(g)
+    r.new = { count = g.count, bytes = g.bytes, impacting = g.impacting }
+    if g.headline then r.headline, r.frames = g.headline, g.frames end
+  end
+  for _, r in ipairs(rows) do
+    local b, n = r.base, r.new
+    r.delta = n.bytes - b.bytes
+    if b.count == 0 and n.count > 0 then r.status = "new"
+    elseif n.count == 0 and b.count > 0 then r.status = "vanished"
+    elseif n.bytes > b.bytes or (n.bytes == b.bytes and n.count > b.count) then r.status = "grew"
+    elseif n.bytes < b.bytes or n.count < b.count then r.status = "shrank"
+    else r.status = "unchanged" end
+    if not r.headline then
+      r.headline = r.by == "stack" and M.headline_of_key(r.key) or r.key
+    end
+  end
+  local order = { stack = 1, tag = 2, process = 3 }
+  table.sort(rows, function(x, y)
+    if x.by ~= y.by then return (order[x.by] or 9) < (order[y.by] or 9) end
+    local ax, ay = math.abs(x.delta), math.abs(y.delta)
+    if ax ~= ay then return ax > ay end
+    if x.kind ~= y.kind then return x.kind < y.kind end
+    return x.key < y.key
+  end)
+  return rows
+end
+
+-- A headline for a stack known only by its key (a JSON baseline).
+function M.headline_of_key(key)
+  local frames = {}
+  for f in key:gmatch("[^;]+") do table.insert(frames, 1, f) end
+  local fake = { frames = function() return frames end }
+  return report.headline(fake)
+end
+
+return M

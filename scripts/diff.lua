@@ -1,0 +1,116 @@
+-- diff.lua -- compare a run with a baseline: what leaks now that did not
+-- (new), leaks more (grew), less (shrank) or no longer (vanished), by
+-- allocation stack, by pool tag and by process, for each kind.  The
+-- figures are those of `leaks` (AIFO count and bytes, Impacting Size) on
+-- each side.  Stacks are matched by module and function, so a rebuilt
+-- binary still matches (see baseline.lua).
+--
+--   heapscript diff BASE.etl NEW.etl [-- OPTIONS]
+--   heapscript diff NEW.etl -- --baseline BASE.json|BASE.etl [OPTIONS]
+local report = require "report"
+local baseline = require "baseline"
+
+local usage = [[
+usage: heapscript diff BASE.etl NEW.etl [-- OPTIONS]
+       heapscript diff NEW.etl -- --baseline FILE [OPTIONS]
+  --baseline FILE          the baseline: a trace, or the JSON report of `heapscript leaks --json`
+  --kind heap,virtual,pool kinds compared (default: all three)
+  --process NAME, --pid N, --tag TAG, --window T1,T2   selection, the same on both sides
+  --by stack,tag,process   groupings shown (default: all three)
+  --all                    also list the groups that did not change
+  --top N                  groups listed per grouping (default 10)
+  --frames N               frames shown per new or grown stack (default 6)
+  --symbols FILE           symbol map of NEW (default: NEW.sym beside it); BASE uses BASE.sym
+  --json FILE              the differences as JSON ("-" for standard output, then no text)
+]] .. report.OUTPUT_USAGE
+
+local o = report.options({ baseline = "string", kind = "list", process = "string", pid = "number", tag = "string",
+  window = "window", by = "list", all = "flag", top = "number", frames = "number", symbols = "string",
+  json = "string" }, { kind = { "heap", "virtual", "pool" }, by = { "stack", "tag", "process" }, top = 10, frames = 6 },
+  { ... }, usage)
+if not trace then io.stderr:write(usage); return 2 end
+
+local files = trace:files()
+local base_path, new_path
+if o.baseline then
+  if #files ~= 1 then io.stderr:write("heapscript: diff: with --baseline, give one trace (the new run)\n"); return 2 end
+  base_path, new_path = o.baseline, files[1]
+else
+  if #files ~= 2 then
+    io.stderr:write("heapscript: diff: give two traces, BASE and NEW (or NEW and --baseline FILE)\n" .. usage)
+    return 2
+  end
+  base_path, new_path = files[1], files[2]
+end
+
+local f = report.filters(o)
+f.kind = o.kind
+local base, err = baseline.load(base_path, f)
+if not base then io.stderr:write("heapscript: " .. err .. "\n"); return 2 end
+if not base.trace then
+  -- a JSON baseline holds what `leaks` selected when it was made: only its kinds can be chosen here
+  if o.process or o.pid or o.tag or o.window then
+    io.stderr:write("heapscript: diff: " .. base_path .. " is a JSON baseline: --process, --pid, --tag and "
+      .. "--window need a trace as the baseline\n")
+    return 2
+  end
+  local kept = {}
+  for _, g in ipairs(base.groups) do if baseline.has(o.kind, g.kind) then kept[#kept + 1] = g end end
+  base.groups = kept
+end
+
+-- the new run opened on its own: the merged `trace` would mix both runs
+local N = trace
+if #files == 2 then N = assert(heapscript.open(new_path)) end
+heapscript.symbols(false)
+if o.symbols then report.load_symbols(o.symbols) else baseline.symbols_beside(new_path) end
+local new = baseline.collect(N, f, true)
+local rows = baseline.diff(base.groups, new)
+
+local text = report.text(o)
+local out = { base = base_path, new = new_path, counts = {}, groups = {} }
+local shown = {}
+for _, by in ipairs(o.by) do shown[by] = true end
+local labels = { stack = "stacks", tag = "pool tags", process = "processes" }
+
+for _, by in ipairs({ "stack", "tag", "process" }) do
+  if shown[by] then
+    local c = { new = 0, grew = 0, shrank = 0, vanished = 0, unchanged = 0 }
+    out.counts[by] = c
+    for _, r in ipairs(rows) do if r.by == by then c[r.status] = c[r.status] + 1 end end
+    if text then
+      print(("%s: %d new, %d grew, %d shrank, %d vanished, %d unchanged"):format(labels[by], c.new, c.grew, c.shrank,
+        c.vanished, c.unchanged))
+    end
+    local n = 0
+    for _, r in ipairs(rows) do
+      if r.by == by and (o.all or r.status ~= "unchanged") then
+        n = n + 1
+        out.groups[#out.groups + 1] = { kind = r.kind, by = r.by, key = r.key, status = r.status, delta = r.delta,
+          base = r.base, new = r.new, headline = r.headline, frames = r.frames }
+        if text and n <= o.top then
+          if n == 1 then
+            print((("  %-9s %-7s %10s  %21s  %13s  %21s"):format("change", "kind", "delta", "leaked base -> new",
+              "count", "impacting"):gsub("%s+$", "")))
+          end
+          local function pair(x, y) return ("%9s -> %-9s"):format(x, y) end
+          print((("  %-9s %-7s %10s  %21s  %13s  %21s"):format(r.status, r.kind,
+            (r.delta >= 0 and "+" or "-") .. report.bytes(math.abs(r.delta)),
+            pair(report.bytes(r.base.bytes), report.bytes(r.new.bytes)),
+            ("%5d -> %-5d"):format(r.base.count, r.new.count),
+            pair(report.bytes(r.base.impacting), report.bytes(r.new.impacting))):gsub("%s+$", "")))
+          print("            " .. (by == "tag" and ("tag '" .. r.key .. "'") or r.headline))
+          if by == "stack" and (r.status == "new" or r.status == "grew") and r.frames then
+            report.print_stack(r.frames, "              ", o.frames)
+          end
+        end
+      end
+    end
+    if text and n > o.top then print(("  ... %d more (--top)"):format(n - o.top)) end
+  end
+end
+
+if o.json then report.write_json(o.json, out) end
+report.emit(o, { script = "diff", trace = N, filters = f, deltas = out.groups,
+                 title = ("diff %s -> %s"):format(base_path, new_path) })
+return 0

@@ -1,0 +1,245 @@
+-- report_formats.lua -- the report files of the bundled scripts in the
+-- formats other tools read: CSV (the columns of WPA's tables), Markdown (a
+-- pull-request comment), folded stacks (flamegraph.pl, inferno,
+-- speedscope), JUnit XML (CI test results); the HTML page is in
+-- report_html.lua.  Scripts call report.emit(o, r), which comes here.
+--
+-- r, what a script hands over:
+--   script    its name ("leaks")
+--   title     a line naming what was analysed (default: script and traces)
+--   trace     the Trace (default: the global `trace`); filters: report.filters(o)
+--   findings  a list of {type = "AIFO"|"AIFI", what = "leak"|"spike"|..., kind,
+--             process, headline, frames (innermost first), count, bytes,
+--             impacting, times = {t...} | first, last}
+--   folded    a list of {kind =, allocs = Allocs} whose bytes by stack are
+--             drawn and folded (default: the AIFO records of every kind
+--             under the filters: what `leaks` reports)
+--   deltas    the rows of baseline.diff (diff, policy --baseline)
+--   rules     policy's results {name, severity, ok, skipped, message, why}
+local report = require "report"
+
+local F = {}
+local find, match, gsub = string.find, string.match, string.gsub
+
+local function write(path, s)
+  if path == "-" then io.stdout:write(s); return end
+  local f, err = io.open(path, "wb")
+  if not f then io.stderr:write("heapscript: " .. tostring(err) .. "\n"); os.exit(2) end
+  f:write(s)
+  f:close()
+end
+F.write = write
+
+-- A frame as flame graphs want it: no +0xOFFSET after a function name
+-- (every call site of a function is one box), no ';' (the separator).
+function F.flame_frame(f)
+  if find(f, "!", 1, true) then f = match(f, "^(.-)%+0x%x+$") or f end
+  if find(f, ";", 1, true) then f = gsub(f, ";", ":") end
+  return f
+end
+
+-- What the flame view and --folded show: the AIFO records of each kind.
+function F.outstanding(r)
+  if r.folded then return r.folded end
+  local T = r.trace or trace
+  local list = {}
+  if not T then return list end
+  for _, kind in ipairs({ "heap", "virtual", "pool" }) do
+    local sel = {}
+    for k, v in pairs(r.filters or {}) do sel[k] = v end
+    local want = sel.kind
+    if want == nil or want == kind or (type(want) == "table" and require("baseline").has(want, kind)) then
+      sel.kind = kind
+      sel.class = "AIFO"
+      local A = T:allocations(sel)
+      if #A > 0 then list[#list + 1] = { kind = kind, allocs = A } end
+    end
+  end
+  return list
+end
+
+-- Bytes by stack, root first, kind as the root frame: {{frames = {...}, bytes = n}, ...}
+-- sorted by the folded text; the same folded text from two stacks is one line.
+function F.stacks(r)
+  if r._stacks then return r._stacks end     -- --folded and --html share one
+  local by, lines, flame_frame = {}, {}, F.flame_frame
+  for _, sel in ipairs(F.outstanding(r)) do
+    for _, g in ipairs(sel.allocs:group("stack")) do
+      if g.bytes > 0 then
+        local fr = { sel.kind }
+        local f = g.stack and g.stack:frames() or {}
+        for i = #f, 1, -1 do fr[#fr + 1] = flame_frame(f[i]) end
+        if #f == 0 then fr[#fr + 1] = "(no stack)" end
+        local text = table.concat(fr, ";")
+        local e = by[text]
+        if not e then
+          e = { frames = fr, text = text, bytes = 0 }
+          by[text] = e
+          lines[#lines + 1] = e
+        end
+        e.bytes = e.bytes + g.bytes
+      end
+    end
+  end
+  local texts = {}
+  for i, l in ipairs(lines) do texts[i] = l.text end
+  table.sort(texts)                          -- strings sort fastest without a comparator
+  for i, t in ipairs(texts) do lines[i] = by[t] end
+  r._stacks = lines
+  return lines
+end
+
+function F.folded(r)
+  local out = {}
+  for i, l in ipairs(F.stacks(r)) do out[i] = l.text .. " " .. math.tointeger(l.bytes) end
+  return #out > 0 and table.concat(out, "\n") .. "\n" or ""
+end
+
+-- CSV (RFC 4180: quotes doubled, CRLF line ends), one row per finding.
+local function csvq(v)
+  v = v == nil and "" or tostring(v)
+  if v:find('[,"\r\n]') then return '"' .. v:gsub('"', '""') .. '"' end
+  return v
+end
+
+F.CSV_COLUMNS = { "Type", "Process", "Stack", "Count", "Size", "Impacting Size", "Kind", "Finding" }
+
+function F.csv(findings)
+  local rows = { table.concat(F.CSV_COLUMNS, ",") }
+  for _, x in ipairs(findings or {}) do
+    local root = {}
+    local fr = x.frames or {}
+    for i = #fr, 1, -1 do root[#root + 1] = fr[i] end
+    rows[#rows + 1] = table.concat({ csvq(x.type), csvq(x.process), csvq(table.concat(root, ";")), csvq(x.count),
+      csvq(x.bytes), csvq(x.impacting), csvq(x.kind), csvq(x.what) }, ",")
+  end
+  return table.concat(rows, "\r\n") .. "\r\n"
+end
+
+-- Markdown for a pull-request comment: short, the worst first.
+local function mdq(s)
+  return (tostring(s or ""):gsub("|", "\\|"):gsub("\n", " "))
+end
+
+function F.title(r)
+  if r.title then return r.title end
+  local T = r.trace or trace
+  local names = {}
+  for _, p in ipairs(T and T:files() or {}) do names[#names + 1] = p:match("[^/\\]+$") end
+  return ("%s %s"):format(r.script or "report", table.concat(names, " "))
+end
+
+function F.markdown(r, top)
+  top = top or 10
+  local L = { "### heapscript " .. mdq(F.title(r)), "" }
+  local broken = {}
+  for _, x in ipairs(r.rules or {}) do if not x.ok and not x.skipped then broken[#broken + 1] = x end end
+  if r.rules then
+    local nf, nw = 0, 0
+    for _, x in ipairs(broken) do if x.severity == "error" then nf = nf + 1 else nw = nw + 1 end end
+    L[#L + 1] = ("**%s**: %d rules, %d broken, %d warnings"):format(nf > 0 and "FAIL" or "PASS", #r.rules, nf, nw)
+    L[#L + 1] = ""
+    if #broken > 0 then
+      L[#L + 1] = "| rule | severity | what |"
+      L[#L + 1] = "| --- | --- | --- |"
+      for _, x in ipairs(broken) do
+        L[#L + 1] = ("| `%s` | %s | %s |"):format(mdq(x.name), x.severity, mdq(x.message or x.why))
+      end
+      L[#L + 1] = ""
+    end
+  end
+  if r.deltas then
+    local changed = {}
+    for _, d in ipairs(r.deltas) do if d.status ~= "unchanged" and d.by == "stack" then changed[#changed + 1] = d end end
+    L[#L + 1] = ("**Against the baseline**: %d %s changed"):format(#changed, #changed == 1 and "stack" or "stacks")
+    L[#L + 1] = ""
+    if #changed > 0 then
+      L[#L + 1] = "| change | kind | stack | leaked | Δ | allocations |"
+      L[#L + 1] = "| --- | --- | --- | ---: | ---: | ---: |"
+      for i, d in ipairs(changed) do
+        if i > top then L[#L + 1] = ("| … | | %d more | | | |"):format(#changed - top); break end
+        L[#L + 1] = ("| %s | %s | `%s` | %s → %s | %s%s | %d → %d |"):format(d.status, d.kind, mdq(d.headline),
+          report.bytes(d.base.bytes), report.bytes(d.new.bytes), d.delta >= 0 and "+" or "−",
+          report.bytes(math.abs(d.delta)), d.base.count, d.new.count)
+      end
+      L[#L + 1] = ""
+    end
+  end
+  local fs = r.findings or {}
+  if #fs > 0 then
+    L[#L + 1] = "| type | kind | process | where | count | size | impacting |"
+    L[#L + 1] = "| --- | --- | --- | --- | ---: | ---: | ---: |"
+    for i, x in ipairs(fs) do
+      if i > top then L[#L + 1] = ("| … | | | %d more findings | | | |"):format(#fs - top); break end
+      L[#L + 1] = ("| %s | %s | %s | `%s` | %s | %s | %s |"):format(mdq(x.what or x.type), mdq(x.kind), mdq(x.process),
+        mdq(x.headline), x.count or "", report.bytes(x.bytes), x.impacting and report.bytes(x.impacting) or "")
+    end
+    L[#L + 1] = ""
+  elseif not r.rules and not r.deltas then
+    L[#L + 1] = "No findings."
+    L[#L + 1] = ""
+  end
+  return table.concat(L, "\n")
+end
+
+-- JUnit XML: one testsuite, one testcase per rule; a broken error rule is
+-- a <failure>, a broken warning passes with its message in <system-out>,
+-- a rule that could not run (a baseline rule without --baseline) is
+-- <skipped>.  tests/junit.xsd is the schema the tests validate against.
+function F.xml(s)
+  s = tostring(s or ""):gsub("[%z\1-\8\11\12\14-\31]", "?")
+  return (s:gsub("[<>&\"']", { ["<"] = "&lt;", [">"] = "&gt;", ["&"] = "&amp;", ['"'] = "&quot;", ["'"] = "&apos;" }))
+end
+
+function F.junit(r)
+  local rules = r.rules or {}
+  local failures, skipped = 0, 0
+  for _, x in ipairs(rules) do
+    if x.skipped then skipped = skipped + 1 elseif not x.ok and x.severity == "error" then failures = failures + 1 end
+  end
+  local name = "heapscript " .. (r.script or "policy")
+  local L = { '<?xml version="1.0" encoding="UTF-8"?>',
+    ('<testsuites name="%s" tests="%d" failures="%d" errors="0" skipped="%d">'):format(F.xml(name), #rules, failures, skipped),
+    ('  <testsuite name="%s" tests="%d" failures="%d" errors="0" skipped="%d">'):format(F.xml(F.title(r)), #rules,
+      failures, skipped) }
+  for _, x in ipairs(rules) do
+    local open = ('    <testcase classname="%s" name="%s"'):format(F.xml(r.rules_file or "rules"), F.xml(x.name))
+    local detail = {}
+    if x.why then detail[#detail + 1] = x.why end
+    for i, v in ipairs(x.violations or {}) do
+      if i > 20 then detail[#detail + 1] = ("... %d more"):format(#x.violations - 20); break end
+      detail[#detail + 1] = ("%s: %s = %s, limit %s"):format(v.group, v.limit, tostring(v.value), tostring(v.max))
+    end
+    if x.skipped then
+      L[#L + 1] = open .. ">"
+      L[#L + 1] = ('      <skipped message="%s"/>'):format(F.xml(x.message))
+      L[#L + 1] = "    </testcase>"
+    elseif not x.ok and x.severity == "error" then
+      L[#L + 1] = open .. ">"
+      L[#L + 1] = ('      <failure message="%s" type="%s">%s</failure>'):format(F.xml(x.message or x.why or "broken"),
+        F.xml(x.name), F.xml(table.concat(detail, "\n")))
+      L[#L + 1] = "    </testcase>"
+    elseif not x.ok then
+      L[#L + 1] = open .. ">"
+      L[#L + 1] = ("      <system-out>WARNING: %s</system-out>"):format(F.xml(x.message or x.why or ""))
+      L[#L + 1] = "    </testcase>"
+    else
+      L[#L + 1] = open .. "/>"
+    end
+  end
+  L[#L + 1] = "  </testsuite>"
+  L[#L + 1] = "</testsuites>"
+  return table.concat(L, "\n") .. "\n"
+end
+
+function F.emit(o, r)
+  r.trace = r.trace or trace
+  r.findings = r.findings or {}
+  if o.csv then write(o.csv, F.csv(r.findings)) end
+  if o.markdown then write(o.markdown, F.markdown(r)) end
+  if o.folded then write(o.folded, F.folded(r)) end
+  if o.junit then write(o.junit, F.junit(r)) end
+  if o.html then write(o.html, require("report_html").page(r)) end
+end
+
+return F

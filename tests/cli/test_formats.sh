@@ -1,0 +1,59 @@
+#!/bin/sh
+# test_formats.sh -- golden tests of the report files other tools read:
+# --folded, --csv, --markdown and policy --junit on the example traces
+# (tests/golden/cases.txt), and every JUnit file valid against
+# tests/junit.xsd (xmllint, Debian's libxml2-utils).
+#   sh tests/cli/test_formats.sh              compare
+#   sh tests/cli/test_formats.sh --regenerate write tests/golden/ again (make golden)
+HS=${HS_BIN:-./heapscript}
+G=tests/golden
+regen=0
+[ "$1" = "--regenerate" ] && regen=1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+have_xmllint=1
+if ! command -v xmllint >/dev/null 2>&1; then
+  have_xmllint=0
+  if [ "$CI" = true ]; then echo "not ok - xmllint missing and CI=true (make deps installs libxml2-utils)"; fail=1
+  else echo "SKIP JUnit schema validation: no xmllint (make deps installs libxml2-utils)"; fi
+fi
+
+grep -v '^#' $G/cases.txt | grep -v '^ *$' | while read -r name cmd; do
+  case $name in
+    *.folded) opt=--folded ;;
+    *.csv) opt=--csv ;;
+    *.md) opt=--markdown ;;
+    *.xml) opt=--junit ;;
+    *) echo "not ok - $name: unknown extension"; exit 1 ;;
+  esac
+  case " $cmd " in *" -- "*) sep="" ;; *) sep="--" ;; esac
+  # shellcheck disable=SC2086
+  $HS $cmd $sep $opt "$tmp/$name" >/dev/null 2>"$tmp/err"
+  code=$?
+  if [ $code -gt 1 ] || [ ! -f "$tmp/$name" ]; then
+    echo "not ok - $name: '$cmd' exit $code: $(head -3 "$tmp/err")"; exit 1
+  fi
+  if [ $regen = 1 ]; then
+    cp "$tmp/$name" "$G/$name"; echo "wrote $G/$name"
+  elif cmp -s "$tmp/$name" "$G/$name"; then
+    echo "ok - $name matches the golden file"
+  else
+    echo "not ok - $name differs from $G/$name (make golden writes it again):"
+    diff -u "$G/$name" "$tmp/$name" | head -20
+    exit 1
+  fi
+  if [ "${name##*.}" = xml ] && [ $have_xmllint = 1 ]; then
+    if xmllint --noout --schema tests/junit.xsd "$tmp/$name" 2>"$tmp/xerr"; then echo "ok - $name is valid JUnit XML"
+    else echo "not ok - $name is not valid against tests/junit.xsd: $(head -3 "$tmp/xerr")"; exit 1; fi
+  fi
+done || fail=1
+
+# the schema itself rejects what it should
+if [ $have_xmllint = 1 ] && [ $regen = 0 ]; then
+  printf '<testsuites><testsuite name="s"><testcase name="a"><failure message="m"/><bogus/></testcase></testsuite></testsuites>\n' >"$tmp/bad.xml"
+  if xmllint --noout --schema tests/junit.xsd "$tmp/bad.xml" 2>/dev/null; then
+    echo "not ok - the schema accepts a testcase without classname and with an unknown element"; fail=1
+  else echo "ok - the schema rejects a malformed report"; fi
+fi
+exit $fail

@@ -1,0 +1,84 @@
+#!/bin/sh
+# test_html.sh -- the --html report of every bundled script on the example
+# traces, opened in headless Chromium: the page loads with no console
+# message at all (errors, CSP violations, failed loads), its own script ran
+# and counted what it drew (a self-check written into the DOM, read back
+# with --dump-dom), the charts, marks and findings are there with their
+# content, the page names nothing outside itself, and a screenshot is taken
+# for a person to look at ($HS_BUILD/html/*.png).
+# Without chromium it says SKIP, and fails when CI=true.
+HS=${HS_BIN:-./heapscript}
+B=${HS_BUILD:-build/rel}
+out=$B/html
+mkdir -p "$out"
+fail=0
+ok() { echo "ok - $1"; }
+bad() { echo "not ok - $1"; fail=1; }
+
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$CI" = true ]; then echo "not ok - chromium missing and CI=true (make deps installs it)"; exit 1; fi
+  echo "SKIP test_html: no chromium (make deps installs it)"; exit 0
+fi
+profile=$(mktemp -d)
+trap 'rm -rf "$profile"' EXIT
+
+# browse PAGE NAME: the DOM after the scripts ran in $out/NAME.dom, the
+# browser's log in $out/NAME.log, a screenshot in $out/NAME.png
+browse() {
+  set -- "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")" "$2"
+  flags="--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking
+    --disable-component-update --disable-sync --user-data-dir=$profile"
+  # shellcheck disable=SC2086
+  chromium $flags --enable-logging=stderr --v=0 --dump-dom "file://$1" >"$out/$2.dom" 2>"$out/$2.log"
+  # shellcheck disable=SC2086
+  chromium $flags --screenshot="$out/$2.png" --window-size=1280,2000 "file://$1" >/dev/null 2>&1
+}
+
+# page NAME SELFCHECK-PATTERN CONTENT... : checks one page
+page() {
+  name=$1; want=$2; shift 2
+  f=$out/$name.html
+  browse "$f" "$name"
+  if grep -q ":CONSOLE" "$out/$name.log"; then bad "$name: console messages: $(grep ':CONSOLE' "$out/$name.log" | head -3)"
+  else ok "$name: no console message"; fi
+  check=$(grep -o 'selfcheck [^<]*' "$out/$name.dom" | head -1)
+  if echo "$check" | grep -Eq "$want"; then ok "$name: $check"; else bad "$name: self-check '$check', expected /$want/"; fi
+  for c in "$@"; do
+    if grep -qF -- "$c" "$out/$name.dom"; then ok "$name: shows '$c'"; else bad "$name: does not show '$c'"; fi
+  done
+  if grep -Eqi '(https?:|//[a-z]|<script[^>]*src|<link[^>]*stylesheet|<img |@import|url\()' "$f"; then
+    bad "$name: names something outside the page: $(grep -Eoi '(https?:[^"]*|<script[^>]*src[^>]*>|@import|url\([^)]*\))' "$f" | head -2)"
+  else ok "$name: self-contained"; fi
+  size=$(wc -c <"$out/$name.png" 2>/dev/null || echo 0)
+  if [ "$size" -gt 20000 ]; then ok "$name: screenshot $out/$name.png ($size bytes)"; else bad "$name: no screenshot ($size bytes)"; fi
+}
+
+M=examples/memorytestapp.etl
+N=examples/notmyfault.etl
+$HS leaks $M -- --html "$out/leaks-memorytestapp.html" >/dev/null || bad "leaks --html"
+page leaks-memorytestapp "^selfcheck ok charts=2 findings=3 marks=0 boxes=[1-9]" \
+  "heap — MemoryTestApp.exe (5812): peak 34.0 KiB at 18.540 s" \
+  "virtual — MemoryTestApp.exe (5812): peak 30.00 MiB at 11.050 s" \
+  "MemoryTestApp.exe!InnerLoopOperation+0x27" "12.5 KiB" "MemoryTestApp.exe!StepUpMemory"
+$HS transient $M -- --html "$out/transient-memorytestapp.html" >/dev/null || bad "transient --html"
+page transient-memorytestapp "^selfcheck ok charts=2 findings=1 marks=10 " \
+  "transient spike at 1.550 s: MemoryTestApp.exe!ManipulateTemporaryBuffer+0x22" \
+  "transient spike at 18.650 s" "100.00 MiB"
+$HS growth $M -- --html "$out/growth-memorytestapp.html" >/dev/null || bad "growth --html"
+page growth-memorytestapp "^selfcheck ok charts=2 findings=3 marks=1 " \
+  "step at 10.000 s: MemoryTestApp.exe!StepUpMemory+0x31" "steady growth"
+$HS pool $N -- --html "$out/pool-notmyfault.html" >/dev/null || bad "pool --html"
+page pool-notmyfault "^selfcheck ok charts=2 findings=[1-9]" \
+  "pool — NotMyFault64.exe (6140): peak 20.00 MiB" "myfault.sys!MyfaultLeakPool+0x3b" "pool tag 'Leak'"
+$HS leaks $N -- --html "$out/leaks-notmyfault.html" >/dev/null || bad "leaks notmyfault --html"
+page leaks-notmyfault "^selfcheck ok charts=2 findings=1 " "20.00 MiB" "myfault.sys!MyfaultLeakPool"
+$HS policy examples/memorytestapp-newleak.etl -- --baseline $M --html "$out/policy-newleak.html" >/dev/null
+[ $? -eq 1 ] || bad "policy --baseline on the new leak exits 1"
+page policy-newleak "^selfcheck ok charts=2 findings=0 " "no-new-leak-stack" "FAIL" "MemoryTestApp.exe!CacheRecord+0x3c"
+$HS diff $M examples/memorytestapp-fixed.etl -- --html "$out/diff-fixed.html" >/dev/null || bad "diff --html"
+page diff-fixed "^selfcheck ok charts=2 " "vanished" "MemoryTestApp.exe!InnerLoopOperation+0x27"
+$HS events $M -- --html "$out/events-memorytestapp.html" >/dev/null || bad "events --html"
+page events-memorytestapp "^selfcheck ok charts=2 findings=[1-9]" "Heap"
+
+[ $fail -eq 0 ] && echo "test_html: all passed (screenshots in $out)"
+exit $fail

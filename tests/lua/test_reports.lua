@@ -1,0 +1,251 @@
+-- test_reports.lua -- comparing with a baseline and the report files:
+-- the stable keys of baseline.lua, `heapscript diff` on the example and
+-- its next build (the leak fixed; a new leak), from a trace and from a
+-- stored JSON baseline, `policy --baseline` rules passing and failing,
+-- bad baselines, the folded file's totals against the reports, the CSV
+-- rows, and the HTML page's caps on a trace of 100,000 stacks.
+-- (Golden files: tests/cli/test_formats.sh; the page in Chromium:
+-- tests/cli/test_html.sh.)
+package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
+local T = require "testlib"
+local json = require "json"
+local baseline = require "baseline"
+local q = T.q
+local check, eq = T.check, T.eq
+
+local run, report, slurp = T.run_all, T.report, T.slurp
+local M, FIXED, NEW = "examples/memorytestapp.etl", "examples/memorytestapp-fixed.etl", "examples/memorytestapp-newleak.etl"
+local tmp = os.tmpname()
+os.remove(tmp)
+os.execute("mkdir -p " .. q(tmp))
+
+T.test("stable keys", function()
+  eq(baseline.frame_key("MemoryTestApp.exe!InnerLoopOperation+0x27"), "memorytestapp.exe!InnerLoopOperation", "symbol: offset dropped")
+  eq(baseline.frame_key("ntdll.dll!RtlUserThreadStart"), "ntdll.dll!RtlUserThreadStart", "symbol without offset")
+  eq(baseline.frame_key("app.exe!operator new+0x1f"), "app.exe!operator new", "a name with a space")
+  eq(baseline.frame_key("MemoryTestApp.exe+0x15B7"), "memorytestapp.exe+0x15b7", "no symbol: module and RVA")
+  eq(baseline.frame_key("0xfffff8055d4a1000"), "?", "a bare address has no stable key")
+  local fake = { frames = function() return { "a.dll!Leaf+0x1", "b.exe!Main+0x20" } end }
+  eq(baseline.stack_key(fake), "b.exe!Main;a.dll!Leaf", "stack key: root first")
+  eq(baseline.headline_of_key("ntdll.dll!RtlUserThreadStart;app.exe!Main;ntdll.dll!RtlAllocateHeap"), "app.exe!Main",
+     "headline of a stored key skips system modules")
+end)
+
+-- changed rows of a diff report, by grouping
+local function changed(r, by)
+  local l = {}
+  for _, g in ipairs(r.groups) do if g.by == by and g.status ~= "unchanged" then l[#l + 1] = g end end
+  return l
+end
+
+local base_json = tmp .. "/base.json"
+T.test("diff: the leak fixed", function()
+  local r, code, raw = report("diff " .. M .. " " .. FIXED .. " --")
+  check(r and code == 0, "diff exits 0", raw)
+  local c = changed(r, "stack")
+  eq(#c, 1, "exactly one stack changed")
+  local g = c[1] or {}
+  check(g.status == "vanished" and g.kind == "heap" and g.base.count == 319 and g.base.bytes == 12760
+        and g.new.count == 0 and g.new.bytes == 0 and g.delta == -12760 and g.base.impacting == 12760,
+        "the 319 x 40 B leak vanished", raw)
+  check((g.headline or ""):find("InnerLoopOperation", 1, true), "named by its headline", g.headline)
+  eq(r.counts.stack.unchanged, 2, "the two VirtualAlloc stacks match across the rebuild")
+end)
+
+T.test("diff: a new leak, the old one matched across the rebuild", function()
+  local r, code, raw = report("diff " .. M .. " " .. NEW .. " -- --all")
+  check(r and code == 0, "diff exits 0", raw)
+  local c = changed(r, "stack")
+  eq(#c, 1, "exactly one stack changed")
+  local g = c[1] or {}
+  check(g.status == "new" and g.kind == "heap" and g.new.count == 72 and g.new.bytes == 72 * 96 and g.base.count == 0,
+        "the new leak: 72 x 96 B", raw)
+  check((g.headline or ""):find("CacheRecord", 1, true), "named CacheRecord", g.headline)
+  local old
+  for _, x in ipairs(r.groups) do if x.by == "stack" and x.key:find("InnerLoopOperation", 1, true) then old = x end end
+  check(old and old.status == "unchanged" and old.base.count == 319 and old.new.count == 319,
+        "the old leak (other offsets and base address) is the same group", old and old.status)
+  local p
+  for _, x in ipairs(changed(r, "process")) do p = x end
+  check(p and p.status == "grew" and p.delta == 6912 and p.headline == "MemoryTestApp.exe", "the process grew by 6912 B")
+  local txt = run("diff " .. M .. " " .. NEW)
+  check(txt:find("stacks: 1 new, 0 grew, 0 shrank, 0 vanished, 3 unchanged", 1, true)
+        and txt:find("MemoryTestApp.exe!CacheRecord+0x3c", 1, true), "diff text", txt)
+  for line in txt:gmatch("[^\n]+") do
+    if #line > 100 or line:find("%s$") then check(false, "diff text fits 100 columns, no trailing blanks", line) break end
+  end
+end)
+
+T.test("diff without symbols: module and RVA match the same build, not a rebuild", function()
+  for _, n in ipairs({ "a", "b", "c" }) do
+    local src = n == "c" and FIXED or M
+    local f = assert(io.open(tmp .. "/" .. n .. ".etl", "wb"))
+    f:write(slurp(src))
+    f:close()
+  end
+  local r = report("diff " .. q(tmp .. "/a.etl") .. " " .. q(tmp .. "/b.etl") .. " --")
+  check(r and r.counts.stack.unchanged == 3 and #r.groups == 0, "two copies of one build: every stack matches")
+  r = report("diff " .. q(tmp .. "/a.etl") .. " " .. q(tmp .. "/c.etl") .. " --")
+  check(r and r.counts.stack.unchanged == 0 and r.counts.stack.vanished == 3 and r.counts.stack.new == 2,
+        "a rebuild without symbols matches nothing (the reason to give each trace its map)")
+end)
+
+T.test("diff: a stored JSON baseline gives the same answer", function()
+  local _, code = run("leaks " .. M .. " -- --json " .. q(base_json))
+  eq(code, 0, "leaks --json writes the baseline")
+  local b = json.read(base_json)
+  check(type(b.groups) == "table" and #b.groups == 5, "leaks --json has its groups (heap: 1 stack, 1 process; virtual: 2 stacks, 1 process)", #(b.groups or {}))
+  for _, case in ipairs({ { FIXED, "vanished", 319 }, { NEW, "new", 72 } }) do
+    local r, c2, raw = report("diff " .. case[1] .. " -- --baseline " .. q(base_json))
+    check(r and c2 == 0, "diff --baseline JSON exits 0", raw)
+    local c = r and changed(r, "stack") or {}
+    check(#c == 1 and c[1].status == case[2] and (c[1].base.count + c[1].new.count) == case[3],
+          "JSON baseline: " .. case[2], raw)
+  end
+  local rk = report("diff " .. NEW .. " -- --kind heap --all --baseline " .. q(base_json))
+  local kinds = {}
+  for _, g in ipairs(rk and rk.groups or {}) do kinds[g.kind] = true end
+  check(rk and kinds.heap and not kinds.virtual, "--kind heap leaves the JSON baseline's other kinds out")
+  local out, c3 = run("diff " .. NEW .. " -- --window 0,5 --baseline " .. q(base_json))
+  check(c3 == 2 and out:find("need a trace as the baseline", 1, true), "--window with a JSON baseline exits 2", out)
+  out, c3 = run("diff " .. M .. " " .. NEW .. " -- --baseline " .. q(base_json))
+  check(c3 == 2 and out:find("give one trace", 1, true), "--baseline with two traces exits 2", out)
+  out, c3 = run("diff " .. M)
+  check(c3 == 2 and out:find("give two traces", 1, true), "one trace and no baseline exits 2", out)
+end)
+
+T.test("bad baselines", function()
+  local cases = {
+    { tmp .. "/missing.json", "cannot open the baseline" },
+    { tmp .. "/nogroups.json", "has \"groups\"", '{"kinds": []}' },
+    { tmp .. "/broken.json", "not valid JSON", '{"groups": [' },
+    { tmp .. "/badgroup.json", "groups[1]: expected kind, by, key, count and bytes", '{"groups": [{"kind": "heap"}]}' },
+    { tmp .. "/notatrace.etl", "not an ETL file", "this is not a trace at all, but long enough to look at ........" },
+  }
+  for _, c in ipairs(cases) do
+    if c[3] then local f = assert(io.open(c[1], "wb")); f:write(c[3]); f:close() end
+    local out, code = run("diff " .. M .. " -- --baseline " .. q(c[1]))
+    check(code == 2 and out:find(c[2], 1, true) and out:find(c[1], 1, true), "diff: " .. c[2] .. " (exit 2, names the file)", out)
+    out, code = run("policy " .. M .. " -- --baseline " .. q(c[1]))
+    check(code == 2 and out:find(c[2], 1, true), "policy: " .. c[2] .. " (exit 2)", out)
+  end
+end)
+
+T.test("policy --baseline", function()
+  local rules = tmp .. "/base-rules.lua"
+  local f = assert(io.open(rules, "w"))
+  f:write([[
+return {
+  { name = "no-new-leak", select = { kind = "heap" }, per = "stack", no_new_leaks = true },
+  { name = "growth-10", per = "stack", max_leaked_growth = 0.10 },
+  { name = "process-growth", select = { kind = "heap" }, per = "process", max_leaked_growth = 0.6 },
+}
+]])
+  f:close()
+  for _, b in ipairs({ M, base_json }) do
+    local r, code, raw = report("policy " .. FIXED .. " -- --rules " .. q(rules) .. " --baseline " .. q(b))
+    check(r and code == 0 and r.failed == 0, "the fixed build passes against " .. b, raw)
+    r, code, raw = report("policy " .. NEW .. " -- --rules " .. q(rules) .. " --baseline " .. q(b))
+    check(r and code == 1 and r.failed == 2, "the new leak fails two rules against " .. b, raw)
+    if r then
+      check(not r.results[1].ok and r.results[1].violations[1].group:find("CacheRecord", 1, true)
+            and r.results[1].violations[1].value == 6912, "no-new-leak names CacheRecord", raw)
+      check(not r.results[2].ok and #r.results[2].violations == 1, "growth-10: one stack over", raw)
+      check(r.results[3].ok, "process-growth: 12760 -> 19672 B is within +60%", raw)
+    end
+  end
+  local out, code = run("policy " .. M .. " -- --rules " .. q(rules))
+  check(code == 0 and select(2, out:gsub("SKIP ", "")) == 3 and out:find("3 skipped (no --baseline)", 1, true),
+        "without --baseline the rules are skipped", out)
+  f = assert(io.open(rules, "w"))
+  f:write('return { { name = "x", select = { kind = "heap", process = "MemoryTestApp.exe" }, per = "stack", no_new_leaks = true } }\n')
+  f:close()
+  out, code = run("policy " .. NEW .. " -- --rules " .. q(rules) .. " --baseline " .. q(base_json))
+  check(code == 2 and out:find("needs a trace as the baseline", 1, true), "a JSON baseline cannot select by process", out)
+  out, code = run("policy " .. NEW .. " -- --rules " .. q(rules) .. " --baseline " .. M)
+  check(code == 1, "a trace baseline can", out)
+  f = assert(io.open(rules, "w"))
+  f:write('return { { name = "x", per = "heap", no_new_leaks = true } }\n')
+  f:close()
+  out, code = run("policy " .. NEW .. " -- --rules " .. q(rules) .. " --baseline " .. M)
+  check(code == 2 and out:find("per stack, tag or process", 1, true), "per heap cannot be compared", out)
+end)
+
+-- the folded file adds up to what the report says
+local function folded_total(path)
+  local total, lines, bad = 0, 0, nil
+  for line in (slurp(path) or ""):gmatch("[^\n]+") do
+    local n = line:match(" (%d+)$")
+    if not (n and not line:find("^;") and line:find(";", 1, true)) then bad = bad or line end
+    total, lines = total + tonumber(n or 0), lines + 1
+  end
+  check(bad == nil, path .. ": every line is frames;...;frames BYTES", bad)
+  return total, lines
+end
+
+T.test("folded totals equal the reports", function()
+  for _, tr in ipairs({ M, "examples/notmyfault.etl", NEW }) do
+    local fp = tmp .. "/l.folded"
+    local r = report("leaks " .. tr .. " -- --folded " .. q(fp))
+    local want = 0
+    for _, k in ipairs(r and r.kinds or {}) do want = want + k.leaked_bytes end
+    local got, n = folded_total(fp)
+    check(want > 0 and got == want, ("leaks %s: folded total %d = leaked bytes %d"):format(tr, got, want))
+    check(n == (tr == M and 3 or tr == NEW and 4 or 1), "leaks " .. tr .. ": one line per stack", n)
+  end
+  local fp = tmp .. "/t.folded"
+  local r = report("transient " .. M .. " -- --folded " .. q(fp))
+  local got = folded_total(fp)
+  check(r and got == r.kinds[1].bytes and got == 100 * 2^20, "transient: folded total = the spikes' bytes", got)
+end)
+
+T.test("CSV: one row per finding, the WPA columns", function()
+  local cp = tmp .. "/l.csv"
+  local r = report("leaks " .. M .. " -- --csv " .. q(cp))
+  local rows = {}
+  for line in (slurp(cp) or ""):gmatch("([^\r\n]*)\r\n") do rows[#rows + 1] = line end
+  eq(rows[1], "Type,Process,Stack,Count,Size,Impacting Size,Kind,Finding", "the header")
+  local n = 0
+  for _, k in ipairs(r and r.kinds or {}) do n = n + #k.stacks end
+  eq(#rows - 1, n, "one row per stack reported")
+  check(rows[2] and rows[2]:find("^AIFO,MemoryTestApp.exe %(5812%),ntdll.dll!RtlUserThreadStart%+0x21;.-InnerLoopOperation%+0x27;"
+        .. ".-,319,12760,12760,heap,leak$"), "the first row", rows[2])
+end)
+
+T.test("a report on standard output replaces the text", function()
+  local out, code = run("leaks " .. M .. " -- --csv -")
+  check(code == 0 and out:sub(1, 11) == "Type,Proces" and not out:find("allocated and not freed", 1, true),
+        "leaks --csv -: the CSV alone", out:sub(1, 200))
+  out, code = run("events " .. M .. " -- --markdown -")
+  check(code == 0 and out:find("^### heapscript events memorytestapp.etl") and not out:find("events, 12 kinds", 1, true),
+        "events --markdown -: the Markdown alone", out:sub(1, 200))
+  out, code = run("leaks " .. M .. " -- --csv - --folded -")
+  check(code == 2 and out:find("--csv and --folded: only one report can go to standard output", 1, true),
+        "two reports on standard output: exit 2", out:sub(1, 200))
+  out, code = run("leaks " .. M .. " -- --html " .. q(tmp .. "/no/such/dir/x.html"))
+  check(code == 2 and out:find("no/such/dir/x.html", 1, true), "an unwritable report file: exit 2, named", out)
+end)
+
+T.test("HTML of 100,000 stacks stays small", function()
+  local gen = "tests/bench/gen_stacks.lua"
+  local tr = tmp .. "/many.etl"
+  local out, code = run(q(gen) .. " -- " .. q(tr))
+  eq(code, 0, "the writer makes 100,000 stacks " .. out)
+  local hp, fp = tmp .. "/many.html", tmp .. "/many.folded"
+  out, code = run("leaks " .. q(tr) .. " -- --top 3 --html " .. q(hp) .. " --folded " .. q(fp))
+  check(code == 0, "leaks --html --folded", out:sub(1, 300))
+  local page = slurp(hp) or ""
+  local _, rects = page:gsub("<rect ", "")
+  local _, points = page:gsub("<polyline ", "")
+  check(#page > 0 and #page < 200 * 1024, "the page is under 200 KiB", #page)
+  check(rects > 1 and rects <= 2000, "the icicle draws at most 2000 boxes", rects)
+  check(points == 1, "one chart", points)
+  local total, lines = folded_total(fp)
+  eq(lines, 100000, "the folded file has every stack")
+  local want = 0
+  for i = 1, 100000 do want = want + 32 + i % 64 end
+  eq(total, want, "and every byte")
+end)
+
+os.execute("rm -rf " .. q(tmp))
+return T.done("test_reports")
