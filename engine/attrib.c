@@ -211,23 +211,15 @@ static void on_stackwalk(hsi_attrib *at, const hs_event *ev) {
   }
 }
 
-int hsi_attrib_next(hsi_attrib *at, hs_event *ev, hsi_ids *ids) {
+/* Something is held, or *ev (hold_ev) must wait: the look-ahead proper,
+   out of line so that the pass-through path stays short. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int next_held(hsi_attrib *at, hs_event *ev, hsi_ids *ids, int hold_ev) {
   hs_event in;
   int r;
-  /* Nothing held: read straight into *ev, so an event that passes costs
-     no copy (it is copied only when it must wait). */
-  if (!at->n && !at->eof) {
-    at->len = 0;                         /* the last event handed out is no longer needed */
-    r = at->src(at->ud, ev);
-    if (r <= 0) { at->eof = 1; at->err = 0; return r; }
-    if (!wants_stack(at, ev)) {
-      ids->how = ev->flags & HS_EVF_HAS_IDS ? HSI_IDS_HEADER : HSI_IDS_NONE;
-      ids->pid = ids->how ? ev->pid : HS_NOID;
-      ids->tid = ids->how ? ev->tid : HS_NOID;
-      return 1;
-    }
-    if ((r = hold(at, ev, 1)) != 0) return r;
-  }
+  if (hold_ev && (r = hold(at, ev, 1)) != 0) return r;
   for (;;) {
     if (at->n) {
       held *h = &at->q[at->head];
@@ -250,4 +242,19 @@ int hsi_attrib_next(hsi_attrib *at, hs_event *ev, hsi_ids *ids) {
     if ((r = hold(at, &in, wants_stack(at, &in))) != 0) return r;
     on_stackwalk(at, &in);
   }
+}
+
+int hsi_attrib_next(hsi_attrib *at, hs_event *ev, hsi_ids *ids) {
+  int r;
+  if (at->n || at->eof) return next_held(at, ev, ids, 0);
+  /* Nothing held: read straight into *ev, so an event that passes costs
+     no copy (it is copied only when it must wait). */
+  at->len = 0;                           /* the last event handed out is no longer needed */
+  r = at->src(at->ud, ev);
+  if (r <= 0) { at->eof = 1; at->err = 0; return r; }
+  if (wants_stack(at, ev)) return next_held(at, ev, ids, 1);
+  ids->how = ev->flags & HS_EVF_HAS_IDS ? HSI_IDS_HEADER : HSI_IDS_NONE;
+  ids->pid = ids->how ? ev->pid : HS_NOID;
+  ids->tid = ids->how ? ev->tid : HS_NOID;
+  return 1;
 }

@@ -86,7 +86,11 @@ static int record_kind(int k) {
   }
 }
 
-/* The row of (hook, version, pointer size), added if new: the slow path. */
+/* The row of (hook, version, pointer size), added if new: the slow path,
+   kept out of line so that the cached lookup stays a few instructions. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 static xrow *row_find(hsi_lcheck *lc, const hs_event *ev, uint16_t hook, uint32_t key) {
   uint8_t ver = (uint8_t)(ev->version & 0xFF), ptr = ev->pointer_size;
   unsigned slot = cache_slot(key);
@@ -196,12 +200,17 @@ static void count_length(xrow *x, uint32_t len) {
 
 static void check_fields(xrow *x, const hs_event *ev, int d, const hsi_memop *op);
 
+/* Are this event's fields checked (the n-th event of its row)? */
+static int sampled(const xrow *x) {
+  return x->r.checked && (x->r.events <= HSI_LCHECK_FULL || x->r.events % HSI_LCHECK_EVERY == 0);
+}
+
 int hsi_lcheck_add(hsi_lcheck *lc, const hs_event *ev, int d, const hsi_memop *op) {
   xrow *x;
   if (d == 0 || op->kind == HSI_OP_SNAPSHOT || !op->hook) return 0;
   if (!(x = lookup(lc, ev, op->hook))) return HS_ENOMEM;
   count_length(x, ev->payload_len);
-  if (x->r.checked) check_fields(x, ev, d, op);
+  if (sampled(x)) check_fields(x, ev, d, op);
   return 0;
 }
 
@@ -211,7 +220,7 @@ int hsi_lcheck_sample(hsi_lcheck *lc, const hs_event *ev) {
   if (!(x = lookup(lc, ev, ev->hook))) return HS_ENOMEM;
   if (!x->memory) return 0;
   count_length(x, ev->payload_len);
-  return x->r.checked && (x->r.events <= HSI_LCHECK_FULL || x->r.events % HSI_LCHECK_EVERY == 0);
+  return sampled(x);
 }
 
 void hsi_lcheck_fields(hsi_lcheck *lc, const hs_event *ev, int d, const hsi_memop *op) {

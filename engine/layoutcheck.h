@@ -22,8 +22,9 @@
 ** that change lifetimes are checked; the other memory events only have
 ** their lengths kept.
 **
-** Cost per event: the row of the previous event is tried first, a length
-** already seen is one compare, and the field checks are a few masks.
+** Cost per event: a row is found through a small cache, a length already
+** seen is one compare, and the fields are checked on a sample (the first
+** HSI_LCHECK_FULL events of a row, then one in HSI_LCHECK_EVERY).
 */
 #ifndef HS_LAYOUTCHECK_H
 #define HS_LAYOUTCHECK_H
@@ -63,7 +64,9 @@ void hsi_lcheck_free(hsi_lcheck *lc);
 /*
 ** One memory event: d is hsi_memev_decode's result for it (1 or -1; 0 is
 ** ignored), op what it decoded.  Heap-Snapshot events are not kept.
-** Every event's length and fields are checked.  0 or HS_ENOMEM.
+** Every event's length is checked, and the fields of the sample below, so
+** that `info` (which decodes only that sample) and the analysis agree.
+** 0 or HS_ENOMEM.
 */
 int hsi_lcheck_add(hsi_lcheck *lc, const hs_event *ev, int d, const hsi_memop *op);
 /*

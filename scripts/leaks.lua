@@ -87,6 +87,8 @@ out.notes = {
   frees_of_unknown_blocks = stats.lifetimes and (stats.lifetimes.heap_free_unknown or 0) or 0,
   double_frees = stats.lifetimes and (stats.lifetimes.heap_double_free or 0) or 0,
   stacks_unmatched = stats.stacks and stats.stacks.unmatched or 0,
+  -- events without ids in their header whose StackWalk never came: no process, not guessed
+  records_without_process = stats.records_no_process or 0,
 }
 if text then
   if #out.kinds == 0 then print("no heap, VirtualAlloc or pool allocations in this trace") end
@@ -94,6 +96,10 @@ if text then
   if n.frees_of_unknown_blocks > 0 or n.double_frees > 0 then
     print(("note: %d frees of blocks allocated before the trace, %d double frees")
       :format(n.frees_of_unknown_blocks, n.double_frees))
+  end
+  if n.records_without_process > 0 then
+    print(("note: %d records have no process: their events carry no ids and no stack named them")
+      :format(n.records_without_process))
   end
 end
 local f = report.filters(o)

@@ -11,13 +11,18 @@
 #include "writer.h"
 #include "memev.h"
 
+/* 1: memory events with PERFINFO headers (no ids, as kernel pool events):
+   the reader holds them until their StackWalk (engine/attrib.c). */
+static int perfinfo;
+
 static void mem(hsi_writer *w, int ptr, int cpu, hsi_memop *op, int with_stack) {
   uint8_t pl[128];
   int group, type;
   uint64_t frames[3] = { 0x7ff800011234ull, 0x7ff700002000ull, 0xfffff80000123456ull };
   long len = hsi_memev_encode(op, 0, 0, ptr, pl, sizeof pl, &group, &type);
   if (len < 0) return;
-  hsi_writer_kernel(w, cpu, ptr == 8 ? HS_HT_SYSTEM64 : HS_HT_SYSTEM32, group, type,
+  hsi_writer_kernel(w, cpu, perfinfo ? (ptr == 8 ? HS_HT_PERFINFO64 : HS_HT_PERFINFO32)
+                                     : (ptr == 8 ? HS_HT_SYSTEM64 : HS_HT_SYSTEM32), group, type,
                     hsi_memev_version(group, type), op->pid, op->tid, op->ts, pl, (size_t)len);
   if (with_stack) hsi_writer_stack(w, (cpu + 1) % 2, op->ts + 2, op->ts, op->pid, op->tid, frames, 3, 8);
 }
@@ -85,6 +90,10 @@ int main(int argc, char **argv) {
   bad |= seed(dir, "seed-64-xpress.etl", 8, HS_XCA_XPRESS, 0, 2048);
   bad |= seed(dir, "seed-64-lznt1.etl", 8, HS_XCA_LZNT1, 0, 2048);
   bad |= seed(dir, "seed-32-huff.etl", 4, HS_XCA_XPRESS_HUFF, 0, 2048);
+  perfinfo = 1;
+  bad |= seed(dir, "seed-64-perfinfo.etl", 8, 0, 0, 1024);
+  bad |= seed(dir, "seed-32-perfinfo.etl", 4, 0, 0, 1024);
+  perfinfo = 0;
   bad |= truncated(dir, "seed-64.etl", "seed-64-cut.etl", 1024 + 700);
   bad |= truncated(dir, "seed-64-xpress.etl", "seed-64-xpress-cut.etl", 1500);
   return bad;

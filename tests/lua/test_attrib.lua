@@ -149,6 +149,17 @@ for _, P in ipairs { 8, 4 } do
     check(lines[1] and lines[1]:find("  100*   101* ", 1, true), "text marks derived ids with *", lines[1])
   end)
 
+  test(name .. "leaks says how many records have no process", function()
+    local f = io.popen(T.bin() .. " leaks " .. T.q(path) .. " -- --kind pool")
+    local out = f:read("a")
+    f:close()
+    check(out:find("note: 1 records have no process", 1, true), "a note line", out)
+    f = io.popen(T.bin() .. " leaks " .. T.q(path) .. " -- --kind pool --json -")
+    out = f:read("a")
+    f:close()
+    check(out:find('"records_without_process": 1', 1, true), "in the JSON notes")
+  end)
+
   test(name .. "trace:scope selects by the derived process", function()
     local t <close> = assert(heapscript.open(path))
     t:scope { process = "other.exe" }
