@@ -10,6 +10,7 @@
 #include "memev.h"
 #include "prefetch.h"
 #include "analysis.h"
+#include "stop.h"
 #include "text.h"
 
 /*
@@ -159,6 +160,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   pf = hsi_prefetch_open(r);
   while (rc == 0 && (n = pf ? hsi_prefetch_next(pf, &ev) : hs_reader_next(r, &ev)) == 1) {
     int d;
+    if (hsi_stop_due(a->c.events)) { rc = HSI_ESTOPPED; break; }   /* a time limit (stop.h) */
     if (a->c.events++ == 0) a->c.first_ts = ev.timestamp;
     a->c.last_ts = ev.timestamp;
     /* End first: the instance is found while the procmap still has it alive. */
@@ -179,6 +181,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   if (rc == 0 && hsi_stacks_finish(a->st) < 0) rc = HS_ENOMEM;
   if (rc) {
     if (rc == HS_ENOMEM) snprintf(err, errlen, "out of memory while analysing the trace");
+    if (rc == HSI_ESTOPPED) snprintf(err, errlen, "stopped by a time limit");
     hsi_analysis_free(a);
     return rc;
   }

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "lua_run.h"
+#include "lua_sandbox.h"
 #include "analysis.h"
 #include "memev.h"
 #include "query.h"
@@ -165,6 +166,7 @@ static Analysis *build(lua_State *L, hs_reader *r, int tidx) {
   if (rc < 0 || !own) luaL_error(L, "cannot analyse the trace: %s", err[0] ? err : "cannot reopen its files");
   rc = hsi_analysis_run(own, &sc, &an->a, err, sizeof err);
   hs_reader_close(own);
+  if (rc < 0) hsi_lua_limit_check(L);
   if (rc < 0) luaL_error(L, "cannot analyse the trace: %s", err);
   lua_remove(L, -2);  /* paths */
   lua_remove(L, -2);  /* the scope's arrays */
@@ -307,7 +309,9 @@ static void *newbuf(lua_State *L, size_t n, size_t size) {
   return p;
 }
 
+/* A query failed: for lack of memory, or stopped by a time limit (stop.h). */
 static int nomem(lua_State *L) {
+  hsi_lua_limit_check(L);
   return luaL_error(L, "not enough memory");
 }
 

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/stat.h>
 
 #include <lualib.h>
@@ -28,6 +27,7 @@
 
 #include "embedded.h"
 #include "lua_run.h"
+#include "lua_sandbox.h"
 
 #define PROG "heapscript"
 
@@ -37,7 +37,7 @@
 
 static void usage(FILE *to) {
   fprintf(to,
-    "usage: " PROG " [-I DIR]... [--timeout S] SCRIPT [TRACE...] [-- ARG...]\n"
+    "usage: " PROG " [-I DIR]... [--timeout S] [--memory MB] [--sandbox] SCRIPT [TRACE...] [-- ARG...]\n"
     "\n"
     "Runs the Lua 5.4 script SCRIPT over the ETW traces TRACE... (several\n"
     "files are merged into one time-ordered trace).  In the script:\n"
@@ -53,15 +53,15 @@ static void usage(FILE *to) {
     "\n"
     "options:\n"
     "  -I DIR     search DIR first (may be repeated)\n"
-    "  --timeout S  stop the script after S seconds of CPU time (a pcall\n"
-    "             inside the script cannot catch it); exit status 1\n"
+    "%s"
     "  --list     list the bundled scripts and rule files\n"
     "  --help     this text\n"
     "\n"
     "exit status: the integer the script returns; 1 if it returns false or\n"
     "raises an error; 0 otherwise; 2 if the command line is wrong, SCRIPT\n"
-    "cannot be found or a TRACE cannot be opened.  os.exit(n) works.\n"
-    "Documentation: docs/API.md.\n");
+    "cannot be found, a TRACE cannot be opened or a limit (--timeout,\n"
+    "--memory) is broken.  os.exit(n) works.\n"
+    "Documentation: docs/API.md; the sandbox: docs/SCRIPTS.md.\n", hsi_lua_limits_help);
 }
 
 static void message(const char *msg) {
@@ -140,7 +140,8 @@ static int search_load(lua_State *L, int dirs, const char *rel, int bundled) {
       path = lua_pushfstring(L, "%s/%s", dir, rel);
     lua_remove(L, -2);
     if (is_file(path)) {
-      st = luaL_loadfilex(L, path, NULL);
+      st = luaL_loadfilex(L, path, hsi_lua_load_mode());
+      if (st == LUA_OK) hsi_lua_sandbox_file(L, path);   /* under --sandbox */
       lua_insert(L, -2);  /* chunk (or message), path */
       if (st != LUA_OK) lua_pop(L, 1);
       lua_remove(L, -2 - (st == LUA_OK));  /* the buffer's slot */
@@ -256,24 +257,6 @@ static void laction(int i) {
   lua_sethook(globalL, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
-/*
-** --timeout SECONDS: a count hook looks at the clock every million VM
-** instructions.  Past the deadline it raises an error, and from then on
-** raises again at every instruction, so a script's own pcall cannot
-** swallow it (as Redis bounds a script).  Time spent inside one C call
-** (the analysis of a huge trace) is not interrupted; the check comes
-** when Lua runs again.
-*/
-static double deadline;     /* seconds of clock(); 0: no limit */
-static double timeout_s;
-
-static void ltimeout(lua_State *L, lua_Debug *ar) {
-  (void)ar;
-  if ((double)clock() / CLOCKS_PER_SEC < deadline) return;
-  lua_sethook(L, ltimeout, LUA_MASKCOUNT, 1);
-  luaL_error(L, "script timed out after %f s (--timeout)", timeout_s);
-}
-
 static int msghandler(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
   if (msg == NULL) {
@@ -291,16 +274,14 @@ static int docall(lua_State *L, int narg, int nres) {
   lua_pushcfunction(L, msghandler);
   lua_insert(L, base);
   globalL = L;
-  if (timeout_s > 0) {
-    deadline = (double)clock() / CLOCKS_PER_SEC + timeout_s;
-    lua_sethook(L, ltimeout, LUA_MASKCOUNT, 1000000);
-  }
   signal(SIGINT, laction);
-  st = lua_pcall(L, narg, nres, base);
+  st = hsi_lua_limits_pcall(L, narg, nres, base);  /* --timeout, --memory */
   signal(SIGINT, SIG_DFL);
   lua_remove(L, base);
   if (st != LUA_OK) {
-    message(lua_tostring(L, -1));
+    /* a broken limit is its one message, whatever the script made of the error */
+    const char *limit = hsi_lua_limit_broken();
+    message(limit ? limit : lua_tostring(L, -1));
     lua_pop(L, 1);
   }
   return st;
@@ -352,11 +333,13 @@ static int pmain(lua_State *L) {
 
   push_dirs(L, c->idirs, c->nidirs);
   dirs = lua_gettop(L);
+  hsi_lua_sandbox_setup(L, dirs, c->argv + c->trace0, c->ntraces);
   install_searchers(L, dirs);
 
   /* the script: a file, else a name on the search path */
   if (is_file(name)) {
-    st = luaL_loadfilex(L, name, NULL);
+    st = luaL_loadfilex(L, name, hsi_lua_load_mode());
+    if (st == LUA_OK) hsi_lua_sandbox_file(L, name);   /* under --sandbox */
   } else {
     size_t n = strlen(name);
     const char *rel = name;
@@ -391,7 +374,10 @@ static int pmain(lua_State *L) {
 
   luaL_checkstack(L, c->argc - c->args0 + 3, "too many arguments to the script");
   for (i = c->args0; i < c->argc; i++) lua_pushstring(L, c->argv[i]);
-  if (docall(L, c->argc - c->args0, 1) != LUA_OK) return 0;
+  if (docall(L, c->argc - c->args0, 1) != LUA_OK) {
+    if (hsi_lua_limit_broken()) c->code = EXIT_USAGE;
+    return 0;
+  }
   if (lua_type(L, -1) == LUA_TNUMBER && lua_isinteger(L, -1))
     c->code = (int)lua_tointeger(L, -1);
   else if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1))
@@ -410,7 +396,7 @@ static void list_bundled(void) {
 int hsi_lua_cli(int argc, char **argv) {
   cli c;
   lua_State *L;
-  int i, st;
+  int i, k, st;
 
   memset(&c, 0, sizeof c);
   c.argc = argc;
@@ -439,15 +425,12 @@ int hsi_lua_cli(int argc, char **argv) {
       c.idirs[c.nidirs++] = argv[++i];
     } else if (strncmp(a, "-I", 2) == 0) {
       c.idirs[c.nidirs++] = argv[i] + 2;
-    } else if (strcmp(a, "--timeout") == 0 || strcmp(a, "-t") == 0) {
-      char *end = NULL;
-      timeout_s = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
-      if (i + 1 >= argc || end == argv[i + 1] || *end || timeout_s <= 0) {
-        message("option --timeout needs a number of seconds");
+    } else if ((k = hsi_lua_limits_option(argc, argv, i)) != 0) {  /* --timeout, --memory, --sandbox */
+      if (k < 0) {
         free(c.idirs);
         return EXIT_USAGE;
       }
-      i++;
+      i += k - 1;
     } else if (a[0] == '-' && a[1] != '\0') {
       fprintf(stderr, PROG ": unknown option '%s'\n", a);
       usage(stderr);
@@ -468,7 +451,7 @@ int hsi_lua_cli(int argc, char **argv) {
   c.ntraces = i - c.trace0;
   c.args0 = i < argc ? i + 1 : argc;
 
-  L = luaL_newstate();
+  L = hsi_lua_newstate();
   if (L == NULL) {
     message("cannot create Lua state: not enough memory");
     free(c.idirs);
