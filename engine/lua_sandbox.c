@@ -68,7 +68,7 @@ static struct {
   volatile sig_atomic_t stage;        /* timer: 0 armed for the deadline, 1 for the grace */
   double deadline;                    /* clock() seconds, without a timer */
   lua_State *L;                       /* the main thread */
-  char msg[512];
+  char msg[640];                      /* "FILE:LINE: what" */
   char hard[160];                     /* what the timer writes before _exit */
   size_t hardlen;
 } lim;
@@ -122,16 +122,22 @@ int hsi_lua_limits_option(int argc, char **argv, int i) {
 /* ------------------------------------------------------------- limits */
 
 static void hook(lua_State *L, lua_Debug *ar);
+static char refused_at[256];   /* "FILE:LINE" of the Lua code whose memory request was refused */
 
 /* Say what was broken, and where when known. */
 static void compose(const char *src, int line) {
   char what[256];
+  if (lim.broken == LIM_MEMORY && refused_at[0]) {   /* where the memory was asked for */
+    src = refused_at;
+    line = -1;
+  }
   if (lim.broken == LIM_MEMORY)
     snprintf(what, sizeof what, "script exceeded the memory limit of %.0f MiB (%s)",
              (double)lim.cap / 1048576.0, lim.cap_given ? "--memory" : "the sandbox's default; see --memory");
   else
     snprintf(what, sizeof what, "script timed out after %g s of CPU time (--timeout)", lim.timeout_s);
-  if (src && line > 0) snprintf(lim.msg, sizeof lim.msg, "%s:%d: %s", src, line, what);
+  if (src && line < 0) snprintf(lim.msg, sizeof lim.msg, "%s: %s", src, what);
+  else if (src && line > 0) snprintf(lim.msg, sizeof lim.msg, "%s:%d: %s", src, line, what);
   else snprintf(lim.msg, sizeof lim.msg, "%s", what);
 }
 
@@ -191,6 +197,18 @@ const char *hsi_lua_limit_broken(void) {
 */
 static struct { void *ptr; size_t osize, nsize; int on; } pending;
 
+/* Where the main thread is in Lua code: reads its call chain, allocates nothing. */
+static void note_where(void) {
+  lua_Debug ar;
+  int level;
+  refused_at[0] = '\0';
+  for (level = 0; lim.L && level < 32 && lua_getstack(lim.L, level, &ar); level++)
+    if (lua_getinfo(lim.L, "Sl", &ar) && ar.currentline > 0) {
+      snprintf(refused_at, sizeof refused_at, "%s:%d", ar.short_src, ar.currentline);
+      return;
+    }
+}
+
 static void *lalloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   size_t old = ptr ? osize : 0, cap;
   void *p;
@@ -208,6 +226,7 @@ static void *lalloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     if (nsize - old > cap || lim.used > cap - (nsize - old)) {
       if (again) break_limit(LIM_MEMORY);
       else if (!lim.broken) {
+        note_where();
         pending.ptr = ptr;
         pending.osize = osize;
         pending.nsize = nsize;
