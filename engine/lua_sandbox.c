@@ -1,17 +1,19 @@
 /*
 ** lua_sandbox.c -- limits of a script run and the sandbox (lua_sandbox.h).
 **
-** Limits.  A count hook runs every HOOK_EVERY VM instructions of every
-** coroutine; a CPU timer (ITIMER_PROF: the process's CPU time, as clock()
-** measures it) sets the stop flag of stop.h at the --timeout deadline, so
-** the engine's C loops end a long call too.  The allocator counts the
-** bytes of the state and refuses to pass the --memory cap.  Once a limit
-** is broken it stays broken: the hook raises the limit's error at every
+** Limits.  A CPU timer (ITIMER_PROF: the process's CPU time, as clock()
+** measures it) fires at the --timeout deadline: it sets the stop flag of
+** stop.h, so the engine's C loops end a long call too, and a count hook
+** on the main thread and on the coroutine running (the sandbox's
+** coroutine.resume keeps track of it).  The allocator counts the bytes of
+** the state and refuses to pass the --memory cap.  Once a limit is broken
+** it stays broken: the hook raises the limit's error at every
 ** instruction, so a pcall, a coroutine or an error handler cannot go on
 ** past it (as Redis bounds a script); the CLI prints the one message and
-** exits with status 2.  A C function that never returns to Lua (a
-** backtracking pattern match) is ended by the timer itself, GRACE_S of
-** CPU time after the deadline, with _exit(2).
+** exits with status 2.  No hook runs before that: a count hook makes the
+** VM check every instruction, twice as slow.  A C function that never
+** returns to Lua (a backtracking pattern match) is ended by the timer
+** itself, GRACE_S of CPU time after the deadline, with _exit(2).
 **
 ** Sandbox.  One environment (a "world": env, its own package.loaded, the
 ** directories it may read) per state, created on first use.  Its
@@ -43,7 +45,7 @@
 #include "lua_sandbox.h"
 #include "stop.h"
 
-#define HOOK_EVERY 10000          /* VM instructions between two looks at the limits */
+#define HOOK_EVERY 10000          /* without a timer: instructions between two looks at the clock */
 #define GRACE_S 1.0               /* CPU seconds a C call gets after the deadline */
 #define SANDBOX_MEMORY_MB 1024    /* the memory cap under the sandbox without --memory */
 #define RESERVE ((size_t)1 << 20) /* room above a broken cap, to unwind and report */
@@ -68,6 +70,7 @@ static struct {
   volatile sig_atomic_t stage;        /* timer: 0 armed for the deadline, 1 for the grace */
   double deadline;                    /* clock() seconds, without a timer */
   lua_State *L;                       /* the main thread */
+  lua_State *volatile running;        /* the coroutine resumed last (tracked_resume), or NULL */
   char msg[640];                      /* "FILE:LINE: what" */
   char hard[160];                     /* what the timer writes before _exit */
   size_t hardlen;
@@ -122,6 +125,7 @@ int hsi_lua_limits_option(int argc, char **argv, int i) {
 /* ------------------------------------------------------------- limits */
 
 static void hook(lua_State *L, lua_Debug *ar);
+static void copy_table(lua_State *L, int from, const char *skip);
 static char refused_at[256];   /* "FILE:LINE" of the Lua code whose memory request was refused */
 
 /* Say what was broken, and where when known. */
@@ -143,8 +147,9 @@ static void compose(const char *src, int line) {
 
 /* From now on every instruction of L and of the main thread raises. */
 static void stick(lua_State *L) {
-  lua_sethook(L, hook, LUA_MASKCOUNT, 1);
+  if (L) lua_sethook(L, hook, LUA_MASKCOUNT, 1);
   if (lim.L && L != lim.L) lua_sethook(lim.L, hook, LUA_MASKCOUNT, 1);
+  if (lim.running && L != lim.running) lua_sethook(lim.running, hook, LUA_MASKCOUNT, 1);
 }
 
 static void break_limit(int kind) {
@@ -173,9 +178,12 @@ void hsi_lua_limit_check(lua_State *L) {
   if (!hsi_stop_requested) return;
   if (!lim.broken) lim.broken = LIM_TIME;
   stick(L);
-  if (!lim.msg[0]) {
-    if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) compose(ar.short_src, ar.currentline);
-    else compose(NULL, 0);
+  if (!lim.msg[0]) {                       /* the Lua code that called into C */
+    int level;
+    ar.currentline = -1;
+    for (level = 1; lua_getstack(L, level, &ar); level++)
+      if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) break;
+    compose(ar.currentline > 0 ? ar.short_src : NULL, ar.currentline);
   }
   lua_pushstring(L, lim.msg);
   lua_error(L);
@@ -232,10 +240,10 @@ static void *lalloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         pending.nsize = nsize;
         pending.on = 1;
       }
-      if (!before && lim.broken && lim.L) stick(lim.L);
+      if (!before && lim.broken) stick(NULL);
       return NULL;
     }
-    if (!before && lim.broken && lim.L) stick(lim.L);
+    if (!before && lim.broken) stick(NULL);
   }
   p = realloc(ptr, nsize);
   if (p) lim.used = lim.used - old + nsize;
@@ -270,6 +278,7 @@ static void on_timer(int sig) {
     lim.stage = 1;
     if (!lim.broken) lim.broken = LIM_TIME;
     hsi_stop_requested = 1;
+    stick(NULL);             /* as lua.c does on Ctrl-C: the reader thread blocks signals */
     arm(GRACE_S);
   } else {
     ssize_t n = write(2, lim.hard, lim.hardlen);
@@ -286,7 +295,8 @@ static void timer_start(void) {
   {
     struct sigaction sa;
     snprintf(lim.hard, sizeof lim.hard, "heapscript: script timed out after %g s of CPU time (--timeout) "
-             "in a C function that does not stop; ended\n", lim.timeout_s);
+             "and did not stop within %g s (a C function or coroutine out of reach); ended\n",
+             lim.timeout_s, GRACE_S);
     lim.hardlen = strlen(lim.hard);
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_timer;
@@ -314,12 +324,72 @@ static void timer_stop(void) {
 int hsi_lua_limits_pcall(lua_State *L, int narg, int nres, int msgh) {
   int st;
   lim.L = L;
-  lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_EVERY);
+  if (!HAVE_TIMER && lim.timeout_s > 0) lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_EVERY);
   timer_start();
   st = lua_pcall(L, narg, nres, msgh);
   timer_stop();
   if (st != LUA_OK && pending.on) break_limit(LIM_MEMORY);   /* a final refusal ended the script */
   return st;
+}
+
+/* coroutine.resume that keeps track of the coroutine running, so that a
+   broken limit reaches it (upvalue: the original resume). */
+static int tracked_resume(lua_State *L) {
+  lua_State *co = lua_tothread(L, 1), *prev = lim.running;
+  int n = lua_gettop(L), st;
+  luaL_argexpected(L, co != NULL, 1, "coroutine");
+  hsi_lua_limit_check(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lim.running = co;
+  st = lua_pcall(L, n, LUA_MULTRET, 0);
+  lim.running = prev;
+  hsi_lua_limit_check(L);
+  if (st != LUA_OK) return lua_error(L);
+  return lua_gettop(L);
+}
+
+/* debug.sethook for the trusted scripts under a limit: a hook the limit
+   set cannot be taken away (upvalue: the original sethook). */
+static int guarded_sethook(lua_State *L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 0);
+  hsi_lua_limit_check(L);   /* the limit broke during the call: its hook again, and the error */
+  return 0;
+}
+
+/* coroutine.wrap over tracked_resume, with the errors of the original. */
+static const char wrap_code[] =
+  "local create, resume, pack, unpack, error = ...\n"
+  "return function(f)\n"
+  "  local co = create(f)\n"
+  "  return function(...)\n"
+  "    local r = pack(resume(co, ...))\n"
+  "    if r[1] then return unpack(r, 2, r.n) end\n"
+  "    error(r[2], 2)\n"
+  "  end\n"
+  "end\n";
+
+/* Push a copy of the coroutine table at idx with the tracking resume and wrap. */
+static void push_tracked_coroutine(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  copy_table(L, idx, NULL);
+  lua_getfield(L, idx, "resume");
+  lua_pushcclosure(L, tracked_resume, 1);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "resume");
+  if (luaL_loadbufferx(L, wrap_code, sizeof wrap_code - 1, "=coroutine.wrap", "t") != LUA_OK) lua_error(L);
+  lua_insert(L, -2);
+  lua_getfield(L, idx, "create");
+  lua_insert(L, -2);
+  lua_getglobal(L, "table");
+  lua_getfield(L, -1, "pack");
+  lua_getfield(L, -2, "unpack");
+  lua_remove(L, -3);
+  lua_getglobal(L, "error");
+  lua_call(L, 5, 1);
+  lua_setfield(L, -2, "wrap");
 }
 
 /* ---------------------------------------------------------- the world */
@@ -840,13 +910,19 @@ static int world(lua_State *L) {
   lua_setmetatable(L, env);
 
   /* string methods ("x"):rep() go through the strings' shared metatable:
-     point it at a copy without dump (the trusted `string` keeps it) */
+     its __index becomes a table that hides dump and falls back to the
+     trusted `string` (which keeps dump, and its additions keep working) */
   lua_pushliteral(L, "");
   if (lua_getmetatable(L, -1)) {
+    lua_createtable(L, 0, 1);
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "dump");
+    lua_createtable(L, 0, 1);
     lua_getfield(L, protos, "string");
-    copy_table(L, -1, "dump");
-    lua_setfield(L, -3, "__index");
-    lua_pop(L, 2);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
   }
   lua_pop(L, 1);
   lua_settop(L, w);
@@ -966,6 +1042,22 @@ void hsi_lua_sandbox_setup(lua_State *L, int dirs, char **traces, int ntraces) {
     lua_getglobal(L, *k);
     lua_setfield(L, -2, *k);
   }
+  lua_getglobal(L, "coroutine");
+  push_tracked_coroutine(L, -1);
+  if (lim.timeout_s > 0 || lim.cap || lim.sandbox) {   /* the trusted scripts' too */
+    lua_getfield(L, -1, "resume");
+    lua_setfield(L, -3, "resume");
+    lua_getfield(L, -1, "wrap");
+    lua_setfield(L, -3, "wrap");
+    if (lua_getglobal(L, "debug") == LUA_TTABLE) {
+      lua_getfield(L, -1, "sethook");
+      lua_pushcclosure(L, guarded_sethook, 1);
+      lua_setfield(L, -2, "sethook");
+    }
+    lua_pop(L, 1);
+  }
+  lua_setfield(L, -3, "coroutine");
+  lua_pop(L, 1);
   lua_getglobal(L, "os");
   lua_setfield(L, -2, "os");
   lua_getglobal(L, "load");

@@ -48,7 +48,7 @@ expect "require of a C module" 1 "module 'cmod' not found in the sandbox" --sand
 lua dump 'return string.dump(function() end)'
 expect "string.dump" 1 "string.dump is not available" --sandbox "$T/s/dump.lua"
 lua dump2 'return ("").dump(function() end)'
-expect "string.dump through the string methods" 1 "attempt to call a nil value .*dump" --sandbox "$T/s/dump2.lua"
+expect "string.dump through the string methods" 1 "attempt to call a (nil|boolean) value .*dump" --sandbox "$T/s/dump2.lua"
 lua loadb 'return load("return 1", "x", "b")'
 expect "load with mode b" 1 'load: binary chunks are not allowed in the sandbox \(mode "b"\)' --sandbox "$T/s/loadb.lua"
 # bytecode made by a trusted script, then loaded by a sandboxed one
@@ -102,18 +102,20 @@ while true do pcall(function() for i = 1, 1e6 do t[#t + 1] = { i } end end) end'
 expect "collectgarbage(stop) with an allocation loop" 2 "gcstop.lua:[0-9]+: script exceeded the memory limit of 64 MiB" --sandbox --memory 64 "$T/s/gcstop.lua"
 lua garbage 'collectgarbage("stop") for i = 1, 300 do local s = ("x"):rep(2^20) .. i end print("fine")'
 expect "garbage alone does not break the cap" 0 "^fine$" --memory 64 "$T/s/garbage.lua"
-# no sandbox: debug.sethook removes the hook, the CPU timer still ends the run
-lua unhook 'debug.sethook() while true do end'
-expect "timeout: debug.sethook outside the sandbox" 2 "timed out after 0.2 s of CPU time \(--timeout\) in a C function that does not stop" --timeout 0.2 "$T/s/unhook.lua"
+# no sandbox: debug.sethook cannot remove the hook, set only once the time is up
+lua unhook 'while true do pcall(debug.sethook) end'
+expect "timeout: debug.sethook outside the sandbox" 2 "unhook.lua:1: script timed out after 0.2 s of CPU time \(--timeout\)$" --timeout 0.2 "$T/s/unhook.lua"
+lua cospin 'coroutine.wrap(function() while true do end end)()'
+expect "timeout: a coroutine outside the sandbox" 2 "cospin.lua:1: script timed out after 0.2 s of CPU time \(--timeout\)$" --timeout 0.2 "$T/s/cospin.lua"
 lua backtrack 'print(("a"):rep(40):find(("a?"):rep(40) .. ("a"):rep(40)))'
-expect "timeout: a C function that never returns (pattern backtracking)" 2 "in a C function that does not stop" --sandbox --timeout 0.2 "$T/s/backtrack.lua"
+expect "timeout: a C function that never returns (pattern backtracking)" 2 "timed out after 0.2 s of CPU time \(--timeout\) and did not stop within 1 s" --sandbox --timeout 0.2 "$T/s/backtrack.lua"
 # a long C call: the analysis of a trace stops at the next record
-"$HS" tests/bench/gen_heap.lua -- "$T/big.etl" 100000 >/dev/null || no "gen_heap failed"
+"$HS" tests/bench/gen_heap.lua -- "$T/big.etl" 300000 >/dev/null || no "gen_heap failed"
 lua analyse 'local A = trace:allocations()
 print("analysed", #A)'
 expect "timeout: a long analysis in C" 2 "analyse.lua:1: script timed out after 0.01 s" --sandbox --timeout 0.01 "$T/s/analyse.lua" "$T/big.etl"
 grep -q analysed "$T/out" && no "the analysis was not stopped"
-expect "the same analysis without a limit" 0 "^analysed	50[0-9]+$" --sandbox "$T/s/analyse.lua" "$T/big.etl"
+expect "the same analysis without a limit" 0 "^analysed	1[45][0-9]{4}$" --sandbox "$T/s/analyse.lua" "$T/big.etl"
 
 # ---- rule files: the bundled rules and a team's, in the sandbox
 expect "--sandbox policy: rules/default.lua" 1 "FAIL  heap-repeated-leak" --sandbox policy "$M"
