@@ -81,13 +81,14 @@ static struct {
 const char hsi_lua_limits_help[] =
   "  --timeout S  stop the script after S seconds of CPU time, in Lua or in\n"
   "             a long C call (a pcall cannot catch it); exit status 2\n"
-  "  --memory MB  cap the memory of the Lua state at MB MiB (1024 under\n"
-  "             --sandbox); exit status 2 when a script needs more\n"
-  "  --sandbox  run every script and module that is not bundled (the\n"
-  "             SCRIPT file, -I files, rule files) with no io, os (but\n"
-  "             clock, time, date), debug or binary chunks, require only\n"
-  "             from -I, HEAPSCRIPT_PATH, its own directory and the bundled\n"
-  "             files (docs/SCRIPTS.md, Sandbox)\n";
+  "  --memory MB  cap the memory of the Lua state at MB MiB (default: none,\n"
+  "             1024 once anything runs sandboxed); exit status 2\n"
+  "  --sandbox  run every script and module that is not bundled (the SCRIPT\n"
+  "             file, -I files, rule files) without io, os (but clock, time,\n"
+  "             date), debug, binary chunks or C modules; require reads -I,\n"
+  "             HEAPSCRIPT_PATH, the script's directory and the bundled files.\n"
+  "             policy does so by default for a rule file inside the\n"
+  "             repository being tested (docs/SCRIPTS.md, Sandbox)\n";
 
 static int number_arg(int argc, char **argv, int i, double *v) {
   char *end = NULL;
