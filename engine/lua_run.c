@@ -110,6 +110,14 @@ static const struct hsi_embedded *embedded_find(const char *name) {
   return NULL;
 }
 
+const struct hsi_embedded *hsi_lua_bundled(lua_State *L, const char *rel) {
+  const struct hsi_embedded *e;
+  lua_pushfstring(L, "scripts/%s", rel);
+  e = embedded_find(lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return e ? e : embedded_find(rel);
+}
+
 /*
 ** Load the file `rel` ("leaks.lua", "rules/default.lua"): from the
 ** directories in the table at `dirs` (if dirs != 0), then, if `bundled`,
@@ -151,12 +159,7 @@ static int search_load(lua_State *L, int dirs, const char *rel, int bundled) {
     lua_remove(L, -2);
     luaL_addvalue(&tried);
   }
-  if (bundled) {
-    lua_pushfstring(L, "scripts/%s", rel);
-    e = embedded_find(lua_tostring(L, -1));
-    lua_pop(L, 1);
-    if (!e) e = embedded_find(rel);
-  }
+  if (bundled) e = hsi_lua_bundled(L, rel);
   if (e) {
     lua_pushfstring(L, "@%s", e->name);
     st = luaL_loadbufferx(L, (const char *)e->data, e->len, lua_tostring(L, -1), "t");

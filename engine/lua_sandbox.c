@@ -680,13 +680,6 @@ static int text_load(lua_State *L) {
   return 1;
 }
 
-static const struct hsi_embedded *bundled(const char *name) {
-  const struct hsi_embedded *e;
-  for (e = hsi_embedded; e->name; e++)
-    if (strcmp(e->name, name) == 0) return e;
-  return NULL;
-}
-
 /*
 ** Find module `name` for the sandbox: below the allowed directories, then
 ** bundled.  Pushes the chunk (in the sandbox) and its place, or raises.
@@ -723,11 +716,7 @@ static void find_module(lua_State *L, const char *name) {
     lua_remove(L, -2);
     luaL_addvalue(&tried);
   }
-  lua_pushfstring(L, "scripts/%s", rel);
-  e = bundled(lua_tostring(L, -1));
-  lua_pop(L, 1);
-  if (!e) e = bundled(rel);
-  if (e) {
+  if ((e = hsi_lua_bundled(L, rel)) != NULL) {
     lua_pushfstring(L, "@%s", e->name);
     if (luaL_loadbufferx(L, (const char *)e->data, e->len, lua_tostring(L, -1), "t") != LUA_OK)
       luaL_error(L, "error loading module '%s':\n\t%s", name, lua_tostring(L, -1));
