@@ -12,6 +12,7 @@
 #include "analysis.h"
 #include "attrib.h"
 #include "layoutcheck.h"
+#include "stop.h"
 #include "text.h"
 
 /*
@@ -193,6 +194,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   if (!at) rc = HS_ENOMEM;
   while (rc == 0 && (n = hsi_attrib_next(at, &ev, &ids)) == 1) {
     int d;
+    if (hsi_stop_due(a->c.events)) { rc = HSI_ESTOPPED; break; }   /* a time limit (stop.h) */
     if (a->c.events++ == 0) a->c.first_ts = ev.timestamp;
     if ((a->c.events & 0xFFF) == 0 && scope && scope->progress) scope->progress(scope->progress_ud, &ev);
     a->c.last_ts = ev.timestamp;
@@ -217,6 +219,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   if (rc == 0 && hsi_stacks_finish(a->st) < 0) rc = HS_ENOMEM;
   if (rc) {
     if (rc == HS_ENOMEM) snprintf(err, errlen, "out of memory while analysing the trace");
+    if (rc == HSI_ESTOPPED) snprintf(err, errlen, "stopped by a time limit");
     hsi_analysis_free(a);
     return rc;
   }

@@ -58,7 +58,7 @@ typedef struct hsi_analysis_scope {
 
 /* Read every event of r (from its start) and build the analysis of what
    scope covers (NULL: everything).  0, or a negative HS_E* code with a
-   message in err. */
+   message in err (HSI_ESTOPPED when a time limit stopped it, stop.h). */
 int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis **out,
                      char *err, size_t errlen);
 void hsi_analysis_free(hsi_analysis *a);

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "lua_run.h"
+#include "lua_sandbox.h"
 #include "analysis.h"
 #include "layoutcheck.h"
 #include "memev.h"
@@ -177,6 +178,7 @@ static Analysis *build(lua_State *L, hs_reader *r, int tidx) {
   hsi_term_progress_done(&prog);
   lua_pop(L, 1);
   hs_reader_close(own);
+  if (rc < 0) hsi_lua_limit_check(L);
   if (rc < 0) luaL_error(L, "cannot analyse the trace: %s", err);
   hsi_lua_trace_walked(L, tidx);
   lua_remove(L, -2);  /* paths */
@@ -320,7 +322,9 @@ static void *newbuf(lua_State *L, size_t n, size_t size) {
   return p;
 }
 
+/* A query failed: for lack of memory, or stopped by a time limit (stop.h). */
 static int nomem(lua_State *L) {
+  hsi_lua_limit_check(L);
   return luaL_error(L, "not enough memory");
 }
 

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/stat.h>
 
 #include <lualib.h>
@@ -29,6 +28,7 @@
 #include "cliargs.h"
 #include "embedded.h"
 #include "lua_run.h"
+#include "lua_sandbox.h"
 
 #define PROG "heapscript"
 
@@ -38,8 +38,8 @@
 
 static void usage(FILE *to) {
   fprintf(to,
-    "usage: " PROG " [-I DIR]... [--timeout S] SCRIPT [TRACE...] [ARG...]\n"
-    "                  [-- ARG...]\n"
+    "usage: " PROG " [-I DIR]... [--timeout S] [--memory MB] [--sandbox]\n"
+    "                  SCRIPT [TRACE...] [ARG...] [-- ARG...]\n"
     "\n"
     "Runs the Lua 5.4 script SCRIPT over the ETW traces TRACE... (several\n"
     "files are merged into one time-ordered trace).  Options after the traces\n"
@@ -61,15 +61,15 @@ static void usage(FILE *to) {
     "\n"
     "options:\n"
     "  -I DIR     search DIR first (may be repeated)\n"
-    "  --timeout S  stop the script after S seconds of CPU time (a pcall\n"
-    "             inside the script cannot catch it); exit status 1\n"
+    "%s"
     "  --list     list the bundled scripts and rule files\n"
     "  --help     this text\n"
     "\n"
     "exit status: the integer the script returns; 1 if it returns false or\n"
     "raises an error; 0 otherwise; 2 if the command line is wrong, SCRIPT\n"
-    "cannot be found or a TRACE cannot be opened.  os.exit(n) works.\n"
-    "Documentation: docs/API.md.\n");
+    "cannot be found, a TRACE cannot be opened or a limit (--timeout,\n"
+    "--memory) is broken.  os.exit(n) works.\n"
+    "Documentation: docs/API.md; the sandbox: docs/SCRIPTS.md.\n", hsi_lua_limits_help);
 }
 
 static void message(const char *msg) {
@@ -118,6 +118,14 @@ static const struct hsi_embedded *embedded_find(const char *name) {
   return NULL;
 }
 
+const struct hsi_embedded *hsi_lua_bundled(lua_State *L, const char *rel) {
+  const struct hsi_embedded *e;
+  lua_pushfstring(L, "scripts/%s", rel);
+  e = embedded_find(lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return e ? e : embedded_find(rel);
+}
+
 /*
 ** Load the file `rel` ("leaks.lua", "rules/default.lua"): from the
 ** directories in the table at `dirs` (if dirs != 0), then, if `bundled`,
@@ -148,7 +156,8 @@ static int search_load(lua_State *L, int dirs, const char *rel, int bundled) {
       path = lua_pushfstring(L, "%s/%s", dir, rel);
     lua_remove(L, -2);
     if (is_file(path)) {
-      st = luaL_loadfilex(L, path, NULL);
+      st = luaL_loadfilex(L, path, hsi_lua_load_mode());
+      if (st == LUA_OK) hsi_lua_sandbox_file(L, path);   /* under --sandbox */
       lua_insert(L, -2);  /* chunk (or message), path */
       if (st != LUA_OK) lua_pop(L, 1);
       lua_remove(L, -2 - (st == LUA_OK));  /* the buffer's slot */
@@ -158,12 +167,7 @@ static int search_load(lua_State *L, int dirs, const char *rel, int bundled) {
     lua_remove(L, -2);
     luaL_addvalue(&tried);
   }
-  if (bundled) {
-    lua_pushfstring(L, "scripts/%s", rel);
-    e = embedded_find(lua_tostring(L, -1));
-    lua_pop(L, 1);
-    if (!e) e = embedded_find(rel);
-  }
+  if (bundled) e = hsi_lua_bundled(L, rel);
   if (e) {
     lua_pushfstring(L, "@%s", e->name);
     st = luaL_loadbufferx(L, (const char *)e->data, e->len, lua_tostring(L, -1), "t");
@@ -264,24 +268,6 @@ static void laction(int i) {
   lua_sethook(globalL, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
-/*
-** --timeout SECONDS: a count hook looks at the clock every million VM
-** instructions.  Past the deadline it raises an error, and from then on
-** raises again at every instruction, so a script's own pcall cannot
-** swallow it (as Redis bounds a script).  Time spent inside one C call
-** (the analysis of a huge trace) is not interrupted; the check comes
-** when Lua runs again.
-*/
-static double deadline;     /* seconds of clock(); 0: no limit */
-static double timeout_s;
-
-static void ltimeout(lua_State *L, lua_Debug *ar) {
-  (void)ar;
-  if ((double)clock() / CLOCKS_PER_SEC < deadline) return;
-  lua_sethook(L, ltimeout, LUA_MASKCOUNT, 1);
-  luaL_error(L, "script timed out after %f s (--timeout)", timeout_s);
-}
-
 static int msghandler(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
   if (msg == NULL) {
@@ -299,16 +285,14 @@ static int docall(lua_State *L, int narg, int nres) {
   lua_pushcfunction(L, msghandler);
   lua_insert(L, base);
   globalL = L;
-  if (timeout_s > 0) {
-    deadline = (double)clock() / CLOCKS_PER_SEC + timeout_s;
-    lua_sethook(L, ltimeout, LUA_MASKCOUNT, 1000000);
-  }
   signal(SIGINT, laction);
-  st = lua_pcall(L, narg, nres, base);
+  st = hsi_lua_limits_pcall(L, narg, nres, base);  /* --timeout, --memory */
   signal(SIGINT, SIG_DFL);
   lua_remove(L, base);
   if (st != LUA_OK) {
-    message(lua_tostring(L, -1));
+    /* a broken limit is its one message, whatever the script made of the error */
+    const char *limit = hsi_lua_limit_broken();
+    message(limit ? limit : lua_tostring(L, -1));
     lua_pop(L, 1);
   }
   return st;
@@ -394,11 +378,13 @@ static int pmain(lua_State *L) {
 
   push_dirs(L, c->idirs, c->nidirs);
   dirs = lua_gettop(L);
+  hsi_lua_sandbox_setup(L, dirs, c->traces, c->ntraces);
   install_searchers(L, dirs);
 
   /* the script: a file, else a name on the search path */
   if (is_file(name)) {
-    st = luaL_loadfilex(L, name, NULL);
+    st = luaL_loadfilex(L, name, hsi_lua_load_mode());
+    if (st == LUA_OK) hsi_lua_sandbox_file(L, name);   /* under --sandbox */
   } else {
     size_t n = strlen(name);
     const char *rel = name;
@@ -440,7 +426,7 @@ static int pmain(lua_State *L) {
   luaL_checkstack(L, c->nsargs + 3, "too many arguments to the script");
   for (i = 0; i < c->nsargs; i++) lua_pushstring(L, c->sargs[i]);
   if (docall(L, c->nsargs, 1) != LUA_OK) {
-    c->code = damage_status(L, c->code, 1);
+    c->code = hsi_lua_limit_broken() ? EXIT_USAGE : damage_status(L, c->code, 1);
     return 0;
   }
   if (lua_type(L, -1) == LUA_TNUMBER && lua_isinteger(L, -1))
@@ -461,14 +447,17 @@ static void list_bundled(void) {
 
 /* heapscript's own options that may also follow the traces: the words one takes. */
 static int own_words(const char *w) {
-  if (strcmp(w, "-I") == 0 || strcmp(w, "--timeout") == 0) return 2;
+  if (strcmp(w, "-I") == 0 || strcmp(w, "--timeout") == 0 || strcmp(w, "--memory") == 0) return 2;
+  if (strcmp(w, "--sandbox") == 0) return 1;
   return strncmp(w, "-I", 2) == 0 ? 1 : 0;
 }
 
-/* -I DIR, -IDIR, --timeout S (-t S) at argv[*i]: 0 done (*i on its last
-   word), EXIT_USAGE with a message, -1 when argv[*i] is not one of them. */
+/* -I DIR, -IDIR, and the limits (--timeout S, --memory MB, --sandbox:
+   lua_sandbox.h) at argv[*i]: 0 done (*i on its last word), EXIT_USAGE
+   with a message, -1 when argv[*i] is not one of them. */
 static int own_option(cli *c, int argc, char **argv, int *i) {
   const char *a = argv[*i];
+  int k;
   if (strcmp(a, "-I") == 0) {
     if (*i + 1 >= argc) {
       message("option -I needs a directory");
@@ -477,14 +466,9 @@ static int own_option(cli *c, int argc, char **argv, int *i) {
     c->idirs[c->nidirs++] = argv[++*i];
   } else if (strncmp(a, "-I", 2) == 0) {
     c->idirs[c->nidirs++] = argv[*i] + 2;
-  } else if (strcmp(a, "--timeout") == 0 || strcmp(a, "-t") == 0) {
-    char *end = NULL;
-    timeout_s = *i + 1 < argc ? strtod(argv[*i + 1], &end) : 0;
-    if (*i + 1 >= argc || end == argv[*i + 1] || *end || timeout_s <= 0) {
-      message("option --timeout needs a number of seconds");
-      return EXIT_USAGE;
-    }
-    ++*i;
+  } else if ((k = hsi_lua_limits_option(argc, argv, *i)) != 0) {
+    if (k < 0) return EXIT_USAGE;
+    *i += k - 1;
   } else {
     return -1;
   }
@@ -556,7 +540,7 @@ int hsi_lua_cli(int argc, char **argv) {
   c.sargs = c.traces + argc;
   if ((rc = split_words(&c, argc, argv)) != 0) { free(c.idirs); return rc; }
 
-  L = luaL_newstate();
+  L = hsi_lua_newstate();
   if (L == NULL) {
     message("cannot create Lua state: not enough memory");
     free(c.idirs);

@@ -29,6 +29,11 @@ int hsi_lua_cli(int argc, char **argv);
 /* open function of the `heapscript` module (package.preload.heapscript). */
 int hsi_lua_open_module(lua_State *L);
 
+/* The bundled file (embedded.h) for `rel` ("leaks.lua", "rules/default.lua"):
+   "scripts/REL", else "REL"; NULL if there is none. */
+struct hsi_embedded;
+const struct hsi_embedded *hsi_lua_bundled(lua_State *L, const char *rel);
+
 /* ------------------------------------------------------------ classes */
 
 /*

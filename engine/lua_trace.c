@@ -15,6 +15,8 @@
 #include "evfilter.h"
 #include "info.h"
 #include "lua_run.h"
+#include "lua_sandbox.h"
+#include "stop.h"
 
 /* Damage reports kept for trace:damage(); the total is counted beyond this. */
 #define MAX_DAMAGE 4096
@@ -504,6 +506,8 @@ static int match(Filter *f, const hsi_lua_evsrc *src, const hs_event *ev) {
 ** Move to the next record that passes f: 1 found, 0 at the end (or the
 ** limit).  Reader errors become Lua errors with the reader's message.
 */
+static unsigned reads;   /* events read, for the time limit's stop request (stop.h) */
+
 static int advance(lua_State *L, Trace *t, Filter *f) {
   int rc;
   if (f->ef.limit >= 0 && f->seen >= f->ef.limit) {
@@ -511,6 +515,7 @@ static int advance(lua_State *L, Trace *t, Filter *f) {
     return 0;
   }
   for (;;) {
+    if (hsi_stop_due(++reads)) hsi_lua_limit_check(L);   /* trace:count() is one long C call */
     rc = hsi_attrib_next(t->at, &t->src.ev, &t->src.ids);
     if (rc <= 0) break;
     if (match(f, &t->src, &t->src.ev)) {

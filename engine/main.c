@@ -9,6 +9,7 @@
 #include "evfilter.h"
 #include "info.h"
 #include "lua_run.h"
+#include "lua_sandbox.h"
 #include "memev.h"
 #include "attrib.h"
 #include "layoutcheck.h"
@@ -287,7 +288,11 @@ static int cmd_dump(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   if (argc < 2) { fputs(usage, stderr); return 2; }
-  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) { fputs(usage, stdout); return 0; }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    fputs(usage, stdout);
+    printf("\nLimits and the sandbox, before SCRIPT:\n%s", hsi_lua_limits_help);
+    return 0;
+  }
   if (strcmp(argv[1], "--version") == 0) { printf("heapscript %s\n", HS_VERSION); return 0; }
   if (strcmp(argv[1], "info") == 0) return cmd_info(argc - 2, argv + 2);
   if (strcmp(argv[1], "dump") == 0) return cmd_dump(argc - 2, argv + 2);

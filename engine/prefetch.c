@@ -44,6 +44,7 @@ static int th_start(thread_t *t, LPTHREAD_START_ROUTINE fn, void *arg) {
 static void th_join(thread_t t) { WaitForSingleObject(t, INFINITE); CloseHandle(t); }
 #else
 #include <pthread.h>
+#include <signal.h>
 typedef pthread_t thread_t;
 typedef pthread_mutex_t mutex_t;
 typedef pthread_cond_t cond_t;
@@ -57,7 +58,17 @@ static void cv_wait(cond_t *c, mutex_t *m) { pthread_cond_wait(c, m); }
 static void cv_signal(cond_t *c) { pthread_cond_signal(c); }
 #define THREAD_FN void *
 #define THREAD_RET NULL
-static int th_start(thread_t *t, void *(*fn)(void *), void *arg) { return pthread_create(t, NULL, fn, arg); }
+/* The reader thread takes no signals: their handlers (Ctrl-C, the CPU
+   time limit of lua_sandbox.c) set hooks on the main thread's Lua state. */
+static int th_start(thread_t *t, void *(*fn)(void *), void *arg) {
+  sigset_t all, old;
+  int rc;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  rc = pthread_create(t, NULL, fn, arg);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return rc;
+}
 static void th_join(thread_t t) { pthread_join(t, NULL); }
 #endif
 

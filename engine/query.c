@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "query.h"
+#include "stop.h"
 
 #define SIGN64 0x8000000000000000ULL
 
@@ -108,6 +109,7 @@ int hsi_query_select(const hsi_life *lt, const hsi_filter *f, hsi_sel *out) {
   if (fctx_init(&c, lt, f)) return HS_ENOMEM;
   R = hsi_life_recs(lt);
   for (i = 0; i < R->n; i++) {
+    if (hsi_stop_due(i)) { free(c.insts); return HSI_ESTOPPED; }
     if (!matches(&c, R, (uint32_t)i)) continue;
     if (out->n == out->cap) {
       size_t nc = out->cap ? out->cap * 2 : 256;
@@ -338,6 +340,7 @@ int hsi_query_group(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t 
     uint32_t r = sel ? sel->idx[i] : (uint32_t)i, g, h;
     int cls = hsi_query_class(R->ts_alloc[r], R->ts_free[r], t1, t2);
     uint64_t key;
+    if (hsi_stop_due(i)) { rc = HSI_ESTOPPED; goto done; }
     if (cls < 0) { gidx[i] = UINT32_MAX; continue; }
     key = group_key(lt, R, r, i, by, keys, cls);
     if (last_g != UINT32_MAX && key == last_key) {
@@ -586,15 +589,16 @@ int hsi_query_series(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t
         t = (int64_t)((uint64_t)t1 + q * p + r * p / (npoints - 1));
       }
       APPLY_UNTIL(t);
-      rc = series_push(out, &cap, t, v, c);
+      rc = hsi_stop_due(p + 1) ? HSI_ESTOPPED : series_push(out, &cap, t, v, c);
     }
   } else {
     APPLY_UNTIL(t1);
     rc = series_push(out, &cap, t1, v, c);
-    while (!rc) {
+    for (p = 1; !rc; p++) {
       int64_t t, ta = i < T.na ? tev_ts(&T.al[i]) : INT64_MAX, tf = j < T.nf ? tev_ts(&T.fr[j]) : INT64_MAX;
       t = ta < tf ? ta : tf;
       if ((i >= T.na && j >= T.nf) || t > t2) break;
+      if (hsi_stop_due(p)) { rc = HSI_ESTOPPED; break; }
       APPLY_UNTIL(t);
       if (v != out->bytes[out->n - 1] || c != out->count[out->n - 1]) rc = series_push(out, &cap, t, v, c);
     }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_script_limits.sh -- a runaway script is stopped by --timeout even
-# when it catches errors with pcall; many script arguments do not
+# when it catches errors with pcall (exit status 2); many script arguments do not
 # overflow the Lua stack; usage errors exit 2.
 HS=${HS_BIN:-./heapscript}
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
@@ -14,7 +14,7 @@ while true do
 end
 LUA
 out=$("$HS" --timeout 0.3 "$T/loop.lua" 2>&1); rc=$?
-[ "$rc" -eq 1 ] || no "timeout: exit $rc, expected 1"
+[ "$rc" -eq 2 ] || no "timeout: exit $rc, expected 2"
 echo "$out" | grep -q "timed out after 0.3 s" || no "timeout message: $out"
 echo "$out" | grep -q "loop.lua:[0-9]" || no "timeout names the script line: $out"
 
