@@ -119,7 +119,7 @@ expect "the same analysis without a limit" 0 "^analysed	1[45][0-9]{4}$" --sandbo
 
 # ---- rule files: the bundled rules and a team's, in the sandbox
 expect "--sandbox policy: rules/default.lua" 1 "FAIL  heap-repeated-leak" --sandbox policy "$M"
-grep -q "5 rules: 1 broken, 0 warnings" "$T/out" || no "default rules in the sandbox: $(tail -n 1 "$T/out")"
+grep -q "7 rules: 1 broken, 0 warnings" "$T/out" || no "default rules in the sandbox: $(tail -n 1 "$T/out")"
 cat >"$T/repo/ci/team.lua" <<'LUA'
 local common = require "common"        -- ci/common.lua, beside this file
 local rules = {}
@@ -135,11 +135,11 @@ return rules
 LUA
 printf 'return { budget = 64 * 1024 }\n' >"$T/repo/ci/common.lua"
 cd "$T/repo" || exit 1
-expect "a team rule file inside the repository: sandboxed by default, still works" 0 "7 rules: 0 broken, 1 warnings" policy "$M" -- --rules ci/team.lua --json "$T/repo/out.json"
+expect "a team rule file inside the repository: sandboxed by default, still works" 0 "9 rules: 0 broken, 1 warnings" policy "$M" -- --rules ci/team.lua --json "$T/repo/out.json"
 grep -q '"name": "sandboxed"' "$T/repo/out.json" 2>/dev/null || no "team rules: no JSON report"
 grep -A3 '"name": "sandboxed"' "$T/repo/out.json" | grep -q '"ok": true' || no "team rules: the rule file was not in the sandbox"
 # the same rules as a module on -I inside the repository
-expect "a rules module found inside the repository: sandboxed" 0 "7 rules: 0 broken" -I ci policy "$M" -- --rules team
+expect "a rules module found inside the repository: sandboxed" 0 "9 rules: 0 broken" -I ci policy "$M" -- --rules team
 printf 'io.open("%s/owned", "w"):close() return {}\n' "$T" >"$T/repo/ci/evil.lua"
 expect "a rule file inside the repository cannot use io" 2 "cannot load the rule set: .*io is not available in the sandbox" policy "$M" -- --rules ci/evil.lua
 [ -e "$T/owned" ] && no "the rule file inside the repository wrote a file"
