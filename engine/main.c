@@ -27,9 +27,10 @@ static const char *info_usage =
   "usage: heapscript info [--json] TRACE...\n"
   "Prints the logfile header (logger, OS build, pointer size, CPUs, clock, start, duration),\n"
   "buffers (walked, compressed, damaged, lost), and event counts by header type and by\n"
-  "provider/id/opcode/version, and the payload lengths of each memory event's layout with the checks\n"
-  "of what it decodes (a layout that does not fit is also one line on stderr).  --json prints the figures in the schema of\n"
-  "shared/traces/expected/*.json, one object per file (an array for several files).\n"
+  "provider/id/opcode/version; for heap, VirtualAlloc and pool events, the payload lengths of each\n"
+  "layout and checks of what it decodes (a layout that does not fit: one line on stderr).\n"
+  "--json prints the figures in the schema of shared/traces/expected/*.json, one object per file\n"
+  "(an array for several files).\n"
   "Exit status: 0, 1 if a file was damaged (it is still summarised), 2 if a file cannot be read.\n";
 
 static const char *dump_usage =
