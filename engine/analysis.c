@@ -128,6 +128,15 @@ static int memory_event(hsi_analysis *a, hsi_memop *op, const hsi_ids *ids) {
   }
   spid = ids->how != HSI_IDS_NONE ? ids->pid : op->pid;
   inst = hsi_procmap_instance(a->pm, op->pid, op->ts);
+  if (inst == HSI_NOINST && (op->kind == HSI_OP_HEAP_FREE || op->kind == HSI_OP_HEAP_REALLOC)) {
+    /* no ids and no StackWalk (frees are often not stack-walked): the one
+       live block it frees, if only one process holds it, says whose it is */
+    uint64_t addr = op->kind == HSI_OP_HEAP_FREE ? op->addr : op->old_addr;
+    if ((inst = hsi_life_heap_owner(a->lt, op->heap, addr)) != HSI_NOINST) {
+      op->pid = hsi_procmap_pid(a->pm, inst);
+      a->c.ids_from_block++;
+    }
+  }
   if (!in_scope(a, op, inst)) { a->c.out_of_scope++; return 0; }
   if (hsi_life_feed(a->lt, op, inst, &res)) return HS_ENOMEM;
   for (i = 0; i < res.count; i++)

@@ -33,6 +33,7 @@ typedef struct hsi_analysis_counts {
   uint64_t out_of_scope;      /* memory events left out by the scope */
   uint64_t ids_from_stack;    /* memory events without header ids given their StackWalk's (attrib.h) */
   uint64_t ids_missing;       /* memory events without header ids that got no StackWalk */
+  uint64_t ids_from_block;    /* ... of them heap frees given the process of the one live block they free */
   uint64_t records_no_process; /* records whose process is unknown (no ids, no stack) */
   int64_t first_ts, last_ts;  /* first and last event of the trace */
 } hsi_analysis_counts;

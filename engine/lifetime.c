@@ -1079,6 +1079,18 @@ void hsi_life_set_span(hsi_life *L, int64_t first, int64_t last) {
   L->have_span = 1;
 }
 
+uint32_t hsi_life_heap_owner(const hsi_life *L, uint64_t heap, uint64_t addr) {
+  uint32_t h = addr_hash(addr), pos, owner = 0;
+  int found = 0;
+  size_t k;
+  for (k = 0; k < L->nhh; k++) {
+    if (L->hh[k].heap != heap || lm_find(L, &L->hh[k].m, h, addr, &pos) == HSI_NOREC) continue;
+    if (found++) return 0;
+    owner = L->hh[k].inst;
+  }
+  return owner;
+}
+
 uint32_t hsi_life_pid(const hsi_life *L, uint32_t instance) {
   const struct inst *I = find_inst(L, instance);
   return I ? I->pid : HS_NOID;

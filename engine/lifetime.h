@@ -201,6 +201,14 @@ const hsi_life_stats *hsi_life_stats_get(const hsi_life *lt);
 void hsi_life_span(const hsi_life *lt, int64_t *first, int64_t *last);
 void hsi_life_set_span(hsi_life *lt, int64_t first, int64_t last);
 
+/*
+** The instance holding the live heap block (heap, addr), when exactly one
+** does; 0 (no instance) when none or several.  For a heap free or
+** realloc whose event names no process (no ids, no StackWalk): the block
+** it frees says whose it is.  Costs a probe per heap of that handle.
+*/
+uint32_t hsi_life_heap_owner(const hsi_life *lt, uint64_t heap, uint64_t addr);
+
 /* The pid of an instance as its memops gave it, HS_NOID if never fed. */
 uint32_t hsi_life_pid(const hsi_life *lt, uint32_t instance);
 

@@ -1659,6 +1659,7 @@ static int t_memory_stats(lua_State *L) {
   SETI("out_of_scope", ac->out_of_scope);
   SETI("ids_from_stack", ac->ids_from_stack);
   SETI("ids_missing", ac->ids_missing);
+  SETI("ids_from_block", ac->ids_from_block);
   SETI("records_no_process", ac->records_no_process);
   SETI("layouts_misfit", hsi_lcheck_bad(hsi_analysis_layouts(an->a)));
   if (ac->events) {

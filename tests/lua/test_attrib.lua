@@ -19,6 +19,8 @@ process in between:
   5000  HeapAlloc  0x5000 64 B    app.exe thread 102    stack  \
   5010  HeapFree   0x4000         app.exe thread 102    stack   > one moving realloc
   5020  HeapReAlloc 0x4000->0x5000 app.exe thread 102   stack  /
+  5500  HeapAlloc  0x6000 16 B    app.exe thread 102    stack
+  5600  HeapFree   0x6000         NO stack: the block it frees names app.exe
   6000  VirtualFree RELEASE 0x700000 64 KiB (never seen: before the trace)  stack
   6100  VirtualAlloc RESERVE 0x800000 128 KiB, 6200 its RELEASE: nothing      stacks
 All memory events have PERFINFO headers. ]]
@@ -46,6 +48,8 @@ local function write(P)
   w:heap { op = "free", pid = APP, tid = 102, ts = 5010, heap = hp, addr = 0x4000, stack = ustk, header = H }
   w:heap { op = "realloc", pid = APP, tid = 102, ts = 5020, heap = hp, addr = 0x5000, size = 64, old_addr = 0x4000,
            old_size = 32, stack = ustk, header = H }
+  w:heap { op = "alloc", pid = APP, tid = 102, ts = 5500, heap = hp, addr = 0x6000, size = 16, stack = ustk, header = H }
+  w:heap { op = "free", pid = APP, tid = 102, ts = 5600, heap = hp, addr = 0x6000, header = H }
   w:virtual { op = "free", pid = APP, tid = 101, ts = 6000, addr = 0x700000, size = 0x10000, flags = { "release" },
               stack = ustk }
   w:virtual { op = "alloc", pid = APP, tid = 101, ts = 6100, addr = 0x800000, size = 0x20000, flags = { "reserve" },
@@ -80,8 +84,9 @@ for _, P in ipairs { 8, 4 } do
     eq(none, 1, "one record without a process")
     local s = t:memory_stats()
     eq(s.records_no_process, 1, "memory_stats: records without a process")
-    eq(s.ids_from_stack, 9, "memory_stats: events given their StackWalk's ids (2 pool, 4 heap, 3 virtual)")
-    eq(s.ids_missing, 2, "memory_stats: events without ids or stack (a free, the unstacked alloc)")
+    eq(s.ids_from_stack, 10, "memory_stats: events given their StackWalk's ids (2 pool, 5 heap, 3 virtual)")
+    eq(s.ids_missing, 3, "memory_stats: events without ids or stack (two frees, the unstacked alloc)")
+    eq(s.ids_from_block, 1, "memory_stats: the heap free found its process through its block")
   end)
 
   test(name .. "the moving-realloc summary is recognised on heap events without a thread id", function()
@@ -91,7 +96,9 @@ for _, P in ipairs { 8, 4 } do
     eq(L.heap_realloc_lone, 0, "not counted as a lone realloc")
     eq(L.heap_double_free, 0, "no double free")
     local H = t:allocations { kind = "heap", process = "app.exe" }:sorted("alloc_time")
-    eq(#H, 2, "two app.exe heap records: the old block and the new one")
+    eq(#H, 3, "three app.exe heap records: the old block, the new one, the 16 B one")
+    eq(#t:allocations { kind = "heap", before_trace = true }, 0, "the unstacked free found its block")
+    eq(#t:allocations { kind = "heap", reason = "free", process = "app.exe" }, 1, "... and freed it")
     local r = {}
     for a in H:each() do r[#r + 1] = { a.size, a.reason, a.realloc } end
     check(r[1][1] == 32 and r[1][2] == "realloc", "old block ended by the realloc")
@@ -125,7 +132,7 @@ for _, P in ipairs { 8, 4 } do
     check(seen[2][3] == OTHER and seen[2][4] == 201, "... of the second")
     check(seen[3][3] == nil and seen[4][3] == nil, "no stack, no ids")
     eq(t:count { provider = "Pool", pid = APP }, 1, "pid filter tests the derived ids")
-    eq(t:count { provider = "Heap", tid = 102 }, 4, "tid filter too")
+    eq(t:count { provider = "Heap", tid = 102 }, 5, "tid filter too (not the free without a stack)")
     eq(t:count { provider = "Heap", pid = OTHER }, 1, "a header pid still matches")
     local order = {}
     for ev in t:events() do order[#order + 1] = ev.timestamp end
@@ -164,7 +171,7 @@ for _, P in ipairs { 8, 4 } do
     local t <close> = assert(heapscript.open(path))
     t:scope { process = "other.exe" }
     eq(#t:allocations { kind = "pool" }, 1, "only other.exe's pool record")
-    eq(#t:allocations { kind = "heap" }, 1, "and its heap record")
+    eq(#t:allocations { kind = "heap" }, 1, "and its heap record (the free found app.exe's block: out of scope)")
   end)
   os.remove(path)
 end
