@@ -145,7 +145,7 @@ end
 --   b:figures(select, per) -> { [key] = {count, bytes, impacting} }
 -- or nil, message.  Loading a trace baseline makes its map current:
 -- the caller makes its own current again (heapscript.symbols(sym)).
-function M.load(path, f, symbols)
+function M.load(path, f)
   local b = { path = path }
   local head = io.open(path, "rb")
   if not head then return nil, path .. ": cannot open the baseline" end
@@ -174,16 +174,9 @@ function M.load(path, f, symbols)
     local T, err = heapscript.open(path)
     if not T then return nil, tostring(err) end
     b.trace = T
-    if symbols ~= false then
-      if symbols then
-        local s, e2 = heapscript.symbols(symbols)
-        if not s then return nil, tostring(e2) end
-      else
-        heapscript.symbols(false)
-        M.symbols_beside(path)
-      end
-    end
-    b.symbols = heapscript.symbols()
+    heapscript.symbols(false)
+    M.symbols_beside(path)
+    b.symbols = heapscript.symbols()          -- nil: the baseline's frames are named without a map
     b.groups = M.collect(T, f, true)
   end
   return setmetatable(b, { __index = M.Baseline })
@@ -201,7 +194,7 @@ function M.Baseline:figures(select, per, window)
   end
   if self.trace then
     local cur = heapscript.symbols()
-    if self.symbols then heapscript.symbols(self.symbols) end
+    heapscript.symbols(self.symbols or false)
     local fig = M.figures(self.trace:allocations(select), per, false, window)
     if cur then heapscript.symbols(cur) else heapscript.symbols(false) end
     return fig

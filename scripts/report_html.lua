@@ -75,9 +75,15 @@ try{
   var boxes=document.querySelectorAll("svg.flame rect").length;
   var broken=0;
   document.querySelectorAll("g.mark a").forEach(function(a){if(!document.getElementById(a.getAttribute("href").slice(1)))broken++;});
-  var th=document.querySelector("#findings th[data-sort=bytes]");
-  if(th){sortBy(th);sortBy(th);}
-  out.textContent="selfcheck "+(broken?"broken-links="+broken:"ok")+" charts="+charts+" findings="+findings+" marks="+marks+" boxes="+boxes;
+  var th=document.querySelector("#findings th[data-sort=count]"),unsorted=0;
+  if(th){
+    sortBy(th);sortBy(th);   /* ascending, then descending: check the order the table shows */
+    var col=Array.prototype.indexOf.call(th.parentNode.children,th),prev=Infinity;
+    Array.prototype.forEach.call(th.closest("table").tBodies[0].rows,function(r){
+      var v=val(r.cells[col]);if(v>prev)unsorted++;prev=v;});
+  }
+  var bad=broken?"broken-links="+broken:unsorted?"unsorted="+unsorted:"ok";
+  out.textContent="selfcheck "+bad+" charts="+charts+" findings="+findings+" marks="+marks+" boxes="+boxes;
 }catch(e){out.textContent="selfcheck error: "+e;}
 })();
 ]]

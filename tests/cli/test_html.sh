@@ -3,7 +3,8 @@
 # traces, opened in headless Chromium: the page loads with no console
 # message at all (errors, CSP violations, failed loads), its own script ran
 # and counted what it drew (a self-check written into the DOM, read back
-# with --dump-dom), the charts, marks and findings are there with their
+# with --dump-dom; it also sorts the findings by a click on Count and checks
+# the order), the charts, marks and findings are there with their
 # content, the page names nothing outside itself, and a screenshot is taken
 # for a person to look at ($HS_BUILD/html/*.png).
 # Without chromium it says SKIP, and fails when CI=true.
