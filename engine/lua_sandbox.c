@@ -927,12 +927,16 @@ static int api_loadfile(lua_State *L) {
   return load_file(L, path, 0, 0);
 }
 
-/* sandbox.inside(path) -> root | nil: the repository being tested that holds path */
+/* sandbox.inside(path) -> root | nil: the repository being tested that holds path
+   (the file itself, or the directory it is named in) */
 static int api_inside(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   push_setup(L);
   lua_getfield(L, -1, "roots");
-  if (!find_below(L, lua_gettop(L), path)) lua_pushnil(L);
+  if (find_below(L, lua_gettop(L), path)) return 1;
+  /* a symbolic link inside the repository to a file outside: its directory decides */
+  push_dir(L, path);
+  if (!find_below(L, lua_gettop(L) - 1, lua_tostring(L, -1))) lua_pushnil(L);
   return 1;
 }
 

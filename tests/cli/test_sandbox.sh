@@ -147,6 +147,9 @@ cp "$T/repo/ci/evil.lua" "$T/outside/trusted.lua"
 expect "a rule file outside the repository is trusted" 0 "0 rules" policy "$M" -- --rules "$T/outside/trusted.lua"
 [ -e "$T/owned" ] || no "the trusted rule file outside the repository could not use io"
 rm -f "$T/owned"
+ln -s "$T/outside/trusted.lua" "$T/repo/ci/link.lua"
+expect "a symbolic link inside the repository to a rule file outside: sandboxed" 2 "io is not available" policy "$M" -- --rules ci/link.lua
+[ -e "$T/owned" ] && no "the linked rule file wrote a file"
 expect "--sandbox: every rule file is sandboxed" 2 "io is not available" --sandbox policy "$M" -- --rules "$T/outside/trusted.lua"
 [ -e "$T/owned" ] && no "--sandbox: the rule file wrote a file"
 # the trusted policy keeps its strings and globals whatever the rule file does
