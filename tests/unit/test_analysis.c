@@ -3,6 +3,7 @@
 ** writer -> reader -> procmap, memory decoders, lifetimes, stacks.
 ** Each scenario is small enough to compute its answer by hand.
 */
+#include <unistd.h>
 #include "unit.h"
 #include "heapscript.h"
 #include "writer.h"
@@ -14,7 +15,7 @@ static char path[512];
 
 static const char *tmp_path(const char *name) {
   const char *d = getenv("TMPDIR");
-  snprintf(path, sizeof path, "%s/hs-analysis-%s-%ld.etl", d && *d ? d : "/tmp", name, (long)rand());
+  snprintf(path, sizeof path, "%s/hs-analysis-%s-%ld.etl", d && *d ? d : "/tmp", name, (long)getpid());
   return path;
 }
 
