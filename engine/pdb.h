@@ -1,0 +1,55 @@
+/*
+** pdb.h -- a reader of program databases (MSF 7.00 PDB files), the
+** symbols that Microsoft's linker and lld-link write beside a Windows
+** image: function names, their code ranges, source lines and inline
+** sites, for an address given as an RVA in the image.
+**
+** The file is mapped, never read whole.  Opening reads the MSF superblock,
+** the stream directory, the PDB info stream and the DBI headers; publics,
+** each module's symbols and lines are read on first need.  Damage met
+** after open is never fatal: it is recorded once (hsi_pdb_error) and the
+** address resolves as far as the undamaged parts allow.
+**
+** Identity.  An image's RSDS record (CodeView debug directory entry)
+** holds a GUID and an age.  The GUID is the PDB info stream's; the age to
+** compare is the DBI stream's age, not the info stream's: tools that write
+** into a PDB after the link (pdbstr adding a source-server stream, lld's
+** incremental rewrites) bump the info stream age while the image keeps the
+** age it was linked with.  Seen on the real files: crash_with_srcsrv.pdb
+** has info age 4, DBI age 1, and crash.exe says age 1; lld-link's
+** softokn3.pdb has info age 2, DBI age 1, RSDS age 1.  hsi_pdb_identity
+** returns the DBI age (the info age when the PDB has no DBI stream).
+*/
+#ifndef HS_PDB_H
+#define HS_PDB_H
+#include <stddef.h>
+#include <stdint.h>
+#include "heapscript.h"           /* hs_guid, HS_E* codes */
+
+typedef struct hsi_pdb hsi_pdb;
+
+typedef struct hsi_pdb_frame {
+  const char *name;     /* function or inlinee name; valid until hsi_pdb_close */
+  uint32_t start_rva;   /* start of the function (for the outermost frame) or of the inline
+                           site's code range containing the address; offset = rva - start_rva */
+  const char *file;     /* source file as the PDB names it, NULL if unknown */
+  uint32_t line;        /* 0 if unknown */
+} hsi_pdb_frame;
+
+/* 0, or a negative HS_E* code with "PATH: offset 0x...: what was expected"
+   in err.  The file is mapped, not read whole. */
+int  hsi_pdb_open(hsi_pdb **p, const char *path, char *err, size_t errlen);
+/* The same over bytes the caller keeps alive until hsi_pdb_close; name is
+   used in messages. */
+int  hsi_pdb_open_mem(hsi_pdb **p, const void *data, size_t len, const char *name, char *err, size_t errlen);
+void hsi_pdb_close(hsi_pdb *p);
+/* The identity an image's RSDS record must match: the info stream's GUID
+   and the DBI stream's age (see above). */
+void hsi_pdb_identity(const hsi_pdb *p, hs_guid *guid, uint32_t *age);
+/* Frames at rva: the innermost inline level first, the containing function last.
+   Returns how many were written (0: nothing known). Damage met lazily is never fatal:
+   it is recorded once (hsi_pdb_error) and the address resolves as far as it can. */
+int  hsi_pdb_lookup(hsi_pdb *p, uint64_t rva, hsi_pdb_frame *out, int cap);
+/* "" or "PATH: offset 0x...: what was expected" (the first damage met). */
+const char *hsi_pdb_error(const hsi_pdb *p);
+#endif
