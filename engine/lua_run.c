@@ -37,7 +37,7 @@
 
 static void usage(FILE *to) {
   fprintf(to,
-    "usage: " PROG " [-I DIR]... [--timeout S] SCRIPT [TRACE...] [-- ARG...]\n"
+    "usage: " PROG " [-I DIR]... [--timeout S] [--symbol-path P] SCRIPT [TRACE...] [-- ARG...]\n"
     "\n"
     "Runs the Lua 5.4 script SCRIPT over the ETW traces TRACE... (several\n"
     "files are merged into one time-ordered trace).  In the script:\n"
@@ -55,6 +55,9 @@ static void usage(FILE *to) {
     "  -I DIR     search DIR first (may be repeated)\n"
     "  --timeout S  stop the script after S seconds of CPU time (a pcall\n"
     "             inside the script cannot catch it); exit status 1\n"
+    "  --symbol-path P  where the PDBs of the trace's images are: _NT_SYMBOL_PATH\n"
+    "             syntax (DIR;srv*STORE;cache*DIR); default $_NT_SYMBOL_PATH; the\n"
+    "             trace's directory is always searched too (docs/SYMBOLS.md)\n"
     "  --list     list the bundled scripts and rule files\n"
     "  --help     this text\n"
     "\n"
@@ -314,6 +317,7 @@ typedef struct cli {
   int script;           /* argv index of SCRIPT */
   int trace0, ntraces;  /* argv indexes of the traces */
   int args0;            /* argv index of the first ARG, argc if none */
+  const char *sympath;  /* --symbol-path, or NULL */
   int code;             /* the exit code */
 } cli;
 
@@ -350,6 +354,10 @@ static int pmain(lua_State *L) {
   luaL_requiref(L, "heapscript", hsi_lua_open_module, 1);
   lua_pop(L, 1);
 
+  if (c->sympath) {
+    lua_pushstring(L, c->sympath);
+    lua_setfield(L, LUA_REGISTRYINDEX, HSI_LUA_SYMBOL_PATH_KEY);
+  }
   push_dirs(L, c->idirs, c->nidirs);
   dirs = lua_gettop(L);
   install_searchers(L, dirs);
@@ -439,6 +447,16 @@ int hsi_lua_cli(int argc, char **argv) {
       c.idirs[c.nidirs++] = argv[++i];
     } else if (strncmp(a, "-I", 2) == 0) {
       c.idirs[c.nidirs++] = argv[i] + 2;
+    } else if (strcmp(a, "--symbol-path") == 0 || strncmp(a, "--symbol-path=", 14) == 0) {
+      if (a[13] == '=') {
+        c.sympath = a + 14;
+      } else if (i + 1 < argc) {
+        c.sympath = argv[++i];
+      } else {
+        message("option --symbol-path needs a symbol path (DIR;srv*STORE;...)");
+        free(c.idirs);
+        return EXIT_USAGE;
+      }
     } else if (strcmp(a, "--timeout") == 0 || strcmp(a, "-t") == 0) {
       char *end = NULL;
       timeout_s = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;

@@ -218,8 +218,6 @@ struct hsi_procmap {
   int npending;
   char *scratch;
   size_t scap;
-  hsi_symbol_fn resolver;
-  void *resolver_ud;
   hsi_procstats st;
 };
 
@@ -812,16 +810,6 @@ int hsi_procmap_feed(hsi_procmap *pm, const hs_event *ev) {
   if (geq(g, &G_THREAD)) return (op >= 1 && op <= 4) || op == 72 ? feed_thread(pm, ev, op, version) : 0;
   if (geq(g, &G_IMAGE)) return (op >= 2 && op <= 4) || op == 10 ? feed_image(pm, ev, op, version) : 0;
   return 0;
-}
-
-void hsi_procmap_set_resolver(hsi_procmap *pm, hsi_symbol_fn fn, void *ud) {
-  pm->resolver = fn;
-  pm->resolver_ud = ud;
-}
-
-hsi_symbol_fn hsi_procmap_resolver(const hsi_procmap *pm, void **ud) {
-  if (ud) *ud = pm->resolver_ud;
-  return pm->resolver;
 }
 
 const hsi_procstats *hsi_procmap_stats(const hsi_procmap *pm) { return &pm->st; }
