@@ -52,4 +52,27 @@ void hsi_pdb_identity(const hsi_pdb *p, hs_guid *guid, uint32_t *age);
 int  hsi_pdb_lookup(hsi_pdb *p, uint64_t rva, hsi_pdb_frame *out, int cap);
 /* "" or "PATH: offset 0x...: what was expected" (the first damage met). */
 const char *hsi_pdb_error(const hsi_pdb *p);
+
+/* ---- Added after the first interface (listings, for tests and tools) ---- */
+
+/* Both ages, for messages that explain a mismatch: the info stream's and
+   the DBI stream's (0 when the PDB has no DBI stream). */
+void hsi_pdb_ages(const hsi_pdb *p, uint32_t *info_age, uint32_t *dbi_age);
+
+typedef struct hsi_pdb_sym {
+  const char *name;     /* valid until hsi_pdb_close */
+  uint32_t rva;         /* 0xFFFFFFFF: in no known section */
+  uint32_t size;        /* functions: code size; publics: 0 */
+  uint16_t segment;     /* as the PDB says: section number and offset */
+  uint32_t offset;
+  uint32_t flags;       /* publics: CV_PUBSYMFLAGS (1 code, 2 function, 4 managed, 8 MSIL) */
+} hsi_pdb_sym;
+
+/* The public symbols (S_PUB32), sorted by rva.  Reads them on first call. */
+uint32_t hsi_pdb_public_count(hsi_pdb *p);
+int hsi_pdb_public(hsi_pdb *p, uint32_t i, hsi_pdb_sym *s);      /* 1, or 0 past the end */
+/* Every top-level procedure of every module, sorted by rva.  Reads all
+   modules on first call: for tools and tests, lookups never need it. */
+uint32_t hsi_pdb_function_count(hsi_pdb *p);
+int hsi_pdb_function(hsi_pdb *p, uint32_t i, hsi_pdb_sym *s);
 #endif
