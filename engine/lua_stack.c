@@ -210,6 +210,55 @@ static int s_addresses(lua_State *L) {
   return 1;
 }
 
+/*
+** s:details() -> {{address=, module=, name=, offset=, file=, line=, inline=}, ...}:
+** the frames as fields, one per frame of s:frames() (an address in inlined
+** code gives one per level), with the source file as the PDB records it.
+*/
+static int s_details(lua_State *L) {
+  Stack *s = tostack(L, 1);
+  hsi_syms *sy = hsi_analysis_syms(s->a);
+  size_t n, i;
+  lua_Integer k = 0;
+  const uint64_t *addr;
+  hsi_lua_syms_prepare(L, sy);
+  addr = hsi_stacks_frames(hsi_analysis_stacks(s->a), s->id, &n);
+  lua_createtable(L, (int)n, 0);
+  for (i = 0; i < n; i++) {
+    hsi_symframe f[HSI_SYM_MAXDEPTH];
+    int j, nf = hsi_syms_resolve(sy, s->inst, addr[i], s->ts, f, HSI_SYM_MAXDEPTH);
+    for (j = 0; j < nf; j++) {
+      lua_createtable(L, 0, 7);
+      lua_pushinteger(L, (lua_Integer)addr[i]);
+      lua_setfield(L, -2, "address");
+      if (f[j].kind != HSI_SYMF_ADDR) {
+        lua_pushstring(L, f[j].module);
+        lua_setfield(L, -2, "module");
+      }
+      if (f[j].name) {
+        lua_pushstring(L, f[j].name);
+        lua_setfield(L, -2, "name");
+      }
+      if (f[j].kind == HSI_SYMF_FUNC || f[j].kind == HSI_SYMF_RVA) {
+        lua_pushinteger(L, (lua_Integer)f[j].off);
+        lua_setfield(L, -2, f[j].kind == HSI_SYMF_FUNC ? "offset" : "rva");
+      }
+      if (f[j].file) {
+        lua_pushstring(L, f[j].file);
+        lua_setfield(L, -2, "file");
+      }
+      if (f[j].line) {
+        lua_pushinteger(L, (lua_Integer)f[j].line);
+        lua_setfield(L, -2, "line");
+      }
+      lua_pushboolean(L, f[j].kind == HSI_SYMF_INLINE);
+      lua_setfield(L, -2, "inline");
+      lua_rawseti(L, -2, ++k);
+    }
+  }
+  return 1;
+}
+
 /* s:matches(pattern) -> boolean: does any frame match? */
 static int s_matches(lua_State *L) {
   tostack(L, 1);
@@ -285,6 +334,7 @@ static const luaL_Reg methods[] = {
   {"frames", s_frames},
   {"frame", s_frame},
   {"addresses", s_addresses},
+  {"details", s_details},
   {"matches", s_matches},
   {"contains", s_contains},
   {NULL, NULL}

@@ -1,5 +1,6 @@
 /*
-** main.c -- the heapscript command line: `info`, `dump`, and script mode
+** main.c -- the heapscript command line: `info`, `dump`, `symbols`
+** (sym_cmd.c), and script mode
 ** (everything else goes to the Lua layer, lua_run.c).
 */
 #include <stdio.h>
@@ -10,15 +11,17 @@
 #include "info.h"
 #include "lua_run.h"
 #include "memev.h"
+#include "sym_cmd.h"
 
 static const char *usage =
   "usage: heapscript [-I DIR]... SCRIPT TRACE... [-- ARG...]   run a Lua script (a path or a bundled name)\n"
   "       heapscript info [--json] TRACE...                    what a trace holds\n"
   "       heapscript dump [--jsonl] [FILTER...] TRACE...        one event a line\n"
+  "       heapscript symbols [--symbol-path P] [--json] TRACE...  each image's PDB: found, where, or why not\n"
   "       heapscript --help | --version\n"
   "\n"
   "Several TRACE files are merged into one time-ordered stream (as xperf -merge would).\n"
-  "Run `heapscript info --help` or `heapscript dump --help` for their options.\n";
+  "Run `heapscript info --help`, `dump --help` or `symbols --help` for their options.\n";
 
 static const char *info_usage =
   "usage: heapscript info [--json] TRACE...\n"
@@ -212,5 +215,6 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "--version") == 0) { printf("heapscript %s\n", HS_VERSION); return 0; }
   if (strcmp(argv[1], "info") == 0) return cmd_info(argc - 2, argv + 2);
   if (strcmp(argv[1], "dump") == 0) return cmd_dump(argc - 2, argv + 2);
+  if (strcmp(argv[1], "symbols") == 0) return hsi_sym_cmd(argc - 2, argv + 2);
   return hsi_lua_cli(argc, argv);
 }

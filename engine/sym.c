@@ -550,9 +550,12 @@ static size_t format_one(const hsi_symframe *f, char *out, size_t cap, size_t n)
     put_hex(out, cap, &n, f->off);
   }
   if (f->file && *f->file) {
+    /* the file's base name: the full path as recorded makes lines too
+       wide for a terminal (s:details() and hsi_symframe keep it) */
+    const char *file = hsi_sym_basename(f->file);
     char ln[16];
     put(out, cap, &n, " [", 2);
-    put(out, cap, &n, f->file, strlen(f->file));
+    put(out, cap, &n, file, strlen(file));
     if (f->line) {
       snprintf(ln, sizeof ln, ":%lu", (unsigned long)f->line);
       put(out, cap, &n, ln, strlen(ln));
@@ -597,7 +600,8 @@ const char *hsi_sym_status_name(int status) {
 long hsi_syms_report(hsi_syms *sy, const hsi_sym_image **out) {
   uint32_t i, n = hsi_procmap_nimages(sy->pm);
   hsi_sym_image *rep;
-  size_t k;
+  unsigned char *seen;
+  size_t k = 0;
   for (i = 0; i < n; i++) {
     const hsi_image *im = hsi_procmap_image(sy->pm, i);
     if (!*hsi_procmap_str(sy->pm, im->module)) continue;
@@ -605,9 +609,19 @@ long hsi_syms_report(hsi_syms *sy, const hsi_sym_image **out) {
   }
   if (!(rep = (hsi_sym_image *)realloc(sy->rep, (sy->nids ? sy->nids : 1) * sizeof *rep))) return HS_ENOMEM;
   sy->rep = rep;
-  for (k = 0; k < sy->nids; k++) {
-    ident *d = &sy->ids[k];
-    hsi_sym_image *r = &rep[k];
+  if (!(seen = (unsigned char *)calloc(sy->nids ? sy->nids : 1, 1))) return HS_ENOMEM;
+  /* in the order of the images' first appearance in the trace */
+  for (i = 0; i < n; i++) {
+    const hsi_image *im = hsi_procmap_image(sy->pm, i);
+    ident *d;
+    hsi_sym_image *r;
+    size_t di;
+    if (im->id >= sy->nimg || !sy->img[im->id]) continue;
+    di = sy->img[im->id] - 1;
+    if (seen[di]) continue;
+    seen[di] = 1;
+    d = &sy->ids[di];
+    r = &rep[k++];
     search(sy, d);
     memset(r, 0, sizeof *r);
     r->module = d->module;
@@ -623,7 +637,8 @@ long hsi_syms_report(hsi_syms *sy, const hsi_sym_image **out) {
     if (!r->map_symbols && sy->sm && d->orig) r->map_symbols = hsi_symmap_module_symbols(sy->sm, d->orig);
     r->processes = d->processes;
   }
-  sy->nrep = sy->nids;
+  free(seen);
+  sy->nrep = k;
   *out = rep;
-  return (long)sy->nids;
+  return (long)k;
 }

@@ -21,7 +21,9 @@
 ** Frame text (docs/SYMBOLS.md):
 **   module!Function+0xoff [file:line]   the function containing the address;
 **                                       "+0xoff" left out when 0, " [...]"
-**                                       when the PDB has no line there
+**                                       when the PDB has no line there; the
+**                                       file's base name (hsi_symframe.file
+**                                       has the path as the PDB records it)
 **   module!Inlinee [file:line]          an inline level; no offset: inlined
 **                                       code has no start of its own
 **   module+0xRVA                        no name known
