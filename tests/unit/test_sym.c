@@ -436,6 +436,28 @@ TEST(pdb_source) {
   CHECK_STR(f[0].name, "Main");
   CHECK_EQ(hsi_syms_stats(sy)->pdb_searches, 1);              /* opened once per image identity */
   CHECK_EQ(notes, 0);
+  /* every call site of the image: the frames llvm-symbolizer gave build.lua */
+  {
+    FILE *lf = fopen("examples/memorytestapp/layout.txt", "r");
+    char line[1024], name[256], file[512];
+    unsigned long rva, lvl, ln;
+    int sites = 0, agree = 0;
+    CHECK(lf != NULL);
+    while (lf && fgets(line, sizeof line, lf)) {
+      if (sscanf(line, "frame %lx %lu %255s %lu %511[^\n]", &rva, &lvl, name, &ln, file) != 5) continue;
+      n = hsi_syms_resolve(sy, inst, 0x7ff700000000ull + rva, 100, f, HSI_SYM_MAXDEPTH);
+      sites++;
+      if ((int)lvl <= n && strcmp(f[lvl - 1].name ? f[lvl - 1].name : "", name) == 0 && f[lvl - 1].line == ln
+          && f[lvl - 1].file && strcmp(f[lvl - 1].file, file) == 0
+          && (f[lvl - 1].kind == HSI_SYMF_INLINE) == ((int)lvl < n))
+        agree++;
+      else
+        fprintf(stderr, "0x%lx level %lu: llvm-symbolizer %s %s:%lu\n", rva, lvl, name, file, ln);
+    }
+    if (lf) fclose(lf);
+    CHECK(sites > 30);
+    CHECK_EQ(agree, sites);
+  }
   hsi_syms_free(sy);
   hsi_procmap_free(pm);
 
