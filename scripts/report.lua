@@ -119,7 +119,7 @@ function M.print_stack(stack, indent, max)
 end
 
 -- The innermost frame of a stack that is not in a system module: what a
--- person names a stack by ("MemoryTestApp.exe!InnerLoopOperation+0x2f").
+-- person names a stack by ("MemoryTestApp.exe!InnerLoopOperation+0x1f [memorytestapp.c:53]").
 local system = { "^ntdll", "^kernelbase", "^kernel32", "^ntoskrnl", "^nt!", "^ucrtbase", "^msvcrt",
                  "^win32k", "^hal%." }
 function M.headline(stack)
