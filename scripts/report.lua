@@ -22,6 +22,8 @@ function M.options(spec, defaults, argv, usage)
     name = name:gsub("-", "_")
     local kind = spec[name]
     if name == "help" then io.stdout:write(usage or ""); os.exit(0) end
+    -- every script takes --symbol-path: where the images' PDBs are (docs/SYMBOLS.md)
+    if name == "symbol_path" and not kind then kind = "string" end
     if not kind then fail("unknown option --" .. name) end
     if kind == "flag" then
       o[name] = true
@@ -50,6 +52,7 @@ function M.options(spec, defaults, argv, usage)
     end
     i = i + 1
   end
+  if o.symbol_path and trace then trace:symbols{path = o.symbol_path} end
   return o
 end
 

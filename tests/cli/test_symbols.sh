@@ -49,6 +49,8 @@ _NT_SYMBOL_PATH="cache*$T/store2" "$HS" symbols "$T/away/memorytestapp.etl" \
   | grep -qF 'MemoryTestApp.exe!InnerLoopOperation+0x1f [memorytestapp.c:53]' || no "script mode --symbol-path names the frames"
 _NT_SYMBOL_PATH="$T/nothing" "$HS" --symbol-path="srv*$T/store" leaks "$T/away/memorytestapp.etl" 2>/dev/null \
   | grep -qF 'InnerLoopOperation+0x1f' || no "--symbol-path=P wins over _NT_SYMBOL_PATH"
+"$HS" leaks "$T/away/memorytestapp.etl" -- --symbol-path "srv*$T/store" 2>/dev/null \
+  | grep -qF 'MemoryTestApp.exe!InnerLoopOperation+0x1f [memorytestapp.c:53]' || no "a bundled script's --symbol-path after --"
 "$HS" --symbol-path 2>/dev/null; [ $? -eq 2 ] || no "--symbol-path without a value: exit 2"
 
 # a damaged PDB beside the trace: one message with the file and offset; that image unnamed, the rest named
