@@ -211,16 +211,7 @@ static Analysis *analysis_of(lua_State *L, int tidx) {
   hs_reader *r = hsi_lua_checkreader(L, tidx);
   Analysis *an;
   tidx = lua_absindex(L, tidx);
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &analyses_key) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &analyses_key);
-  }
+  hsi_lua_weak_registry(L, &analyses_key);
   lua_pushvalue(L, tidx);
   if (lua_rawget(L, -2) == LUA_TUSERDATA) {
     lua_remove(L, -2);
@@ -1497,16 +1488,7 @@ static int t_scope(lua_State *L) {
     }
     lua_pop(L, 1);
   }
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &scopes_key) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &scopes_key);
-  }
+  hsi_lua_weak_registry(L, &scopes_key);
   lua_pushvalue(L, 1);
   lua_pushvalue(L, 3);
   lua_rawset(L, -3);

@@ -87,6 +87,18 @@ void hsi_lua_register(lua_State *L, const char *name, lua_CFunction open) {
   lua_pop(L, 1);
 }
 
+void hsi_lua_weak_registry(lua_State *L, const void *key) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, key);
+}
+
 int hsi_lua_open_module(lua_State *L) {
   /* the table is put in package.loaded first, so openers find it there */
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);

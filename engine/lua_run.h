@@ -56,6 +56,10 @@ void hsi_lua_register(lua_State *L, const char *name, lua_CFunction open);
   X("Symbols", hsi_lua_open_symbols) \
   X("Stack", hsi_lua_open_stack) X("Allocs", hsi_lua_open_alloc)
 
+/* Push the registry table at `key` (a static address), a table with weak
+   keys made on first use: per-Trace state that must not keep a Trace alive. */
+void hsi_lua_weak_registry(lua_State *L, const void *key);
+
 #define HSI_LUA_DECLARE_OPENER(name, fn) int fn(lua_State *L);
 HSI_LUA_CLASSES(HSI_LUA_DECLARE_OPENER)
 #undef HSI_LUA_DECLARE_OPENER

@@ -71,41 +71,56 @@ void hsi_lua_stack_push(lua_State *L, int owner, int cache, const struct hsi_ana
 }
 
 /*
-** Push the frame strings of the Stack at idx, made on first use by the
-** analysis's symbol layer (sym.h): one string per frame, so an address
-** inside inlined code gives one string per inline level.  They are made
-** again when the layer forgot its frames (a new map or symbol path).
+** Push a new table of the Stack's frames, innermost first, as made by
+** each(): one entry per frame the symbol layer gives for each address
+** (one per inline level).  each() pushes one value for frame f of addr.
 */
-static int pushframes(lua_State *L, int idx) {
-  Stack *s = tostack(L, idx);
-  hsi_syms *sy = hsi_analysis_syms(s->a);
+typedef void (*frame_fn)(lua_State *L, const hsi_symframe *f, uint64_t addr);
+
+static void pushlist(lua_State *L, Stack *s, hsi_syms *sy, frame_fn each) {
   const uint64_t *addr;
   size_t n, i;
   lua_Integer k = 0;
-  char buf[512];
-  idx = lua_absindex(L, idx);
-  hsi_lua_syms_prepare(L, sy);
-  if (lua_getiuservalue(L, idx, UV_FRAMES) == LUA_TTABLE && s->gen == hsi_syms_generation(sy))
-    return lua_gettop(L);
-  lua_pop(L, 1);
   addr = hsi_stacks_frames(hsi_analysis_stacks(s->a), s->id, &n);
   lua_createtable(L, (int)n, 0);
   for (i = 0; i < n; i++) {
     hsi_symframe f[HSI_SYM_MAXDEPTH];
     int j, nf = hsi_syms_resolve(sy, s->inst, addr[i], s->ts, f, HSI_SYM_MAXDEPTH);
     for (j = 0; j < nf; j++) {
-      size_t len = hsi_symframe_format(&f[j], buf, sizeof buf);
-      if (len < sizeof buf) {
-        lua_pushlstring(L, buf, len);
-      } else {  /* a long name or path: format again into a buffer that fits */
-        luaL_Buffer b;
-        char *p = luaL_buffinitsize(L, &b, len + 1);
-        hsi_symframe_format(&f[j], p, len + 1);
-        luaL_pushresultsize(&b, len);
-      }
+      each(L, &f[j], addr[i]);
       lua_rawseti(L, -2, ++k);
     }
   }
+}
+
+static void frame_text(lua_State *L, const hsi_symframe *f, uint64_t addr) {
+  char buf[512];
+  size_t len = hsi_symframe_format(f, buf, sizeof buf);
+  (void)addr;
+  if (len < sizeof buf) {
+    lua_pushlstring(L, buf, len);
+  } else {  /* a long name or path: format again into a buffer that fits */
+    luaL_Buffer b;
+    char *p = luaL_buffinitsize(L, &b, len + 1);
+    hsi_symframe_format(f, p, len + 1);
+    luaL_pushresultsize(&b, len);
+  }
+}
+
+/*
+** Push the frame strings of the Stack at idx, made on first use by the
+** analysis's symbol layer (sym.h).  They are made again when the layer
+** forgot its frames (a new map or symbol path).
+*/
+static int pushframes(lua_State *L, int idx) {
+  Stack *s = tostack(L, idx);
+  hsi_syms *sy = hsi_analysis_syms(s->a);
+  idx = lua_absindex(L, idx);
+  hsi_lua_syms_prepare(L, sy);
+  if (lua_getiuservalue(L, idx, UV_FRAMES) == LUA_TTABLE && s->gen == hsi_syms_generation(sy))
+    return lua_gettop(L);
+  lua_pop(L, 1);
+  pushlist(L, s, sy, frame_text);
   s->gen = hsi_syms_generation(sy);
   lua_pushvalue(L, -1);
   lua_setiuservalue(L, idx, UV_FRAMES);
@@ -210,6 +225,35 @@ static int s_addresses(lua_State *L) {
   return 1;
 }
 
+/* One frame of s:details() as a table. */
+static void frame_fields(lua_State *L, const hsi_symframe *f, uint64_t addr) {
+  lua_createtable(L, 0, 7);
+  lua_pushinteger(L, (lua_Integer)addr);
+  lua_setfield(L, -2, "address");
+  if (f->kind != HSI_SYMF_ADDR) {
+    lua_pushstring(L, f->module);
+    lua_setfield(L, -2, "module");
+  }
+  if (f->name) {
+    lua_pushstring(L, f->name);
+    lua_setfield(L, -2, "name");
+  }
+  if (f->kind == HSI_SYMF_FUNC || f->kind == HSI_SYMF_RVA) {
+    lua_pushinteger(L, (lua_Integer)f->off);
+    lua_setfield(L, -2, f->kind == HSI_SYMF_FUNC ? "offset" : "rva");
+  }
+  if (f->file) {
+    lua_pushstring(L, f->file);
+    lua_setfield(L, -2, "file");
+  }
+  if (f->line) {
+    lua_pushinteger(L, (lua_Integer)f->line);
+    lua_setfield(L, -2, "line");
+  }
+  lua_pushboolean(L, f->kind == HSI_SYMF_INLINE);
+  lua_setfield(L, -2, "inline");
+}
+
 /*
 ** s:details() -> {{address=, module=, name=, offset=, file=, line=, inline=}, ...}:
 ** the frames as fields, one per frame of s:frames() (an address in inlined
@@ -218,44 +262,8 @@ static int s_addresses(lua_State *L) {
 static int s_details(lua_State *L) {
   Stack *s = tostack(L, 1);
   hsi_syms *sy = hsi_analysis_syms(s->a);
-  size_t n, i;
-  lua_Integer k = 0;
-  const uint64_t *addr;
   hsi_lua_syms_prepare(L, sy);
-  addr = hsi_stacks_frames(hsi_analysis_stacks(s->a), s->id, &n);
-  lua_createtable(L, (int)n, 0);
-  for (i = 0; i < n; i++) {
-    hsi_symframe f[HSI_SYM_MAXDEPTH];
-    int j, nf = hsi_syms_resolve(sy, s->inst, addr[i], s->ts, f, HSI_SYM_MAXDEPTH);
-    for (j = 0; j < nf; j++) {
-      lua_createtable(L, 0, 7);
-      lua_pushinteger(L, (lua_Integer)addr[i]);
-      lua_setfield(L, -2, "address");
-      if (f[j].kind != HSI_SYMF_ADDR) {
-        lua_pushstring(L, f[j].module);
-        lua_setfield(L, -2, "module");
-      }
-      if (f[j].name) {
-        lua_pushstring(L, f[j].name);
-        lua_setfield(L, -2, "name");
-      }
-      if (f[j].kind == HSI_SYMF_FUNC || f[j].kind == HSI_SYMF_RVA) {
-        lua_pushinteger(L, (lua_Integer)f[j].off);
-        lua_setfield(L, -2, f[j].kind == HSI_SYMF_FUNC ? "offset" : "rva");
-      }
-      if (f[j].file) {
-        lua_pushstring(L, f[j].file);
-        lua_setfield(L, -2, "file");
-      }
-      if (f[j].line) {
-        lua_pushinteger(L, (lua_Integer)f[j].line);
-        lua_setfield(L, -2, "line");
-      }
-      lua_pushboolean(L, f[j].kind == HSI_SYMF_INLINE);
-      lua_setfield(L, -2, "inline");
-      lua_rawseti(L, -2, ++k);
-    }
-  }
+  pushlist(L, s, sy, frame_fields);
   return 1;
 }
 

@@ -225,16 +225,7 @@ static int t_symbols(lua_State *L) {
     lua_getfield(L, 2, "path");                              /* 3 */
     if (!lua_isstring(L, 3) && !(lua_isboolean(L, 3) && !lua_toboolean(L, 3)) && !lua_isnil(L, 3))
       return luaL_error(L, "trace:symbols: path: a symbol path string or false expected, got %s", luaL_typename(L, 3));
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &paths_key) != LUA_TTABLE) {
-      lua_pop(L, 1);
-      lua_newtable(L);
-      lua_createtable(L, 0, 1);
-      lua_pushliteral(L, "k");
-      lua_setfield(L, -2, "__mode");
-      lua_setmetatable(L, -2);
-      lua_pushvalue(L, -1);
-      lua_rawsetp(L, LUA_REGISTRYINDEX, &paths_key);
-    }
+    hsi_lua_weak_registry(L, &paths_key);
     lua_pushvalue(L, 1);
     if (lua_isstring(L, 3)) lua_pushvalue(L, 3); else lua_pushnil(L);
     lua_rawset(L, -3);

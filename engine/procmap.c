@@ -22,14 +22,12 @@
 #include "bytes.h"
 #include "procmap.h"
 #include "kdecode.h"
+#include "chunks.h"
 
 /* ------------------------------------------------------------ strings */
 
-#define STR_BLOCK 65536
-
 typedef struct strtab {
-  char **blocks;
-  size_t nblocks, capblocks, used, avail;  /* used/avail: in the last block */
+  hsi_chunks text;          /* the strings' bytes */
   const char **str;        /* id -> text */
   uint32_t *len, *hash;    /* id -> length, hash */
   uint32_t n, cap;
@@ -59,28 +57,8 @@ static int str_init(strtab *t) {
 }
 
 static void str_free(strtab *t) {
-  size_t i;
-  for (i = 0; i < t->nblocks; i++) free(t->blocks[i]);
-  free(t->blocks); free(t->str); free(t->len); free(t->hash); free(t->tab);
-}
-
-static char *str_alloc(strtab *t, size_t n) {
-  char *p;
-  if (n > t->avail) {
-    size_t bs = n > STR_BLOCK ? n : STR_BLOCK;
-    if (t->nblocks == t->capblocks) {
-      size_t nc = t->capblocks ? 2 * t->capblocks : 16;
-      char **nb = realloc(t->blocks, nc * sizeof *nb);
-      if (!nb) return NULL;
-      t->blocks = nb; t->capblocks = nc;
-    }
-    if (!(p = malloc(bs))) return NULL;
-    t->blocks[t->nblocks++] = p;
-    t->used = 0; t->avail = bs;
-  }
-  p = t->blocks[t->nblocks - 1] + t->used;
-  t->used += n; t->avail -= n;
-  return p;
+  hsi_chunks_free(&t->text);
+  free(t->str); free(t->len); free(t->hash); free(t->tab);
 }
 
 static int str_grow_tab(strtab *t) {
@@ -118,7 +96,7 @@ static uint32_t str_intern(strtab *t, const char *s, size_t n) {
     t->hash = nh;
     t->cap = nc;
   }
-  if (!(p = str_alloc(t, n + 1))) return 0;
+  if (!(p = hsi_chunks_alloc(&t->text, n + 1))) return 0;
   memcpy(p, s, n);
   p[n] = 0;
   id = t->n++;

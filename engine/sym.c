@@ -3,8 +3,8 @@
 ** search, the per-identity address caches and the frame text.
 **
 ** Memory.  Every string handed out (function and file names, module
-** names, report texts) is copied once into a chunked arena with a hash
-** index, so it never moves and outlives the PDB or map it came from: a
+** names, report texts) is copied once into a chunked arena (chunks.h) with
+** a hash index, so it never moves and outlives the PDB or map it came from: a
 ** PDB can be closed, or a map collected, without leaving a dangling frame.
 ** Cached frames live in one flat array; an identity's cache is an
 ** open-addressing table from RVA to (first frame, count).  Nothing is
@@ -15,17 +15,15 @@
 #include <string.h>
 
 #include "sym.h"
+#include "chunks.h"
 #include "symmap.h"
 #include "pdb.h"
 #include "text.h"
 
 /* ------------------------------------------------------------ strings */
 
-#define STR_BLOCK 65536
-
 typedef struct strs {
-  char **blocks;
-  size_t nblocks, capblocks, used, avail;
+  hsi_chunks text;            /* the strings' bytes: they never move */
   const char **tab;          /* open addressing: interned pointers, NULL = empty */
   uint32_t *hash;
   size_t cap, n;
@@ -36,28 +34,6 @@ static uint32_t hash_str(const char *s, size_t n) {
   size_t i;
   for (i = 0; i < n; i++) { h ^= (uint8_t)s[i]; h *= 16777619u; }
   return h;
-}
-
-static char *str_alloc(strs *t, size_t n) {
-  char *p;
-  if (n > t->avail) {
-    size_t bs = n > STR_BLOCK ? n : STR_BLOCK;
-    if (t->nblocks == t->capblocks) {
-      size_t nc = t->capblocks ? 2 * t->capblocks : 16;
-      char **nb = (char **)realloc(t->blocks, nc * sizeof *nb);
-      if (!nb) return NULL;
-      t->blocks = nb;
-      t->capblocks = nc;
-    }
-    if (!(p = (char *)malloc(bs))) return NULL;
-    t->blocks[t->nblocks++] = p;
-    t->used = 0;
-    t->avail = bs;
-  }
-  p = t->blocks[t->nblocks - 1] + t->used;
-  t->used += n;
-  t->avail -= n;
-  return p;
 }
 
 static int str_grow(strs *t) {
@@ -89,7 +65,7 @@ static const char *intern(strs *t, const char *s) {
   h = hash_str(s, n);
   for (i = h & (t->cap - 1); t->tab[i]; i = (i + 1) & (t->cap - 1))
     if (t->hash[i] == h && strcmp(t->tab[i], s) == 0) return t->tab[i];
-  if (!(p = str_alloc(t, n + 1))) return "";
+  if (!(p = hsi_chunks_alloc(&t->text, n + 1))) return "";
   memcpy(p, s, n + 1);
   t->tab[i] = p;
   t->hash[i] = h;
@@ -98,9 +74,7 @@ static const char *intern(strs *t, const char *s) {
 }
 
 static void strs_free(strs *t) {
-  size_t i;
-  for (i = 0; i < t->nblocks; i++) free(t->blocks[i]);
-  free(t->blocks);
+  hsi_chunks_free(&t->text);
   free((void *)t->tab);
   free(t->hash);
 }
