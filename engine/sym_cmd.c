@@ -83,7 +83,7 @@ static void status_text(const hsi_sym_image *r, char *out, size_t cap) {
       snprintf(out, cap, "damaged: %s", r->detail);
       break;
     case HSI_PDB_NOID:
-      snprintf(out, cap, "no PDB identity in the trace");
+      snprintf(out, cap, "no PDB identity");
       break;
     default:
       snprintf(out, cap, "%s", hsi_sym_status_name(r->status));
@@ -96,14 +96,27 @@ static void status_text(const hsi_sym_image *r, char *out, size_t cap) {
   }
 }
 
+/* s cut to w columns, its last kept character replaced by '~' when cut:
+   a table line stays within a terminal whatever the names. */
+static const char *fit(const char *s, int w, char *buf, size_t cap) {
+  size_t n = strlen(s);
+  if ((int)n <= w || (size_t)w >= cap) return s;
+  memcpy(buf, s, (size_t)w - 1);
+  buf[w - 1] = '~';
+  buf[w] = '\0';
+  return buf;
+}
+
+#define COLW 24          /* module and pdb columns at most */
+
 static void print_text(const hsi_sym_image *rep, long n) {
   long i;
   int wm = 6, wp = 3, counts[8] = { 0 };
-  char key[HSI_SYMKEY_LEN], st[2600];
+  char key[HSI_SYMKEY_LEN], st[2600], b1[COLW + 1], b2[COLW + 1];
   for (i = 0; i < n; i++) {
     int a = (int)strlen(rep[i].module), b = (int)strlen(hsi_sym_basename(rep[i].pdb_name));
-    if (a > wm) wm = a > 28 ? 28 : a;
-    if (b > wp) wp = b > 28 ? 28 : b;
+    if (a > wm) wm = a > COLW ? COLW : a;
+    if (b > wp) wp = b > COLW ? COLW : b;
   }
   printf("%-*s  %-*s  %-33s  %s\n", wm, "module", wp, "pdb", "GUID+age (symbol store key)", "status");
   for (i = 0; i < n; i++) {
@@ -111,8 +124,8 @@ static void print_text(const hsi_sym_image *rep, long n) {
     if (r->has_id) hsi_sym_key(&r->guid, r->age, key);
     else snprintf(key, sizeof key, "-");
     status_text(r, st, sizeof st);
-    printf("%-*s  %-*s  %-33s  %s\n", wm, r->module, wp, r->has_id ? hsi_sym_basename(r->pdb_name) : "-",
-           key, st);
+    printf("%-*s  %-*s  %-33s  %s\n", wm, fit(r->module, wm, b1, sizeof b1), wp,
+           fit(r->has_id ? hsi_sym_basename(r->pdb_name) : "-", wp, b2, sizeof b2), key, st);
     if (r->status >= 0 && r->status < 8) counts[r->status]++;
   }
   printf("%ld images: %d with their PDB", n, counts[HSI_PDB_FOUND]);

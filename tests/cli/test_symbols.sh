@@ -98,6 +98,19 @@ grep -qF 'MemoryTestApp.exe+0x14bf' "$T/leaks.txt" || no "mismatched PDB: not us
 grep -qF "symbols: MemoryTestApp.exe wants MemoryTestApp.pdb GUID 11111111-2222-3333-4444-555555555555 age 1; $T/other/MemoryTestApp.pdb does not match (it has GUID 73530e7b-1169-d7af-4c4c-44205044422e age 1): not used" "$T/err" \
   || no "mismatched PDB: the message: $(cat "$T/err")"
 
+# a real trace: hundreds of images, every one on its own line within a terminal's width
+C=${HEAPSCRIPT_CORPUS:-../shared/traces}/microsoft_perfview__net.4.5.2.x64.etl
+if [ -f "$C" ]; then
+  "$HS" symbols "$C" >"$T/out" || no "symbols on a real trace exits 0"
+  awk 'length > 120 { exit 1 }' "$T/out" || no "a real trace's lines fit 120 columns"
+  tail -1 "$T/out" | grep -q "^707 images: 0 with their PDB, 677 missing, 30 without a PDB identity$" \
+    || no "a real trace: 707 image identities: $(tail -1 "$T/out")"
+elif [ "$CI" = true ]; then
+  no "corpus missing at $C and CI=true"
+else
+  echo "SKIP: symbols on a real trace: no corpus at $C"
+fi
+
 "$HS" symbols >/dev/null 2>&1; [ $? -eq 2 ] || no "symbols without a trace: exit 2"
 "$HS" symbols --bogus "$E" >/dev/null 2>&1; [ $? -eq 2 ] || no "symbols: unknown option: exit 2"
 "$HS" symbols "$T/nonexistent.etl" >/dev/null 2>&1; [ $? -eq 2 ] || no "symbols: a missing trace: exit 2"
