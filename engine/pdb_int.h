@@ -40,6 +40,7 @@ typedef struct pdb_msf {
   uint32_t nstreams;
   uint8_t *dir;           /* the directory, assembled (owned) */
   uint32_t dirlen;
+  uint64_t dir_at;         /* file offset of the directory's first byte */
   const uint8_t *sizes;   /* nstreams u32 stream sizes inside dir */
   uint32_t *first;        /* per stream: index of its first block number in dir's block list */
   const uint8_t *blocks;  /* the block numbers inside dir */

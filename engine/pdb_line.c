@@ -12,11 +12,15 @@
 ** DEBUG_S_INLINEELINES (0xF6): u32 signature (1: extra files follow each
 ** row), rows of u32 inlinee id, u32 file, u32 line of the inlinee's start.
 **
-** A module's rows from all blocks go in one array sorted by address.  As
-** llvm-symbolizer does, each block opens with a row at the subsection's
-** start carrying the block's first line, and ends with a terminal row at
-** start + CodeSize; an address has the line of the last row at or before
-** it (the first of several at exactly it), none after a terminal row.
+** A module's rows from all blocks go in one array sorted by address, each
+** block ending with a terminal row at start + CodeSize; as llvm-symbolizer
+** does, code before a subsection's first row has that first line.  An
+** address has the line of the last row at or before it (the first of
+** several at exactly it), none after a terminal row.  Where a subsection
+** has blocks of several files (an .asm including an .inc, a header's code
+** in a function) llvm-symbolizer 14 opens every block at the subsection's
+** start and answers from whichever sorts first; we keep the rows' own
+** addresses, which is what the line table says.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +66,7 @@ static int push_row(rows *r, uint32_t rva, uint32_t line, uint32_t file) {
 
 /* The rows of one DEBUG_S_LINES subsection at stream offset so. */
 static int lines_sub(hsi_pdb *p, pdb_module *m, uint32_t so, const uint8_t *d, uint32_t len, rows *r) {
-  uint32_t roff, csz, o, start;
+  uint32_t roff, csz, o, start, first = 0xFFFFFFFFu, fline = 0, ffile = 0;
   uint16_t seg, flags;
   int ok;
   if (len < 12) { hsi_pdb_damage(p, &m->s, so, "expected a 12-byte line table header"); return 1; }
@@ -72,16 +76,25 @@ static int lines_sub(hsi_pdb *p, pdb_module *m, uint32_t so, const uint8_t *d, u
   csz = rd32(d + 8);
   start = hsi_pdb_rva(p, seg, roff, &ok);
   if (!ok) return 1;                          /* code in no known section */
+  /* Where the first line starts: a block may begin past the subsection's
+     start; the code before its first row still belongs to that line. */
+  for (o = 12; o + 12 <= len;) {
+    uint32_t nl = rd32(d + o + 4), bsz = rd32(d + o + 8), k;
+    if (nl > (len - o - 12) / (flags & 1 ? 12 : 8) || bsz < 12 || bsz > len - o) break;
+    for (k = 0; k < nl; k++)
+      if (rd32(d + o + 12 + 8 * k) < first) { first = rd32(d + o + 12 + 8 * k); fline = rd32(d + o + 16 + 8 * k); ffile = rd32(d + o); }
+    o += bsz;
+  }
+  if (first != 0xFFFFFFFFu && first > 0 && !push_row(r, start, fline & 0xFFFFFF, ffile)) return 0;
   for (o = 12; o + 12 <= len;) {
     uint32_t file = rd32(d + o), nl = rd32(d + o + 4), bsz = rd32(d + o + 8), k, need;
     need = flags & 1 ? 12 : 8;
     if (nl > (len - o - 12) / need || bsz < 12 || bsz > len - o) {
-      hsi_pdb_damage(p, &m->s, so + o, "line block of %u lines (%u bytes) runs past its subsection's %u bytes",
-                     nl, bsz, len);
+      hsi_pdb_damage(p, &m->s, so + o, "expected a line block within its subsection's %u bytes, found "
+                     "%u lines in %u bytes", len, nl, bsz);
       return 1;
     }
     if (nl) {
-      if (!push_row(r, start, rd32(d + o + 16) & 0xFFFFFF, file)) return 0;
       for (k = 0; k < nl; k++)
         if (!push_row(r, start + rd32(d + o + 12 + 8 * k), rd32(d + o + 16 + 8 * k) & 0xFFFFFF, file)) return 0;
       if (!push_row(r, start + csz, PDB_LINE_END, file)) return 0;
@@ -99,8 +112,8 @@ int hsi_pdb_load_lines(hsi_pdb *p, pdb_module *m) {
     uint32_t kind = rd32(m->s.p + o), len = rd32(m->s.p + o + 4);
     const uint8_t *d = m->s.p + o + 8;
     if (len > lim - o - 8) {
-      hsi_pdb_damage(p, &m->s, o, "debug subsection 0x%x of %u bytes runs past the module's %u bytes of line "
-                     "information", kind, len, m->c13bytes);
+      hsi_pdb_damage(p, &m->s, o, "expected a debug subsection within the module's %u bytes of line "
+                     "information, found 0x%x of %u bytes", m->c13bytes, kind, len);
       break;
     }
     if (kind == DEBUG_S_FILECHKSMS && !m->chk) {

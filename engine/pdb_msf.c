@@ -47,8 +47,8 @@ int hsi_msf_open(pdb_msf *m, const uint8_t *data, uint64_t size, const char *nam
   m->bs = bs;
   m->nblocks = rd32(data + 40);
   if ((uint64_t)m->nblocks * bs > size) {
-    snprintf(err, errlen, "%s: offset 0x28: truncated: the superblock counts %u blocks of %u bytes "
-             "(%llu bytes), the file has %llu", name, m->nblocks, bs,
+    snprintf(err, errlen, "%s: offset 0x28: truncated: expected %u blocks of %u bytes "
+             "(%llu bytes) as the superblock says, the file has %llu", name, m->nblocks, bs,
              (unsigned long long)m->nblocks * bs, (unsigned long long)size);
     return HS_EFORMAT;
   }
@@ -72,21 +72,22 @@ int hsi_msf_open(pdb_msf *m, const uint8_t *data, uint64_t size, const char *nam
   for (i = 0; i < ndirblocks; i++) {
     uint32_t b = rd32(map + 4 * i);
     if (b >= maxblk) {
-      snprintf(err, errlen, "%s: offset 0x%llx: corrupt stream directory: directory block %u is block %u, "
-               "past the file's %u blocks", name, (unsigned long long)mapaddr * bs + 4 * i, i, b, m->nblocks);
+      snprintf(err, errlen, "%s: offset 0x%llx: corrupt stream directory: expected directory block %u "
+               "inside the file's %u blocks, found block %u", name, (unsigned long long)mapaddr * bs + 4 * i, i, m->nblocks, b);
       return HS_EFORMAT;
     }
   }
   if (!(m->dir = malloc(dirlen))) { snprintf(err, errlen, "%s: out of memory", name); return HS_ENOMEM; }
   m->dirlen = dirlen;
+  m->dir_at = (uint64_t)rd32(map) * bs;
   for (i = 0; i < ndirblocks; i++) {
     uint32_t len = i + 1 < ndirblocks ? bs : dirlen - i * bs;
     memcpy(m->dir + (size_t)i * bs, data + (uint64_t)rd32(map + 4 * i) * bs, len);
   }
   n = rd32(m->dir);
   if (n > PDB_MAX_STREAMS || 4ull + 4ull * n > dirlen) {
-    snprintf(err, errlen, "%s: offset 0x%llx: corrupt stream directory: %u streams do not fit its %u bytes",
-             name, (unsigned long long)dir_fileoff(m, map, 0), n, dirlen);
+    snprintf(err, errlen, "%s: offset 0x%llx: corrupt stream directory: expected a stream count that fits "
+             "its %u bytes, found %u", name, (unsigned long long)dir_fileoff(m, map, 0), dirlen, n);
     hsi_msf_close(m);
     return HS_EFORMAT;
   }
@@ -104,9 +105,9 @@ int hsi_msf_open(pdb_msf *m, const uint8_t *data, uint64_t size, const char *nam
     if (sz == 0xFFFFFFFFu) sz = 0;
     cnt = (uint32_t)(((uint64_t)sz + bs - 1) / bs);
     if ((uint64_t)sz > size || cnt > nblk - total) {
-      snprintf(err, errlen, "%s: offset 0x%llx: stream %u claims %u bytes, more than %s", name,
-               (unsigned long long)dir_fileoff(m, map, 4 + 4 * i), i, sz,
-               (uint64_t)sz > size ? "the file has" : "the stream directory lists blocks for");
+      snprintf(err, errlen, "%s: offset 0x%llx: expected stream %u's size within %s, found %u bytes", name,
+               (unsigned long long)dir_fileoff(m, map, 4 + 4 * i), i,
+               (uint64_t)sz > size ? "the file" : "the blocks the stream directory lists", sz);
       hsi_msf_close(m);
       return HS_EFORMAT;
     }
@@ -115,8 +116,9 @@ int hsi_msf_open(pdb_msf *m, const uint8_t *data, uint64_t size, const char *nam
       uint32_t b = rd32(m->blocks + 4 * ((size_t)total + k));
       if (b >= maxblk) {
         uint32_t doff = (uint32_t)(m->blocks - m->dir) + 4 * (total + k);
-        snprintf(err, errlen, "%s: offset 0x%llx: block index past the end: block %u of stream %u is %u, "
-                 "the file has %u blocks", name, (unsigned long long)dir_fileoff(m, map, doff), k, i, b, m->nblocks);
+        snprintf(err, errlen, "%s: offset 0x%llx: block index past the end: expected block %u of stream %u "
+                 "inside the file's %u blocks, found block %u", name, (unsigned long long)dir_fileoff(m, map, doff),
+                 k, i, m->nblocks, b);
         hsi_msf_close(m);
         return HS_EFORMAT;
       }
@@ -162,7 +164,8 @@ int hsi_msf_stream(pdb_msf *m, uint32_t idx, pdb_stream *s, const char *name, ch
   memset(s, 0, sizeof *s);
   s->index = idx;
   if (idx >= m->nstreams) {
-    snprintf(err, errlen, "%s: stream %u expected, the directory has %u streams", name, idx, m->nstreams);
+    snprintf(err, errlen, "%s: offset 0x%llx: expected stream %u in the stream directory, it lists %u streams",
+             name, (unsigned long long)m->dir_at, idx, m->nstreams);
     return HS_EFORMAT;
   }
   sz = stream_size(m, idx);

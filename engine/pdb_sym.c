@@ -81,8 +81,8 @@ int hsi_pdb_load_module(hsi_pdb *p, uint32_t mi) {
     const uint8_t *r = m->s.p + off;
     uint32_t len = rd16(r), kind = rd16(r + 2), next = off + 2 + len;
     if (len < 2 || next > lim) {
-      hsi_pdb_damage(p, &m->s, off, "module %u (%s): symbol record of %u bytes runs past the module's %u "
-                     "bytes of symbols", mi, m->name, len + 2, lim);
+      hsi_pdb_damage(p, &m->s, off, "module %u (%s): expected a symbol record within the module's %u "
+                     "bytes of symbols, found one of %u bytes running past them", mi, m->name, lim, len + 2);
       break;
     }
     if (is_proc((uint16_t)kind)) {
@@ -135,7 +135,11 @@ const pdb_proc *hsi_pdb_proc_at(const pdb_module *m, uint32_t rva) {
     uint32_t mid = lo + (hi - lo) / 2;
     if (m->procs[mid].rva <= rva) lo = mid + 1; else hi = mid;
   }
-  if (lo > 0 && rva - m->procs[lo - 1].rva < m->procs[lo - 1].len) return &m->procs[lo - 1];
+  if (lo == 0) return NULL;
+  /* Folded functions (identical COMDATs) share an address: the first in
+     the module's symbols names it, as llvm-symbolizer's linear scan does. */
+  while (lo > 1 && m->procs[lo - 2].rva == m->procs[lo - 1].rva) lo--;
+  if (rva - m->procs[lo - 1].rva < m->procs[lo - 1].len) return &m->procs[lo - 1];
   return NULL;
 }
 
@@ -228,8 +232,8 @@ int hsi_pdb_load_publics(hsi_pdb *p) {
     for (o = 0; o + 4 <= p->symrec.n;) {
       uint32_t len = rd16(p->symrec.p + o);
       if (len < 2 || len + 2 > p->symrec.n - o) {
-        hsi_pdb_damage(p, &p->symrec, o, "symbol record of %u bytes runs past the symbol record stream's "
-                       "%u bytes", len + 2, p->symrec.n);
+        hsi_pdb_damage(p, &p->symrec, o, "expected a symbol record within the symbol record stream's "
+                       "%u bytes, found one of %u", p->symrec.n, len + 2);
         break;
       }
       if (rd16(p->symrec.p + o + 2) == S_PUB32 && add_public(p, o, &cap, &ord) < 0) return 0;
@@ -281,7 +285,7 @@ static int load_types(hsi_pdb *p, pdb_types *t, uint32_t idx) {
   for (o = hs, k = 0; k < n; k++) {
     uint32_t len;
     if (o + 4 > hs + bytes || (len = rd16(t->s.p + o)) < 2 || o + 2 + len > hs + bytes) {
-      hsi_pdb_damage(p, &t->s, o, "type record 0x%x runs past the stream's %u record bytes", t->begin + k, bytes);
+      hsi_pdb_damage(p, &t->s, o, "expected type record 0x%x within the stream's %u record bytes", t->begin + k, bytes);
       break;
     }
     t->off[k] = o;
@@ -480,40 +484,28 @@ static int site_contains(const uint8_t *q, const uint8_t *e, uint32_t x, uint32_
   return 0;
 }
 
-/* Line and file offsets of the inline site at offset x, as LLVM's native
-   reader computes them: the line delta of the range holding x, the last
-   ChangeFile before it. */
+/* Line and file offsets of the inline site at offset x, as LLVM 14's
+   native reader (llvm-symbolizer, the oracle) computes them: the line and
+   file deltas summed up to the first annotation whose code offset reaches
+   x.  Not the full state machine of the format (LLVM 15 moved closer to
+   it): inside a range with several line changes this can name the next
+   line, and it is kept so because the oracle does so. */
 static void site_line(const uint8_t *q, const uint8_t *e, uint32_t x, uint32_t *lineoff, uint32_t *fileoff) {
-  uint32_t code = 0, base = 0, end = 0, nextfile = 0;
-  int hasbase = 0, hasend = 0, hascur = 0, hasnext = 0, hasnextfile = 0;
-  int32_t line = 0, cur = 0, nextline = 0;
+  uint32_t code = 0;
+  int32_t line = 0;
   annot a;
   *fileoff = 0;
-#define UPD_CODE(d) do { if (!hasbase) { base = code; hasbase = 1; } \
-                         else if (!hasend) { end = base + (d); hasend = 1; } } while (0)
-#define UPD_LINE(d) do { line += (d); if (!hasbase || !hascur) { cur = line; hascur = 1; } \
-                         else { nextline = line; hasnext = 1; } } while (0)
   while (annot_next(&q, e, &a)) {
     switch (a.op) {
-    case 1: case 2: case 3: code += a.u1; UPD_CODE(a.u1); break;
-    case 4: UPD_CODE(a.u1); break;
-    case 12: code += a.u2; UPD_CODE(a.u2); UPD_CODE(a.u1); break;
-    case 6: UPD_LINE(a.s1); break;
-    case 11: code += a.u1; UPD_CODE(a.u1); UPD_LINE(a.s1); break;
-    case 5: if (!hasbase) *fileoff = a.u1; else { nextfile = a.u1; hasnextfile = 1; } break;
+    case 1: case 3: case 4: code += a.u1; break;
+    case 12: code += a.u2; break;
+    case 6: line += a.s1; break;
+    case 11: code += a.u1; line += a.s1; break;
+    case 5: *fileoff = a.u1; break;
     default: break;
     }
-    if (hasbase && hasend && hascur) {
-      if (base <= x && x < end) { *lineoff = (uint32_t)cur; return; }
-      if (hasnextfile) *fileoff = nextfile;
-      if (hasnext) { cur = nextline; hasnext = 0; }
-      base = end;
-      hasend = 0;
-      hasnextfile = 0;
-    }
+    if (code >= x) break;
   }
-#undef UPD_CODE
-#undef UPD_LINE
   *lineoff = (uint32_t)line;
 }
 
@@ -528,8 +520,8 @@ int hsi_pdb_inline_frames(hsi_pdb *p, pdb_module *m, const pdb_proc *pr, uint32_
     int found = 0;
     while (o < end && o + 4 <= lim) {
       uint32_t len = rd16(s + o), kind = rd16(s + o + 2), send;
-      if (len < 2 || o + 2 + len > lim) { hsi_pdb_damage(p, &m->s, o, "symbol record of %u bytes runs past "
-                                                          "the module's symbols", len + 2); return 0; }
+      if (len < 2 || o + 2 + len > lim) { hsi_pdb_damage(p, &m->s, o, "expected a symbol record within "
+                                                          "the module's symbols, found %u bytes", len + 2); return 0; }
       if (kind != S_INLINESITE || len + 2 < 16) { o += 2 + len; continue; }
       if (site_contains(s + o + 16, s + o + 2 + len, x, &sstart[n])) {
         site[n++] = o;
