@@ -127,8 +127,7 @@ struct hsi_syms {
   void *msg_ud;
   uint32_t gen;
   hsi_sym_stats st;
-  hsi_sym_image *rep;
-  size_t nrep;
+  hsi_sym_image *rep;         /* the last report */
 };
 
 hsi_syms *hsi_syms_new(const hsi_procmap *pm) {
@@ -612,7 +611,6 @@ long hsi_syms_report(hsi_syms *sy, const hsi_sym_image **out) {
     r->processes = d->processes;
   }
   free(seen);
-  sy->nrep = k;
   *out = rep;
   return (long)k;
 }
