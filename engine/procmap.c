@@ -23,6 +23,7 @@
 #include "procmap.h"
 #include "kdecode.h"
 #include "chunks.h"
+#include "text.h"
 
 /* ------------------------------------------------------------ strings */
 
@@ -34,13 +35,6 @@ typedef struct strtab {
   uint32_t *tab;           /* open addressing over ids; 0 = empty (id 0 is never indexed) */
   uint32_t tabcap;
 } strtab;
-
-static uint32_t hash_bytes(const char *s, size_t n) {
-  uint32_t h = 2166136261u;
-  size_t i;
-  for (i = 0; i < n; i++) { h ^= (uint8_t)s[i]; h *= 16777619u; }
-  return h;
-}
 
 static int str_init(strtab *t) {
   memset(t, 0, sizeof *t);
@@ -81,7 +75,7 @@ static uint32_t str_intern(strtab *t, const char *s, size_t n) {
   char *p;
   if (n == 0) return 0;
   if (n > 0xFFFFFFFEu) return 0;
-  h = hash_bytes(s, n);
+  h = hsi_hash_bytes(s, n);
   for (i = h & (t->tabcap - 1); (id = t->tab[i]) != 0; i = (i + 1) & (t->tabcap - 1))
     if (t->hash[id] == h && t->len[id] == n && memcmp(t->str[id], s, n) == 0) return id;
   if (t->n == t->cap) {

@@ -29,13 +29,6 @@ typedef struct strs {
   size_t cap, n;
 } strs;
 
-static uint32_t hash_str(const char *s, size_t n) {
-  uint32_t h = 2166136261u;
-  size_t i;
-  for (i = 0; i < n; i++) { h ^= (uint8_t)s[i]; h *= 16777619u; }
-  return h;
-}
-
 static int str_grow(strs *t) {
   size_t nc = t->cap ? t->cap * 2 : 1024, i, j;
   const char **nt = (const char **)calloc(nc, sizeof *nt);
@@ -62,7 +55,7 @@ static const char *intern(strs *t, const char *s) {
   if (!s) return NULL;
   n = strlen(s);
   if ((t->n + 1) * 2 > t->cap && str_grow(t) != 0) return "";
-  h = hash_str(s, n);
+  h = hsi_hash_bytes(s, n);
   for (i = h & (t->cap - 1); t->tab[i]; i = (i + 1) & (t->cap - 1))
     if (t->hash[i] == h && strcmp(t->tab[i], s) == 0) return t->tab[i];
   if (!(p = hsi_chunks_alloc(&t->text, n + 1))) return "";
