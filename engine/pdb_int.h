@@ -77,6 +77,8 @@ typedef struct pdb_module {
   pdb_line *lines; uint32_t nlines;
   const uint8_t *chk; uint32_t nchk;     /* FILECHKSMS subsection */
   struct pdb_inlinee *inls; uint32_t ninls;   /* DEBUG_S_INLINEELINES rows, sorted by id */
+  const uint8_t *xmi; uint32_t nxmi;     /* DEBUG_S_CROSSSCOPEIMPORTS: ids this module uses from others */
+  const uint8_t *xme; uint32_t nxme;     /* DEBUG_S_CROSSSCOPEEXPORTS: (local id, IPI index) pairs */
 } pdb_module;
 
 typedef struct pdb_inlinee { uint32_t id, chk, line, seq; } pdb_inlinee;
