@@ -133,6 +133,8 @@ void hsi_pdb_identity(const hsi_pdb *p, hs_guid *guid, uint32_t *age) {
   *age = p->has_dbi ? p->dbi_age : p->info_age;
 }
 
+uint16_t hsi_pdb_machine(const hsi_pdb *p) { return p->has_dbi ? p->machine : 0; }
+
 void hsi_pdb_ages(const hsi_pdb *p, uint32_t *info_age, uint32_t *dbi_age) {
   *info_age = p->info_age;
   *dbi_age = p->has_dbi ? p->dbi_age : 0;
