@@ -130,11 +130,7 @@ int hsi_pdb_load_module(hsi_pdb *p, uint32_t mi) {
 }
 
 const pdb_proc *hsi_pdb_proc_at(const pdb_module *m, uint32_t rva) {
-  uint32_t lo = 0, hi = m->nprocs;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (m->procs[mid].rva <= rva) lo = mid + 1; else hi = mid;
-  }
+  uint32_t lo = hsi_pdb_upper(m->procs, m->nprocs, sizeof *m->procs, rva);
   if (lo == 0) return NULL;
   /* Folded functions (identical COMDATs) share an address: the first in
      the module's symbols names it, as llvm-symbolizer's linear scan does. */
@@ -251,11 +247,7 @@ int hsi_pdb_load_publics(hsi_pdb *p) {
 }
 
 const pdb_public *hsi_pdb_public_at(const hsi_pdb *p, uint32_t rva) {
-  uint32_t lo = 0, hi = p->npubs;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (p->pubs[mid].rva <= rva) lo = mid + 1; else hi = mid;
-  }
+  uint32_t lo = hsi_pdb_upper(p->pubs, p->npubs, sizeof *p->pubs, rva);
   if (lo == 0 || p->pubs[lo - 1].rva == 0xFFFFFFFFu) return NULL;
   return &p->pubs[lo - 1];
 }
