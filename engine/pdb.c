@@ -45,6 +45,16 @@ void hsi_arena_free(pdb_arena *a) {
   }
 }
 
+uint32_t hsi_pdb_upper(const void *v, uint32_t n, size_t size, uint32_t rva) {
+  uint32_t lo = 0, hi = n, r;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    memcpy(&r, (const char *)v + (size_t)mid * size, sizeof r);
+    if (r <= rva) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
 /* ---------------------------------------------------------------- errors */
 
 void hsi_pdb_damage(hsi_pdb *p, const pdb_stream *s, uint32_t off, const char *fmt, ...) {
@@ -132,6 +142,8 @@ void hsi_pdb_identity(const hsi_pdb *p, hs_guid *guid, uint32_t *age) {
   *guid = p->guid;
   *age = p->has_dbi ? p->dbi_age : p->info_age;
 }
+
+uint16_t hsi_pdb_machine(const hsi_pdb *p) { return p->has_dbi ? p->machine : 0; }
 
 void hsi_pdb_ages(const hsi_pdb *p, uint32_t *info_age, uint32_t *dbi_age) {
   *info_age = p->info_age;

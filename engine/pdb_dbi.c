@@ -205,11 +205,7 @@ uint32_t hsi_pdb_rva(const hsi_pdb *p, uint16_t seg, uint32_t off, int *ok) {
 }
 
 int hsi_pdb_module_at(const hsi_pdb *p, uint32_t rva) {
-  uint32_t lo = 0, hi = p->ncontribs;
-  while (lo < hi) {                       /* the last contribution starting at or before rva */
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (p->contribs[mid].rva <= rva) lo = mid + 1; else hi = mid;
-  }
+  uint32_t lo = hsi_pdb_upper(p->contribs, p->ncontribs, sizeof *p->contribs, rva);
   if (lo == 0 || rva >= p->contribs[lo - 1].end) return -1;
   return p->contribs[lo - 1].mod;
 }

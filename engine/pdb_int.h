@@ -46,7 +46,9 @@ typedef struct pdb_msf {
   const uint8_t *blocks;  /* the block numbers inside dir */
 } pdb_msf;
 
-/* A procedure (S_GPROC32/S_LPROC32 and the _ID forms), top level only. */
+/* A procedure (S_GPROC32/S_LPROC32 and the _ID forms), top level only.
+   Here and in pdb_line, pdb_contrib, pdb_public the rva comes first:
+   hsi_pdb_upper searches all of them. */
 typedef struct pdb_proc {
   uint32_t rva, len;
   uint32_t rec;           /* offset of the record in the module stream */
@@ -77,6 +79,8 @@ typedef struct pdb_module {
   pdb_line *lines; uint32_t nlines;
   const uint8_t *chk; uint32_t nchk;     /* FILECHKSMS subsection */
   struct pdb_inlinee *inls; uint32_t ninls;   /* DEBUG_S_INLINEELINES rows, sorted by id */
+  const uint8_t *xmi; uint32_t nxmi;     /* DEBUG_S_CROSSSCOPEIMPORTS: ids this module uses from others */
+  const uint8_t *xme; uint32_t nxme;     /* DEBUG_S_CROSSSCOPEEXPORTS: (local id, IPI index) pairs */
 } pdb_module;
 
 typedef struct pdb_inlinee { uint32_t id, chk, line, seq; } pdb_inlinee;
@@ -153,6 +157,9 @@ void hsi_pdb_damage(hsi_pdb *p, const pdb_stream *s, uint32_t off, const char *f
 #endif
   ;
 void *hsi_pdb_alloc(hsi_pdb *p, size_t n);     /* arena, freed at close */
+/* In an array sorted by rva whose elements start with their u32 rva: how
+   many start at or before rva (the index after the last such element). */
+uint32_t hsi_pdb_upper(const void *v, uint32_t n, size_t size, uint32_t rva);
 void hsi_arena_free(pdb_arena *a);
 /* section:offset -> rva; 0 with *ok = 0 when the section is unknown */
 uint32_t hsi_pdb_rva(const hsi_pdb *p, uint16_t seg, uint32_t off, int *ok);

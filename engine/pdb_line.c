@@ -11,6 +11,7 @@
 ** size, u8 kind, the checksum, padded to 4.
 ** DEBUG_S_INLINEELINES (0xF6): u32 signature (1: extra files follow each
 ** row), rows of u32 inlinee id, u32 file, u32 line of the inlinee's start.
+** DEBUG_S_CROSSSCOPEIMPORTS (0xF7) and EXPORTS (0xF8): see pdb_sym.c.
 **
 ** A module's rows from all blocks go in one array sorted by address, each
 ** block ending with a terminal row at start + CodeSize; as llvm-symbolizer
@@ -31,6 +32,8 @@
 #define DEBUG_S_LINES        0xF2
 #define DEBUG_S_FILECHKSMS   0xF4
 #define DEBUG_S_INLINEELINES 0xF6
+#define DEBUG_S_CROSSSCOPEIMPORTS 0xF7
+#define DEBUG_S_CROSSSCOPEEXPORTS 0xF8
 
 static int row_cmp(const void *a, const void *b) {
   const pdb_line *x = a, *y = b;
@@ -119,6 +122,12 @@ int hsi_pdb_load_lines(hsi_pdb *p, pdb_module *m) {
     if (kind == DEBUG_S_FILECHKSMS && !m->chk) {
       m->chk = d;
       m->nchk = len;
+    } else if (kind == DEBUG_S_CROSSSCOPEIMPORTS && !m->xmi) {
+      m->xmi = d;
+      m->nxmi = len;
+    } else if (kind == DEBUG_S_CROSSSCOPEEXPORTS && !m->xme) {
+      m->xme = d;
+      m->nxme = len;
     } else if (kind == DEBUG_S_LINES) {
       if (!lines_sub(p, m, o + 8, d, len, &r)) break;
     } else if (kind == DEBUG_S_INLINEELINES && len >= 4) {

@@ -130,11 +130,7 @@ int hsi_pdb_load_module(hsi_pdb *p, uint32_t mi) {
 }
 
 const pdb_proc *hsi_pdb_proc_at(const pdb_module *m, uint32_t rva) {
-  uint32_t lo = 0, hi = m->nprocs;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (m->procs[mid].rva <= rva) lo = mid + 1; else hi = mid;
-  }
+  uint32_t lo = hsi_pdb_upper(m->procs, m->nprocs, sizeof *m->procs, rva);
   if (lo == 0) return NULL;
   /* Folded functions (identical COMDATs) share an address: the first in
      the module's symbols names it, as llvm-symbolizer's linear scan does. */
@@ -251,11 +247,7 @@ int hsi_pdb_load_publics(hsi_pdb *p) {
 }
 
 const pdb_public *hsi_pdb_public_at(const hsi_pdb *p, uint32_t rva) {
-  uint32_t lo = 0, hi = p->npubs;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (p->pubs[mid].rva <= rva) lo = mid + 1; else hi = mid;
-  }
+  uint32_t lo = hsi_pdb_upper(p->pubs, p->npubs, sizeof *p->pubs, rva);
   if (lo == 0 || p->pubs[lo - 1].rva == 0xFFFFFFFFu) return NULL;
   return &p->pubs[lo - 1];
 }
@@ -387,6 +379,40 @@ static const char *inlinee_name(hsi_pdb *p, uint32_t id) {
   p->inames[h].name = s;
   p->ninames++;
   return s;
+}
+
+/* An id with the high bit set is the module's own: an import from another
+   module (MSVC's cross-module inlining).  Bits 20-30 pick the entry of its
+   DEBUG_S_CROSSSCOPEIMPORTS (u32 module name in /names, u32 count, count
+   ids), the low 20 bits an id of that entry, which the named module's
+   DEBUG_S_CROSSSCOPEEXPORTS (u32 local id, u32 IPI index pairs) maps to
+   the IPI.  Returns the IPI index, or 0. */
+static uint32_t global_id(hsi_pdb *p, pdb_module *m, uint32_t id) {
+  uint32_t want = id >> 20 & 0x7FF, k = id & 0xFFFFF, o = 0, e = 0, local, i;
+  const char *name;
+  if (!(id & 0x80000000u)) return id;
+  for (;;) {                                /* the entry */
+    uint32_t cnt;
+    if (!m->xmi || m->nxmi - o < 8 || o > m->nxmi) return 0;
+    cnt = rd32(m->xmi + o + 4);
+    if (cnt > (m->nxmi - o - 8) / 4) return 0;
+    if (e == want) break;
+    o += 8 + 4 * cnt;
+    e++;
+  }
+  if (k >= rd32(m->xmi + o + 4) || !(name = hsi_pdb_string(p, rd32(m->xmi + o)))) return 0;
+  local = rd32(m->xmi + o + 8 + 4 * k);
+  for (i = 0; i < p->nmods; i++) {          /* the exporting module, by name, any case */
+    const char *a = p->mods[i].name, *b = name;
+    pdb_module *x = &p->mods[i];
+    uint32_t q;
+    while (*a && *b && (*a | 0x20) == (*b | 0x20)) { a++; b++; }
+    if (*a || *b || !hsi_pdb_load_module(p, i)) continue;
+    for (q = 0; x->xme && q + 8 <= x->nxme; q += 8)
+      if (rd32(x->xme + q) == local) return rd32(x->xme + q + 4);
+    return 0;
+  }
+  return 0;
 }
 
 void hsi_pdb_free_types(hsi_pdb *p) {
@@ -547,7 +573,7 @@ int hsi_pdb_inline_frames(hsi_pdb *p, pdb_module *m, const pdb_proc *pr, uint32_
     const char *name;
     if (!hsi_pdb_inlinee_line(p, m, inlinee, &base, &chk)) break;
     site_line(r + 16, r + len, x, &lineoff, &fileoff);
-    name = inlinee_name(p, inlinee);
+    name = inlinee_name(p, global_id(p, m, inlinee));
     out[w].name = name ? name : "";
     out[w].start_rva = pr->rva + sstart[i];
     out[w].file = hsi_pdb_chk_file(p, m, fileoff ? fileoff : chk);

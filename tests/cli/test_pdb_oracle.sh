@@ -8,7 +8,8 @@
 #
 # PDBs: the real ones in ../shared/pdbs (with their executables), and ones
 # built here with clang + lld from tests/pdb/app.c and app.cpp, for x64 and
-# x86.  Skips what it cannot run (no shared folder, no llvm, no clang or
+# x86, and one of them rewritten with MSF blocks of 512, 1024 and 8192
+# bytes.  Skips what it cannot run (no shared folder, no llvm, no clang or
 # mingw runtime) and says so; under CI=true a skip is a failure.
 #
 # Known defects of llvm-symbolizer 14, where the comparison is narrowed
@@ -19,7 +20,7 @@
 #  - it crashes on inline sites whose inlinee is a cross-module id (high
 #    bit set): then the outermost frame is compared without --inlining.
 B=${HS_BUILD:-build/rel}
-PD=$B/tests/pdbdump
+PD=$B/tests/pdbdump; PM=$B/tests/pdbmangle
 S=${HEAPSCRIPT_PDBS:-../shared/pdbs}
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 fails=0; skips=0
@@ -133,6 +134,13 @@ if command -v clang >/dev/null && command -v ld.lld >/dev/null; then
         || no "clang-$t-$s: no inline frame found"
     done
   done
+  # other MSF block sizes: the same streams rewritten by pdbmangle
+  if [ -f "$T/app-x86_64-c.pdb" ]; then
+    for bs in 512 1024 8192; do
+      "$PM" repack $bs "$T/app-x86_64-c.pdb" "$T/app-$bs.pdb" || { no "pdbmangle repack $bs failed"; continue; }
+      oracle "clang-x86_64-c-block$bs" "$T/app-x86_64-c.exe" "$T/app-$bs.pdb"
+    done
+  fi
 else
   if [ "$CI" = true ]; then no "clang/lld missing and CI=true"; else skip "clang or lld missing: no PDBs made here"; fi
 fi

@@ -84,6 +84,9 @@ static int repack(uint32_t bs, const char *in, const char *out) {
   for (k = mapblock + 1; k < bs * 8; k++) dst[bs + k / 8] |= (uint8_t)(1u << (k % 8));   /* free bits */
   spill(out, dst, (size_t)(mapblock + 1) * bs);
   hsi_msf_close(&m);
+  free(src);
+  free(dst);
+  free(dir);
   return 0;
 }
 

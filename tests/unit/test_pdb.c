@@ -129,6 +129,24 @@ TEST(member_function_inlinee_names) {
   hsi_pdb_close(p);
 }
 
+TEST(cross_module_inlinees) {
+  /* MSVC's cross-module inlining: inlinee 0x80000011 of minidump_generator.obj
+     is import 17 from client_info.obj, whose exports map it to IPI 0x1174
+     (llvm-pdbutil dump --xmi --xme --ids; llvm-symbolizer 14 crashes here) */
+  hsi_pdb *p = open_ok(pdb_path("getsentry_symbolic__crash.pdb"));
+  hsi_pdb_frame f[8];
+  int n;
+  if (!p) return;
+  n = hsi_pdb_lookup(p, 0x1333, f, 8);
+  CHECK_EQ(n, 3);
+  CHECK_STR(f[0].name, "std::_WChar_traits<wchar_t>::assign");
+  CHECK_EQ(f[0].line, 341);
+  CHECK_STR(f[1].name, "std::basic_string<wchar_t,std::char_traits<wchar_t>,std::allocator<wchar_t> >::_Tidy_deallocate");
+  CHECK_STR(f[2].name, "std::basic_string<wchar_t,std::char_traits<wchar_t>,std::allocator<wchar_t> >::operator=");
+  CHECK_EQ(f[2].start_rva, 0x12e0);
+  hsi_pdb_close(p);
+}
+
 TEST(publics_only) {
   /* a module compiled without /Zi: the function is named from its public */
   hsi_pdb *p = open_ok(pdb_path("google_syzygy__test_dll_winsdk81.pdb"));
@@ -260,6 +278,7 @@ int main(void) {
     RUN(identity_and_ages);
     RUN(frames_and_inline_levels);
     RUN(member_function_inlinee_names);
+    RUN(cross_module_inlinees);
     RUN(publics_only);
   } else {
     const char *ci = getenv("CI");
