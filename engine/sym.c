@@ -382,16 +382,28 @@ static int resolve_new(hsi_syms *sy, ident *d, uint64_t rva) {
   if (d->pdb && rva <= 0xFFFFFFFFu && (n = hsi_pdb_lookup(d->pdb, rva, pf, 64)) > 0) {
     const char *err = hsi_pdb_error(d->pdb);
     if (n > 64) n = 64;
+    int x86 = hsi_pdb_machine(d->pdb) == 0x14c;
     for (i = 0; i < n; i++) {
       int last = i == n - 1;
+      const char *name = pf[i].name;
       /* keep the innermost levels and always the function itself */
       if (!last && i >= HSI_SYM_MAXDEPTH - 1) continue;
       memset(&f, 0, sizeof f);
       f.kind = (uint8_t)(last ? HSI_SYMF_FUNC : HSI_SYMF_INLINE);
-      f.name = intern(&sy->s, pf[i].name ? pf[i].name : "?");
+      /* an x86 C function known only from the publics is "_f" in the PDB;
+         llvm-symbolizer and the debuggers show "f" (publics have no lines) */
+      if (x86 && last && name && name[0] == '_' && name[1] && !pf[i].file) name++;
+      if (name && *name) {
+        f.name = intern(&sy->s, name);
+        f.off = last && rva >= pf[i].start_rva ? rva - pf[i].start_rva : 0;
+      } else if (last) {                 /* a line but no function: module+0xRVA [file:line] */
+        f.kind = HSI_SYMF_RVA;
+        f.off = rva;
+      } else {
+        f.name = intern(&sy->s, "?");
+      }
       f.file = pf[i].file ? intern(&sy->s, pf[i].file) : NULL;
       f.line = pf[i].line;
-      f.off = last && rva >= pf[i].start_rva ? rva - pf[i].start_rva : 0;
       if (push_frame(sy, &f) != 0) { sy->nframes = start; return -1; }
     }
     if (err && *err) {
@@ -507,13 +519,13 @@ static size_t format_one(const hsi_symframe *f, char *out, size_t cap, size_t n)
   if (f->kind == HSI_SYMF_RVA || !f->name) {
     put(out, cap, &n, "+", 1);
     put_hex(out, cap, &n, f->off);
-    return n;
-  }
-  put(out, cap, &n, "!", 1);
-  put(out, cap, &n, f->name, strlen(f->name));
-  if (f->kind == HSI_SYMF_FUNC && f->off) {
-    put(out, cap, &n, "+", 1);
-    put_hex(out, cap, &n, f->off);
+  } else {
+    put(out, cap, &n, "!", 1);
+    put(out, cap, &n, f->name, strlen(f->name));
+    if (f->kind == HSI_SYMF_FUNC && f->off) {
+      put(out, cap, &n, "+", 1);
+      put_hex(out, cap, &n, f->off);
+    }
   }
   if (f->file && *f->file) {
     /* the file's base name: the full path as recorded makes lines too

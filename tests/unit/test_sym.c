@@ -386,6 +386,9 @@ TEST(frame_text) {
   CHECK_STR(out, "app.exe!Helper [a.c]");
   f.kind = HSI_SYMF_RVA; f.off = 0x10;
   hsi_symframe_format(&f, out, sizeof out);
+  CHECK_STR(out, "app.exe+0x10 [a.c]");                       /* a line known, no function */
+  f.file = NULL;
+  hsi_symframe_format(&f, out, sizeof out);
   CHECK_STR(out, "app.exe+0x10");
   f.kind = HSI_SYMF_ADDR; f.off = 0xfffff80000001000ull;
   hsi_symframe_format(&f, out, sizeof out);
@@ -510,6 +513,63 @@ TEST(pdb_source) {
   hsi_procmap_free(pm);
 }
 
+/* An x86 C function known only from the publics ("_TestFunctionWithNoPrivateSymbols"
+   in google/syzygy's test_dll.dll.pdb) reads as llvm-symbolizer names it, without the '_'. */
+TEST(x86_public) {
+  static const hs_guid ktc = { 0xb3e675d7, 0x2554, 0x4f18, { 0x83, 0x0b, 0x27, 0x62, 0x73, 0x25, 0x60, 0xde } };
+  const char *src = "../shared/pdbs/google_syzygy__test_dll_winsdk81.pdb";
+  const char *name = "E:\\src\\syzygy2\\src\\build\\Release\\test_dll.dll.pdb";
+  char path[1024], err[256], frame[256], dir[512];
+  const char *pp = path;
+  hsi_writer *w;
+  hs_reader *r;
+  hs_event ev;
+  hsi_procmap *pm;
+  hsi_syms *sy;
+  uint8_t p[160];
+  size_t n = 0, k;
+  hs_guid g;
+  uint64_t base = 0x10000000ull;
+  FILE *f = fopen(src, "rb");
+  if (!f) {
+    if (getenv("CI") && strcmp(getenv("CI"), "true") == 0) CHECK(!"../shared/pdbs present (CI=true)");
+    else printf("SKIP: x86 publics: no %s\n", src);
+    return;
+  }
+  fclose(f);
+  snprintf(dir, sizeof dir, "%s", fresh("x86"));
+  snprintf(path, sizeof path, "%s/test_dll.dll.pdb", dir);
+  CHECK_EQ(copy(src, path, 0), 0);
+  hs_guid_parse("180E55A2-117E-4172-804D-10E9A667B1D9", &g);
+  for (k = 0; k < 8; k++) p[n++] = (uint8_t)(base >> (8 * k));
+  p[n++] = 0xe8; p[n++] = 3; p[n++] = 0; p[n++] = 0;
+  for (k = 0; k < 4; k++) p[n++] = (uint8_t)(g.d1 >> (8 * k));
+  p[n++] = (uint8_t)g.d2; p[n++] = (uint8_t)(g.d2 >> 8);
+  p[n++] = (uint8_t)g.d3; p[n++] = (uint8_t)(g.d3 >> 8);
+  memcpy(p + n, g.d4, 8); n += 8;
+  p[n++] = 5; p[n++] = 0; p[n++] = 0; p[n++] = 0;
+  memcpy(p + n, name, strlen(name) + 1); n += strlen(name) + 1;
+  snprintf(path, sizeof path, "%s/x86.etl", dir);
+  CHECK_EQ(hsi_writer_open(&w, path, NULL, err, sizeof err), 0);
+  if (!w) return;
+  CHECK_EQ(hsi_writer_process(w, 0, 3, 8, 1000, 4, 12, "app.exe", NULL), 0);
+  CHECK_EQ(hsi_writer_image(w, 0, 3, 8, 1000, base, 0x20000, 13, "\\Device\\HarddiskVolume3\\test_dll.dll"), 0);
+  CHECK_EQ(hsi_writer_mof(w, 0, HS_HT_FULL64, &ktc, 36, 2, 1000, 1004, 13, p, n), 0);
+  CHECK_EQ(hsi_writer_close(w), 0);
+  CHECK_EQ(hs_reader_open(&r, &pp, 1, NULL, err, sizeof err), 0);
+  if (!r) return;
+  pm = hsi_procmap_new();
+  while (hs_reader_next(r, &ev) == 1) CHECK(hsi_procmap_feed(pm, &ev) >= 0);
+  hs_reader_close(r);
+  sy = hsi_syms_new(pm);
+  hsi_syms_add_dir(sy, dir);
+  /* the public is at 0001:61600, .text at RVA 0x1000 */
+  hsi_syms_format(sy, hsi_procmap_find(pm, 1000, 100), base + 0x1000 + 61600 + 3, 100, frame, sizeof frame);
+  CHECK_STR(frame, "test_dll.dll!TestFunctionWithNoPrivateSymbols+0x3");
+  hsi_syms_free(sy);
+  hsi_procmap_free(pm);
+}
+
 /* A URL in the path is said once, and never fetched. */
 TEST(urls_said_once) {
   uint32_t inst = 0;
@@ -543,6 +603,7 @@ int main(void) {
   RUN(frame_text);
   RUN(pdb_source);
   RUN(urls_said_once);
+  RUN(x86_public);
   rmtree(tmproot);
   return UNIT_DONE();
 }
