@@ -68,19 +68,33 @@ $(B)/tests/fuzz_reader: tests/fuzz/fuzz_reader.c tests/fuzz/driver.c $(LIB) | $(
 	@mkdir -p $(B)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ tests/fuzz/fuzz_reader.c tests/fuzz/driver.c $(LIB) $(LDLIBS)
 
+# The PDB reader's test tools: pdbdump (diffed against LLVM's tools) and
+# pdbmangle (damaged copies, fuzz seeds).
+$(B)/tests/pdbdump $(B)/tests/pdbmangle: $(B)/tests/%: tests/tools/%.c $(LIB) | $(B)
+	@mkdir -p $(B)/tests
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# Replays tests/fuzz/pdb_corpus through the PDB fuzz target.
+$(B)/tests/fuzz_pdb: tests/fuzz/fuzz_pdb.c tests/fuzz/driver.c $(LIB) | $(B)
+	@mkdir -p $(B)/tests
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ tests/fuzz/fuzz_pdb.c tests/fuzz/driver.c $(LIB) $(LDLIBS)
+
 $(B):
 	mkdir -p $(B)
 
 # The tests run the binary of this build ($(B)/heapscript), so a sanitizer
 # run never replaces ./heapscript.
-test: $(B)/heapscript $(UNIT_BIN) $(B)/tests/fuzz_reader
+test: $(B)/heapscript $(UNIT_BIN) $(B)/tests/fuzz_reader $(B)/tests/pdbdump $(B)/tests/pdbmangle $(B)/tests/fuzz_pdb
 	HS_BUILD=$(B) HS_BIN=$(B)/heapscript sh tests/run.sh
 
 # libFuzzer build (clang): make fuzz, then ./build/fuzz/fuzz_reader tests/fuzz/corpus
+# (and ./build/fuzz/fuzz_pdb tests/fuzz/pdb_corpus)
 fuzz:
 	mkdir -p build/fuzz
 	clang -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o build/fuzz/fuzz_reader \
 	  tests/fuzz/fuzz_reader.c $(CORE_SRC)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o build/fuzz/fuzz_pdb \
+	  tests/fuzz/fuzz_pdb.c $(CORE_SRC)
 
 # Write the golden report files (tests/golden/cases.txt) again; review the diff.
 golden: heapscript
@@ -103,11 +117,17 @@ cross:
 # What the build and the tests need, from Debian's packages.  As root this
 # installs them; otherwise it names the missing ones and the command.
 # chromium opens the --html reports in tests/cli/test_html.sh; libxml2-utils
-# (xmllint) validates policy --junit against tests/junit.xsd.
-DEPS := gcc make liblua5.4-dev lua-lpeg-dev gcc-mingw-w64-x86-64 chromium libxml2-utils
+# (xmllint) validates policy --junit against tests/junit.xsd.  clang, lld,
+# llvm and the i686 mingw runtime: the PDB tests build Windows executables
+# with PDBs and compare with llvm-symbolizer/llvm-pdbutil.
+DEPS := gcc make liblua5.4-dev lua-lpeg-dev gcc-mingw-w64-x86-64 chromium libxml2-utils \
+        clang lld llvm gcc-mingw-w64-i686-win32 mingw-w64-i686-dev
 deps:
 	@if [ -f $(LUA_INC)/lua.h ] && [ -f $(LPEG_LIB) ] && command -v x86_64-w64-mingw32-gcc >/dev/null \
-	    && command -v $(CC) >/dev/null && command -v chromium >/dev/null && command -v xmllint >/dev/null; \
+	    && command -v $(CC) >/dev/null && command -v chromium >/dev/null && command -v xmllint >/dev/null \
+	    && command -v clang >/dev/null && command -v ld.lld >/dev/null \
+	    && command -v llvm-symbolizer >/dev/null && command -v llvm-pdbutil >/dev/null \
+	    && [ -d /usr/i686-w64-mingw32/lib ] && ls -d /usr/lib/gcc/i686-w64-mingw32/*-win32 >/dev/null 2>&1; \
 	then echo "deps: all present"; \
 	elif [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y $(DEPS); \
 	else echo "deps: missing; as root run: apt-get install -y $(DEPS)"; exit 1; fi
@@ -120,7 +140,7 @@ check: test
 $(B)/bench_%: tests/bench/bench_%.c $(LIB) | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-bench: heapscript $(B)/bench_read $(B)/bench_analysis $(B)/bench_lifetime
+bench: heapscript $(B)/bench_read $(B)/bench_analysis $(B)/bench_lifetime $(B)/bench_pdb
 	HS_BUILD=$(B) sh tests/bench.sh
 
 clean:

@@ -39,6 +39,7 @@ struct hsi_analysis {
   hsi_stacks *st;
   hsi_life *lt;
   hsi_lcheck *lc;             /* do the memory events fit their layouts? */
+  hsi_syms *sy;                  /* names for the procmap's addresses, made on demand */
   hsi_analysis_counts c;
   hs_logfile lf;
   probe pr[2 * HSI_KIND_COUNT];  /* which * HSI_KIND_COUNT + kind */
@@ -185,7 +186,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   int rc = 0, n = 0;
   *out = NULL;
   if (!a || !(a->pm = hsi_procmap_new()) || !(a->st = hsi_stacks_new()) || !(a->lt = hsi_life_new())
-      || !(a->lc = hsi_lcheck_new())) {
+      || !(a->lc = hsi_lcheck_new()) || !(a->sy = hsi_syms_new(a->pm))) {
     hsi_analysis_free(a);
     snprintf(err, errlen, "out of memory");
     return HS_ENOMEM;
@@ -246,6 +247,7 @@ void hsi_analysis_free(hsi_analysis *a) {
   hsi_life_free(a->lt);
   hsi_lcheck_free(a->lc);
   hsi_stacks_free(a->st);
+  hsi_syms_free(a->sy);
   hsi_procmap_free(a->pm);
   free(a);
 }
@@ -253,6 +255,7 @@ void hsi_analysis_free(hsi_analysis *a) {
 hsi_procmap *hsi_analysis_procmap(const hsi_analysis *a) { return a->pm; }
 hsi_stacks *hsi_analysis_stacks(const hsi_analysis *a) { return a->st; }
 hsi_life *hsi_analysis_life(const hsi_analysis *a) { return a->lt; }
+hsi_syms *hsi_analysis_syms(const hsi_analysis *a) { return a->sy; }
 const hsi_analysis_counts *hsi_analysis_counts_get(const hsi_analysis *a) { return &a->c; }
 const hs_logfile *hsi_analysis_logfile(const hsi_analysis *a) { return &a->lf; }
 const hsi_lcheck *hsi_analysis_layouts(const hsi_analysis *a) { return a->lc; }

@@ -21,6 +21,7 @@
 #include "procmap.h"
 #include "stacks.h"
 #include "lifetime.h"
+#include "sym.h"
 
 typedef struct hsi_analysis hsi_analysis;
 
@@ -67,6 +68,8 @@ void hsi_analysis_free(hsi_analysis *a);
 hsi_procmap *hsi_analysis_procmap(const hsi_analysis *a);
 hsi_stacks *hsi_analysis_stacks(const hsi_analysis *a);
 hsi_life *hsi_analysis_life(const hsi_analysis *a);
+/* The symbol layer over the procmap (sym.h): it opens nothing until asked. */
+hsi_syms *hsi_analysis_syms(const hsi_analysis *a);
 const hsi_analysis_counts *hsi_analysis_counts_get(const hsi_analysis *a);
 /* The layout checks of the memory events (layoutcheck.h), finished. */
 const struct hsi_lcheck *hsi_analysis_layouts(const hsi_analysis *a);

@@ -127,6 +127,13 @@ size_t hs_sid_format(const uint8_t *s, size_t n, char *out, size_t outlen) {
   return k;
 }
 
+uint32_t hsi_hash_bytes(const char *s, size_t n) {
+  uint32_t h = 2166136261u;
+  size_t i;
+  for (i = 0; i < n; i++) { h ^= (uint8_t)s[i]; h *= 16777619u; }
+  return h;
+}
+
 int hsi_strieq(const char *a, const char *b) {
   for (; *a && *b; a++, b++) {
     int x = (unsigned char)*a, y = (unsigned char)*b;

@@ -187,6 +187,7 @@ static Analysis *build(lua_State *L, hs_reader *r, int tidx) {
   an->lt = hsi_analysis_life(an->a);
   an->R = hsi_life_recs(an->lt);
   an->pm = hsi_analysis_procmap(an->a);
+  hsi_lua_syms_setup(L, tidx, hsi_analysis_syms(an->a));
   an->lf = *hsi_analysis_logfile(an->a);
   an->freq = hs_time_freq(&an->lf);
   an->origin = an->lf.clock_type == 2 ? an->lf.start_time : an->lf.header_ts;  /* as timeconv.c */
@@ -225,16 +226,7 @@ static Analysis *analysis_of(lua_State *L, int tidx) {
   hs_reader *r = hsi_lua_checkreader(L, tidx);
   Analysis *an;
   tidx = lua_absindex(L, tidx);
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &analyses_key) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &analyses_key);
-  }
+  hsi_lua_weak_registry(L, &analyses_key);
   lua_pushvalue(L, tidx);
   if (lua_rawget(L, -2) == LUA_TUSERDATA) {
     lua_remove(L, -2);
@@ -247,6 +239,22 @@ static Analysis *analysis_of(lua_State *L, int tidx) {
   lua_rawset(L, -4);
   lua_remove(L, -2);
   return an;
+}
+
+struct hsi_analysis *hsi_lua_trace_analysis(lua_State *L, int tidx, int build) {
+  tidx = lua_absindex(L, tidx);
+  if (build) return analysis_of(L, tidx)->a;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &analyses_key) == LUA_TTABLE) {
+    lua_pushvalue(L, tidx);
+    lua_rawget(L, -2);
+    lua_remove(L, -2);
+  }
+  if (!luaL_testudata(L, -1, ANALYSIS_T)) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+    return NULL;
+  }
+  return ((Analysis *)lua_touserdata(L, -1))->a;
 }
 
 /* ------------------------------------------------------------- scope */
@@ -1497,16 +1505,7 @@ static int t_scope(lua_State *L) {
     }
     lua_pop(L, 1);
   }
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &scopes_key) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &scopes_key);
-  }
+  hsi_lua_weak_registry(L, &scopes_key);
   lua_pushvalue(L, 1);
   lua_pushvalue(L, 3);
   lua_rawset(L, -3);
@@ -1740,6 +1739,20 @@ static int t_memory_stats(lua_State *L) {
   SETI("width_fallback", ps->width_fallback);
   SETI("unload_unknown", ps->unload_unknown);
   lua_setfield(L, -2, "procmap");
+
+  {
+    const hsi_sym_stats *ss = hsi_syms_stats(hsi_analysis_syms(an->a));
+    lua_createtable(L, 0, 8);
+    SETI("lookups", ss->lookups);
+    SETI("addresses", ss->addresses);
+    SETI("pdb_searches", ss->pdb_searches);
+    SETI("pdb_opened", ss->pdb_opened);
+    SETI("files_tried", ss->files_tried);
+    SETI("from_pdb", ss->from_pdb);
+    SETI("from_map", ss->from_map);
+    SETI("unnamed", ss->unnamed);
+    lua_setfield(L, -2, "symbols");
+  }
   return 1;
 }
 

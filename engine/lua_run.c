@@ -39,7 +39,7 @@
 static void usage(FILE *to) {
   fprintf(to,
     "usage: " PROG " [-I DIR]... [--timeout S] [--memory MB] [--sandbox]\n"
-    "                  SCRIPT [TRACE...] [ARG...] [-- ARG...]\n"
+    "                  [--symbol-path P] SCRIPT [TRACE...] [ARG...] [-- ARG...]\n"
     "\n"
     "Runs the Lua 5.4 script SCRIPT over the ETW traces TRACE... (several\n"
     "files are merged into one time-ordered trace).  Options after the traces\n"
@@ -62,6 +62,9 @@ static void usage(FILE *to) {
     "options:\n"
     "  -I DIR     search DIR first (may be repeated)\n"
     "%s"
+    "  --symbol-path P  where the PDBs of the trace's images are: _NT_SYMBOL_PATH\n"
+    "             syntax (DIR;srv*STORE;cache*DIR); default $_NT_SYMBOL_PATH; the\n"
+    "             trace's directory is always searched too (docs/SYMBOLS.md)\n"
     "  --list     list the bundled scripts and rule files\n"
     "  --help     this text\n"
     "\n"
@@ -90,6 +93,18 @@ void hsi_lua_register(lua_State *L, const char *name, lua_CFunction open) {
   if (name && !lua_isnil(L, -1)) lua_setfield(L, -2, name);
   else lua_pop(L, 1);
   lua_pop(L, 1);
+}
+
+void hsi_lua_weak_registry(lua_State *L, const void *key) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, key);
 }
 
 int hsi_lua_open_module(lua_State *L) {
@@ -340,6 +355,7 @@ typedef struct cli {
   int ntraces;
   char **sargs;         /* the script's arguments, in order */
   int nsargs;
+  const char *sympath;  /* --symbol-path, or NULL */
   int code;             /* the exit code */
 } cli;
 
@@ -376,6 +392,10 @@ static int pmain(lua_State *L) {
   luaL_requiref(L, "heapscript", hsi_lua_open_module, 1);
   lua_pop(L, 1);
 
+  if (c->sympath) {
+    lua_pushstring(L, c->sympath);
+    lua_setfield(L, LUA_REGISTRYINDEX, HSI_LUA_SYMBOL_PATH_KEY);
+  }
   push_dirs(L, c->idirs, c->nidirs);
   dirs = lua_gettop(L);
   hsi_lua_sandbox_setup(L, dirs, c->traces, c->ntraces);
@@ -448,7 +468,8 @@ static void list_bundled(void) {
 /* heapscript's own options that may also follow the traces: the words one takes. */
 static int own_words(const char *w) {
   if (strcmp(w, "-I") == 0 || strcmp(w, "--timeout") == 0 || strcmp(w, "--memory") == 0) return 2;
-  if (strcmp(w, "--sandbox") == 0) return 1;
+  if (strcmp(w, "--sandbox") == 0 || strncmp(w, "--symbol-path=", 14) == 0) return 1;
+  if (strcmp(w, "--symbol-path") == 0) return 2;
   return strncmp(w, "-I", 2) == 0 ? 1 : 0;
 }
 
@@ -466,6 +487,14 @@ static int own_option(cli *c, int argc, char **argv, int *i) {
     c->idirs[c->nidirs++] = argv[++*i];
   } else if (strncmp(a, "-I", 2) == 0) {
     c->idirs[c->nidirs++] = argv[*i] + 2;
+  } else if (strncmp(a, "--symbol-path=", 14) == 0) {
+    c->sympath = a + 14;
+  } else if (strcmp(a, "--symbol-path") == 0) {
+    if (*i + 1 >= argc) {
+      message("option --symbol-path needs a symbol path (DIR;srv*STORE;...)");
+      return EXIT_USAGE;
+    }
+    c->sympath = argv[++*i];
   } else if ((k = hsi_lua_limits_option(argc, argv, *i)) != 0) {
     if (k < 0) return EXIT_USAGE;
     *i += k - 1;

@@ -64,6 +64,10 @@ void hsi_lua_register(lua_State *L, const char *name, lua_CFunction open);
   X("Stack", hsi_lua_open_stack) X("Allocs", hsi_lua_open_alloc) \
   X(NULL, hsi_lua_open_term)
 
+/* Push the registry table at `key` (a static address), a table with weak
+   keys made on first use: per-Trace state that must not keep a Trace alive. */
+void hsi_lua_weak_registry(lua_State *L, const void *key);
+
 #define HSI_LUA_DECLARE_OPENER(name, fn) int fn(lua_State *L);
 HSI_LUA_CLASSES(HSI_LUA_DECLARE_OPENER)
 #undef HSI_LUA_DECLARE_OPENER
@@ -80,6 +84,23 @@ HSI_LUA_CLASSES(HSI_LUA_DECLARE_OPENER)
 ** referenced while the map is in use.
 */
 void *hsi_lua_symbols(lua_State *L);
+
+/*
+** The symbol layer (engine/sym.h) of a Trace's analysis, set up by
+** lua_symbols.c: hsi_lua_syms_setup gives it the symbol path (the
+** trace's trace:symbols{path}, else --symbol-path, else _NT_SYMBOL_PATH),
+** the traces' directories and a message sink (stderr), when the analysis
+** is built for the Trace at tidx; hsi_lua_syms_prepare hands it the
+** current symbol map before frames are named.  hsi_lua_trace_analysis
+** (lua_alloc.c) pushes the analysis box of the Trace at tidx, building it
+** when `build`, or nil; returns the analysis or NULL.
+*/
+#define HSI_LUA_SYMBOL_PATH_KEY "heapscript.symbol_path"  /* registry: --symbol-path */
+struct hsi_syms;
+struct hsi_analysis;
+void hsi_lua_syms_setup(lua_State *L, int tidx, struct hsi_syms *sy);
+void hsi_lua_syms_prepare(lua_State *L, struct hsi_syms *sy);
+struct hsi_analysis *hsi_lua_trace_analysis(lua_State *L, int tidx, int build);
 
 /*
 ** An event source: what a heapscript.Event shows.  It lives inside the
@@ -139,7 +160,6 @@ hs_reader *hsi_lua_checkreader(lua_State *L, int idx);
 ** (a Lua pattern string, an LPeg pattern or a function(frame)).
 */
 #define HSI_LUA_STACK "heapscript.Stack"
-struct hsi_analysis;
 void hsi_lua_stack_push(lua_State *L, int owner, int cache, const struct hsi_analysis *a,
                         uint32_t id, uint32_t inst, int64_t ts);
 int hsi_lua_stack_match(lua_State *L, int idx, int pat);

@@ -3,31 +3,30 @@
 ** allocation analysis, as one process instance saw it.
 **
 ** A Stack is a stack id (stacks.h) plus the process instance and time
-** whose loaded images name its frames ("module+0xRVA", or
-** "module!Function+0xoff" when a symbol resolver knows the address).
+** whose loaded images name its frames, through the symbol layer (sym.h):
+** "module!Function+0xoff [file:line]" from a PDB or a symbol map, else
+** "module+0xRVA".  An address in inlined code is one frame per level.
 ** The frame strings are made on first use and kept in the Stack's user
 ** value.  hsi_lua_stack_push hands out one object per (stack id, instance),
 ** kept in the caller's cache for as long as the analysis lives (like an
 ** interned string), so the frames of a stack are formatted once however
 ** many records, groups and loops ask for it.
 **
-** Function names come from the current symbol map (heapscript.symbols,
-** lua_symbols.c).  A map serves one procmap at a time, so it is attached
-** to this analysis's procmap right before each formatting, and frames
-** formatted under another map (or none) are formatted again.
+** The layer belongs to the analysis; the current symbol map
+** (heapscript.symbols, lua_symbols.c) is handed to it before each
+** naming, and frames named under another map or path are named again.
 */
 #include <string.h>
 
 #include "lua_run.h"
 #include "analysis.h"
-#include "symmap.h"
 
 typedef struct Stack {
   const hsi_analysis *a;       /* kept alive by user value 1 (its owner) */
   uint32_t id, inst;
   int64_t ts;                  /* when the frames are named (images loaded then) */
   size_t n;                    /* frames */
-  const void *sm;              /* the symbol map the cached frames were named with */
+  uint32_t gen;                /* the symbol layer's generation the cached frames have */
 } Stack;
 
 /* User values of a Stack. */
@@ -61,7 +60,7 @@ void hsi_lua_stack_push(lua_State *L, int owner, int cache, const struct hsi_ana
   s->inst = inst;
   s->ts = ts;
   s->n = 0;
-  s->sm = NULL;
+  s->gen = 0;
   hsi_stacks_frames(hsi_analysis_stacks(a), id, &s->n);
   luaL_setmetatable(L, HSI_LUA_STACK);
   lua_pushvalue(L, owner);
@@ -71,34 +70,58 @@ void hsi_lua_stack_push(lua_State *L, int owner, int cache, const struct hsi_ana
   lua_remove(L, -2);
 }
 
-/* Push the frame strings of the Stack at idx, formatting them on first use. */
-static int pushframes(lua_State *L, int idx) {
-  Stack *s = tostack(L, idx);
-  hsi_procmap *pm = hsi_analysis_procmap(s->a);
-  hsi_symmap *sm = (hsi_symmap *)hsi_lua_symbols(L);
+/*
+** Push a new table of the Stack's frames, innermost first, as made by
+** each(): one entry per frame the symbol layer gives for each address
+** (one per inline level).  each() pushes one value for frame f of addr.
+*/
+typedef void (*frame_fn)(lua_State *L, const hsi_symframe *f, uint64_t addr);
+
+static void pushlist(lua_State *L, Stack *s, hsi_syms *sy, frame_fn each) {
   const uint64_t *addr;
   size_t n, i;
-  char buf[256];
-  idx = lua_absindex(L, idx);
-  if (lua_getiuservalue(L, idx, UV_FRAMES) == LUA_TTABLE && s->sm == sm) return lua_gettop(L);
-  lua_pop(L, 1);
-  /* the registry keeps sm alive through this call; nothing else formats with pm */
-  hsi_symmap_attach(sm, pm);
-  s->sm = sm;
+  lua_Integer k = 0;
   addr = hsi_stacks_frames(hsi_analysis_stacks(s->a), s->id, &n);
   lua_createtable(L, (int)n, 0);
   for (i = 0; i < n; i++) {
-    size_t len = hsi_frame_format(pm, s->inst, addr[i], s->ts, buf, sizeof buf);
-    if (len < sizeof buf) {
-      lua_pushlstring(L, buf, len);
-    } else {  /* a long symbol name: format again into a buffer that fits */
-      luaL_Buffer b;
-      char *p = luaL_buffinitsize(L, &b, len + 1);
-      hsi_frame_format(pm, s->inst, addr[i], s->ts, p, len + 1);
-      luaL_pushresultsize(&b, len);
+    hsi_symframe f[HSI_SYM_MAXDEPTH];
+    int j, nf = hsi_syms_resolve(sy, s->inst, addr[i], s->ts, f, HSI_SYM_MAXDEPTH);
+    for (j = 0; j < nf; j++) {
+      each(L, &f[j], addr[i]);
+      lua_rawseti(L, -2, ++k);
     }
-    lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
+}
+
+static void frame_text(lua_State *L, const hsi_symframe *f, uint64_t addr) {
+  char buf[512];
+  size_t len = hsi_symframe_format(f, buf, sizeof buf);
+  (void)addr;
+  if (len < sizeof buf) {
+    lua_pushlstring(L, buf, len);
+  } else {  /* a long name or path: format again into a buffer that fits */
+    luaL_Buffer b;
+    char *p = luaL_buffinitsize(L, &b, len + 1);
+    hsi_symframe_format(f, p, len + 1);
+    luaL_pushresultsize(&b, len);
+  }
+}
+
+/*
+** Push the frame strings of the Stack at idx, made on first use by the
+** analysis's symbol layer (sym.h).  They are made again when the layer
+** forgot its frames (a new map or symbol path).
+*/
+static int pushframes(lua_State *L, int idx) {
+  Stack *s = tostack(L, idx);
+  hsi_syms *sy = hsi_analysis_syms(s->a);
+  idx = lua_absindex(L, idx);
+  hsi_lua_syms_prepare(L, sy);
+  if (lua_getiuservalue(L, idx, UV_FRAMES) == LUA_TTABLE && s->gen == hsi_syms_generation(sy))
+    return lua_gettop(L);
+  lua_pop(L, 1);
+  pushlist(L, s, sy, frame_text);
+  s->gen = hsi_syms_generation(sy);
   lua_pushvalue(L, -1);
   lua_setiuservalue(L, idx, UV_FRAMES);
   return lua_gettop(L);
@@ -177,11 +200,11 @@ static int s_frames(lua_State *L) {
 
 /* s:frame(i) -> frame string | nil (i from 1, innermost; negative from the outermost) */
 static int s_frame(lua_State *L) {
-  Stack *s = tostack(L, 1);
-  lua_Integer i = luaL_checkinteger(L, 2);
+  lua_Integer i = (tostack(L, 1), luaL_checkinteger(L, 2));
   int t = pushframes(L, 1);
-  if (i < 0) i += (lua_Integer)s->n + 1;
-  if (i < 1 || i > (lua_Integer)s->n) {
+  lua_Integer n = (lua_Integer)lua_rawlen(L, t);
+  if (i < 0) i += n + 1;
+  if (i < 1 || i > n) {
     lua_pushnil(L);
     return 1;
   }
@@ -199,6 +222,48 @@ static int s_addresses(lua_State *L) {
     lua_pushinteger(L, (lua_Integer)addr[i]);
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
+  return 1;
+}
+
+/* One frame of s:details() as a table. */
+static void frame_fields(lua_State *L, const hsi_symframe *f, uint64_t addr) {
+  lua_createtable(L, 0, 7);
+  lua_pushinteger(L, (lua_Integer)addr);
+  lua_setfield(L, -2, "address");
+  if (f->kind != HSI_SYMF_ADDR) {
+    lua_pushstring(L, f->module);
+    lua_setfield(L, -2, "module");
+  }
+  if (f->name) {
+    lua_pushstring(L, f->name);
+    lua_setfield(L, -2, "name");
+  }
+  if (f->kind == HSI_SYMF_FUNC || f->kind == HSI_SYMF_RVA) {
+    lua_pushinteger(L, (lua_Integer)f->off);
+    lua_setfield(L, -2, f->kind == HSI_SYMF_FUNC ? "offset" : "rva");
+  }
+  if (f->file) {
+    lua_pushstring(L, f->file);
+    lua_setfield(L, -2, "file");
+  }
+  if (f->line) {
+    lua_pushinteger(L, (lua_Integer)f->line);
+    lua_setfield(L, -2, "line");
+  }
+  lua_pushboolean(L, f->kind == HSI_SYMF_INLINE);
+  lua_setfield(L, -2, "inline");
+}
+
+/*
+** s:details() -> {{address=, module=, name=, offset=, file=, line=, inline=}, ...}:
+** the frames as fields, one per frame of s:frames() (an address in inlined
+** code gives one per level), with the source file as the PDB records it.
+*/
+static int s_details(lua_State *L) {
+  Stack *s = tostack(L, 1);
+  hsi_syms *sy = hsi_analysis_syms(s->a);
+  hsi_lua_syms_prepare(L, sy);
+  pushlist(L, s, sy, frame_fields);
   return 1;
 }
 
@@ -277,6 +342,7 @@ static const luaL_Reg methods[] = {
   {"frames", s_frames},
   {"frame", s_frame},
   {"addresses", s_addresses},
+  {"details", s_details},
   {"matches", s_matches},
   {"contains", s_contains},
   {NULL, NULL}

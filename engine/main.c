@@ -1,5 +1,6 @@
 /*
-** main.c -- the heapscript command line: `info`, `dump`, and script mode
+** main.c -- the heapscript command line: `info`, `dump`, `symbols`
+** (sym_cmd.c), and script mode
 ** (everything else goes to the Lua layer, lua_run.c).
 */
 #include <stdio.h>
@@ -14,12 +15,15 @@
 #include "attrib.h"
 #include "layoutcheck.h"
 #include "procmap.h"
+#include "sym_cmd.h"
 
 /* Help texts stay within 80 columns: they are read on terminals. */
 static const char *usage =
   "usage: heapscript [-I DIR]... SCRIPT TRACE... [ARG...]  run a Lua script\n"
   "       heapscript info [--json] TRACE...                what a trace holds\n"
   "       heapscript dump [--jsonl] [FILTER...] TRACE...   one event a line\n"
+  "       heapscript symbols [--symbol-path P] [--json] TRACE...\n"
+  "                                        each image's PDB: found, where, or why not\n"
   "       heapscript --help | --version\n"
   "\n"
   "SCRIPT is a file or a bundled script's name (heapscript --list).  Several\n"
@@ -27,7 +31,8 @@ static const char *usage =
   "A script's options follow its traces: heapscript leaks t.etl --top 10.  After\n"
   "`--` every word goes to the script, for the unusual cases (an argument that\n"
   "names an existing file); `heapscript x.lua --help` tells more.\n"
-  "Run `heapscript info --help` or `heapscript dump --help` for their options.\n";
+  "Run `heapscript info --help`, `dump --help` or `symbols --help` for their\n"
+  "options.\n";
 
 static const char *info_usage =
   "usage: heapscript info [--json] TRACE...\n"
@@ -296,5 +301,6 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "--version") == 0) { printf("heapscript %s\n", HS_VERSION); return 0; }
   if (strcmp(argv[1], "info") == 0) return cmd_info(argc - 2, argv + 2);
   if (strcmp(argv[1], "dump") == 0) return cmd_dump(argc - 2, argv + 2);
+  if (strcmp(argv[1], "symbols") == 0) return hsi_sym_cmd(argc - 2, argv + 2);
   return hsi_lua_cli(argc, argv);
 }

@@ -22,27 +22,19 @@
 #include "bytes.h"
 #include "procmap.h"
 #include "kdecode.h"
+#include "chunks.h"
+#include "text.h"
 
 /* ------------------------------------------------------------ strings */
 
-#define STR_BLOCK 65536
-
 typedef struct strtab {
-  char **blocks;
-  size_t nblocks, capblocks, used, avail;  /* used/avail: in the last block */
+  hsi_chunks text;          /* the strings' bytes */
   const char **str;        /* id -> text */
   uint32_t *len, *hash;    /* id -> length, hash */
   uint32_t n, cap;
   uint32_t *tab;           /* open addressing over ids; 0 = empty (id 0 is never indexed) */
   uint32_t tabcap;
 } strtab;
-
-static uint32_t hash_bytes(const char *s, size_t n) {
-  uint32_t h = 2166136261u;
-  size_t i;
-  for (i = 0; i < n; i++) { h ^= (uint8_t)s[i]; h *= 16777619u; }
-  return h;
-}
 
 static int str_init(strtab *t) {
   memset(t, 0, sizeof *t);
@@ -59,28 +51,8 @@ static int str_init(strtab *t) {
 }
 
 static void str_free(strtab *t) {
-  size_t i;
-  for (i = 0; i < t->nblocks; i++) free(t->blocks[i]);
-  free(t->blocks); free(t->str); free(t->len); free(t->hash); free(t->tab);
-}
-
-static char *str_alloc(strtab *t, size_t n) {
-  char *p;
-  if (n > t->avail) {
-    size_t bs = n > STR_BLOCK ? n : STR_BLOCK;
-    if (t->nblocks == t->capblocks) {
-      size_t nc = t->capblocks ? 2 * t->capblocks : 16;
-      char **nb = realloc(t->blocks, nc * sizeof *nb);
-      if (!nb) return NULL;
-      t->blocks = nb; t->capblocks = nc;
-    }
-    if (!(p = malloc(bs))) return NULL;
-    t->blocks[t->nblocks++] = p;
-    t->used = 0; t->avail = bs;
-  }
-  p = t->blocks[t->nblocks - 1] + t->used;
-  t->used += n; t->avail -= n;
-  return p;
+  hsi_chunks_free(&t->text);
+  free(t->str); free(t->len); free(t->hash); free(t->tab);
 }
 
 static int str_grow_tab(strtab *t) {
@@ -103,7 +75,7 @@ static uint32_t str_intern(strtab *t, const char *s, size_t n) {
   char *p;
   if (n == 0) return 0;
   if (n > 0xFFFFFFFEu) return 0;
-  h = hash_bytes(s, n);
+  h = hsi_hash_bytes(s, n);
   for (i = h & (t->tabcap - 1); (id = t->tab[i]) != 0; i = (i + 1) & (t->tabcap - 1))
     if (t->hash[id] == h && t->len[id] == n && memcmp(t->str[id], s, n) == 0) return id;
   if (t->n == t->cap) {
@@ -118,7 +90,7 @@ static uint32_t str_intern(strtab *t, const char *s, size_t n) {
     t->hash = nh;
     t->cap = nc;
   }
-  if (!(p = str_alloc(t, n + 1))) return 0;
+  if (!(p = hsi_chunks_alloc(&t->text, n + 1))) return 0;
   memcpy(p, s, n);
   p[n] = 0;
   id = t->n++;
@@ -218,8 +190,6 @@ struct hsi_procmap {
   int npending;
   char *scratch;
   size_t scap;
-  hsi_symbol_fn resolver;
-  void *resolver_ud;
   hsi_procstats st;
 };
 
@@ -812,16 +782,6 @@ int hsi_procmap_feed(hsi_procmap *pm, const hs_event *ev) {
   if (geq(g, &G_THREAD)) return (op >= 1 && op <= 4) || op == 72 ? feed_thread(pm, ev, op, version) : 0;
   if (geq(g, &G_IMAGE)) return (op >= 2 && op <= 4) || op == 10 ? feed_image(pm, ev, op, version) : 0;
   return 0;
-}
-
-void hsi_procmap_set_resolver(hsi_procmap *pm, hsi_symbol_fn fn, void *ud) {
-  pm->resolver = fn;
-  pm->resolver_ud = ud;
-}
-
-hsi_symbol_fn hsi_procmap_resolver(const hsi_procmap *pm, void **ud) {
-  if (ud) *ud = pm->resolver_ud;
-  return pm->resolver;
 }
 
 const hsi_procstats *hsi_procmap_stats(const hsi_procmap *pm) { return &pm->st; }

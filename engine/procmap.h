@@ -75,15 +75,6 @@ typedef struct hsi_procstats {
   uint64_t unload_unknown;     /* Unload of an image not known to be loaded */
 } hsi_procstats;
 
-/*
-** Symbol resolver hook: turn (image, rva) into a function name.  Writes a
-** NUL-terminated name into `name` and the offset into the function into
-** *off, returns 1; returns 0 when it knows nothing.  Set with
-** hsi_procmap_set_resolver; hsi_frame_format (stacks.h) calls it.
-*/
-typedef int (*hsi_symbol_fn)(void *ud, const hsi_image *img, uint64_t rva,
-                             char *name, size_t cap, uint64_t *off);
-
 typedef struct hsi_procmap hsi_procmap;
 
 hsi_procmap *hsi_procmap_new(void);
@@ -134,9 +125,6 @@ const hsi_image *hsi_procmap_image(const hsi_procmap *pm, uint32_t id);  /* 0..n
 /* Interned strings. */
 const char *hsi_procmap_str(const hsi_procmap *pm, uint32_t id);
 uint32_t hsi_procmap_intern(hsi_procmap *pm, const char *s, size_t len);  /* 0 on ENOMEM */
-
-void hsi_procmap_set_resolver(hsi_procmap *pm, hsi_symbol_fn fn, void *ud);
-hsi_symbol_fn hsi_procmap_resolver(const hsi_procmap *pm, void **ud);
 
 const hsi_procstats *hsi_procmap_stats(const hsi_procmap *pm);
 

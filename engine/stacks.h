@@ -117,14 +117,6 @@ const hsi_stack_counts *hsi_stacks_counts(const hsi_stacks *st);
 /* Kernel-space address for a frame of width ptr (4 or 8) (§6.4 [I]). */
 int hsi_addr_is_kernel(uint64_t addr, int ptr);
 
-/*
-** One frame as text: "module!Function+0xoff" when the procmap's symbol
-** resolver knows it, else "module+0xRVA" (module = image file name,
-** e.g. "ntdll.dll+0x1a2b"), else "0x7ff812345678".  Writes at most cap
-** bytes including the NUL; returns the length of the whole text (as
-** snprintf), so a return >= cap means it was cut.  pm may be NULL.
-*/
-size_t hsi_frame_format(const hsi_procmap *pm, uint32_t instance, uint64_t addr,
-                        int64_t ts, char *out, size_t cap);
+/* Frame text is the symbol layer's (sym.h): hsi_syms_format. */
 
 #endif

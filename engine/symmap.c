@@ -4,9 +4,8 @@
 **
 ** Layout: every string (module names, function names) lives in one text
 ** arena and is referred to by its offset, so growing the arena never
-** invalidates anything; a symbol is 24 bytes.  The resolver keeps a small
-** cache from the procmap's module string id to the map's module, because
-** it is called once per frame printed and module names repeat.
+** invalidates anything; a symbol is 24 bytes.  The symbol layer (sym.c)
+** caches what it asks, so a lookup may scan the module list.
 */
 #include "symmap.h"
 #include "text.h"
@@ -35,9 +34,6 @@ struct hsi_symmap {
   size_t nsyms, capsyms;
   smod *mods;
   size_t nmods, capmods;
-  const hsi_procmap *pm;   /* whose string ids the cache holds */
-  int32_t *cache;          /* module string id -> map module + 1, -1 none, 0 unknown */
-  size_t ncache;
 };
 
 /* ---------------------------------------------------------------- text */
@@ -321,7 +317,6 @@ void hsi_symmap_free(hsi_symmap *sm) {
   free(sm->text);
   free(sm->syms);
   free(sm->mods);
-  free(sm->cache);
   free(sm);
 }
 
@@ -370,55 +365,7 @@ int hsi_symmap_lookup(const hsi_symmap *sm, const char *module, uint64_t rva,
   return 1;
 }
 
-/* Map module for a procmap string id, through the cache. */
-static long cached_module(hsi_symmap *sm, uint32_t id) {
-  if (id == 0) return -1;
-  if (id >= sm->ncache) {
-    size_t cap = sm->ncache ? sm->ncache : 64;
-    int32_t *c;
-    while (cap <= id) cap *= 2;
-    if (!(c = (int32_t *)realloc(sm->cache, cap * sizeof *c)))
-      return module_of(sm, hsi_procmap_str(sm->pm, id));   /* works, just slower */
-    memset(c + sm->ncache, 0, (cap - sm->ncache) * sizeof *c);
-    sm->cache = c;
-    sm->ncache = cap;
-  }
-  if (sm->cache[id] == 0) {
-    long m = module_of(sm, hsi_procmap_str(sm->pm, id));
-    sm->cache[id] = m < 0 ? -1 : (int32_t)(m + 1);
-  }
-  return sm->cache[id] < 0 ? -1 : (long)sm->cache[id] - 1;
-}
-
-int hsi_symmap_resolve(void *ud, const hsi_image *img, uint64_t rva,
-                       char *name, size_t cap, uint64_t *off) {
-  hsi_symmap *sm = (hsi_symmap *)ud;
-  const sym *s = NULL;
-  long m;
-  size_t n;
-  if (!sm || !sm->pm || !img || !name || cap == 0) return 0;
-  if ((m = cached_module(sm, img->module)) >= 0) s = find(sm, (size_t)m, rva);
-  if (!s && (m = cached_module(sm, img->orig_name)) >= 0) s = find(sm, (size_t)m, rva);
-  if (!s) return 0;
-  n = strlen(sm->text + s->name);
-  if (n >= cap) n = cap - 1;
-  memcpy(name, sm->text + s->name, n);
-  name[n] = '\0';
-  if (off) *off = rva - s->rva;
-  return 1;
-}
-
-void hsi_symmap_attach(hsi_symmap *sm, hsi_procmap *pm) {
-  if (!pm) return;
-  if (!sm) {
-    hsi_procmap_set_resolver(pm, NULL, NULL);
-    return;
-  }
-  /* string ids belong to one procmap, and a new procmap may reuse the
-     address of a freed one: start the cache afresh every time */
-  free(sm->cache);
-  sm->cache = NULL;
-  sm->ncache = 0;
-  sm->pm = pm;
-  hsi_procmap_set_resolver(pm, hsi_symmap_resolve, sm);
+size_t hsi_symmap_module_symbols(const hsi_symmap *sm, const char *module) {
+  long m = sm ? module_of(sm, module) : -1;
+  return m < 0 ? 0 : sm->mods[m].n;
 }

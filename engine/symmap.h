@@ -1,8 +1,8 @@
 /*
-** symmap.h -- function names from a symbol map file, until heapscript
-** reads PDBs.  A map names the functions of each module by RVA, so that
-** a frame prints as `ntdll.dll!RtlAllocateHeap+0x4c` instead of
-** `ntdll.dll+0x9d1ec` (LIFETIMES.md "Stacks and frames").
+** symmap.h -- function names from a symbol map file, for images without
+** a PDB (the symbol layer, sym.h, asks the PDB first).  A map names the
+** functions of each module by RVA, so that a frame prints as
+** `ntdll.dll!RtlAllocateHeap+0x4c` instead of `ntdll.dll+0x9d1ec`.
 **
 ** The format (text, UTF-8, one symbol a line):
 **
@@ -33,7 +33,6 @@
 #define HS_SYMMAP_H
 
 #include "heapscript.h"
-#include "procmap.h"
 
 /* Caps on what a map may hold (a damaged or hostile file fails cleanly). */
 #define HSI_SYMMAP_MAXLINE   4096u      /* bytes in one line */
@@ -67,22 +66,7 @@ const char *hsi_symmap_module(const hsi_symmap *sm, size_t i, size_t *nsyms);
 int hsi_symmap_lookup(const hsi_symmap *sm, const char *module, uint64_t rva,
                       const char **name, uint64_t *off);
 
-/*
-** The resolver (an hsi_symbol_fn, procmap.h) with ud = the map.  It reads
-** the image's module name through the procmap given to
-** hsi_symmap_attach -- the hook itself is given no procmap -- and tries
-** the ImageId OriginalFileName when the module name has no entry.
-** Copies the name (cut to cap - 1 bytes) into `name`.
-*/
-int hsi_symmap_resolve(void *ud, const hsi_image *img, uint64_t rva,
-                       char *name, size_t cap, uint64_t *off);
-
-/*
-** Make sm the resolver of pm: binds sm to pm's strings and calls
-** hsi_procmap_set_resolver(pm, hsi_symmap_resolve, sm).  A map serves
-** one procmap at a time; attaching it to another rebinds it.  sm must
-** outlive its use by pm (or attach NULL: pm then has no resolver).
-*/
-void hsi_symmap_attach(hsi_symmap *sm, hsi_procmap *pm);
+/* Symbols the map has for `module` (matched as the format says); 0 if none. */
+size_t hsi_symmap_module_symbols(const hsi_symmap *sm, const char *module);
 
 #endif

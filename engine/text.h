@@ -1,6 +1,10 @@
 /* text.h -- small text helpers shared by the engine and the bindings. */
 #ifndef HS_TEXT_H
 #define HS_TEXT_H
+#include <stddef.h>
+#include <stdint.h>
 /* ASCII case-insensitive equality (provider, module, kind and tag names). */
 int hsi_strieq(const char *a, const char *b);
+/* FNV-1a of s[0..n): the hash of the interned-string tables (procmap.c, sym.c). */
+uint32_t hsi_hash_bytes(const char *s, size_t n);
 #endif

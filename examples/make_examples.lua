@@ -6,6 +6,13 @@
 --   examples/memorytestapp-newleak.etl, .sym  the next build: the old leak and a new one
 --   (the baselines of `heapscript diff` and `policy --baseline`)
 --
+-- MemoryTestApp.exe is a real image: its stacks are at the real return
+-- addresses of examples/MemoryTestApp.exe, read from
+-- examples/memorytestapp/layout.txt (written by build.lua from the
+-- executable and its PDB), and the trace carries the image's DbgID_RSDS
+-- record, so heapscript names those frames from examples/MemoryTestApp.pdb.
+-- The system DLLs stay made up and named by the .sym map.
+--
 -- Run from the top of the tree:  ./heapscript examples/make_examples.lua [-- OUTDIR]
 -- (OUTDIR defaults to the directory of this script).  The output depends on
 -- nothing but this file and the writer: the random numbers come from a
@@ -44,8 +51,49 @@ end
 
 local function frame(m, fname, off)
   local f = assert(m.fn[fname], m.name .. " has no function " .. fname)
+  if m.calls and off ~= 0 then
+    -- a real image: the return address of a call in the function: the call
+    -- to the function named `off`, or the off-th call (1-based, in code
+    -- order) for calls through a register
+    for k, c in ipairs(assert(m.calls[fname], m.name .. "!" .. fname .. " makes no call")) do
+      if c.callee == off or k == off then return m.base + c.ret end
+    end
+    error(("%s!%s has no call %s"):format(m.name, fname, tostring(off)))
+  end
   assert(off >= 0 and off < f[3], ("%s!%s+0x%x is outside the function"):format(m.name, fname, off))
   return m.base + f[2] + off
+end
+
+-- examples/memorytestapp/layout.txt: the real image's functions, call sites and PDB identity.
+local function read_layout(path)
+  local L = { funcs = {}, calls = {} }
+  for line in assert(io.lines(path)) do
+    local kind, rest = line:match("^(%a+) (.*)$")
+    if kind == "image" then
+      L.size = tonumber(rest)
+    elseif kind == "rsds" then
+      L.guid, L.age, L.pdb = rest:match("^(%S+) (%d+) (.+)$")
+      L.age = tonumber(L.age)
+    elseif kind == "func" then
+      local name, rva, size = rest:match("^(%S+) (%S+) (%S+)$")
+      L.funcs[#L.funcs + 1] = { name, tonumber(rva), tonumber(size) }
+    elseif kind == "call" then
+      local caller, callee, ret = rest:match("^(%S+) (%S+) (%S+)$")
+      L.calls[caller] = L.calls[caller] or {}
+      table.insert(L.calls[caller], { callee = callee, ret = tonumber(ret) })
+    end
+  end
+  return L
+end
+
+-- KernelTraceControl DbgID_RSDS (ETL-FORMAT.md §6.8): ImageBase, ProcessId, GUID, Age, PDB name.
+local KTC = "b3e675d7-2554-4f18-830b-2762732560de"
+local function rsds_payload(base, pid, guid, age, name)
+  local h = guid:gsub("-", "")
+  local d4 = {}
+  for i = 17, 31, 2 do d4[#d4 + 1] = string.char(tonumber(h:sub(i, i + 1), 16)) end
+  return string.pack("<I8I4I4I2I2", base, pid, tonumber(h:sub(1, 8), 16), tonumber(h:sub(9, 12), 16),
+                     tonumber(h:sub(13, 16), 16)) .. table.concat(d4) .. string.pack("<I4z", age, name)
 end
 
 -- A stack from {module, function, offset} triples, innermost first.
@@ -60,6 +108,7 @@ local function write_sym(path, title, modules)
   f:write("# ", title, "\n")
   f:write("# format: MODULE RVA SIZE NAME (hex RVA and size; engine/symmap.h)\n")
   for _, m in ipairs(modules) do
+    if m.rsds then goto continue end    -- a real image: named by its PDB
     local list = {}
     for i, fn in ipairs(m.funcs) do list[i] = fn end
     table.sort(list, function(a, b) return a[2] < b[2] end)
@@ -67,6 +116,7 @@ local function write_sym(path, title, modules)
     for _, fn in ipairs(list) do
       f:write(("%-18s %08x %06x %s\n"):format(m.name, fn[2], fn[3], fn[1]))
     end
+    ::continue::
   end
   assert(f:close())
 end
@@ -135,31 +185,38 @@ local function memorytestapp(variant)
   local PID, MAIN, WORKER = 5812, 5816, 7240
   local HEAP = 0x0000023A5A3F0000
 
-  local funcs = {
-      { "Main", 0x1010, 0x2F0 },
-      { "InitSteadyState", 0x1300, 0x90 },
-      { "StepUpMemory", 0x1390, 0x80 },
-      { "Operation1", 0x1410, 0x60 },
-      { "ManipulateTemporaryBuffer", 0x1470, 0x120 },
-      { "InnerLoopOperation", 0x1590, 0x70 },
-      { "ParseRecord", 0x1600, 0x140 },
-      { "FormatReport", 0x1740, 0x1A0 },
-      { "WorkerThreadProc", 0x18E0, 0xC0 },
-      { "ProcessWorkItem", 0x19A0, 0x150 },
-      { "BuildLookupTable", 0x1AF0, 0x230 },
-      { "CopyWorkItem", 0x1D20, 0x60 },
-      { "invoke_main", 0x2200, 0x50 },
-      { "__scrt_common_main_seh", 0x2250, 0x180 },
-      { "mainCRTStartup", 0x23D0, 0x20 },
-    }
-  local base, leak_off, leak_main = 0x00007FF6A1B40000, 0x27, 0x1A4
+  local layout = read_layout((arg[0]:match("^(.*)[/\\][^/\\]*$") or ".") .. "/memorytestapp/layout.txt")
+  local funcs, calls, base, size = layout.funcs, layout.calls, 0x00007FF6A1B40000, layout.size
   if variant then
-    for _, f in ipairs(funcs) do f[2] = f[2] + 0x40 end
-    funcs[#funcs + 1] = { "CacheRecord", 0x2480, 0x80 }
-    base, leak_off, leak_main = 0x00007FF7B2C50000, 0x2B, 0x1B0
+    -- the next build: every function 0x40 further on, loaded elsewhere, and
+    -- (for "newleak") CacheRecord after the last function, called from Main;
+    -- its PDB is not shipped, so its .sym names it
+    local top = 0
+    funcs, calls = {}, {}
+    for i, f in ipairs(layout.funcs) do
+      funcs[i] = { f[1], f[2] + 0x40, f[3] }
+      top = math.max(top, f[2] + 0x40 + f[3])
+    end
+    for fn, l in pairs(layout.calls) do
+      calls[fn] = {}
+      for k, c in ipairs(l) do calls[fn][k] = { callee = c.callee, ret = c.ret + 0x40 } end
+    end
+    local cache = (top + 0xF) & ~0xF
+    funcs[#funcs + 1] = { "CacheRecord", cache, 0x80 }
+    calls.CacheRecord = { { callee = "HeapAlloc", ret = cache + 0x3C } }
+    for _, c in ipairs(calls.Main) do
+      if c.callee == "InnerLoopOperation" then
+        table.insert(calls.Main, { callee = "CacheRecord", ret = c.ret + 0xC })
+        break
+      end
+    end
+    base, size = 0x00007FF7B2C50000, size + 0x1000
   end
-  local app = module("MemoryTestApp.exe", base, 0x2D000,
-    "\\Device\\HarddiskVolume3\\Users\\tester\\source\\MemoryTestApp\\x64\\Release\\MemoryTestApp.exe", funcs)
+  local app = module("MemoryTestApp.exe", base, size,
+    "\\Device\\HarddiskVolume3\\Users\\tester\\source\\MemoryTestApp\\x64\\Release\\MemoryTestApp.exe",
+    funcs)
+  app.calls = calls
+  app.rsds = not variant and layout or nil
   local ntdll = module("ntdll.dll", 0x00007FFB8E3A0000, 0x1F8000,
     "\\Device\\HarddiskVolume3\\Windows\\System32\\ntdll.dll", {
       { "RtlUserThreadStart", 0x52630, 0x50 },
@@ -178,12 +235,18 @@ local function memorytestapp(variant)
     "\\Device\\HarddiskVolume3\\Windows\\System32\\kernel32.dll", {
       { "BaseThreadInitThunk", 0x17020, 0x30 },
     })
+  -- made-up PDB identities of the system DLLs: their PDBs are not shipped
+  ntdll.pdb_guid, ntdll.pdb_name = "1EB9FACB-04EA-273B-B4BA-52C8D4BE6B0D", "ntdll.pdb"
+  kernelbase.pdb_guid, kernelbase.pdb_name = "7A9F1C1E-43D3-4C2B-9E63-4F0A8E8D5B21", "kernelbase.pdb"
+  kernel32.pdb_guid, kernel32.pdb_name = "C3E7B0A2-5D61-4E87-A1F4-0B96D2C47E18", "kernel32.pdb"
   local modules = { app, ntdll, kernelbase, kernel32 }
 
   -- stacks, innermost first
-  local main_tail = { { app, "invoke_main", 0x39 }, { app, "__scrt_common_main_seh", 0x10C },
+  -- app frames: { app, function, k } is the return address of the k-th call in the function
+  local main_tail = { { app, "invoke_main", "Main" }, { app, "__scrt_common_main_seh", "invoke_main" },
+                      { app, "mainCRTStartup", "__scrt_common_main_seh" },
                       { kernel32, "BaseThreadInitThunk", 0x14 }, { ntdll, "RtlUserThreadStart", 0x21 } }
-  local worker_tail = { { app, "WorkerThreadProc", 0x84 },
+  local worker_tail = { { app, "WorkerThreadProc", "ProcessWorkItem" },
                         { kernel32, "BaseThreadInitThunk", 0x14 }, { ntdll, "RtlUserThreadStart", 0x21 } }
   local heap_head = { { ntdll, "RtlpAllocateHeapInternal", 0x35C }, { ntdll, "RtlAllocateHeap", 0x3E } }
   local function build(head, middle, tail)
@@ -193,27 +256,29 @@ local function memorytestapp(variant)
   end
   local valloc_head = { { ntdll, "NtAllocateVirtualMemory", 0x14 }, { kernelbase, "VirtualAlloc", 0x5C } }
   local vfree_head = { { ntdll, "NtFreeVirtualMemory", 0x14 }, { kernelbase, "VirtualFree", 0x3E } }
-  local steady_stack = build(valloc_head, { { app, "InitSteadyState", 0x2A }, { app, "Main", 0x5E } }, main_tail)
-  local step_stack = build(valloc_head, { { app, "StepUpMemory", 0x31 }, { app, "Main", 0x241 } }, main_tail)
-  local spike_alloc_stack = build(valloc_head, { { app, "ManipulateTemporaryBuffer", 0x22 },
-                                                 { app, "Operation1", 0x1D }, { app, "Main", 0xD2 } }, main_tail)
-  local spike_free_stack = build(vfree_head, { { app, "ManipulateTemporaryBuffer", 0xF7 },
-                                               { app, "Operation1", 0x1D }, { app, "Main", 0xD2 } }, main_tail)
-  local leak_stack = build(heap_head, { { app, "InnerLoopOperation", leak_off }, { app, "Main", leak_main } }, main_tail)
+  local steady_stack = build(valloc_head, { { app, "InitSteadyState", "VirtualAlloc" }, { app, "Main", "InitSteadyState" } }, main_tail)
+  local step_stack = build(valloc_head, { { app, "StepUpMemory", "VirtualAlloc" }, { app, "Main", "StepUpMemory" } }, main_tail)
+  local spike_alloc_stack = build(valloc_head, { { app, "ManipulateTemporaryBuffer", "VirtualAlloc" },
+                                                 { app, "Operation1", "ManipulateTemporaryBuffer" },
+                                                 { app, "Main", "Operation1" } }, main_tail)
+  local spike_free_stack = build(vfree_head, { { app, "ManipulateTemporaryBuffer", "VirtualFree" },
+                                               { app, "Operation1", "ManipulateTemporaryBuffer" },
+                                               { app, "Main", "Operation1" } }, main_tail)
+  local leak_stack = build(heap_head, { { app, "InnerLoopOperation", "HeapAlloc" }, { app, "Main", "InnerLoopOperation" } }, main_tail)
   -- call sites of the balanced heap traffic: {thread, stack, weight}
   local sites = {}
   local function site(tid, middle, weight)
     sites[#sites + 1] = { tid = tid, stack = build(heap_head, middle, tid == MAIN and main_tail or worker_tail),
                           weight = weight }
   end
-  site(MAIN, { { app, "ParseRecord", 0x4F }, { app, "Main", 0x12B } }, 6)
-  site(MAIN, { { app, "ParseRecord", 0x9A }, { app, "Main", 0x12B } }, 3)
-  site(MAIN, { { app, "FormatReport", 0x3C }, { app, "Main", 0x1E9 } }, 4)
-  site(MAIN, { { app, "FormatReport", 0x113 }, { app, "Main", 0x1E9 } }, 2)
-  site(WORKER, { { app, "BuildLookupTable", 0x61 }, { app, "ProcessWorkItem", 0x7A } }, 5)
-  site(WORKER, { { app, "BuildLookupTable", 0xD8 }, { app, "ProcessWorkItem", 0x7A } }, 3)
-  site(WORKER, { { app, "BuildLookupTable", 0x1A0 }, { app, "ProcessWorkItem", 0x7A } }, 1)
-  site(WORKER, { { app, "CopyWorkItem", 0x2E }, { app, "ProcessWorkItem", 0x10F } }, 4)
+  site(MAIN, { { app, "ParseRecord", 1 }, { app, "Main", "ParseRecord" } }, 6)
+  site(MAIN, { { app, "ParseRecord", 2 }, { app, "Main", "ParseRecord" } }, 3)
+  site(MAIN, { { app, "FormatReport", 1 }, { app, "Main", "FormatReport" } }, 4)
+  site(MAIN, { { app, "FormatReport", 2 }, { app, "Main", "FormatReport" } }, 2)
+  site(WORKER, { { app, "BuildLookupTable", 1 }, { app, "ProcessWorkItem", "BuildLookupTable" } }, 5)
+  site(WORKER, { { app, "BuildLookupTable", 2 }, { app, "ProcessWorkItem", "BuildLookupTable" } }, 3)
+  site(WORKER, { { app, "BuildLookupTable", 3 }, { app, "ProcessWorkItem", "BuildLookupTable" } }, 1)
+  site(WORKER, { { app, "CopyWorkItem", "HeapAlloc" }, { app, "ProcessWorkItem", "CopyWorkItem" } }, 4)
   local total_weight = 0
   for _, s in ipairs(sites) do total_weight = total_weight + s.weight end
   local sizes = { 16, 24, 32, 40, 48, 64, 96, 128, 200, 256, 512, 1024, 2048, 4000 }
@@ -243,7 +308,7 @@ local function memorytestapp(variant)
     end
   end
   if variant == "newleak" then
-    local cache_stack = build(heap_head, { { app, "CacheRecord", 0x3C }, { app, "Main", 0x1C8 } }, main_tail)
+    local cache_stack = build(heap_head, { { app, "CacheRecord", "HeapAlloc" }, { app, "Main", "CacheRecord" } }, main_tail)
     for j = 0, 71 do
       add { ts = at(2 * SEC + j * SEC // 4), kind = "halloc", size = 96, addr = 0x0000023A5A4B9010 + j * 0x70,
             tid = MAIN, stack = cache_stack }
@@ -282,7 +347,14 @@ local function memorytestapp(variant)
   w:thread { op = "dcstart", pid = PID, tid = MAIN, ts = r(), start = frame(app, "mainCRTStartup", 0) }
   w:thread { op = "dcstart", pid = PID, tid = WORKER, ts = r(), start = frame(app, "WorkerThreadProc", 0) }
   for _, m in ipairs(modules) do
-    w:image { op = "dcstart", pid = PID, base = m.base, size = m.size, ts = r(), path = m.path }
+    local ts = r()
+    w:image { op = "dcstart", pid = PID, base = m.base, size = m.size, ts = ts, path = m.path }
+    -- the PDB identity, as the merge step adds it beside the image record (§6.8)
+    local id = m.rsds or { guid = m.pdb_guid, age = 1, pdb = m.pdb_name }
+    if id.guid then
+      w:mof { provider = KTC, opcode = 36, version = 2, pid = PID, tid = MAIN, ts = ts,
+              payload = rsds_payload(m.base, PID, id.guid, id.age, id.pdb) }
+    end
   end
 
   -- the events, addresses of the balanced traffic given in time order

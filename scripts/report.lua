@@ -29,6 +29,8 @@ function M.options(spec, defaults, argv, usage)
       for l in (usage or ""):gmatch("([^\n]*)\n") do M.print(l) end   -- fitted to the terminal
       os.exit(0)
     end
+    -- every script takes --symbol-path: where the images' PDBs are (docs/SYMBOLS.md)
+    if name == "symbol_path" and not kind then kind = "string" end
     if not kind then fail("unknown option --" .. name) end
     if kind == "flag" then
       o[name] = true
@@ -62,6 +64,7 @@ function M.options(spec, defaults, argv, usage)
     if o[k] == "-" then dash[#dash + 1] = "--" .. k end
   end
   if #dash > 1 then fail(table.concat(dash, " and ") .. ": only one report can go to standard output") end
+  if o.symbol_path and trace then trace:symbols{path = o.symbol_path} end
   return o
 end
 
@@ -182,7 +185,7 @@ function M.print_stack(stack, indent, max)
 end
 
 -- The innermost frame of a stack that is not in a system module: what a
--- person names a stack by ("MemoryTestApp.exe!InnerLoopOperation+0x2f").
+-- person names a stack by ("MemoryTestApp.exe!InnerLoopOperation+0x1f [memorytestapp.c:53]").
 local system = { "^ntdll", "^kernelbase", "^kernel32", "^ntoskrnl", "^nt!", "^ucrtbase", "^msvcrt",
                  "^win32k", "^hal%." }
 function M.headline(stack)

@@ -30,6 +30,7 @@ for t in tests/cli/test_*.sh; do
   [ -f "$t" ] && step "cli/$(basename "$t" .sh)" sh "$t"
 done
 step "fuzz-replay" "$B/tests/fuzz_reader" tests/fuzz/corpus
+step "fuzz-replay-pdb" "$B/tests/fuzz_pdb" tests/fuzz/pdb_corpus
 step "corpus" $HS tests/corpus/test_corpus.lua -- $HS
 
 rm -rf "$log"

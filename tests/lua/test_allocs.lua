@@ -50,7 +50,7 @@ test("examples/memorytestapp.etl: VirtualAlloc", function()
   local all01, releases = true, 0
   for a in spikes:each() do
     all01 = all01 and a.lifetime == 0.1 and a.reason == "release"
-    if a.free_stack and a.free_stack:frame(3) == "MemoryTestApp.exe!ManipulateTemporaryBuffer+0xf7" then
+    if a.free_stack and a.free_stack:frame(3) == "MemoryTestApp.exe!ManipulateTemporaryBuffer+0x43 [memorytestapp.c:43]" then
       releases = releases + 1
     end
   end
@@ -85,10 +85,12 @@ test("examples/memorytestapp.etl: heap", function()
   eq(tostring(g.stack), table.concat({
     "ntdll.dll!RtlpAllocateHeapInternal+0x35c",
     "ntdll.dll!RtlAllocateHeap+0x3e",
-    "MemoryTestApp.exe!InnerLoopOperation+0x27",
-    "MemoryTestApp.exe!Main+0x1a4",
-    "MemoryTestApp.exe!invoke_main+0x39",
-    "MemoryTestApp.exe!__scrt_common_main_seh+0x10c",
+    "MemoryTestApp.exe!InnerLoopOperation+0x1f [memorytestapp.c:53]",   -- from examples/MemoryTestApp.pdb
+    "MemoryTestApp.exe!RunInnerLoop [memorytestapp.c:111]",             -- an inline level
+    "MemoryTestApp.exe!Main+0xa5 [memorytestapp.c:129]",
+    "MemoryTestApp.exe!invoke_main+0xf [memorytestapp.c:141]",
+    "MemoryTestApp.exe!__scrt_common_main_seh+0xf [memorytestapp.c:147]",
+    "MemoryTestApp.exe!mainCRTStartup+0xf [memorytestapp.c:152]",
     "kernel32.dll!BaseThreadInitThunk+0x14",
     "ntdll.dll!RtlUserThreadStart+0x21"}, "\n"), "... with the documented stack")
   eq(#H:group("stack"), 9, "9 heap stacks (the leak and 8 balanced)")

@@ -1,7 +1,7 @@
 -- test_docs.lua -- every ```lua block of the Lua documentation compiles,
 -- and every block meant to run runs without an error.
 --
---   docs/API.md, docs/ALLOCATIONS.md, docs/WRITER.md, docs/SCRIPTS.md
+--   docs/API.md, docs/ALLOCATIONS.md, docs/WRITER.md, docs/SCRIPTS.md, docs/SYMBOLS.md
 --
 -- Each block is compiled with load() under the chunk name
 -- "@docs/FILE.md:LINE", LINE being the doc line of the block's first line,
@@ -33,7 +33,7 @@ package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
 local T = require "testlib"
 
 local files = { ... }
-if #files == 0 then files = { "docs/API.md", "docs/ALLOCATIONS.md", "docs/WRITER.md", "docs/SCRIPTS.md" } end
+if #files == 0 then files = { "docs/API.md", "docs/ALLOCATIONS.md", "docs/WRITER.md", "docs/SCRIPTS.md", "docs/SYMBOLS.md" } end
 local verbose = os.getenv("HS_DOCS_VERBOSE") == "1"
 local DEFAULT_TRACE = "examples/memorytestapp.etl"
 

@@ -21,8 +21,10 @@ if r then
   check(by.virtual.leaked_bytes == 20 * 2^20 and #by.virtual.stacks == 2, "leaks: 20 MiB of VirtualAlloc in 2 stacks")
 end
 local txt = run("leaks " .. M)
-check(txt:find("319 allocated and not freed", 1, true) and txt:find("MemoryTestApp.exe!InnerLoopOperation+0x27", 1, true),
-      "leaks: text names the count and the symbolised frame (TRACE.sym found beside the trace)")
+check(txt:find("319 allocated and not freed", 1, true)
+      and txt:find("MemoryTestApp.exe!InnerLoopOperation+0x1f [memorytestapp.c:53]", 1, true)
+      and txt:find("ntdll.dll!RtlAllocateHeap+0x3e", 1, true),
+      "leaks: text names the count and the frames (the PDB and TRACE.sym found beside the trace)", txt)
 txt = run("leaks " .. M .. " -- --kind pool")
 check(txt:find("no heap, VirtualAlloc or pool allocations", 1, true), "leaks --kind pool on a trace without pool", txt)
 

@@ -501,8 +501,9 @@ end)
 -- The event counts examples/README.md gives, keyed as info --json keys them.
 local example_counts = {
   ["examples/memorytestapp.etl"] = {
-    events = 14740, SYSTEM64 = 9696, PERFINFO64 = 5044, stackwalk = 5022,
+    events = 14744, SYSTEM64 = 9696, PERFINFO64 = 5044, stackwalk = 5022,
     keys = {
+      ["b3e675d7-2554-4f18-830b-2762732560de/0/36/2"] = 4,     -- KernelTraceControl DbgID_RSDS
       [GUID.EventTrace .. "/0/0/2"] = 1,
       [GUID.Process .. "/0/3/4"] = 1, [GUID.Process .. "/0/4/4"] = 1,
       [GUID.Thread .. "/0/3/3"] = 2, [GUID.Thread .. "/0/4/3"] = 2,
@@ -553,11 +554,30 @@ local function images(t)
   return img
 end
 
+-- MemoryTestApp.exe's functions as build.lua read them from its PDB
+-- (examples/memorytestapp/layout.txt), as a second map, so that this test
+-- does not depend on the PDB reader (test_sym.c and test_symbols.sh do).
+local function layout_map()
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  for line in io.lines("examples/memorytestapp/layout.txt") do
+    local name, rva, size = line:match("^func (%S+) (%S+) (%S+)$")
+    if name then f:write(("MemoryTestApp.exe %x %x %s\n"):format(tonumber(rva), tonumber(size), name)) end
+  end
+  f:close()
+  local current = heapscript.symbols()
+  local m = assert(heapscript.symbols(path))
+  heapscript.symbols(current or false)
+  os.remove(path)
+  return m
+end
+
 local function symbolize(img, sym, pid, addr)
   for _, list in ipairs({ img[pid] or {}, img[0] or {} }) do
     for _, m in ipairs(list) do
       if math.ult(addr - m.base, m.size) then
         local name, off = sym:lookup(m.module, addr - m.base)
+        if not name and sym.app then name, off = sym.app:lookup(m.module, addr - m.base) end
         return m.module .. "!" .. (name or "?") .. (off and off ~= 0 and ("+0x%x"):format(off) or "")
       end
     end
@@ -578,7 +598,8 @@ end
 
 test("examples/memorytestapp.etl ground truth", function()
   local t = assert(heapscript.open("examples/memorytestapp.etl"))
-  local sym = assert(heapscript.symbols("examples/memorytestapp.sym"))
+  local map = assert(heapscript.symbols("examples/memorytestapp.sym"))
+  local sym = { app = layout_map(), lookup = function(_, ...) return map:lookup(...) end }
   local h = t:header()
   check(h.pointer_size == 8 and h.cpus == 4 and h.perf_freq == 10000000 and h.compressed and h.clock_type == 1,
         "memorytestapp: 64-bit, 4 CPUs, QPC 10 MHz, compressed")
@@ -616,7 +637,7 @@ test("examples/memorytestapp.etl ground truth", function()
     local fr = st[b.ts .. "/" .. b.tid]
     local s = fr and (symbolize(img, sym, 5812, fr[2]) .. " < " .. symbolize(img, sym, 5812, fr[3]) .. " < " ..
                       symbolize(img, sym, 5812, fr[4]))
-    if s ~= "ntdll.dll!RtlAllocateHeap+0x3e < MemoryTestApp.exe!InnerLoopOperation+0x27 < MemoryTestApp.exe!Main+0x1a4" then
+    if s ~= "ntdll.dll!RtlAllocateHeap+0x3e < MemoryTestApp.exe!InnerLoopOperation+0x1f < MemoryTestApp.exe!Main+0xa5" then
       stack_ok = s or "no stack"
     end
   end
@@ -669,8 +690,8 @@ test("examples/memorytestapp.etl ground truth", function()
     names[name] = (names[name] or 0) + 1
     list[#list + 1] = ("%.2f %s"):format((ev.timestamp - T0) / 1e7, name)
   end
-  check(names["MemoryTestApp.exe!InitSteadyState+0x2a"] == 1 and names["MemoryTestApp.exe!StepUpMemory+0x31"] == 1
-        and names["MemoryTestApp.exe!ManipulateTemporaryBuffer+0x22"] == 10 and list[1]:find("InitSteadyState"),
+  check(names["MemoryTestApp.exe!InitSteadyState+0x23"] == 1 and names["MemoryTestApp.exe!StepUpMemory+0x23"] == 1
+        and names["MemoryTestApp.exe!ManipulateTemporaryBuffer+0x23"] == 10 and list[1]:find("InitSteadyState"),
         "memorytestapp: commit stacks: InitSteadyState (0.5 s), StepUpMemory, 10 x ManipulateTemporaryBuffer",
         table.concat(list, ", "))
   t:close()

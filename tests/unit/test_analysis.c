@@ -95,9 +95,9 @@ TEST(heap_chain_with_stacks_and_images) {
     hsi_procmap *pm = hsi_analysis_procmap(a);
     const uint64_t *fr = hsi_stacks_frames(hsi_analysis_stacks(a), rs->stk_alloc[1], &n);
     CHECK_EQ(n, 2);
-    hsi_frame_format(pm, rs->inst[1], fr[0], rs->ts_alloc[1], frame, sizeof frame);
+    hsi_syms_format(hsi_analysis_syms(a), rs->inst[1], fr[0], rs->ts_alloc[1], frame, sizeof frame);
     CHECK_STR(frame, "ntdll.dll+0x11234");
-    hsi_frame_format(pm, rs->inst[1], fr[1], rs->ts_alloc[1], frame, sizeof frame);
+    hsi_syms_format(hsi_analysis_syms(a), rs->inst[1], fr[1], rs->ts_alloc[1], frame, sizeof frame);
     CHECK_STR(frame, "app.exe+0x2000");
     CHECK_STR(hsi_procmap_name(pm, rs->inst[1]), "app.exe");
   }

@@ -485,62 +485,6 @@ TEST(damaged) {
   hsi_stacks_free(st);
 }
 
-/* ----------------------------------------------------------- formatting */
-
-static int resolver(void *ud, const hsi_image *img, uint64_t rva, char *name, size_t cap, uint64_t *off) {
-  (void)ud; (void)img;
-  if (rva < 0x1000 || rva >= 0x2000) return 0;
-  snprintf(name, cap, "RtlAllocateHeap");
-  *off = rva - 0x1000;
-  return 1;
-}
-
-TEST(frame_format) {
-  hsi_procmap *pm = hsi_procmap_new();
-  buf b;
-  hs_event ev;
-  char out[128];
-  size_t n;
-  uint32_t inst;
-  int i;
-  /* Image Load (0x030A) v3 of ntdll.dll in pid 100 (§6.7) */
-  b.n = 0;
-  u64(&b, 0x7FF812340000ull); u64(&b, 0x10000); u32(&b, 100);
-  u32(&b, 0); u32(&b, 0); u32(&b, 0); u64(&b, 0); u32(&b, 0); u32(&b, 0); u32(&b, 0); u32(&b, 0);
-  for (i = 0; "\\Windows\\System32\\ntdll.dll"[i]; i++) u16(&b, (unsigned char)"\\Windows\\System32\\ntdll.dll"[i]);
-  u16(&b, 0);
-  memset(&ev, 0, sizeof ev);
-  ev.flags = HS_EVF_KERNEL | HS_EVF_HAS_IDS;
-  ev.hook = 0x030A; ev.version = 3; ev.pointer_size = 8; ev.timestamp = 10;
-  ev.payload = b.b; ev.payload_len = (uint32_t)b.n;
-  CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
-  inst = hsi_procmap_instance(pm, 100, 20);
-  n = hsi_frame_format(pm, inst, 0x7FF812345678ull, 20, out, sizeof out);
-  CHECK_STR(out, "ntdll.dll+0x5678");
-  CHECK_EQ(n, strlen("ntdll.dll+0x5678"));
-  n = hsi_frame_format(pm, inst, 0x7FF812340000ull, 20, out, sizeof out);
-  CHECK_STR(out, "ntdll.dll+0x0");
-  hsi_frame_format(pm, inst, 0x7FF812350000ull, 20, out, sizeof out);
-  CHECK_STR(out, "0x7ff812350000");
-  hsi_frame_format(pm, inst, 0x7FF812345678ull, 5, out, sizeof out);   /* before the load */
-  CHECK_STR(out, "0x7ff812345678");
-  hsi_frame_format(NULL, 0, 0, 0, out, sizeof out);
-  CHECK_STR(out, "0x0");
-  /* cut to the buffer, length of the whole text returned */
-  n = hsi_frame_format(pm, inst, 0x7FF812345678ull, 20, out, 8);
-  CHECK_EQ(n, 16);
-  CHECK_STR(out, "ntdll.d");
-  /* symbols through the resolver hook */
-  hsi_procmap_set_resolver(pm, resolver, NULL);
-  hsi_frame_format(pm, inst, 0x7FF812341010ull, 20, out, sizeof out);
-  CHECK_STR(out, "ntdll.dll!RtlAllocateHeap+0x10");
-  hsi_frame_format(pm, inst, 0x7FF812341000ull, 20, out, sizeof out);
-  CHECK_STR(out, "ntdll.dll!RtlAllocateHeap");
-  hsi_frame_format(pm, inst, 0x7FF812345678ull, 20, out, sizeof out);
-  CHECK_STR(out, "ntdll.dll+0x5678");
-  hsi_procmap_free(pm);
-}
-
 /* ------------------------------------------------------- real traces */
 
 
@@ -678,7 +622,6 @@ int main(void) {
   RUN(ext_stack_key);
   RUN(callback);
   RUN(damaged);
-  RUN(frame_format);
   RUN(real_traces);
   return UNIT_DONE();
 }

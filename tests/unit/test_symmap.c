@@ -1,9 +1,9 @@
 /*
 ** test_symmap.c -- symbol map files: parsing (fields, comments, CRLF,
 ** hex forms, names with spaces, repeated RVAs), every error with its
-** line number, lookups at the edges of symbols, module matching, and the
-** resolver hooked into a procmap fed from a written trace, so that
-** frames print as module!Function+0xoff.
+** line number, lookups at the edges of symbols and module matching.  The
+** map as a source of frame names is tested with the symbol layer
+** (test_sym.c).
 */
 #include "unit.h"
 #include "heapscript.h"
@@ -154,78 +154,10 @@ TEST(load_file) {
   CHECK(strstr(err, path) != NULL);
 }
 
-/* The resolver behind hsi_frame_format, on images a procmap learnt from a trace. */
-TEST(resolver_in_procmap) {
-  char path[512], err[256], frame[256];
-  const char *d = getenv("TMPDIR"), *pp = path;
-  hsi_writer *w;
-  hs_reader *r;
-  hs_event ev;
-  hsi_procmap *pm;
-  hsi_symmap *sm;
-  uint32_t inst;
-  static const char map[] =
-    "ntdll.dll 9d1a0 230 RtlAllocateHeap\n"
-    "app.exe 2000 100 Main\n"
-    "ntoskrnl.exe 123000 400 ExAllocatePoolWithTag\n";
-  snprintf(path, sizeof path, "%s/hs-symmap-%ld.etl", d && *d ? d : "/tmp", (long)rand());
-  CHECK_EQ(hsi_writer_open(&w, path, NULL, err, sizeof err), 0);
-  if (!w) return;
-  CHECK_EQ(hsi_writer_process(w, 0, 3, 8, 0, 0, 10, "Idle", NULL), 0);
-  CHECK_EQ(hsi_writer_image(w, 0, 3, 8, 0, 0xFFFFF80000000000ull, 0x1000000, 11, "\\SystemRoot\\system32\\ntoskrnl.exe"), 0);
-  CHECK_EQ(hsi_writer_process(w, 0, 3, 8, 1000, 4, 12, "app.exe", NULL), 0);
-  CHECK_EQ(hsi_writer_image(w, 0, 3, 8, 1000, 0x7ff700000000ull, 0x10000, 13, "\\Device\\HarddiskVolume3\\App.EXE"), 0);
-  CHECK_EQ(hsi_writer_image(w, 0, 3, 8, 1000, 0x7ff800000000ull, 0x200000, 14, "\\SystemRoot\\System32\\ntdll.dll"), 0);
-  CHECK_EQ(hsi_writer_close(w), 0);
-
-  CHECK_EQ(hs_reader_open(&r, &pp, 1, NULL, err, sizeof err), 0);
-  if (!r) return;
-  pm = hsi_procmap_new();
-  while (hs_reader_next(r, &ev) == 1) CHECK(hsi_procmap_feed(pm, &ev) >= 0);
-  hs_reader_close(r);
-  remove(path);
-  inst = hsi_procmap_find(pm, 1000, 100);
-  CHECK(inst != HSI_NOINST);
-
-  CHECK_EQ(hsi_symmap_load_mem(&sm, map, strlen(map), "m.sym", err, sizeof err), 0);
-  hsi_frame_format(pm, inst, 0x7ff80009d1ecull, 100, frame, sizeof frame);
-  CHECK_STR(frame, "ntdll.dll+0x9d1ec");                     /* no resolver yet */
-  hsi_symmap_attach(sm, pm);
-  hsi_frame_format(pm, inst, 0x7ff80009d1ecull, 100, frame, sizeof frame);
-  CHECK_STR(frame, "ntdll.dll!RtlAllocateHeap+0x4c");
-  hsi_frame_format(pm, inst, 0x7ff80009d1a0ull, 100, frame, sizeof frame);
-  CHECK_STR(frame, "ntdll.dll!RtlAllocateHeap");             /* offset 0 is not printed */
-  hsi_frame_format(pm, inst, 0x7ff700002010ull, 100, frame, sizeof frame);
-  CHECK_STR(frame, "App.EXE!Main+0x10");                     /* module case as the trace has it */
-  hsi_frame_format(pm, inst, 0x7ff700009000ull, 100, frame, sizeof frame);
-  CHECK_STR(frame, "App.EXE+0x9000");                        /* outside every symbol */
-  hsi_frame_format(pm, inst, 0xFFFFF80000123010ull, 100, frame, sizeof frame);
-  CHECK_STR(frame, "ntoskrnl.exe!ExAllocatePoolWithTag+0x10");   /* kernel image of pid 0 */
-  {
-    /* a short name buffer is cut, not overrun */
-    char small[5];
-    uint64_t off = 0;
-    const hsi_image *im = hsi_procmap_image_at(pm, inst, 0x7ff80009d1ecull, 100);
-    CHECK(im != NULL);
-    if (im) {
-      CHECK_EQ(hsi_symmap_resolve(sm, im, 0x9d1ec, small, sizeof small, &off), 1);
-      CHECK_STR(small, "RtlA");
-      CHECK_EQ(off, 0x4c);
-      CHECK_EQ(hsi_symmap_resolve(sm, im, 0x9d1ec, small, 0, &off), 0);
-    }
-  }
-  hsi_symmap_attach(NULL, pm);
-  hsi_frame_format(pm, inst, 0x7ff80009d1ecull, 100, frame, sizeof frame);
-  CHECK_STR(frame, "ntdll.dll+0x9d1ec");
-  hsi_procmap_free(pm);
-  hsi_symmap_free(sm);
-}
-
 int main(void) {
   srand(4242);
   RUN(parse_and_lookup);
   RUN(empty_and_errors);
   RUN(load_file);
-  RUN(resolver_in_procmap);
   return UNIT_DONE();
 }

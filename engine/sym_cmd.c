@@ -1,0 +1,249 @@
+/*
+** sym_cmd.c -- `heapscript symbols TRACE... [--symbol-path P] [--json]`:
+** every image identity of the trace (per module, not per process), its
+** PDB identity, and whether a matching PDB was found, where, or why not,
+** one line per image (docs/SYMBOLS.md).  It reads the trace once into a
+** procmap and asks the symbol layer (sym.h), as the scripts do.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heapscript.h"
+#include "info.h"
+#include "procmap.h"
+#include "sym.h"
+#include "sym_cmd.h"
+#include "symmap.h"
+
+static const char *usage =
+  "usage: heapscript symbols [--symbol-path P] [--symbols MAP] [--json] TRACE...\n"
+  "Lists every image of the trace (once per module identity) with the PDB name, GUID and age\n"
+  "the trace records for it, and whether a matching PDB was found: where, or why not\n"
+  "(missing, mismatched GUID, mismatched age, damaged with the offset).\n"
+  "  --symbol-path P  _NT_SYMBOL_PATH syntax: DIR;srv*STORE;cache*DIR (default: $_NT_SYMBOL_PATH);\n"
+  "                   the traces' directories and the recorded PDB path are searched too.\n"
+  "                   URLs are ignored: nothing is downloaded.\n"
+  "  --symbols MAP    the symbol map for images without a PDB (default: TRACE.sym beside the trace)\n"
+  "  --json           one JSON object: {\"images\": [...]} (fields in docs/SYMBOLS.md)\n"
+  "Exit status: 0; 1 if a trace had damage that was skipped; 2 if a trace cannot be read.\n";
+
+static void say(void *ud, const char *msg) {
+  (void)ud;
+  fflush(stdout);
+  fprintf(stderr, "heapscript: %s\n", msg);
+}
+
+static void on_damage(void *ud, const hs_damage *d) {
+  const char **paths = (const char **)ud;
+  fprintf(stderr, "heapscript: %s: offset 0x%llx (buffer %u): damaged: expected %s; skipped\n",
+          paths[d->file], (unsigned long long)d->pos, d->buffer, d->what);
+}
+
+/* Directory of path ("." when it has none) into out. */
+static void dir_of(const char *path, char *out, size_t cap) {
+  const char *p, *slash = NULL;
+  size_t n;
+  for (p = path; *p; p++) if (*p == '/' || *p == '\\') slash = p;
+  if (!slash) { snprintf(out, cap, "."); return; }
+  n = slash == path ? 1 : (size_t)(slash - path);
+  if (n >= cap) n = cap - 1;
+  memcpy(out, path, n);
+  out[n] = '\0';
+}
+
+/* NAME.sym beside NAME.etl (any case of .etl), else NAME.sym appended. */
+static hsi_symmap *map_beside(const char *trace) {
+  char p[1024], err[HS_ERRLEN];
+  size_t n = strlen(trace);
+  hsi_symmap *sm = NULL;
+  FILE *f;
+  if (n >= 4 && trace[n - 4] == '.' && (trace[n - 3] | 32) == 'e' && (trace[n - 2] | 32) == 't' &&
+      (trace[n - 1] | 32) == 'l')
+    n -= 4;
+  if (n + 5 > sizeof p) return NULL;
+  memcpy(p, trace, n);
+  memcpy(p + n, ".sym", 5);
+  if (!(f = fopen(p, "rb"))) return NULL;
+  fclose(f);
+  return hsi_symmap_load(&sm, p, err, sizeof err) == 0 ? sm : NULL;
+}
+
+static void status_text(const hsi_sym_image *r, char *out, size_t cap) {
+  switch (r->status) {
+    case HSI_PDB_FOUND:
+      if (*r->damage) snprintf(out, cap, "found %s (damaged in part: %s)", r->path, r->damage);
+      else snprintf(out, cap, "found %s", r->path);
+      break;
+    case HSI_PDB_BADGUID: case HSI_PDB_BADAGE:
+      snprintf(out, cap, "%s: %s has %s", hsi_sym_status_name(r->status), r->path,
+               strncmp(r->detail, "it has ", 7) == 0 ? r->detail + 7 : r->detail);
+      break;
+    case HSI_PDB_DAMAGED:
+      snprintf(out, cap, "damaged: %s", r->detail);
+      break;
+    case HSI_PDB_NOID:
+      snprintf(out, cap, "no PDB identity");
+      break;
+    default:
+      snprintf(out, cap, "%s", hsi_sym_status_name(r->status));
+      break;
+  }
+  if (r->status != HSI_PDB_FOUND && r->map_symbols) {
+    size_t n = strlen(out);
+    snprintf(out + n, cap - n, "; symbol map: %lu name%s", (unsigned long)r->map_symbols,
+             r->map_symbols == 1 ? "" : "s");
+  }
+}
+
+/* s cut to w columns, its last kept character replaced by '~' when cut:
+   a table line stays within a terminal whatever the names. */
+static const char *fit(const char *s, int w, char *buf, size_t cap) {
+  size_t n = strlen(s);
+  if ((int)n <= w || (size_t)w >= cap) return s;
+  memcpy(buf, s, (size_t)w - 1);
+  buf[w - 1] = '~';
+  buf[w] = '\0';
+  return buf;
+}
+
+#define COLW 24          /* module and pdb columns at most */
+
+static void print_text(const hsi_sym_image *rep, long n) {
+  long i;
+  int wm = 6, wp = 3, counts[8] = { 0 };
+  char key[HSI_SYMKEY_LEN], st[2600], b1[COLW + 1], b2[COLW + 1];
+  for (i = 0; i < n; i++) {
+    int a = (int)strlen(rep[i].module), b = (int)strlen(hsi_sym_basename(rep[i].pdb_name));
+    if (a > wm) wm = a > COLW ? COLW : a;
+    if (b > wp) wp = b > COLW ? COLW : b;
+  }
+  printf("%-*s  %-*s  %-33s  %s\n", wm, "module", wp, "pdb", "GUID+age (symbol store key)", "status");
+  for (i = 0; i < n; i++) {
+    const hsi_sym_image *r = &rep[i];
+    if (r->has_id) hsi_sym_key(&r->guid, r->age, key);
+    else snprintf(key, sizeof key, "-");
+    status_text(r, st, sizeof st);
+    printf("%-*s  %-*s  %-33s  %s\n", wm, fit(r->module, wm, b1, sizeof b1), wp,
+           fit(r->has_id ? hsi_sym_basename(r->pdb_name) : "-", wp, b2, sizeof b2), key, st);
+    if (r->status >= 0 && r->status < 8) counts[r->status]++;
+  }
+  printf("%ld images: %d with their PDB", n, counts[HSI_PDB_FOUND]);
+  if (counts[HSI_PDB_MISSING]) printf(", %d missing", counts[HSI_PDB_MISSING]);
+  if (counts[HSI_PDB_BADGUID] + counts[HSI_PDB_BADAGE])
+    printf(", %d mismatched", counts[HSI_PDB_BADGUID] + counts[HSI_PDB_BADAGE]);
+  if (counts[HSI_PDB_DAMAGED]) printf(", %d damaged", counts[HSI_PDB_DAMAGED]);
+  if (counts[HSI_PDB_NOID]) printf(", %d without a PDB identity", counts[HSI_PDB_NOID]);
+  printf("\n");
+}
+
+static void jstr(const char *k, const char *v, int comma) {
+  printf("\"%s\": ", k);
+  hsi_json_str(stdout, v);
+  if (comma) printf(", ");
+}
+
+static void print_json(const hsi_sym_image *rep, long n) {
+  long i;
+  printf("{\"images\": [");
+  for (i = 0; i < n; i++) {
+    const hsi_sym_image *r = &rep[i];
+    printf("%s\n  {", i ? "," : "");
+    jstr("module", r->module, 1);
+    if (r->has_id) {
+      char g[HS_GUID_STRLEN], key[HSI_SYMKEY_LEN];
+      hs_guid_format(&r->guid, g);
+      hsi_sym_key(&r->guid, r->age, key);
+      printf("\"pdb\": {");
+      jstr("name", r->pdb_name, 1);
+      jstr("guid", g, 1);
+      printf("\"age\": %lu, ", (unsigned long)r->age);
+      jstr("key", key, 0);
+      printf("}, ");
+    } else {
+      printf("\"pdb\": null, ");
+    }
+    jstr("status", hsi_sym_status_name(r->status), 1);
+    jstr("path", r->path, 1);
+    jstr("detail", r->detail, 1);
+    jstr("damage", r->damage, 1);
+    printf("\"map_symbols\": %lu, \"processes\": %lu}", (unsigned long)r->map_symbols, (unsigned long)r->processes);
+  }
+  printf("\n]}\n");
+}
+
+int hsi_sym_cmd(int argc, char **argv) {
+  char err[HS_ERRLEN], dir[1024];
+  const char *sympath = getenv("_NT_SYMBOL_PATH"), *mappath = NULL;
+  char **files = (char **)calloc((size_t)argc + 1, sizeof *files);
+  int i, n, nfiles = 0, json = 0, rc = 0;
+  hs_reader *r = NULL;
+  hs_reader_opts o;
+  hs_event ev;
+  hsi_procmap *pm = NULL;
+  hsi_syms *sy = NULL;
+  hsi_symmap *sm = NULL;
+  const hsi_sym_image *rep;
+  long k;
+  if (!files) return 2;
+  for (i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--json") == 0) json = 1;
+    else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(usage, stdout); free(files); return 0; }
+    else if (strcmp(a, "--symbol-path") == 0 || strcmp(a, "--symbols") == 0) {
+      if (i + 1 >= argc) { fprintf(stderr, "heapscript symbols: %s needs a value\n%s", a, usage); free(files); return 2; }
+      if (strcmp(a, "--symbol-path") == 0) sympath = argv[++i]; else mappath = argv[++i];
+    } else if (strncmp(a, "--symbol-path=", 14) == 0) sympath = a + 14;
+    else if (a[0] == '-' && a[1]) { fprintf(stderr, "heapscript symbols: unknown option %s\n%s", a, usage); free(files); return 2; }
+    else files[nfiles++] = argv[i];
+  }
+  if (nfiles == 0) { fputs(usage, stderr); free(files); return 2; }
+  memset(&o, 0, sizeof o);
+  o.on_damage = on_damage;
+  o.ud = files;
+  if (hs_reader_open(&r, (const char *const *)files, nfiles, &o, err, sizeof err) != 0) {
+    fprintf(stderr, "heapscript: %s\n", err);
+    free(files);
+    return 2;
+  }
+  if (!(pm = hsi_procmap_new()) || !(sy = hsi_syms_new(pm))) { rc = 2; goto done; }
+  while ((n = hs_reader_next(r, &ev)) == 1)
+    if (hsi_procmap_feed(pm, &ev) < 0) { n = HS_ENOMEM; break; }
+  if (n < 0) {
+    fprintf(stderr, "heapscript: %s\n", n == HS_ENOMEM ? "out of memory" : hs_reader_error(r));
+    rc = 2;
+    goto done;
+  }
+  for (i = 0; i < hs_reader_nfiles(r); i++) {
+    const hs_file_stats *st = hs_reader_stats(r, i);
+    if (st->buffers_damaged || st->records_damaged || st->bytes_trailing) rc = 1;
+  }
+  if (mappath) {
+    if (hsi_symmap_load(&sm, mappath, err, sizeof err) < 0) {
+      fprintf(stderr, "heapscript: %s\n", err);
+      rc = 2;
+      goto done;
+    }
+  } else {
+    for (i = 0; i < nfiles && !sm; i++) sm = map_beside(files[i]);
+  }
+  hsi_syms_set_map(sy, sm);
+  hsi_syms_on_message(sy, say, NULL);
+  for (i = 0; i < nfiles; i++) {
+    dir_of(files[i], dir, sizeof dir);
+    if (hsi_syms_add_dir(sy, dir) < 0) { rc = 2; goto done; }
+  }
+  if (hsi_syms_set_path(sy, sympath) < 0) { rc = 2; goto done; }
+  /* the table says what each image found: messages would repeat it */
+  hsi_syms_on_message(sy, NULL, NULL);
+  if ((k = hsi_syms_report(sy, &rep)) < 0) { fprintf(stderr, "heapscript: out of memory\n"); rc = 2; goto done; }
+  if (json) print_json(rep, k);
+  else print_text(rep, k);
+done:
+  hsi_syms_free(sy);
+  hsi_symmap_free(sm);
+  hsi_procmap_free(pm);
+  hs_reader_close(r);
+  free(files);
+  return rc;
+}

@@ -1,0 +1,120 @@
+#!/bin/sh
+# test_symbols.sh -- PDBs found for a trace's images, from the command line:
+# `heapscript symbols` (golden text and JSON on the example), a PDB found
+# beside the trace, in a symbol store given by --symbol-path or
+# _NT_SYMBOL_PATH (a URL said once and ignored), a PDB whose GUID does not
+# match and a damaged PDB: each reported with the file (and offset), its
+# image left unnamed, and the rest of the report made.
+HS=${HS_BIN:-./heapscript}
+E=examples/memorytestapp.etl
+T=$(mktemp -d "${TMPDIR:-/tmp}/hs-symbols.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+fails=0
+no() { echo "not ok: $*"; fails=$((fails + 1)); }
+KEY=73530E7B1169D7AF4C4C44205044422E1
+
+# golden: the example, its PDB beside it, the system DLLs named by the map
+"$HS" symbols "$E" >"$T/out.txt" 2>"$T/err" || no "symbols exits 0"
+cmp -s "$T/out.txt" tests/cli/golden/symbols-memorytestapp.txt || { no "symbols text differs from the golden file:"; diff tests/cli/golden/symbols-memorytestapp.txt "$T/out.txt"; }
+"$HS" symbols --json "$E" >"$T/out.json" || no "symbols --json exits 0"
+cmp -s "$T/out.json" tests/cli/golden/symbols-memorytestapp.json || { no "symbols --json differs from the golden file:"; diff tests/cli/golden/symbols-memorytestapp.json "$T/out.json"; }
+[ -s "$T/err" ] && no "symbols wrote to stderr: $(cat "$T/err")"
+awk 'length > 120 { exit 1 }' "$T/out.txt" || no "symbols lines fit a terminal (120 columns)"
+
+# the leak report names InnerLoopOperation from the PDB, with file:line, text and JSON
+"$HS" leaks "$E" >"$T/leaks.txt" 2>"$T/err" || no "leaks exits 0"
+grep -qF 'MemoryTestApp.exe!InnerLoopOperation+0x1f [memorytestapp.c:53]' "$T/leaks.txt" || no "leaks text: InnerLoopOperation with file:line"
+grep -qF 'MemoryTestApp.exe!RunInnerLoop [memorytestapp.c:111]' "$T/leaks.txt" || no "leaks text: the inline level"
+grep -qF 'ntdll.dll!RtlAllocateHeap+0x3e' "$T/leaks.txt" || no "leaks text: ntdll from the map"
+[ -s "$T/err" ] && no "leaks wrote to stderr: $(cat "$T/err")"
+"$HS" leaks "$E" -- --json "$T/leaks.json" >/dev/null || no "leaks --json exits 0"
+grep -qF '"MemoryTestApp.exe!InnerLoopOperation+0x1f [memorytestapp.c:53]"' "$T/leaks.json" || no "leaks JSON: the frame with file:line"
+grep -qF '"headline": "MemoryTestApp.exe!InnerLoopOperation+0x1f [memorytestapp.c:53]"' "$T/leaks.json" || no "leaks JSON: the headline"
+
+# a trace away from its PDB: missing, then found in a store by --symbol-path / _NT_SYMBOL_PATH
+mkdir -p "$T/away" "$T/store/MemoryTestApp.pdb/$KEY" "$T/store2/Me/MemoryTestApp.pdb/$KEY"
+cp "$E" examples/memorytestapp.sym "$T/away/"
+cp examples/MemoryTestApp.pdb "$T/store/MemoryTestApp.pdb/$KEY/"
+cp examples/MemoryTestApp.pdb "$T/store2/Me/MemoryTestApp.pdb/$KEY/"
+: >"$T/store2/index2.txt"
+"$HS" symbols "$T/away/memorytestapp.etl" | grep -q '^MemoryTestApp.exe .* missing$' || no "away from its PDB: missing"
+"$HS" leaks "$T/away/memorytestapp.etl" 2>&1 | grep -qF 'MemoryTestApp.exe+0x14bf' || no "away from its PDB: module+RVA frames"
+"$HS" symbols --symbol-path "srv*$T/store*https://msdl.microsoft.com/download/symbols" "$T/away/memorytestapp.etl" \
+  >"$T/out" 2>"$T/err"
+grep -qF "found $T/store/MemoryTestApp.pdb/$KEY/MemoryTestApp.pdb" "$T/out" || no "--symbol-path srv*STORE: found in the store: $(cat "$T/out")"
+[ "$(grep -c 'https://msdl.microsoft.com/download/symbols ignored: there is no network' "$T/err")" = 1 ] || no "the URL is said once: $(cat "$T/err")"
+_NT_SYMBOL_PATH="cache*$T/store2" "$HS" symbols "$T/away/memorytestapp.etl" \
+  | grep -qF "found $T/store2/Me/MemoryTestApp.pdb/$KEY/MemoryTestApp.pdb" || no "_NT_SYMBOL_PATH, a two-tier store (index2.txt)"
+"$HS" --symbol-path "srv*$T/store" leaks "$T/away/memorytestapp.etl" 2>/dev/null \
+  | grep -qF 'MemoryTestApp.exe!InnerLoopOperation+0x1f [memorytestapp.c:53]' || no "script mode --symbol-path names the frames"
+_NT_SYMBOL_PATH="$T/nothing" "$HS" --symbol-path="srv*$T/store" leaks "$T/away/memorytestapp.etl" 2>/dev/null \
+  | grep -qF 'InnerLoopOperation+0x1f' || no "--symbol-path=P wins over _NT_SYMBOL_PATH"
+"$HS" leaks "$T/away/memorytestapp.etl" -- --symbol-path "srv*$T/store" 2>/dev/null \
+  | grep -qF 'MemoryTestApp.exe!InnerLoopOperation+0x1f [memorytestapp.c:53]' || no "a bundled script's --symbol-path after --"
+"$HS" --symbol-path 2>/dev/null; [ $? -eq 2 ] || no "--symbol-path without a value: exit 2"
+
+# a damaged PDB beside the trace: one message with the file and offset; that image unnamed, the rest named
+mkdir -p "$T/damaged"
+cp "$E" examples/memorytestapp.sym "$T/damaged/"
+head -c 6000 examples/MemoryTestApp.pdb >"$T/damaged/MemoryTestApp.pdb"
+"$HS" symbols "$T/damaged/memorytestapp.etl" >"$T/out" || no "symbols with a damaged PDB exits 0"
+grep -q "^MemoryTestApp.exe .* damaged: $T/damaged/MemoryTestApp.pdb: offset 0x" "$T/out" || no "symbols: damaged, with file and offset: $(cat "$T/out")"
+"$HS" leaks "$T/damaged/memorytestapp.etl" >"$T/leaks.txt" 2>"$T/err" || no "leaks with a damaged PDB exits 0"
+grep -qF '319 allocated and not freed' "$T/leaks.txt" || no "damaged PDB: the report is made"
+grep -qF 'MemoryTestApp.exe+0x14bf' "$T/leaks.txt" || no "damaged PDB: its image stays unnamed"
+grep -qF 'ntdll.dll!RtlAllocateHeap+0x3e' "$T/leaks.txt" || no "damaged PDB: the other images are named"
+[ "$(grep -c "symbols: MemoryTestApp.exe: $T/damaged/MemoryTestApp.pdb: offset 0x" "$T/err")" = 1 ] \
+  || no "damaged PDB: one message with file and offset: $(cat "$T/err")"
+
+# a PDB of that name with another GUID: not used, and the report says who wanted what
+mkdir -p "$T/other"
+cat >"$T/other.lua" <<'LUA'
+local out = arg[1]
+local w = assert(heapscript.writer(out .. "/other.etl"))
+local function guid_bytes(g)
+  local h = g:gsub("-", "")
+  local d4 = {}
+  for i = 17, 31, 2 do d4[#d4 + 1] = string.char(tonumber(h:sub(i, i + 1), 16)) end
+  return string.pack("<I4I2I2", tonumber(h:sub(1, 8), 16), tonumber(h:sub(9, 12), 16), tonumber(h:sub(13, 16), 16))
+         .. table.concat(d4)
+end
+local base = 0x7ff600000000
+w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "MemoryTestApp.exe" }
+w:image { op = "dcstart", pid = 100, base = base, size = 0x6000, ts = 20, path = "C:\\app\\MemoryTestApp.exe" }
+w:mof { provider = "b3e675d7-2554-4f18-830b-2762732560de", opcode = 36, version = 2, pid = 100, tid = 104, ts = 20,
+        payload = string.pack("<I8I4", base, 100) .. guid_bytes("11111111-2222-3333-4444-555555555555")
+                  .. string.pack("<I4z", 1, "MemoryTestApp.pdb") }
+w:heap { op = "alloc", pid = 100, tid = 104, ts = 100, heap = 0x10000, addr = 0x20000, size = 64,
+         stack = { base + 0x14bf, base + 0x1105 } }
+assert(w:close())
+LUA
+"$HS" "$T/other.lua" -- "$T/other" || no "writing the other-GUID trace"
+cp examples/MemoryTestApp.pdb "$T/other/"
+"$HS" symbols "$T/other/other.etl" >"$T/out"
+grep -q "^MemoryTestApp.exe .*11111111222233334444555555555555.* mismatched GUID: $T/other/MemoryTestApp.pdb has GUID 73530e7b-1169-d7af-4c4c-44205044422e age 1$" "$T/out" \
+  || no "symbols: mismatched GUID, what was wanted and what was found: $(cat "$T/out")"
+"$HS" leaks "$T/other/other.etl" >"$T/leaks.txt" 2>"$T/err" || no "leaks with a mismatched PDB exits 0"
+grep -qF 'MemoryTestApp.exe+0x14bf' "$T/leaks.txt" || no "mismatched PDB: not used"
+grep -qF "symbols: MemoryTestApp.exe wants MemoryTestApp.pdb GUID 11111111-2222-3333-4444-555555555555 age 1; $T/other/MemoryTestApp.pdb does not match (it has GUID 73530e7b-1169-d7af-4c4c-44205044422e age 1): not used" "$T/err" \
+  || no "mismatched PDB: the message: $(cat "$T/err")"
+
+# a real trace: hundreds of images, every one on its own line within a terminal's width
+C=${HEAPSCRIPT_CORPUS:-../shared/traces}/microsoft_perfview__net.4.5.2.x64.etl
+if [ -f "$C" ]; then
+  "$HS" symbols "$C" >"$T/out" || no "symbols on a real trace exits 0"
+  awk 'length > 120 { exit 1 }' "$T/out" || no "a real trace's lines fit 120 columns"
+  tail -1 "$T/out" | grep -q "^707 images: 0 with their PDB, 677 missing, 30 without a PDB identity$" \
+    || no "a real trace: 707 image identities: $(tail -1 "$T/out")"
+elif [ "$CI" = true ]; then
+  no "corpus missing at $C and CI=true"
+else
+  echo "SKIP: symbols on a real trace: no corpus at $C"
+fi
+
+"$HS" symbols >/dev/null 2>&1; [ $? -eq 2 ] || no "symbols without a trace: exit 2"
+"$HS" symbols --bogus "$E" >/dev/null 2>&1; [ $? -eq 2 ] || no "symbols: unknown option: exit 2"
+"$HS" symbols "$T/nonexistent.etl" >/dev/null 2>&1; [ $? -eq 2 ] || no "symbols: a missing trace: exit 2"
+"$HS" symbols --help | grep -q "usage: heapscript symbols" || no "symbols --help"
+
+[ "$fails" -eq 0 ] && echo "test_symbols: all passed"
+[ "$fails" -eq 0 ]
