@@ -23,7 +23,7 @@ static const char *usage =
   "       heapscript info [--json] TRACE...                what a trace holds\n"
   "       heapscript dump [--jsonl] [FILTER...] TRACE...   one event a line\n"
   "       heapscript symbols [--symbol-path P] [--json] TRACE...\n"
-  "                                        each image's PDB: found, where, or why not\n"
+  "                                      each image's PDB: found, where, or why not\n"
   "       heapscript --help | --version\n"
   "\n"
   "SCRIPT is a file or a bundled script's name (heapscript --list).  Several\n"

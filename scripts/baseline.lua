@@ -17,6 +17,7 @@ local M = {}
 
 -- The stable key of one frame text.
 function M.frame_key(f)
+  f = f:match("^(.-) %[[^%]]*%]$") or f        -- [file:line] from a PDB: lines move in a rebuild
   local mod, fn = f:match("^([^!]+)!(.-)%+0x%x+$")
   if not mod then mod, fn = f:match("^([^!]+)!(.+)$") end
   if mod then return mod:lower() .. "!" .. fn end
@@ -29,10 +30,14 @@ end
 -- The frames of a stack as stable keys, root first (the folded order).
 function M.root_first(stack)
   if not stack then return { "(no stack)" } end
-  local f = stack:frames()
-  local r, n = {}, #f
-  for i = n, 1, -1 do r[n - i + 1] = M.frame_key(f[i]) end
-  if n == 0 then r[1] = "(empty stack)" end
+  -- Inline levels (from a PDB) are left out of the key: a rebuild may
+  -- inline differently, and a build named by a symbol map has none.
+  local f, d = stack:frames(), stack.details and stack:details()
+  local r = {}
+  for i = #f, 1, -1 do
+    if not (d and d[i] and d[i].inline) then r[#r + 1] = M.frame_key(f[i]) end
+  end
+  if #f == 0 then r[1] = "(empty stack)" end
   return r
 end
 

@@ -67,10 +67,10 @@ end
 if report.text(o) then
   local w = #"provider"
   for _, r in ipairs(shown) do if #r.provider > w then w = #r.provider end end
-  local fmt = "%10s  %-" .. w .. "s  %5s  %6s  %s\n"
-  io.write(string.format(fmt, "count", "provider", "id", "opcode", "event"))
-  for _, r in ipairs(shown) do io.write(string.format(fmt, r.count, r.provider, r.id, r.opcode, r.name)) end
-  io.write(string.format("%10d  events, %d kinds, %d files\n", total, #rows, #trace:files()))
+  local fmt = "%10s  %-" .. w .. "s  %5s  %6s  %s"
+  print(string.format(fmt, "count", "provider", "id", "opcode", "event"))
+  for _, r in ipairs(shown) do print(string.format(fmt, r.count, r.provider, r.id, r.opcode, r.name)) end
+  print(string.format("%10d  events, %d kinds, %d files", total, #rows, #trace:files()))
 end
 report.finish(o, { trace = trace:files(), events = total, kinds = #rows, rows = shown },
   { script = "events", findings = findings })

@@ -30,9 +30,11 @@ local function write(path, s)
 end
 F.write = write
 
--- A frame as flame graphs want it: no +0xOFFSET after a function name
--- (every call site of a function is one box), no ';' (the separator).
+-- A frame as flame graphs want it: no +0xOFFSET or [file:line] after a
+-- function name (every call site of a function is one box), no ';' (the
+-- separator).
 function F.flame_frame(f)
+  f = match(f, "^(.-) %[[^%]]*%]$") or f
   if find(f, "!", 1, true) then f = match(f, "^(.-)%+0x%x+$") or f end
   if find(f, ";", 1, true) then f = gsub(f, ";", ":") end
   return f

@@ -60,14 +60,14 @@ $HS leaks $M -- --html "$out/leaks-memorytestapp.html" >/dev/null || bad "leaks 
 page leaks-memorytestapp "^selfcheck ok charts=2 findings=3 marks=0 boxes=[1-9]" \
   "heap — MemoryTestApp.exe (5812): peak 34.0 KiB at 18.540 s" \
   "virtual — MemoryTestApp.exe (5812): peak 30.00 MiB at 11.050 s" \
-  "MemoryTestApp.exe!InnerLoopOperation+0x27" "12.5 KiB" "MemoryTestApp.exe!StepUpMemory"
+  "MemoryTestApp.exe!InnerLoopOperation+0x1f" "12.5 KiB" "MemoryTestApp.exe!StepUpMemory"
 $HS transient $M -- --html "$out/transient-memorytestapp.html" >/dev/null || bad "transient --html"
 page transient-memorytestapp "^selfcheck ok charts=2 findings=1 marks=10 " \
-  "transient spike at 1.550 s: MemoryTestApp.exe!ManipulateTemporaryBuffer+0x22" \
+  "transient spike at 1.550 s: MemoryTestApp.exe!ManipulateTemporaryBuffer+0x23" \
   "transient spike at 18.650 s" "100.00 MiB"
 $HS growth $M -- --html "$out/growth-memorytestapp.html" >/dev/null || bad "growth --html"
 page growth-memorytestapp "^selfcheck ok charts=2 findings=3 marks=1 " \
-  "step at 10.000 s: MemoryTestApp.exe!StepUpMemory+0x31" "steady growth"
+  "step at 10.000 s: MemoryTestApp.exe!StepUpMemory+0x23" "steady growth"
 $HS pool $N -- --html "$out/pool-notmyfault.html" >/dev/null || bad "pool --html"
 page pool-notmyfault "^selfcheck ok charts=2 findings=[1-9]" \
   "pool — NotMyFault64.exe (6140): peak 20.00 MiB" "myfault.sys!MyfaultLeakPool+0x3b" "pool tag 'Leak'"
@@ -77,7 +77,7 @@ $HS policy examples/memorytestapp-newleak.etl -- --baseline $M --html "$out/poli
 [ $? -eq 1 ] || bad "policy --baseline on the new leak exits 1"
 page policy-newleak "^selfcheck ok charts=2 findings=0 " "no-new-leak-stack" "FAIL" "MemoryTestApp.exe!CacheRecord+0x3c"
 $HS diff $M examples/memorytestapp-fixed.etl -- --html "$out/diff-fixed.html" >/dev/null || bad "diff --html"
-page diff-fixed "^selfcheck ok charts=2 " "vanished" "MemoryTestApp.exe!InnerLoopOperation+0x27"
+page diff-fixed "^selfcheck ok charts=2 " "vanished" "MemoryTestApp.exe!InnerLoopOperation+0x1f"
 $HS events $M -- --html "$out/events-memorytestapp.html" >/dev/null || bad "events --html"
 page events-memorytestapp "^selfcheck ok charts=2 findings=[1-9]" "Heap"
 

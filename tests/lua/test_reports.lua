@@ -208,7 +208,7 @@ T.test("CSV: one row per finding, the WPA columns", function()
   local n = 0
   for _, k in ipairs(r and r.kinds or {}) do n = n + #k.stacks end
   eq(#rows - 1, n, "one row per stack reported")
-  check(rows[2] and rows[2]:find("^AIFO,MemoryTestApp.exe %(5812%),ntdll.dll!RtlUserThreadStart%+0x21;.-InnerLoopOperation%+0x27;"
+  check(rows[2] and rows[2]:find("^AIFO,MemoryTestApp.exe %(5812%),ntdll.dll!RtlUserThreadStart%+0x21;.-InnerLoopOperation%+0x1f %[memorytestapp.c:53%];"
         .. ".-,319,12760,12760,heap,leak$"), "the first row", rows[2])
 end)
 
