@@ -25,7 +25,8 @@ endif
 # build tools.  It must compile for Windows (see `make cross`).
 LUA_SRC  := $(wildcard engine/lua_*.c)
 TOOL_SRC := engine/main.c engine/bin2c.c
-CORE_SRC := $(filter-out $(LUA_SRC) $(TOOL_SRC),$(wildcard engine/*.c))
+WIN_SRC  := $(wildcard engine/win_*.c)
+CORE_SRC := $(filter-out $(LUA_SRC) $(TOOL_SRC) $(WIN_SRC),$(wildcard engine/*.c))
 CORE_OBJ := $(CORE_SRC:engine/%.c=$(B)/%.o)
 LUA_OBJ  := $(LUA_SRC:engine/%.c=$(B)/%.o) $(B)/embedded.o
 LIB      := $(B)/libheapscript.a
@@ -90,20 +91,26 @@ fuzz-seeds: $(LIB)
 # The core engine must build for Windows.
 cross:
 	mkdir -p build/mingw
-	for f in $(CORE_SRC); do \
+	for f in $(CORE_SRC) $(WIN_SRC); do \
 	  x86_64-w64-mingw32-gcc -std=c99 -Wall -Wextra -Wno-unused-parameter $(WERROR) -O2 -Iinclude -Iengine \
 	    -c -o build/mingw/$$(basename $$f .c).o $$f || exit 1; done
 	x86_64-w64-mingw32-ar rcs build/mingw/libheapscript.a build/mingw/*.o
 	@echo "cross: engine core built for Windows (build/mingw/libheapscript.a)"
 
 # What the build and the tests need, from Debian's packages.  As root this
-# installs them; otherwise it names the missing ones and the command.
-DEPS := gcc make liblua5.4-dev lua-lpeg-dev gcc-mingw-w64-x86-64
+# installs them; otherwise it names the missing ones and the command.  The
+# Windows build also needs deb-src entries (win/deb-src.sh adds them) and
+# Wine for its tests (without recommends: no 32-bit Wine, no fonts).
+DEPS := gcc make liblua5.4-dev lua-lpeg-dev gcc-mingw-w64-x86-64 dpkg-dev
+WINE_DEPS := wine64 wine
 deps:
 	@if [ -f $(LUA_INC)/lua.h ] && [ -f $(LPEG_LIB) ] && command -v x86_64-w64-mingw32-gcc >/dev/null \
-	    && command -v $(CC) >/dev/null; then echo "deps: all present"; \
-	elif [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y $(DEPS); \
-	else echo "deps: missing; as root run: apt-get install -y $(DEPS)"; exit 1; fi
+	    && command -v $(CC) >/dev/null && command -v dpkg-source >/dev/null && command -v wine >/dev/null; \
+	then echo "deps: all present"; \
+	elif [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y $(DEPS) \
+	  && apt-get install -y --no-install-recommends $(WINE_DEPS); \
+	else echo "deps: missing; as root run: apt-get install -y $(DEPS) && apt-get install -y --no-install-recommends $(WINE_DEPS)"; exit 1; fi
+	@sh win/deb-src.sh lua5.4
 
 # Every test: the suite, again under ASan/UBSan, and the Windows build of the engine.
 check: test
@@ -120,3 +127,5 @@ clean:
 	rm -rf build heapscript
 
 .PHONY: all heapscript test check deps fuzz fuzz-seeds cross bench clean
+
+include win/win.mk

@@ -28,6 +28,7 @@
 
 #include "embedded.h"
 #include "lua_run.h"
+#include "osfile.h"
 
 #define PROG "heapscript"
 
@@ -98,10 +99,7 @@ int hsi_lua_open_module(lua_State *L) {
 
 /* --------------------------------------------------------- search path */
 
-static int is_file(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
+static int is_file(const char *path) { return hsi_is_file(path); }  /* UTF-8 path */
 
 static const struct hsi_embedded *embedded_find(const char *name) {
   const struct hsi_embedded *e;

@@ -10,6 +10,7 @@
 #include "info.h"
 #include "lua_run.h"
 #include "memev.h"
+#include "win_cli.h"
 
 static const char *usage =
   "usage: heapscript [-I DIR]... SCRIPT TRACE... [-- ARG...]   run a Lua script (a path or a bundled name)\n"
@@ -207,6 +208,9 @@ static int cmd_dump(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+#ifdef _WIN32
+  hsi_win_init(&argc, &argv);        /* UTF-8 arguments, LF output */
+#endif
   if (argc < 2) { fputs(usage, stderr); return 2; }
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) { fputs(usage, stdout); return 0; }
   if (strcmp(argv[1], "--version") == 0) { printf("heapscript %s\n", HS_VERSION); return 0; }
