@@ -16,6 +16,9 @@ FILE *hsi_fopen(const char *path, const char *mode);
 FILE *hsi_freopen(const char *path, const char *mode, FILE *f);
 int hsi_remove(const char *path);
 int hsi_rename(const char *from, const char *to);
+/* A new empty file in the user's temporary directory; its UTF-8 name in
+   buf.  0, or -1 when none could be made. */
+int hsi_tmpname(char *buf, size_t len);
 /* 1 when path names a regular file. */
 int hsi_is_file(const char *path);
 /* UTF-8 to a malloc'd UTF-16 string (NULL if not valid UTF-8 or no memory). */

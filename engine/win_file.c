@@ -11,6 +11,7 @@
 #include <windows.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include "osfile.h"
 
@@ -53,11 +54,29 @@ FILE *hsi_freopen(const char *path, const char *mode, FILE *old) {
   return f;
 }
 
+/* As POSIX remove(): a file or an empty directory. */
 int hsi_remove(const char *path) {
   wchar_t *wp = hsi_wide(path);
-  int rc = wp ? _wremove(wp) : remove(path);
+  int rc;
+  if (!wp) return remove(path);
+  rc = _wremove(wp);
+  if (rc != 0 && (GetFileAttributesW(wp) & FILE_ATTRIBUTE_DIRECTORY) &&
+      GetFileAttributesW(wp) != INVALID_FILE_ATTRIBUTES)
+    rc = _wrmdir(wp);
   free(wp);
   return rc;
+}
+
+int hsi_tmpname(char *buf, size_t len) {
+  wchar_t dir[MAX_PATH + 1], name[MAX_PATH + 1];
+  char *s;
+  DWORD n = GetTempPathW(MAX_PATH + 1, dir);
+  if (n == 0 || n > MAX_PATH || !GetTempFileNameW(dir, L"lua", 0, name)) return -1;
+  if (!(s = hsi_utf8(name))) return -1;
+  if (strlen(s) >= len) { free(s); return -1; }
+  memcpy(buf, s, strlen(s) + 1);
+  free(s);
+  return 0;
 }
 
 int hsi_rename(const char *from, const char *to) {
