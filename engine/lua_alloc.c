@@ -38,6 +38,7 @@
 
 #include "lua_run.h"
 #include "analysis.h"
+#include "source.h"
 #include "memev.h"
 #include "query.h"
 #include "text.h"
@@ -146,7 +147,6 @@ static Analysis *build(lua_State *L, hs_reader *r, int tidx) {
   char err[HS_ERRLEN];
   hsi_analysis_scope sc;
   int nfiles = hs_reader_nfiles(r), i, rc;
-  const char **paths;
   const hs_logfile *lf0 = hs_reader_logfile(r, 0);
   hs_reader *own = NULL;
   Analysis *an;
@@ -155,18 +155,15 @@ static Analysis *build(lua_State *L, hs_reader *r, int tidx) {
   double lim;
   if (nfiles < 1 || !lf0) luaL_error(L, "cannot analyse the trace: it has no files");
   scope_of(L, tidx, &sc);                                   /* pushes what owns its arrays */
-  paths = (const char **)lua_newuserdatauv(L, (size_t)nfiles * sizeof *paths, 0);
-  for (i = 0; i < nfiles; i++) paths[i] = hs_reader_path(r, i);
   an = (Analysis *)lua_newuserdatauv(L, sizeof *an, AV_COUNT_);
   memset(an, 0, sizeof *an);
   luaL_setmetatable(L, ANALYSIS_T);
   err[0] = '\0';
-  rc = hs_reader_open(&own, paths, nfiles, NULL, err, sizeof err);
+  rc = hsi_reader_reopen(r, &own, err, sizeof err);     /* files, or a live store's records */
   if (rc < 0 || !own) luaL_error(L, "cannot analyse the trace: %s", err[0] ? err : "cannot reopen its files");
   rc = hsi_analysis_run(own, &sc, &an->a, err, sizeof err);
   hs_reader_close(own);
   if (rc < 0) luaL_error(L, "cannot analyse the trace: %s", err);
-  lua_remove(L, -2);  /* paths */
   lua_remove(L, -2);  /* the scope's arrays */
 
   an->lt = hsi_analysis_life(an->a);

@@ -28,6 +28,7 @@
 
 #include "embedded.h"
 #include "lua_run.h"
+#include "lua_live.h"
 #include "osfile.h"
 
 #define PROG "heapscript"
@@ -313,6 +314,9 @@ typedef struct cli {
   int trace0, ntraces;  /* argv indexes of the traces */
   int args0;            /* argv index of the first ARG, argc if none */
   int code;             /* the exit code */
+  int live;             /* --live or --replay: the trace is a session */
+  hsi_live_opts lo;
+  const char **replays; /* --replay values */
 } cli;
 
 static void set_arg(lua_State *L, const cli *c) {
@@ -375,7 +379,13 @@ static int pmain(lua_State *L) {
   }
   /* chunk on top */
 
-  if (c->ntraces > 0) {
+  if (c->live) {
+    if (hsi_lua_live_open(L, &c->lo) < 0) {
+      message(lua_tostring(L, -1));
+      c->code = EXIT_USAGE;
+      return 0;
+    }
+  } else if (c->ntraces > 0) {
     if (hsi_lua_trace_open(L, (const char *const *)c->argv + c->trace0, c->ntraces) < 0) {
       message(lua_tostring(L, -1));
       c->code = EXIT_USAGE;
@@ -390,6 +400,10 @@ static int pmain(lua_State *L) {
   luaL_checkstack(L, c->argc - c->args0 + 3, "too many arguments to the script");
   for (i = c->args0; i < c->argc; i++) lua_pushstring(L, c->argv[i]);
   if (docall(L, c->argc - c->args0, 1) != LUA_OK) return 0;
+  if (c->live) {                  /* a script that never used `trace` waits now */
+    lua_pushcfunction(L, hsi_lua_live_wait);
+    if (docall(L, 0, 0) != LUA_OK) return 0;
+  }
   if (lua_type(L, -1) == LUA_TNUMBER && lua_isinteger(L, -1))
     c->code = (int)lua_tointeger(L, -1);
   else if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1))
@@ -397,6 +411,37 @@ static int pmain(lua_State *L) {
   else
     c->code = 0;
   return 0;
+}
+
+
+/* One live-session option at argv[*i]: 1 taken, 0 not one, -1 bad. */
+static int live_option(cli *c, int argc, char **argv, int *i) {
+  const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+  char *end = NULL;
+  if (strcmp(a, "--fast") == 0) { c->lo.speed = 0; return 1; }
+  if (strcmp(a, "--live") == 0) { c->live = 1; c->lo.replay = 0; return 1; }
+  if (strcmp(a, "--replay") && strcmp(a, "--speed") && strcmp(a, "--pid") &&
+      strcmp(a, "--exe") && strcmp(a, "--duration")) return 0;
+  if (!v) { fprintf(stderr, PROG ": option %s needs a value\n", a); return -1; }
+  (*i)++;
+  if (strcmp(a, "--replay") == 0) {
+    c->live = 1; c->lo.replay = 1;
+    c->replays[c->lo.npaths++] = v;
+    return 1;
+  }
+  if (strcmp(a, "--exe") == 0) { c->lo.exe = v; return 1; }
+  if (strcmp(a, "--pid") == 0) {
+    c->lo.pid = strtol(v, &end, 10);
+    if (end != v && !*end && c->lo.pid > 0) return 1;
+  } else {
+    double d = strtod(v, &end);
+    if (end != v && !*end && d >= 0 && d < 1e9) {
+      if (a[2] == 's') c->lo.speed = d; else c->lo.duration = d;
+      return 1;
+    }
+  }
+  fprintf(stderr, PROG ": option %s: bad value '%s'\n", a, v);
+  return -1;
 }
 
 static void list_bundled(void) {
@@ -414,7 +459,10 @@ int hsi_lua_cli(int argc, char **argv) {
   c.argc = argc;
   c.argv = argv;
   c.idirs = (char **)malloc(sizeof *c.idirs * (size_t)(argc > 0 ? argc : 1));
-  if (!c.idirs) {
+  c.replays = (const char **)malloc(sizeof *c.replays * (size_t)(argc > 0 ? argc : 1));
+  c.lo.speed = 1;
+  if (!c.idirs || !c.replays) {
+    free(c.replays);
     message("not enough memory");
     return EXIT_SCRIPT;
   }
@@ -422,16 +470,16 @@ int hsi_lua_cli(int argc, char **argv) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       usage(stdout);
-      free(c.idirs);
+      free(c.idirs); free(c.replays);
       return 0;
     } else if (strcmp(a, "--list") == 0) {
       list_bundled();
-      free(c.idirs);
+      free(c.idirs); free(c.replays);
       return 0;
     } else if (strcmp(a, "-I") == 0) {
       if (i + 1 >= argc) {
         message("option -I needs a directory");
-        free(c.idirs);
+        free(c.idirs); free(c.replays);
         return EXIT_USAGE;
       }
       c.idirs[c.nidirs++] = argv[++i];
@@ -442,14 +490,16 @@ int hsi_lua_cli(int argc, char **argv) {
       timeout_s = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
       if (i + 1 >= argc || end == argv[i + 1] || *end || timeout_s <= 0) {
         message("option --timeout needs a number of seconds");
-        free(c.idirs);
+        free(c.idirs); free(c.replays);
         return EXIT_USAGE;
       }
       i++;
+    } else if ((st = live_option(&c, argc, argv, &i)) != 0) {
+      if (st < 0) { free(c.idirs); free(c.replays); return EXIT_USAGE; }
     } else if (a[0] == '-' && a[1] != '\0') {
       fprintf(stderr, PROG ": unknown option '%s'\n", a);
       usage(stderr);
-      free(c.idirs);
+      free(c.idirs); free(c.replays);
       return EXIT_USAGE;
     } else {
       break;
@@ -457,7 +507,7 @@ int hsi_lua_cli(int argc, char **argv) {
   }
   if (i >= argc) {
     usage(stderr);
-    free(c.idirs);
+    free(c.idirs); free(c.replays);
     return EXIT_USAGE;
   }
   c.script = i++;
@@ -465,11 +515,18 @@ int hsi_lua_cli(int argc, char **argv) {
   while (i < argc && strcmp(argv[i], "--") != 0) i++;
   c.ntraces = i - c.trace0;
   c.args0 = i < argc ? i + 1 : argc;
+  c.lo.paths = c.replays;
+  if (c.live && c.ntraces > 0) {
+    fprintf(stderr, PROG ": with --live or --replay the session is the trace: no TRACE after SCRIPT "
+            "(give script arguments after --)\n");
+    free(c.idirs); free(c.replays);
+    return EXIT_USAGE;
+  }
 
   L = luaL_newstate();
   if (L == NULL) {
     message("cannot create Lua state: not enough memory");
-    free(c.idirs);
+    free(c.idirs); free(c.replays);
     return EXIT_SCRIPT;
   }
   lua_pushcfunction(L, pmain);
@@ -479,7 +536,8 @@ int hsi_lua_cli(int argc, char **argv) {
     message(lua_tostring(L, -1));
     c.code = EXIT_SCRIPT;
   }
+  if (c.live) hsi_lua_live_shutdown(L, c.code == EXIT_SCRIPT ? "script error" : "the script ended");
   lua_close(L);
-  free(c.idirs);
+  free(c.idirs); free(c.replays);
   return c.code;
 }
