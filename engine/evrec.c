@@ -133,7 +133,9 @@ int hsi_evrec_from_event(const hs_event *ev, hsi_evrec *e, hsi_evrec_ext *items,
       uint32_t pos = 0;
       hs_ext_item it;
       int rc;
-      e->flags = ev->header_flags;
+      /* a file's EVENT_HEADER may leave the width flags out; a consumer's has one */
+      e->flags = (uint16_t)((ev->header_flags & ~(HSI_EHF_32_BIT_HEADER | HSI_EHF_64_BIT_HEADER)) |
+                            (ev->pointer_size == 4 ? HSI_EHF_32_BIT_HEADER : HSI_EHF_64_BIT_HEADER));
       e->id = ev->id; e->version = (uint8_t)ev->version; e->channel = ev->channel;
       e->task = ev->task; e->keyword = ev->keyword;
       while ((rc = hs_event_ext_next(ev, &pos, &it)) == 1) {
