@@ -11,11 +11,15 @@
 #include "lua_run.h"
 #include "memev.h"
 #include "win_cli.h"
+#include "win_live.h"
 
 static const char *usage =
   "usage: heapscript [-I DIR]... SCRIPT TRACE... [-- ARG...]   run a Lua script (a path or a bundled name)\n"
   "       heapscript info [--json] TRACE...                    what a trace holds\n"
   "       heapscript dump [--jsonl] [FILTER...] TRACE...        one event a line\n"
+  "       heapscript --replay TRACE [--speed N | --fast] [--duration S] SCRIPT [-- ARG...]\n"
+  "       heapscript --live (--pid N | --exe NAME.exe) [--duration S] SCRIPT [-- ARG...]   (Windows)\n"
+  "       heapscript record -o TRACE.etl [--circular MB] (--pid N | -- PROGRAM ARG...)      (Windows)\n"
   "       heapscript --help | --version\n"
   "\n"
   "Several TRACE files are merged into one time-ordered stream (as xperf -merge would).\n"
@@ -216,5 +220,13 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "--version") == 0) { printf("heapscript %s\n", HS_VERSION); return 0; }
   if (strcmp(argv[1], "info") == 0) return cmd_info(argc - 2, argv + 2);
   if (strcmp(argv[1], "dump") == 0) return cmd_dump(argc - 2, argv + 2);
+  if (strcmp(argv[1], "record") == 0) {
+#ifdef _WIN32
+    return hsi_win_record(argc - 2, argv + 2);
+#else
+    fprintf(stderr, "heapscript record: needs Windows (ETW sessions); record there, then read the .etl here\n");
+    return 2;
+#endif
+  }
   return hsi_lua_cli(argc, argv);
 }
