@@ -88,7 +88,7 @@ static int wl_start(void *impl) {
 
 static void wl_close(void *impl) {
   wlive *w = (wlive *)impl;
-  hsi_live_request_stop(w->s, "stopped");
+  if (w->s) hsi_live_request_stop(w->s, "stopped");
   if (w->watcher) { WaitForSingleObject(w->watcher, INFINITE); CloseHandle(w->watcher); }
   else hsi_etw_stop(&w->etw);
   if (w->consumer) CloseHandle(w->consumer);

@@ -2,8 +2,8 @@
 ** win_record.c -- (Windows only) `heapscript record`: the kernel and heap
 ** sessions in file mode (win_etw.c) for a process by pid or a program
 ** started here, stopped when it exits or on Ctrl-C, TracingFlags restored.
-** The two session files are left side by side (OUT.kernel.etl and
-** OUT.heap.etl); heapscript reads them together as one merged trace.
+** The two session files (OUT.kernel.etl, OUT.heap.etl) are merged into
+** OUT as xperf -merge does (merge.c), then removed.
 */
 #ifdef _WIN32
 #include "win_etw.h"
@@ -12,13 +12,14 @@
 #include <string.h>
 #include "osfile.h"
 #include "win_live.h"
+#include "merge.h"
 
 static const char *usage =
   "usage: heapscript record -o TRACE.etl [--circular MB] (--pid N | -- PROGRAM [ARG...])\n"
   "Records what the analyses need: the kernel session (processes, threads, images, VirtualAlloc,\n"
   "pool, stacks) and heap tracing of the target (by pid, or PROGRAM started here with the Image\n"
   "File Execution Options TracingFlags set before and restored after).  Stops when the target\n"
-  "exits or on Ctrl-C.  Writes TRACE.kernel.etl and TRACE.heap.etl: give both to heapscript.\n"
+  "exits or on Ctrl-C.  The two sessions' files are merged into TRACE.etl (as xperf -merge does).\n"
   "--circular MB keeps only the last MB of each session.  Needs administrator rights.\n";
 
 static volatile LONG stop_flag;
@@ -70,10 +71,19 @@ int hsi_win_record(int argc, char **argv) {
     char *cmd;
     wchar_t *wcmd;
     STARTUPINFOW si;
-    for (i = prog; i < argc; i++) len += strlen(argv[i]) + 3;
+    for (i = prog; i < argc; i++) len += 2 * strlen(argv[i]) + 3;
     if (!(cmd = (char *)malloc(len))) { hsi_etw_stop(&e); return 2; }
     cmd[0] = 0;
-    for (i = prog; i < argc; i++) { strcat(cmd, "\""); strcat(cmd, argv[i]); strcat(cmd, i + 1 < argc ? "\" " : "\""); }
+    for (i = prog; i < argc; i++) {           /* quoted only when needed, as the C runtime parses */
+      const char *a = argv[i];
+      int q = !*a || strpbrk(a, " \t\"") != NULL;
+      char *p = cmd + strlen(cmd);
+      if (i > prog) *p++ = ' ';
+      if (q) *p++ = '"';
+      for (; *a; a++) { if (*a == '"') *p++ = '\\'; *p++ = *a; }
+      if (q) *p++ = '"';
+      *p = 0;
+    }
     wcmd = hsi_wide(cmd);
     free(cmd);
     memset(&si, 0, sizeof si); si.cb = sizeof si;
@@ -89,9 +99,27 @@ int hsi_win_record(int argc, char **argv) {
   hsi_etw_stop(&e);
   SetConsoleCtrlHandler(on_ctrl, FALSE);
   CloseHandle(target);
-  fprintf(stderr, "heapscript record: %s; %lu events and %lu buffers lost; wrote %s and %s\n",
-          stop_flag ? "interrupted" : "the target exited", (unsigned long)e.events_lost,
-          (unsigned long)e.buffers_lost, kpath, hpath);
+  if (!hsi_is_file(kpath) || !hsi_is_file(hpath)) {     /* Wine: the session calls are stubs */
+    fprintf(stderr, "heapscript record: the sessions wrote no %s: ETW recording does not work here\n",
+            hsi_is_file(kpath) ? hpath : kpath);
+    free(wk); free(wh);
+    return 2;
+  }
+  {
+    const char *both[2];
+    hsi_merge_counts mc;
+    both[0] = kpath; both[1] = hpath;
+    if (hsi_merge(both, 2, out, &mc, err, sizeof err) < 0) {
+      fprintf(stderr, "heapscript record: merging the sessions failed: %s (kept %s and %s)\n", err, kpath, hpath);
+      free(wk); free(wh);
+      return 2;
+    }
+    hsi_remove(kpath);
+    hsi_remove(hpath);
+    fprintf(stderr, "heapscript record: %s; %lu events and %lu buffers lost; wrote %s (%llu records)\n",
+            stop_flag ? "interrupted" : "the target exited", (unsigned long)e.events_lost,
+            (unsigned long)e.buffers_lost, out, (unsigned long long)mc.records);
+  }
   free(wk); free(wh);
   return 0;
 }
