@@ -153,8 +153,13 @@ int hsi_win_live_open(const hsi_live_opts *o, hsi_live **store, hsi_live_produce
     lg[i].EventRecordCallback = on_record;
     lg[i].Context = w;
     if ((w->h[i] = OpenTraceW(&lg[i])) == INVALID_PROCESSTRACE_HANDLE) {
-      snprintf(err, errlen, "cannot read the %s session (Windows error %lu)", i ? "heap" : "kernel",
-               (unsigned long)GetLastError());
+      DWORD e = GetLastError();
+      if (e == ERROR_ACCESS_DENIED)
+        snprintf(err, errlen, "reading the %s session needs administrator rights: run heapscript from an "
+                 "elevated prompt (Run as administrator)", i ? "heap" : "kernel");
+      else
+        snprintf(err, errlen, "cannot read the %s session (Windows error %lu)", i ? "heap" : "kernel",
+                 (unsigned long)e);
       wl_close(w);
       return HS_EIO;
     }

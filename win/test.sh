@@ -44,7 +44,7 @@ for t in tests/lua/test_*.lua; do
   esac
 done
 for t in tests/cli/test_*.sh; do
-  step "cli/$(basename "$t" .sh)" env HS_BIN=$W sh "$t"
+  step "cli/$(basename "$t" .sh)" env HS_BIN=$W HS_WINE=1 sh "$t"
 done
 step "corpus" "$HS_LINUX" tests/corpus/test_corpus.lua -- $W
 step "same-as-linux" env HS_LINUX="$HS_LINUX" HS_BIN=$W sh win/test_same.sh
