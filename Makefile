@@ -1,7 +1,8 @@
 # heapscript -- plain make.  `make` builds ./heapscript; `make test` runs
 # every test; `make bench` measures; `make SANITIZE=1 test` runs the tests
 # under AddressSanitizer and UBSan; `make cross` compiles the Lua-free
-# engine for Windows with mingw-w64.
+# engine for Windows with mingw-w64; `make windows` builds heapscript.exe and
+# `make test-windows` tests it under Wine (win/win.mk).
 
 CC      ?= cc
 LUA_INC ?= /usr/include/lua5.4
@@ -112,10 +113,12 @@ deps:
 	else echo "deps: missing; as root run: apt-get install -y $(DEPS) && apt-get install -y --no-install-recommends $(WINE_DEPS)"; exit 1; fi
 	@sh win/deb-src.sh lua5.4
 
-# Every test: the suite, again under ASan/UBSan, and the Windows build of the engine.
+# Every test: the suite, again under ASan/UBSan, the Windows build of the engine,
+# and heapscript.exe with its tests under Wine.
 check: test
 	$(MAKE) SANITIZE=1 test
 	$(MAKE) cross
+	$(MAKE) windows test-windows
 
 $(B)/bench_%: tests/bench/bench_%.c $(LIB) | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
