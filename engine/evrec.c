@@ -16,6 +16,19 @@ static void guid_bytes(const hs_guid *g, uint8_t b[16]) {
   memcpy(b + 8, g->d4, 8);
 }
 
+/* What the FULL and EVENT headers share: Size, kind, marker, ids, time, GUID
+   (the kernel headers place them differently). */
+static void common_header(uint8_t *buf, uint32_t hlen, uint32_t size, int ht, const hsi_evrec *e) {
+  memset(buf, 0, hlen);
+  put16(buf, (uint16_t)size);
+  buf[2] = (uint8_t)ht;
+  buf[3] = 0xC0;
+  put32(buf + 8, e->thread_id);
+  put32(buf + 12, e->process_id);
+  put64(buf + 16, (uint64_t)e->timestamp);
+  memcpy(buf + 0x18, e->provider_id, 16);
+}
+
 /* The kernel hook group whose class GUID this is, or -1. */
 static int kernel_group(const uint8_t id[16]) {
   static hs_guid g[32];
@@ -57,17 +70,10 @@ uint32_t hsi_evrec_to_record(const hsi_evrec *e, uint8_t *buf) {
     pos = hlen;
   } else if (e->flags & HSI_EHF_CLASSIC) {
     if ((size = 0x30 + udl) > 0xFFFF) return 0;
-    memset(buf, 0, 0x30);
-    put16(buf, (uint16_t)size);
-    buf[2] = (uint8_t)(wide ? HS_HT_FULL64 : HS_HT_FULL32);
-    buf[3] = 0xC0;
+    common_header(buf, 0x30, size, wide ? HS_HT_FULL64 : HS_HT_FULL32, e);
     buf[4] = e->opcode;
     buf[5] = e->level;
     put16(buf + 6, e->version);
-    put32(buf + 8, e->thread_id);
-    put32(buf + 12, e->process_id);
-    put64(buf + 16, (uint64_t)e->timestamp);
-    memcpy(buf + 0x18, e->provider_id, 16);
     put64(buf + 0x28, e->processor_time);
     pos = 0x30;
   } else {
@@ -76,16 +82,9 @@ uint32_t hsi_evrec_to_record(const hsi_evrec *e, uint8_t *buf) {
     for (i = 0; i < e->extended_data_count; i++) size += 8 + ((e->extended_data[i].data_size + 7u) & ~7u);
     if ((size += udl) > 0xFFFF) return 0;
     if (e->extended_data_count) fl |= HSI_EHF_EXTENDED_INFO;
-    memset(buf, 0, 0x50);
-    buf[2] = (uint8_t)(wide ? HS_HT_EVENT64 : HS_HT_EVENT32);
-    buf[3] = 0xC0;
-    put16(buf, (uint16_t)size);
+    common_header(buf, 0x50, size, wide ? HS_HT_EVENT64 : HS_HT_EVENT32, e);
     put16(buf + 4, fl);
     put16(buf + 6, e->event_property);
-    put32(buf + 8, e->thread_id);
-    put32(buf + 12, e->process_id);
-    put64(buf + 16, (uint64_t)e->timestamp);
-    memcpy(buf + 0x18, e->provider_id, 16);
     put16(buf + 0x28, e->id);
     buf[0x2A] = e->version; buf[0x2B] = e->channel; buf[0x2C] = e->level; buf[0x2D] = e->opcode;
     put16(buf + 0x2E, e->task);

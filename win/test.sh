@@ -23,18 +23,7 @@ if [ ! -f "$WINEPREFIX/system.reg" ]; then
   wineserver -w
   echo "wine prefix made in $(( $(date +%s) - t0 )) s ($WINEPREFIX)"
 fi
-pass=0; fail=0; failed=""
-log=${TMPDIR:-/tmp}/heapscript-wintest.$$
-mkdir -p "$log"
-step() {  # step NAME COMMAND...
-  name=$1; shift
-  if "$@" >"$log/out" 2>&1; then
-    pass=$((pass + 1)); echo "PASS $name"
-    grep -i "skip" "$log/out" | head -3 | sed 's/^/    /'
-  else
-    fail=$((fail + 1)); failed="$failed $name"; echo "FAIL $name"; sed 's/^/    /' "$log/out" | tail -40
-  fi
-}
+. tests/steplib.sh
 posix_driven=" test_cli "
 for t in tests/lua/test_*.lua; do
   b=$(basename "$t" .lua)
@@ -49,7 +38,4 @@ done
 step "corpus" "$HS_LINUX" tests/corpus/test_corpus.lua -- $W
 step "same-as-linux" env HS_LINUX="$HS_LINUX" HS_BIN=$W sh win/test_same.sh
 wineserver -k 2>/dev/null
-rm -rf "$log"
-[ -n "$failed" ] && echo "failed:$failed"
-echo "test-windows: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+steps_done test-windows
