@@ -1,7 +1,8 @@
 # heapscript -- plain make.  `make` builds ./heapscript; `make test` runs
 # every test; `make bench` measures; `make SANITIZE=1 test` runs the tests
 # under AddressSanitizer and UBSan; `make cross` compiles the Lua-free
-# engine for Windows with mingw-w64.
+# engine for Windows with mingw-w64; `make windows` builds heapscript.exe and
+# `make test-windows` tests it under Wine (win/win.mk).
 
 CC      ?= cc
 LUA_INC ?= /usr/include/lua5.4
@@ -25,7 +26,8 @@ endif
 # build tools.  It must compile for Windows (see `make cross`).
 LUA_SRC  := $(wildcard engine/lua_*.c)
 TOOL_SRC := engine/main.c engine/bin2c.c
-CORE_SRC := $(filter-out $(LUA_SRC) $(TOOL_SRC),$(wildcard engine/*.c))
+WIN_SRC  := $(wildcard engine/win_*.c)
+CORE_SRC := $(filter-out $(LUA_SRC) $(TOOL_SRC) $(WIN_SRC),$(wildcard engine/*.c))
 CORE_OBJ := $(CORE_SRC:engine/%.c=$(B)/%.o)
 LUA_OBJ  := $(LUA_SRC:engine/%.c=$(B)/%.o) $(B)/embedded.o
 LIB      := $(B)/libheapscript.a
@@ -108,7 +110,7 @@ fuzz-seeds: $(LIB)
 # The core engine must build for Windows.
 cross:
 	mkdir -p build/mingw
-	for f in $(CORE_SRC); do \
+	for f in $(CORE_SRC) $(WIN_SRC); do \
 	  x86_64-w64-mingw32-gcc -std=c99 -Wall -Wextra -Wno-unused-parameter $(WERROR) -O2 -Iinclude -Iengine \
 	    -c -o build/mingw/$$(basename $$f .c).o $$f || exit 1; done
 	x86_64-w64-mingw32-ar rcs build/mingw/libheapscript.a build/mingw/*.o
@@ -119,23 +121,31 @@ cross:
 # chromium opens the --html reports in tests/cli/test_html.sh; libxml2-utils
 # (xmllint) validates policy --junit against tests/junit.xsd.  clang, lld,
 # llvm and the i686 mingw runtime: the PDB tests build Windows executables
-# with PDBs and compare with llvm-symbolizer/llvm-pdbutil.
+# with PDBs and compare with llvm-symbolizer/llvm-pdbutil.  The Windows
+# build also needs deb-src entries (win/deb-src.sh adds them), dpkg-dev, and
+# Wine for its tests (without recommends: no 32-bit Wine, no fonts).
 DEPS := gcc make liblua5.4-dev lua-lpeg-dev gcc-mingw-w64-x86-64 chromium libxml2-utils \
-        clang lld llvm gcc-mingw-w64-i686-win32 mingw-w64-i686-dev
+        clang lld llvm gcc-mingw-w64-i686-win32 mingw-w64-i686-dev dpkg-dev
+WINE_DEPS := wine64 wine
 deps:
 	@if [ -f $(LUA_INC)/lua.h ] && [ -f $(LPEG_LIB) ] && command -v x86_64-w64-mingw32-gcc >/dev/null \
 	    && command -v $(CC) >/dev/null && command -v chromium >/dev/null && command -v xmllint >/dev/null \
 	    && command -v clang >/dev/null && command -v ld.lld >/dev/null \
 	    && command -v llvm-symbolizer >/dev/null && command -v llvm-pdbutil >/dev/null \
-	    && [ -d /usr/i686-w64-mingw32/lib ] && ls -d /usr/lib/gcc/i686-w64-mingw32/*-win32 >/dev/null 2>&1; \
+	    && [ -d /usr/i686-w64-mingw32/lib ] && ls -d /usr/lib/gcc/i686-w64-mingw32/*-win32 >/dev/null 2>&1 \
+	    && command -v dpkg-source >/dev/null && command -v wine >/dev/null; \
 	then echo "deps: all present"; \
-	elif [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y $(DEPS); \
-	else echo "deps: missing; as root run: apt-get install -y $(DEPS)"; exit 1; fi
+	elif [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y $(DEPS) \
+	  && apt-get install -y --no-install-recommends $(WINE_DEPS); \
+	else echo "deps: missing; as root run: apt-get install -y $(DEPS) && apt-get install -y --no-install-recommends $(WINE_DEPS)"; exit 1; fi
+	@sh win/deb-src.sh lua5.4
 
-# Every test: the suite, again under ASan/UBSan, and the Windows build of the engine.
+# Every test: the suite, again under ASan/UBSan, the Windows build of the engine,
+# and heapscript.exe with its tests under Wine.
 check: test
 	$(MAKE) SANITIZE=1 test
 	$(MAKE) cross
+	$(MAKE) windows test-windows
 
 $(B)/bench_%: tests/bench/bench_%.c $(LIB) | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
@@ -147,3 +157,5 @@ clean:
 	rm -rf build heapscript
 
 .PHONY: all heapscript test check deps fuzz fuzz-seeds golden cross bench clean
+
+include win/win.mk

@@ -726,8 +726,25 @@ static const hs_file_stats *etl_stats(const void *impl, int i) {
   return i >= 0 && i < r->nfiles ? &r->files[i].st : NULL;
 }
 
+static int etl_reopen(void *impl, hs_reader **out, const hs_reader_opts *o, char *err, size_t errlen) {
+  etlreader *r = (etlreader *)impl;
+  const char **paths;
+  int i, rc;
+  if (r->nfiles == 1 && !r->files[0].map.data && r->files[0].data)      /* over memory */
+    return hs_reader_open_mem(out, r->files[0].data, (size_t)r->files[0].size, r->files[0].path,
+                              o, err, errlen);
+  if (!(paths = (const char **)malloc((size_t)r->nfiles * sizeof *paths))) {
+    snprintf(err, errlen, "out of memory");
+    return HS_ENOMEM;
+  }
+  for (i = 0; i < r->nfiles; i++) paths[i] = r->files[i].path;
+  rc = hs_reader_open(out, paths, r->nfiles, o, err, errlen);
+  free(paths);
+  return rc;
+}
+
 static const hsi_source_ops etl_ops = {
-  etl_next, etl_rewind, etl_close, etl_nfiles, etl_path, etl_logfile, etl_stats
+  etl_next, etl_rewind, etl_close, etl_nfiles, etl_path, etl_logfile, etl_stats, etl_reopen
 };
 
 int hs_reader_open(hs_reader **out, const char *const *paths, int npaths,

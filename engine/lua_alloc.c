@@ -40,6 +40,7 @@
 #include "lua_sandbox.h"
 #include "analysis.h"
 #include "layoutcheck.h"
+#include "source.h"
 #include "memev.h"
 #include "query.h"
 #include "text.h"
@@ -149,7 +150,6 @@ static Analysis *build(lua_State *L, hs_reader *r, int tidx) {
   char err[HS_ERRLEN];
   hsi_analysis_scope sc;
   int nfiles = hs_reader_nfiles(r), i, rc;
-  const char **paths;
   const hs_logfile *lf0 = hs_reader_logfile(r, 0);
   hs_reader *own = NULL;
   hs_reader_opts ropts;
@@ -160,14 +160,12 @@ static Analysis *build(lua_State *L, hs_reader *r, int tidx) {
   double lim;
   if (nfiles < 1 || !lf0) luaL_error(L, "cannot analyse the trace: it has no files");
   scope_of(L, tidx, &sc);                                   /* pushes what owns its arrays */
-  paths = (const char **)lua_newuserdatauv(L, (size_t)nfiles * sizeof *paths, 0);
-  for (i = 0; i < nfiles; i++) paths[i] = hs_reader_path(r, i);
   an = (Analysis *)lua_newuserdatauv(L, sizeof *an, AV_COUNT_);
   memset(an, 0, sizeof *an);
   luaL_setmetatable(L, ANALYSIS_T);
   err[0] = '\0';
   hsi_lua_trace_damage_opts(L, tidx, &ropts);   /* what this pass skips, the Trace reports */
-  rc = hs_reader_open(&own, paths, nfiles, &ropts, err, sizeof err);
+  rc = hsi_reader_reopen(r, &own, &ropts, err, sizeof err);   /* files, or a live store's records */
   if (rc < 0 || !own) luaL_error(L, "cannot analyse the trace: %s", err[0] ? err : "cannot reopen its files");
   lua_pushfstring(L, "analysing %s%s", hs_reader_path(r, 0), nfiles > 1 ? " ..." : "");
   if (hsi_term_progress_init(&prog, own, lua_tostring(L, -1))) {
@@ -181,7 +179,6 @@ static Analysis *build(lua_State *L, hs_reader *r, int tidx) {
   if (rc < 0) hsi_lua_limit_check(L);
   if (rc < 0) luaL_error(L, "cannot analyse the trace: %s", err);
   hsi_lua_trace_walked(L, tidx);
-  lua_remove(L, -2);  /* paths */
   lua_remove(L, -2);  /* the scope's arrays */
 
   an->lt = hsi_analysis_life(an->a);

@@ -29,6 +29,8 @@
 #include "embedded.h"
 #include "lua_run.h"
 #include "lua_sandbox.h"
+#include "lua_live.h"
+#include "osfile.h"
 
 #define PROG "heapscript"
 
@@ -66,6 +68,12 @@ static void usage(FILE *to) {
     "             syntax (DIR;srv*STORE;cache*DIR); default $_NT_SYMBOL_PATH; the\n"
     "             trace's directory is always searched too (docs/SYMBOLS.md)\n"
     "  --list     list the bundled scripts and rule files\n"
+    "  --replay TRACE  run over TRACE played as a live session (real-time\n"
+    "             callbacks; --speed N times its pace, --fast at once)\n"
+    "  --live --pid N | --exe NAME.exe  (Windows) a live heap session;\n"
+    "             --duration S stops it; Ctrl-C stops it and the script's\n"
+    "             final part runs.  trace:every(S, fn) runs fn(now, info)\n"
+    "             every S s of trace time with the events so far\n"
     "  --help     this text\n"
     "\n"
     "exit status: the integer the script returns; 1 if it returns false or\n"
@@ -121,10 +129,7 @@ int hsi_lua_open_module(lua_State *L) {
 
 /* --------------------------------------------------------- search path */
 
-static int is_file(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
+static int is_file(const char *path) { return hsi_is_file(path); }  /* UTF-8 path */
 
 static const struct hsi_embedded *embedded_find(const char *name) {
   const struct hsi_embedded *e;
@@ -357,6 +362,9 @@ typedef struct cli {
   int nsargs;
   const char *sympath;  /* --symbol-path, or NULL */
   int code;             /* the exit code */
+  int live;             /* --live or --replay: the trace is a session */
+  hsi_live_opts lo;
+  const char **replays; /* --replay values */
 } cli;
 
 static void set_arg(lua_State *L, const cli *c) {
@@ -425,7 +433,13 @@ static int pmain(lua_State *L) {
   }
   /* chunk on top */
 
-  if (c->ntraces > 0) {
+  if (c->live) {
+    if (hsi_lua_live_open(L, &c->lo) < 0) {
+      message(lua_tostring(L, -1));
+      c->code = EXIT_USAGE;
+      return 0;
+    }
+  } else if (c->ntraces > 0) {
     if (hsi_lua_trace_open(L, (const char *const *)c->traces, c->ntraces) < 0) {
       message(lua_tostring(L, -1));
       c->code = EXIT_USAGE;
@@ -449,6 +463,10 @@ static int pmain(lua_State *L) {
     c->code = hsi_lua_limit_broken() ? EXIT_USAGE : damage_status(L, c->code, 1);
     return 0;
   }
+  if (c->live) {                  /* a script that never used `trace` waits now */
+    lua_pushcfunction(L, hsi_lua_live_wait);
+    if (docall(L, 0, 0) != LUA_OK) return 0;
+  }
   if (lua_type(L, -1) == LUA_TNUMBER && lua_isinteger(L, -1))
     c->code = (int)lua_tointeger(L, -1);
   else if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1))
@@ -457,6 +475,37 @@ static int pmain(lua_State *L) {
     c->code = 0;
   c->code = damage_status(L, c->code, 1);
   return 0;
+}
+
+
+/* One live-session option at argv[*i]: 1 taken, 0 not one, -1 bad. */
+static int live_option(cli *c, int argc, char **argv, int *i) {
+  const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+  char *end = NULL;
+  if (strcmp(a, "--fast") == 0) { c->lo.speed = 0; return 1; }
+  if (strcmp(a, "--live") == 0) { c->live = 1; c->lo.replay = 0; return 1; }
+  if (strcmp(a, "--replay") && strcmp(a, "--speed") && strcmp(a, "--pid") &&
+      strcmp(a, "--exe") && strcmp(a, "--duration")) return 0;
+  if (!v) { fprintf(stderr, PROG ": option %s needs a value\n", a); return -1; }
+  (*i)++;
+  if (strcmp(a, "--replay") == 0) {
+    c->live = 1; c->lo.replay = 1;
+    c->replays[c->lo.npaths++] = v;
+    return 1;
+  }
+  if (strcmp(a, "--exe") == 0) { c->lo.exe = v; return 1; }
+  if (strcmp(a, "--pid") == 0) {
+    c->lo.pid = strtol(v, &end, 10);
+    if (end != v && !*end && c->lo.pid > 0) return 1;
+  } else {
+    double d = strtod(v, &end);
+    if (end != v && !*end && d >= 0 && d < 1e9) {
+      if (a[2] == 's') c->lo.speed = d; else c->lo.duration = d;
+      return 1;
+    }
+  }
+  fprintf(stderr, PROG ": option %s: bad value '%s'\n", a, v);
+  return -1;
 }
 
 static void list_bundled(void) {
@@ -533,7 +582,10 @@ int hsi_lua_cli(int argc, char **argv) {
   c.argc = argc;
   c.argv = argv;
   c.idirs = (char **)malloc(sizeof *c.idirs * (size_t)(argc > 0 ? argc : 1) * 3);
-  if (!c.idirs) {
+  c.replays = (const char **)malloc(sizeof *c.replays * (size_t)(argc > 0 ? argc : 1));
+  c.lo.speed = 1;
+  if (!c.idirs || !c.replays) {
+    free(c.idirs); free(c.replays);
     message("not enough memory");
     return EXIT_SCRIPT;
   }
@@ -541,18 +593,20 @@ int hsi_lua_cli(int argc, char **argv) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       usage(stdout);
-      free(c.idirs);
+      free(c.idirs); free(c.replays);
       return 0;
     } else if (strcmp(a, "--list") == 0) {
       list_bundled();
-      free(c.idirs);
+      free(c.idirs); free(c.replays);
       return 0;
     } else if ((rc = own_option(&c, argc, argv, &i)) >= 0) {
-      if (rc) { free(c.idirs); return rc; }
+      if (rc) { free(c.idirs); free(c.replays); return rc; }
+    } else if ((st = live_option(&c, argc, argv, &i)) != 0) {
+      if (st < 0) { free(c.idirs); free(c.replays); return EXIT_USAGE; }
     } else if (a[0] == '-' && a[1] != '\0') {
       fprintf(stderr, PROG ": unknown option '%s'\n", a);
       usage(stderr);
-      free(c.idirs);
+      free(c.idirs); free(c.replays);
       return EXIT_USAGE;
     } else {
       break;
@@ -560,19 +614,25 @@ int hsi_lua_cli(int argc, char **argv) {
   }
   if (i >= argc) {
     usage(stderr);
-    free(c.idirs);
+    free(c.idirs); free(c.replays);
     return EXIT_USAGE;
   }
   c.script = i;
   /* one allocation, three lists of at most argc words: -I dirs, traces, script args */
   c.traces = c.idirs + argc;
   c.sargs = c.traces + argc;
-  if ((rc = split_words(&c, argc, argv)) != 0) { free(c.idirs); return rc; }
+  if ((rc = split_words(&c, argc, argv)) != 0) { free(c.idirs); free(c.replays); return rc; }
+  c.lo.paths = c.replays;
+  if (c.live && c.ntraces > 0) {
+    fprintf(stderr, PROG ": with --live or --replay the session is the trace: no TRACE after SCRIPT\n");
+    free(c.idirs); free(c.replays);
+    return EXIT_USAGE;
+  }
 
   L = hsi_lua_newstate();
   if (L == NULL) {
     message("cannot create Lua state: not enough memory");
-    free(c.idirs);
+    free(c.idirs); free(c.replays);
     return EXIT_SCRIPT;
   }
   lua_pushcfunction(L, pmain);
@@ -582,7 +642,8 @@ int hsi_lua_cli(int argc, char **argv) {
     message(lua_tostring(L, -1));
     c.code = EXIT_SCRIPT;
   }
+  if (c.live) hsi_lua_live_shutdown(L, c.code == EXIT_SCRIPT ? "script error" : "the script ended");
   lua_close(L);
-  free(c.idirs);
+  free(c.idirs); free(c.replays);
   return c.code;
 }

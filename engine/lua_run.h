@@ -62,7 +62,7 @@ void hsi_lua_register(lua_State *L, const char *name, lua_CFunction open);
   X("Writer", hsi_lua_open_writer) \
   X("Symbols", hsi_lua_open_symbols) \
   X("Stack", hsi_lua_open_stack) X("Allocs", hsi_lua_open_alloc) \
-  X(NULL, hsi_lua_open_term)
+  X("Live", hsi_lua_open_live) X(NULL, hsi_lua_open_term)
 
 /* Push the registry table at `key` (a static address), a table with weak
    keys made on first use: per-Trace state that must not keep a Trace alive. */
@@ -144,6 +144,20 @@ int hsi_lua_trace_open(lua_State *L, const char *const *paths, int npaths);
 void hsi_lua_trace_damage_opts(lua_State *L, int idx, hs_reader_opts *o);
 void hsi_lua_trace_walked(lua_State *L, int idx);
 size_t hsi_lua_trace_report_damage(lua_State *L, int idx, FILE *to, int walk);
+
+/*
+** Live traces (lua_live.c).  hsi_lua_trace_push pushes a Trace over r (it
+** owns r from then on).  A hook set on a Trace runs once, before the
+** Trace's reader is first used (the live session's wait, after which
+** hsi_lua_trace_set_reader gives it the whole session); while it runs,
+** using that Trace is an error.  hsi_lua_trace_is_live: a Trace whose
+** hook has not run yet.
+*/
+typedef void (*hsi_lua_trace_hook)(lua_State *L, int idx);
+int hsi_lua_trace_push(lua_State *L, hs_reader *r);
+void hsi_lua_trace_set_hook(lua_State *L, int idx, hsi_lua_trace_hook h);
+int hsi_lua_trace_is_live(lua_State *L, int idx);
+void hsi_lua_trace_set_reader(lua_State *L, int idx, hs_reader *r);
 
 /* The reader of the Trace at idx; raises an error if not a Trace or closed. */
 hs_reader *hsi_lua_checkreader(lua_State *L, int idx);

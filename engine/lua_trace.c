@@ -40,12 +40,24 @@ typedef struct Trace {
   uint64_t dmg_unstored;     /* reports beyond MAX_DAMAGE (repeats included) */
   char **paths;              /* nfiles copies: damage names its file after close */
   int walked;                /* some reader of these files went through every record */
+  hsi_lua_trace_hook hook;   /* a live trace: run before its first use */
+  int in_hook;
 } Trace;
 
 #define totrace(L, i) ((Trace *)luaL_checkudata(L, i, HSI_LUA_TRACE))
 
 static Trace *checkopen(lua_State *L, int i) {
   Trace *t = totrace(L, i);
+  if (t->hook) {
+    hsi_lua_trace_hook h = t->hook;
+    if (t->in_hook)
+      luaL_error(L, "the live trace is whole only when the session stops: inside trace:every, "
+                    "use the trace the callback is given");
+    t->in_hook = 1;
+    h(L, lua_absindex(L, i));                 /* may raise: in_hook stays, hook runs once */
+    t->in_hook = 0;
+    t->hook = NULL;
+  }
   if (t->src.reader == NULL) luaL_error(L, "attempt to use a closed trace");
   return t;
 }
@@ -176,6 +188,34 @@ int hsi_lua_trace_open(lua_State *L, const char *const *paths, int npaths) {
     return rc;
   }
   return 0;
+}
+
+int hsi_lua_trace_push(lua_State *L, hs_reader *r) {
+  Trace *t = (Trace *)lua_newuserdatauv(L, sizeof *t, 0);
+  memset(t, 0, sizeof *t);
+  luaL_setmetatable(L, HSI_LUA_TRACE);
+  t->src.reader = r;
+  t->nfiles = hs_reader_nfiles(r);
+  if (file_origins(t) < 0) luaL_error(L, "not enough memory");
+  return 0;
+}
+
+void hsi_lua_trace_set_hook(lua_State *L, int idx, hsi_lua_trace_hook h) {
+  totrace(L, idx)->hook = h;
+}
+
+int hsi_lua_trace_is_live(lua_State *L, int idx) {
+  Trace *t = (Trace *)luaL_testudata(L, idx, HSI_LUA_TRACE);
+  return t && t->hook && !t->in_hook;
+}
+
+void hsi_lua_trace_set_reader(lua_State *L, int idx, hs_reader *r) {
+  Trace *t = totrace(L, idx);
+  release(t, 0);
+  t->src.reader = r;
+  t->gen++;
+  t->nfiles = hs_reader_nfiles(r);
+  if (file_origins(t) < 0) luaL_error(L, "not enough memory");
 }
 
 /* heapscript.open(path [, path...]) -> trace | nil, message */

@@ -16,6 +16,9 @@
 #include "layoutcheck.h"
 #include "procmap.h"
 #include "sym_cmd.h"
+#include "merge.h"
+#include "win_cli.h"
+#include "win_live.h"
 
 /* Help texts stay within 80 columns: they are read on terminals. */
 static const char *usage =
@@ -24,6 +27,13 @@ static const char *usage =
   "       heapscript dump [--jsonl] [FILTER...] TRACE...   one event a line\n"
   "       heapscript symbols [--symbol-path P] [--json] TRACE...\n"
   "                                      each image's PDB: found, where, or why not\n"
+  "       heapscript merge -o OUT.etl TRACE...        several traces of one run as\n"
+  "                                                one file\n"
+  "       heapscript --replay TRACE [--speed N | --fast] [--duration S] SCRIPT\n"
+  "       heapscript --live (--pid N | --exe NAME.exe) [--duration S] SCRIPT\n"
+  "                                                (Windows)\n"
+  "       heapscript record -o TRACE.etl [--circular MB] (--pid N | -- PROGRAM ARG...)\n"
+  "                                                (Windows)\n"
   "       heapscript --help | --version\n"
   "\n"
   "SCRIPT is a file or a bundled script's name (heapscript --list).  Several\n"
@@ -291,7 +301,38 @@ static int cmd_dump(int argc, char **argv) {
   return rc;
 }
 
+static int cmd_merge(int argc, char **argv) {
+  const char *out = NULL;
+  char err[HS_ERRLEN];
+  hsi_merge_counts c;
+  int i, n = 0;
+  char **in = (char **)calloc((size_t)argc + 1, sizeof *in);
+  if (!in) return 2;
+  for (i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      printf("usage: heapscript merge -o OUT.etl TRACE...\n"
+             "Writes the traces of one run (e.g. the kernel and heap sessions of `heapscript record`)\n"
+             "as one .etl in time order, as xperf -merge does; WPP records are left out (counted).\n");
+      free(in); return 0;
+    }
+    if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
+    else in[n++] = argv[i];
+  }
+  if (!out || n == 0) { fprintf(stderr, "usage: heapscript merge -o OUT.etl TRACE...\n"); free(in); return 2; }
+  if (hsi_merge((const char *const *)in, n, out, &c, err, sizeof err) < 0) {
+    fprintf(stderr, "heapscript merge: %s\n", err);
+    free(in); return 2;
+  }
+  fprintf(stderr, "heapscript merge: %s: %llu records from %d files (%llu logfile headers replaced, %llu left out)\n",
+          out, (unsigned long long)c.records, n, (unsigned long long)c.headers, (unsigned long long)c.left_out);
+  free(in);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+#ifdef _WIN32
+  hsi_win_init(&argc, &argv);        /* UTF-8 arguments, LF output */
+#endif
   if (argc < 2) { fputs(usage, stderr); return 2; }
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     fputs(usage, stdout);
@@ -302,5 +343,14 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "info") == 0) return cmd_info(argc - 2, argv + 2);
   if (strcmp(argv[1], "dump") == 0) return cmd_dump(argc - 2, argv + 2);
   if (strcmp(argv[1], "symbols") == 0) return hsi_sym_cmd(argc - 2, argv + 2);
+  if (strcmp(argv[1], "merge") == 0) return cmd_merge(argc - 2, argv + 2);
+  if (strcmp(argv[1], "record") == 0) {
+#ifdef _WIN32
+    return hsi_win_record(argc - 2, argv + 2);
+#else
+    fprintf(stderr, "heapscript record: needs Windows (ETW sessions); record there, then read the .etl here\n");
+    return 2;
+#endif
+  }
   return hsi_lua_cli(argc, argv);
 }

@@ -7,10 +7,12 @@
 #define _DEFAULT_SOURCE 1     /* madvise(MADV_DONTNEED) */
 #endif
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <errno.h>
 #include "heapscript.h"
 #include "mapfile.h"
+#include "osfile.h"
 
 #ifdef _WIN32
 #define WIN32_LEAN_AND_MEAN
@@ -19,11 +21,27 @@
 int hsi_map_open(hsi_map *m, const char *path, char *err, size_t errlen) {
   HANDLE f, map;
   LARGE_INTEGER sz;
+  wchar_t *wp = hsi_wide(path);          /* UTF-8 path: the wide call */
+  DWORD e;
   memset(m, 0, sizeof *m);
-  f = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
-                  OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+  if (wp)
+    f = CreateFileW(wp, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+                    OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+  else
+    f = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+                    OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+  e = GetLastError();
+  free(wp);
   if (f == INVALID_HANDLE_VALUE) {
-    snprintf(err, errlen, "%s: cannot open (Windows error %lu)", path, (unsigned long)GetLastError());
+    /* the same words as strerror's on POSIX, so messages match */
+    snprintf(err, errlen, "%s: cannot open: %s", path,
+             e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND ? "No such file or directory" :
+             e == ERROR_ACCESS_DENIED ? "Permission denied" : "Windows error");
+    return HS_EIO;
+  }
+  if (GetFileType(f) != FILE_TYPE_DISK) {
+    snprintf(err, errlen, "%s: not a regular file", path);
+    CloseHandle(f);
     return HS_EIO;
   }
   if (!GetFileSizeEx(f, &sz)) {

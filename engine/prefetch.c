@@ -18,59 +18,7 @@
 #define BLOCK_EVENTS 4096
 #define BLOCK_BYTES (1u << 20)   /* >= one record of the largest size (64 KiB) */
 
-#if defined(_WIN32)
-#ifndef _WIN32_WINNT
-#define _WIN32_WINNT 0x0600          /* condition variables: Vista and later */
-#endif
-#define WIN32_LEAN_AND_MEAN
-#include <windows.h>
-typedef HANDLE thread_t;
-typedef CRITICAL_SECTION mutex_t;
-typedef CONDITION_VARIABLE cond_t;
-static void mx_init(mutex_t *m) { InitializeCriticalSection(m); }
-static void mx_free(mutex_t *m) { DeleteCriticalSection(m); }
-static void mx_lock(mutex_t *m) { EnterCriticalSection(m); }
-static void mx_unlock(mutex_t *m) { LeaveCriticalSection(m); }
-static void cv_init(cond_t *c) { InitializeConditionVariable(c); }
-static void cv_free(cond_t *c) { (void)c; }
-static void cv_wait(cond_t *c, mutex_t *m) { SleepConditionVariableCS(c, m, INFINITE); }
-static void cv_signal(cond_t *c) { WakeConditionVariable(c); }
-#define THREAD_FN DWORD WINAPI
-#define THREAD_RET 0
-static int th_start(thread_t *t, LPTHREAD_START_ROUTINE fn, void *arg) {
-  *t = CreateThread(NULL, 0, fn, arg, 0, NULL);
-  return *t ? 0 : -1;
-}
-static void th_join(thread_t t) { WaitForSingleObject(t, INFINITE); CloseHandle(t); }
-#else
-#include <pthread.h>
-#include <signal.h>
-typedef pthread_t thread_t;
-typedef pthread_mutex_t mutex_t;
-typedef pthread_cond_t cond_t;
-static void mx_init(mutex_t *m) { pthread_mutex_init(m, NULL); }
-static void mx_free(mutex_t *m) { pthread_mutex_destroy(m); }
-static void mx_lock(mutex_t *m) { pthread_mutex_lock(m); }
-static void mx_unlock(mutex_t *m) { pthread_mutex_unlock(m); }
-static void cv_init(cond_t *c) { pthread_cond_init(c, NULL); }
-static void cv_free(cond_t *c) { pthread_cond_destroy(c); }
-static void cv_wait(cond_t *c, mutex_t *m) { pthread_cond_wait(c, m); }
-static void cv_signal(cond_t *c) { pthread_cond_signal(c); }
-#define THREAD_FN void *
-#define THREAD_RET NULL
-/* The reader thread takes no signals: their handlers (Ctrl-C, the CPU
-   time limit of lua_sandbox.c) set hooks on the main thread's Lua state. */
-static int th_start(thread_t *t, void *(*fn)(void *), void *arg) {
-  sigset_t all, old;
-  int rc;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  rc = pthread_create(t, NULL, fn, arg);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  return rc;
-}
-static void th_join(thread_t t) { pthread_join(t, NULL); }
-#endif
+#include "thread.h"
 
 typedef struct block {
   hs_event ev[BLOCK_EVENTS];

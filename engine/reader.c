@@ -24,6 +24,9 @@ const char *hs_reader_path(const hs_reader *r, int i) { return r->ops->path(r->i
 const hs_logfile *hs_reader_logfile(const hs_reader *r, int i) { return r->ops->logfile(r->impl, i); }
 const hs_file_stats *hs_reader_stats(const hs_reader *r, int i) { return r->ops->stats(r->impl, i); }
 const char *hs_reader_error(const hs_reader *r) { return r->err; }
+int hsi_reader_reopen(hs_reader *r, hs_reader **out, const hs_reader_opts *o, char *err, size_t errlen) {
+  return r->ops->reopen(r->impl, out, o, err, errlen);
+}
 
 void hs_reader_close(hs_reader *r) {
   if (!r) return;

@@ -16,8 +16,15 @@ typedef struct hsi_source_ops {
   const char *(*path)(const void *impl, int i);
   const hs_logfile *(*logfile)(const void *impl, int i);
   const hs_file_stats *(*stats)(const void *impl, int i);
+  /* A second, independent reader over the same events (the files opened
+     again, with the options o, which may be NULL; the same records of a
+     live store): 0 or a negative HS_E*. */
+  int (*reopen)(void *impl, hs_reader **out, const hs_reader_opts *o, char *err, size_t errlen);
 } hsi_source_ops;
 
 /* A reader over impl; NULL when out of memory (impl is then the caller's). */
 hs_reader *hsi_reader_wrap(const hsi_source_ops *ops, void *impl);
+/* A second reader over what r reads, with its own options (o may be NULL:
+   then without r's damage callback). */
+int hsi_reader_reopen(hs_reader *r, hs_reader **out, const hs_reader_opts *o, char *err, size_t errlen);
 #endif

@@ -8,6 +8,7 @@
 ** caches what it asks, so a lookup may scan the module list.
 */
 #include "symmap.h"
+#include "osfile.h"
 #include "text.h"
 
 #include <errno.h>
@@ -275,7 +276,7 @@ int hsi_symmap_load(hsi_symmap **out, const char *path, char *err, size_t errlen
   int rc;
   *out = NULL;
   errno = 0;
-  if (!(f = fopen(path, "rb"))) {
+  if (!(f = hsi_fopen(path, "rb"))) {
     if (err && errlen) snprintf(err, errlen, "cannot open %s: %s", path, errno ? strerror(errno) : "error");
     return HS_EIO;
   }

@@ -8,6 +8,7 @@
 ** files show, so that a decoder cannot tell our buffers from Windows' ones.
 */
 #include "writer.h"
+#include "osfile.h"
 #include "bytes.h"
 #include "xca.h"
 
@@ -397,7 +398,7 @@ int hsi_writer_open(hsi_writer **out, const char *path, const hsi_writer_opts *o
     rc = fail(w, HS_ENOMEM, "out of memory");
   if (!rc) {
     errno = 0;
-    if (!(w->f = fopen(path, "wb")))
+    if (!(w->f = hsi_fopen(path, "wb")))
       rc = fail(w, HS_EIO, "cannot create %s: %s", path, errno ? strerror(errno) : "error");
   }
   if (!rc) rc = write_header_buffer(w, path);

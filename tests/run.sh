@@ -6,19 +6,7 @@
 B=${HS_BUILD:-build/rel}
 HS=${HS_BIN:-./heapscript}
 export HS_BIN=$HS
-pass=0; fail=0; failed=""
-log=${TMPDIR:-/tmp}/heapscript-test.$$
-mkdir -p "$log"
-
-step() {  # step NAME COMMAND...
-  name=$1; shift
-  if "$@" >"$log/out" 2>&1; then
-    pass=$((pass + 1)); echo "PASS $name"
-    grep -i "skip" "$log/out" | head -3 | sed 's/^/    /'     # say what did not run, and why
-  else
-    fail=$((fail + 1)); failed="$failed $name"; echo "FAIL $name"; sed 's/^/    /' "$log/out" | tail -40
-  fi
-}
+. tests/steplib.sh
 
 for t in "$B"/tests/test_*; do
   [ -x "$t" ] && step "unit/$(basename "$t")" "$t"
@@ -33,7 +21,4 @@ step "fuzz-replay" "$B/tests/fuzz_reader" tests/fuzz/corpus
 step "fuzz-replay-pdb" "$B/tests/fuzz_pdb" tests/fuzz/pdb_corpus
 step "corpus" $HS tests/corpus/test_corpus.lua -- $HS
 
-rm -rf "$log"
-[ -n "$failed" ] && echo "failed:$failed"
-echo "tests: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+steps_done tests

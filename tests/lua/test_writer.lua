@@ -46,7 +46,7 @@ local GUID = {
 
 -- `heapscript info --json PATH`, decoded
 local function info(path)
-  local p = io.popen(q(bin) .. " info --json " .. q(path) .. " 2>/dev/null")
+  local p = io.popen(q(bin) .. " info --json " .. q(path) .. " 2>" .. T.devnull)
   local s = p:read("a")
   p:close()
   local ok, v = pcall(json.decode, s)

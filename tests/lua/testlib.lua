@@ -94,7 +94,23 @@ function T.bin()
   return arg and arg[i] or "./heapscript"
 end
 
-function T.q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+-- Windows (the .exe under Wine or on Windows): io.popen runs cmd.exe, which
+-- quotes with " and has NUL for /dev/null.
+T.windows = package.config:sub(1, 1) == "\\"
+T.devnull = T.windows and "NUL" or "/dev/null"
+if T.windows then
+  -- cmd /c drops the first and the last quote of a command line that
+  -- starts with one ("a b" "c" would run `a b" "c`): one more pair around
+  -- the whole line keeps the quoting the tests wrote.
+  local popen, execute = io.popen, os.execute
+  io.popen = function(cmd, mode) return popen('"' .. cmd .. '"', mode) end
+  os.execute = function(cmd) if cmd == nil then return execute() end return execute('"' .. cmd .. '"') end
+end
+
+function T.q(s)
+  if T.windows then return '"' .. tostring(s) .. '"' end
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
 
 -- Run the binary with args (a shell fragment, already quoted): exit code, stdout, stderr.
 function T.run(args)

@@ -1,0 +1,86 @@
+/*
+** merge.c -- write the merged stream of several .etl files as one file
+** (see merge.h), with the project's writer.
+*/
+#include <stdio.h>
+#include <string.h>
+#include "heapscript.h"
+#include "bytes.h"
+#include "merge.h"
+#include "writer.h"
+
+#define MAX_ITEMS 64
+
+int hsi_merge(const char *const *in, int nin, const char *out, hsi_merge_counts *c,
+              char *err, size_t errlen) {
+  hs_reader *r;
+  hsi_writer *w;
+  hsi_writer_opts o;
+  const hs_logfile *lf;
+  hs_event ev;
+  hsi_ext items[MAX_ITEMS];
+  int i, n, rc;
+  memset(c, 0, sizeof *c);
+  if ((rc = hs_reader_open(&r, in, nin, NULL, err, errlen)) < 0) return rc;
+  lf = hs_reader_logfile(r, 0);
+  memset(&o, 0, sizeof o);
+  o.pointer_size = (int)lf->pointer_size;
+  o.buffer_size = lf->buffer_size >= 1024 && lf->buffer_size <= (16u << 20) && lf->buffer_size % 8 == 0
+                  ? lf->buffer_size : 0;
+  o.os_build = lf->os_build;
+  o.clock_type = (int)lf->clock_type;
+  o.perf_freq = lf->perf_freq;
+  o.cpu_mhz = lf->cpu_mhz;
+  o.start_time = lf->start_time;
+  o.start_ticks = lf->header_ts;
+  o.logger_name = lf->logger_name[0] ? lf->logger_name : "heapscript merge";
+  o.log_file_name = out;
+  for (i = 0; i < hs_reader_nfiles(r); i++) {
+    const hs_logfile *f = hs_reader_logfile(r, i);
+    if (f->cpus > o.cpus) o.cpus = f->cpus;
+    o.events_lost += f->events_lost;
+    o.buffers_lost += f->buffers_lost;
+  }
+  if (o.cpus == 0) o.cpus = 1;
+  if ((rc = hsi_writer_open(&w, out, &o, err, errlen)) < 0) { hs_reader_close(r); return rc; }
+  while (rc == 0 && (n = hs_reader_next(r, &ev)) == 1) {
+    int cpu = ev.cpu < o.cpus ? ev.cpu : 0;
+    switch (ev.header_type) {
+      case HS_HT_SYSTEM32: case HS_HT_SYSTEM64: case HS_HT_COMPACT32: case HS_HT_COMPACT64:
+      case HS_HT_PERFINFO32: case HS_HT_PERFINFO64:
+        if (ev.hook == 0x0000) { c->headers++; continue; }      /* the new file has its own */
+        rc = hsi_writer_kernel(w, cpu, ev.header_type, ev.hook >> 8, ev.hook & 0xFF, ev.version & 0xFF,
+                               ev.pid, ev.tid, ev.timestamp, ev.payload, ev.payload_len);
+        break;
+      case HS_HT_FULL32: case HS_HT_FULL64: case HS_HT_INSTANCE32: case HS_HT_INSTANCE64:
+        rc = hsi_writer_mof(w, cpu, ev.header_type == HS_HT_FULL32 || ev.header_type == HS_HT_INSTANCE32
+                                    ? HS_HT_FULL32 : HS_HT_FULL64,
+                            &ev.provider, ev.opcode, ev.version, ev.pid, ev.tid, ev.timestamp,
+                            ev.payload, ev.payload_len);
+        break;
+      case HS_HT_EVENT32: case HS_HT_EVENT64: {
+        uint32_t pos = 0;
+        hs_ext_item it;
+        size_t k = 0;
+        while (hs_event_ext_next(&ev, &pos, &it) == 1 && k < MAX_ITEMS) {
+          items[k].type = it.type; items[k].len = it.size; items[k].data = it.data; k++;
+        }
+        rc = hsi_writer_event_ext(w, cpu, ev.header_type, &ev.provider, ev.id, (uint8_t)ev.version,
+                                  ev.opcode, ev.level, ev.task, ev.keyword, ev.pid, ev.tid, ev.timestamp,
+                                  NULL, 0, 0, items, k, ev.payload, ev.payload_len);
+        break;
+      }
+      default:
+        c->left_out++;
+        continue;
+    }
+    if (rc == HS_EARG) { c->left_out++; rc = 0; continue; }   /* too long for a buffer */
+    if (rc == 0) c->records++;
+  }
+  if (rc < 0) snprintf(err, errlen, "%s: %s", out, hsi_writer_error(w));
+  else if (n < 0) { snprintf(err, errlen, "%s", hs_reader_error(r)); rc = n; }
+  i = hsi_writer_close(w);
+  if (rc == 0 && i < 0) { snprintf(err, errlen, "%s: cannot finish the file", out); rc = i; }
+  hs_reader_close(r);
+  return rc;
+}

@@ -1,0 +1,26 @@
+/*
+** merge.h -- several .etl files of one run (a kernel session and a heap
+** session, as `heapscript record` writes them, or any set the reader can
+** merge) written as one .etl, as `xperf -merge` does: one logfile header
+** (the first file's clock and start; the largest processor count; the
+** files' losses added up) and every record in the merged time order.
+** Records keep their header kind, ids, time, processor, payload and
+** extended items; the inputs' own logfile header records are replaced by
+** the new one; WPP (MESSAGE) and ERROR records, which the writer has no
+** call for, are left out and counted.
+*/
+#ifndef HS_MERGE_H
+#define HS_MERGE_H
+#include <stdint.h>
+#include <stddef.h>
+
+typedef struct hsi_merge_counts {
+  uint64_t records;        /* written */
+  uint64_t headers;        /* the inputs' logfile header records, replaced */
+  uint64_t left_out;       /* MESSAGE/ERROR records, and records too long for a buffer */
+} hsi_merge_counts;
+
+/* 0, or a negative HS_E* with a message naming the file in err. */
+int hsi_merge(const char *const *in, int nin, const char *out, hsi_merge_counts *c,
+              char *err, size_t errlen);
+#endif

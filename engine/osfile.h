@@ -1,0 +1,39 @@
+/*
+** osfile.h -- opening files by a UTF-8 path on every platform.  Paths in
+** heapscript are UTF-8 strings (Lua strings, argv).  POSIX takes them as
+** they are; Windows's narrow calls would read them in the ANSI code page,
+** so a trace under C:\Users\Zoë\ would not open.  On Windows these go
+** through the wide calls (engine/win_file.c); elsewhere they are the C
+** library's own.
+*/
+#ifndef HS_OSFILE_H
+#define HS_OSFILE_H
+#include <stdio.h>
+
+#ifdef _WIN32
+#include <wchar.h>
+FILE *hsi_fopen(const char *path, const char *mode);
+FILE *hsi_freopen(const char *path, const char *mode, FILE *f);
+int hsi_remove(const char *path);
+int hsi_rename(const char *from, const char *to);
+/* A new empty file in the user's temporary directory; its UTF-8 name in
+   buf.  0, or -1 when none could be made. */
+int hsi_tmpname(char *buf, size_t len);
+/* 1 when path names a regular file. */
+int hsi_is_file(const char *path);
+/* UTF-8 to a malloc'd UTF-16 string (NULL if not valid UTF-8 or no memory). */
+wchar_t *hsi_wide(const char *utf8);
+/* UTF-16 to a malloc'd UTF-8 string (NULL if no memory). */
+char *hsi_utf8(const wchar_t *w);
+#else
+#include <sys/stat.h>
+#define hsi_fopen fopen
+#define hsi_freopen freopen
+#define hsi_remove remove
+#define hsi_rename rename
+static inline int hsi_is_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+#endif
+#endif

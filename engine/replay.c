@@ -1,0 +1,89 @@
+/*
+** replay.c -- an .etl file as real-time callbacks (see replay.h).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "replay.h"
+#include "thread.h"
+
+#define MAX_ITEMS 64             /* extended data items of one event */
+
+struct hsi_replay {
+  hs_reader *r;
+  hsi_live *s;
+  double speed;
+  thread_t th;
+  int started;
+};
+
+int hsi_replay_open(hsi_replay **out, const char *const *paths, int npaths, double speed,
+                    hsi_live **store, char *err, size_t errlen) {
+  hsi_replay *p = (hsi_replay *)calloc(1, sizeof *p);
+  char name[600];
+  int rc;
+  *out = NULL; *store = NULL;
+  if (!p) { snprintf(err, errlen, "out of memory"); return HS_ENOMEM; }
+  if ((rc = hs_reader_open(&p->r, paths, npaths, NULL, err, errlen)) < 0) { free(p); return rc; }
+  snprintf(name, sizeof name, "%s", paths[0]);
+  if (!(p->s = hsi_live_new(hs_reader_logfile(p->r, 0), name))) {
+    hs_reader_close(p->r); free(p);
+    snprintf(err, errlen, "out of memory");
+    return HS_ENOMEM;
+  }
+  p->speed = speed;
+  *out = p;
+  *store = p->s;
+  return 0;
+}
+
+/* Sleep until wall time `at` (ms), in steps that notice a stop request. */
+static int pace(hsi_replay *p, double at) {
+  for (;;) {
+    double left = at - hsi_now_ms();
+    if (hsi_live_stopping(p->s)) return 1;
+    if (left <= 0) return 0;
+    hsi_sleep_ms(left > 50 ? 50 : (int)left + 1);
+  }
+}
+
+static THREAD_FN run(void *arg) {
+  hsi_replay *p = (hsi_replay *)arg;
+  hs_event ev;
+  hsi_evrec e;
+  hsi_evrec_ext items[MAX_ITEMS];
+  const hs_logfile *lf = hs_reader_logfile(p->r, 0);
+  double freq = (double)hs_time_freq(lf), w0 = hsi_now_ms();
+  int64_t t0 = 0;
+  uint64_t n = 0, bad = 0;
+  int rc, stopped = 0;
+  /* What the session itself recorded as lost is lost for a live consumer too. */
+  for (rc = 0; rc < hs_reader_nfiles(p->r); rc++)
+    hsi_live_add_lost(p->s, hs_reader_logfile(p->r, rc)->events_lost,
+                      hs_reader_logfile(p->r, rc)->buffers_lost);
+  while ((rc = hs_reader_next(p->r, &ev)) == 1) {
+    if (n++ == 0) t0 = ev.timestamp;
+    if (p->speed > 0 && freq > 0 && pace(p, w0 + (double)(ev.timestamp - t0) / freq * 1000.0 / p->speed)) {
+      stopped = 1; break;
+    }
+    if (p->speed <= 0 && (n & 1023) == 0 && hsi_live_stopping(p->s)) { stopped = 1; break; }
+    if (hsi_evrec_from_event(&ev, &e, items, MAX_ITEMS) != 0) { bad++; continue; }
+    hsi_live_event(p->s, &e);
+  }
+  if (bad) hsi_live_add_lost(p->s, bad, 0);
+  hsi_live_finish(p->s, stopped ? "stopped" : rc < 0 ? "the trace could not be read further" : "end of trace");
+  return THREAD_RET;
+}
+
+int hsi_replay_start(hsi_replay *p) {
+  if (th_start(&p->th, run, p) != 0) return HS_ENOMEM;
+  p->started = 1;
+  return 0;
+}
+
+void hsi_replay_close(hsi_replay *p) {
+  if (!p) return;
+  if (p->started) th_join(p->th);
+  hs_reader_close(p->r);
+  free(p);
+}

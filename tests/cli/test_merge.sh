@@ -1,0 +1,40 @@
+#!/bin/sh
+# test_merge.sh -- heapscript merge (and so the one file `heapscript record`
+# leaves): a trace merged alone gives the same reports; the kernel and user
+# sessions of one real run merged into one file hold the same records
+# (provider, ids, raw time, CPU, payload length, decoded memory fields) as
+# the two files read together, with one logfile header instead of two.
+HS=${HS_BIN:-./heapscript}
+C=${HEAPSCRIPT_CORPUS:-../shared/traces}
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+fails=0
+no() { echo "not ok: $*"; fails=$((fails + 1)); }
+
+"$HS" merge -o "$T/m.etl" examples/memorytestapp.etl 2>"$T/err" || no "merge: $(cat "$T/err")"
+grep -q "14739 records from 1 files (1 logfile headers replaced, 0 left out)" "$T/err" || no "merge counts: $(cat "$T/err")"
+cp examples/memorytestapp.sym "$T/m.sym"
+for s in leaks transient growth; do
+  "$HS" $s examples/memorytestapp.etl >"$T/a"; "$HS" $s "$T/m.etl" >"$T/b"
+  cmp -s "$T/a" "$T/b" && echo "ok $s: same report from the merged file" || { no "$s differs"; diff "$T/a" "$T/b" | head -5; }
+done
+"$HS" merge -o "$T/x.etl" >/dev/null 2>&1 && no "merge without inputs succeeded"
+"$HS" merge -o "$T/x.etl" "$T/missing.etl" 2>"$T/err"; [ $? = 2 ] && grep -q missing.etl "$T/err" \
+  && echo "ok a missing input: exit 2, named" || no "missing input"
+
+if [ ! -f "$C/MANIFEST.tsv" ]; then
+  if [ "$CI" = true ]; then echo "corpus missing at $C and CI=true"; exit 1; fi
+  echo "SKIP: no corpus at $C (the two-session merge)"
+else
+  A=$C/microsoft_perfview__diagsession_diaghub.kernel.1.etl
+  B=$C/microsoft_perfview__diagsession_diaghub.user_injected.1.etl
+  "$HS" merge -o "$T/d.etl" "$A" "$B" 2>"$T/err" || no "merge two: $(cat "$T/err")"
+  keep='s/"time": [^,]*, "file": [0-9]*, "buffer": [0-9]*, "offset": [0-9]*//'
+  "$HS" dump --jsonl "$A" "$B" | grep -v '"68fdd900-4a3e-11d1-84f4-0000f80464e3", "opcode": 0, "id": 0' | sed "$keep" >"$T/a"
+  "$HS" dump --jsonl "$T/d.etl" | grep -v '"68fdd900-4a3e-11d1-84f4-0000f80464e3", "opcode": 0, "id": 0' | sed "$keep" >"$T/b"
+  if cmp -s "$T/a" "$T/b" && [ "$(wc -l <"$T/a")" -gt 16000 ]; then echo "ok two sessions merged: $(wc -l <"$T/a") records the same"
+  else no "two sessions:"; diff "$T/a" "$T/b" | head -6; fi
+  n=$("$HS" info --json "$T/d.etl" | sed -n 's/^  "events": \([0-9]*\),$/\1/p')
+  [ "$n" = 16338 ] && echo "ok one logfile header: 16338 events (16339 less one header)" || no "merged events: $n"
+fi
+echo "merge: $fails failed"
+[ $fails = 0 ]

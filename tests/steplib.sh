@@ -1,0 +1,24 @@
+# steplib.sh -- what tests/run.sh and win/test.sh share (sourced): each test
+# runs as one step; `step NAME COMMAND...` prints PASS (and the lines saying
+# what was skipped) or FAIL with the end of its output; `steps_done` prints
+# the count and sets the exit status.
+pass=0; fail=0; failed=""
+steplog=${TMPDIR:-/tmp}/heapscript-test.$$
+mkdir -p "$steplog"
+
+step() {  # step NAME COMMAND...
+  name=$1; shift
+  if "$@" >"$steplog/out" 2>&1; then
+    pass=$((pass + 1)); echo "PASS $name"
+    grep -i "skip" "$steplog/out" | head -3 | sed 's/^/    /'     # say what did not run, and why
+  else
+    fail=$((fail + 1)); failed="$failed $name"; echo "FAIL $name"; sed 's/^/    /' "$steplog/out" | tail -40
+  fi
+}
+
+steps_done() {  # steps_done LABEL
+  rm -rf "$steplog"
+  [ -n "$failed" ] && echo "failed:$failed"
+  echo "$1: $pass passed, $fail failed"
+  [ "$fail" -eq 0 ]
+}

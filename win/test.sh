@@ -1,0 +1,41 @@
+#!/bin/sh
+# test.sh -- `make test-windows`: the file-mode tests against the Windows
+# build (HS_EXE) under Wine, with the Linux build (HS_LINUX) where a test
+# driver needs a POSIX shell.  Steps and summary as tests/run.sh.
+#   lua/*     each tests/lua/test_*.lua runs inside heapscript.exe (its
+#             child processes are heapscript.exe again, through cmd.exe);
+#             test_cli drives the binary with POSIX shell lines, so the
+#             Linux build runs it with heapscript.exe as the binary
+#   cli/*     the damaged-input and CLI shell tests, HS_BIN=heapscript.exe
+#   corpus    the real-trace figures of heapscript.exe (Linux driver)
+#   same      win/test_same.sh: byte-identical output to the Linux build,
+#             non-ASCII paths, CRLF rule files and symbol maps
+# The Wine prefix lives in build/wine and is made once (wineboot, ~10 s).
+HS_LINUX=${HS_LINUX:-build/rel/heapscript}
+HS_EXE=${HS_EXE:-build/win/heapscript.exe}
+export HS_EXE
+export WINEPREFIX="$(pwd)/build/wine" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+W=win/wine-hs
+if ! command -v wine >/dev/null; then echo "test-windows: wine missing (make deps)"; exit 1; fi
+if [ ! -f "$WINEPREFIX/system.reg" ]; then
+  t0=$(date +%s)
+  mkdir -p "$WINEPREFIX" && wineboot -i >/dev/null 2>&1
+  wineserver -w
+  echo "wine prefix made in $(( $(date +%s) - t0 )) s ($WINEPREFIX)"
+fi
+. tests/steplib.sh
+posix_driven=" test_cli "
+for t in tests/lua/test_*.lua; do
+  b=$(basename "$t" .lua)
+  case "$posix_driven" in
+    *" $b "*) step "lua/$b (Linux driver)" env HS_BIN=$W "$HS_LINUX" "$t" ;;
+    *) step "lua/$b" env -u HS_BIN $W "$t" ;;
+  esac
+done
+for t in tests/cli/test_*.sh; do
+  step "cli/$(basename "$t" .sh)" env HS_BIN=$W HS_WINE=1 sh "$t"
+done
+step "corpus" "$HS_LINUX" tests/corpus/test_corpus.lua -- $W
+step "same-as-linux" env HS_LINUX="$HS_LINUX" HS_BIN=$W sh win/test_same.sh
+wineserver -k 2>/dev/null
+steps_done test-windows
