@@ -38,7 +38,7 @@ cmp -s "$T/file" "$T/live" && ok "replay at 200x: same report" || no "replay at 
 grep '^tick' "$T/got" | sed 's/ count=[0-9]*//; s/ lost=[0-9]*//' >"$T/ticks"
 if cmp -s "$T/want" "$T/ticks" && [ "$(wc -l <"$T/ticks")" -eq 4 ]; then ok "four callbacks, each with the events and heap records before its mark"
 else no "callbacks:"; diff "$T/want" "$T/ticks"; fi
-grep -q "^final events=14740 heap=5000 stopped=true reason=end of trace" "$T/got" \
+grep -q "^final events=14744 heap=5000 stopped=true reason=end of trace" "$T/got" \
   && ok "the final part sees the whole session" || no "final: $(grep final "$T/got")"
 
 # 3. Ctrl-C: a slow replay is stopped, the script's final part runs over what arrived

@@ -11,10 +11,10 @@ fails=0
 no() { echo "not ok: $*"; fails=$((fails + 1)); }
 
 "$HS" merge -o "$T/m.etl" examples/memorytestapp.etl 2>"$T/err" || no "merge: $(cat "$T/err")"
-grep -q "14739 records from 1 files (1 logfile headers replaced, 0 left out)" "$T/err" || no "merge counts: $(cat "$T/err")"
+grep -q "14743 records from 1 files (1 logfile headers replaced, 0 left out)" "$T/err" || no "merge counts: $(cat "$T/err")"
 cp examples/memorytestapp.sym "$T/m.sym"
 for s in leaks transient growth; do
-  "$HS" $s examples/memorytestapp.etl >"$T/a"; "$HS" $s "$T/m.etl" >"$T/b"
+  "$HS" $s examples/memorytestapp.etl >"$T/a"; "$HS" --symbol-path examples $s "$T/m.etl" >"$T/b"
   cmp -s "$T/a" "$T/b" && echo "ok $s: same report from the merged file" || { no "$s differs"; diff "$T/a" "$T/b" | head -5; }
 done
 "$HS" merge -o "$T/x.etl" >/dev/null 2>&1 && no "merge without inputs succeeded"
