@@ -9,7 +9,7 @@
 # PDBs: the real ones in ../shared/pdbs (with their executables), and ones
 # built here with clang + lld from tests/pdb/app.c and app.cpp, for x64 and
 # x86, and one of them rewritten with MSF blocks of 512, 1024 and 8192
-# bytes.  Skips what it cannot run (no shared folder, no llvm, no clang or
+# bytes, and stripped to its publics.  Skips what it cannot run (no shared folder, no llvm, no clang or
 # mingw runtime) and says so; under CI=true a skip is a failure.
 #
 # Known defects of llvm-symbolizer 14, where the comparison is narrowed
@@ -140,6 +140,22 @@ if command -v clang >/dev/null && command -v ld.lld >/dev/null; then
       "$PM" repack $bs "$T/app-x86_64-c.pdb" "$T/app-$bs.pdb" || { no "pdbmangle repack $bs failed"; continue; }
       oracle "clang-x86_64-c-block$bs" "$T/app-x86_64-c.exe" "$T/app-$bs.pdb"
     done
+    # stripped to publics (lld-link ignores /PDBSTRIPPED: pdbmangle drops the
+    # module streams as it would): names from the publics, no lines
+    d=$T/stripped; mkdir -p "$d"
+    if "$PM" strip "$T/app-x86_64-c.pdb" "$d/app.pdb" >/dev/null; then
+      cp "$T/app-x86_64-c.exe" "$d/image"; cp "$d/app.pdb" "$d/app-x86_64-c.pdb"
+      sed 's/ .*//; s/^/0x/' "$T/clang-x86_64-c/all" > "$d/addrs"
+      llvm-symbolizer --obj="$d/image" --relative-address --no-demangle --no-inlines < "$d/addrs" | nocol > "$d/oracle"
+      "$PD" outerline "$d/app.pdb" < "$d/addrs" > "$d/ours"
+      if cmp -s "$d/oracle" "$d/ours" && ! grep -q '^/' "$d/ours" && grep -q '^sum_hashes$' "$d/ours"; then
+        echo "ok clang-x86_64-c stripped to publics: $(wc -l < "$d/addrs") addresses named from publics, no lines"
+      else
+        no "stripped PDB differs from llvm-symbolizer (or has lines):"; diff "$d/oracle" "$d/ours" | head -10
+      fi
+    else
+      no "pdbmangle strip failed"
+    fi
   fi
 else
   if [ "$CI" = true ]; then no "clang/lld missing and CI=true"; else skip "clang or lld missing: no PDBs made here"; fi
