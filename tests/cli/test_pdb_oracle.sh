@@ -4,7 +4,8 @@
 # middle, last byte and every line-table address inside it, the frames
 # (inline levels innermost first, then the function) with their names,
 # files and lines must equal `llvm-symbolizer --inlining`'s; the public
-# symbols must equal `llvm-pdbutil dump --publics`.
+# symbols must equal `llvm-pdbutil dump --publics`, the functions (address,
+# size, name) its `dump --symbols`.
 #
 # PDBs: the real ones in ../shared/pdbs (with their executables), and ones
 # built here with clang + lld from tests/pdb/app.c and app.cpp, for x64 and
@@ -83,7 +84,15 @@ oracle() {
     np=$(wc -l < "$d/pub.ours")
     cmp -s "$d/pub.llvm" "$d/pub.ours" || { no "$name: publics differ from llvm-pdbutil:"; diff "$d/pub.llvm" "$d/pub.ours" | head -10; }
   fi
-  echo "ok $name: $nx addresses all frames, $na names only (ambiguous lines), $(wc -l < "$d/orph") public-only, $np publics; $how"
+  # the functions: every top-level procedure's address, size and name
+  llvm-pdbutil dump --symbols "$pdb" 2>/dev/null | awk '
+    /S_[GL]PROC32(_ID)? \[/ { s = $0; sub(/^[^`]*`/, "", s); sub(/`[^`]*$/, "", s); name = s; want = 1; next }
+    want && /parent = / { want = 0
+      if ($0 ~ /parent = 0,/) { a = $0; sub(/.*addr = /, "", a); sub(/,.*/, "", a)
+        z = $0; sub(/.*code size = /, "", z); sub(/,.*/, "", z); print a, z, name } }' | sort > "$d/fn.llvm"
+  "$PD" functions "$pdb" | sort > "$d/fn.ours"
+  cmp -s "$d/fn.llvm" "$d/fn.ours" || { no "$name: functions differ from llvm-pdbutil:"; diff "$d/fn.llvm" "$d/fn.ours" | head -10; }
+  echo "ok $name: $(wc -l < "$d/fn.ours") functions, $nx addresses all frames, $na names only (ambiguous lines), $(wc -l < "$d/orph") public-only, $np publics; $how"
 }
 
 # ---- the shared PDBs, each with its executable

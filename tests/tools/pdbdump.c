@@ -5,7 +5,7 @@
 **
 **   pdbdump info PDB        GUID, ages, counts, the first damage met
 **   pdbdump publics PDB     "seg:off name", offsets in decimal as llvm-pdbutil prints them
-**   pdbdump functions PDB   "rva size name"
+**   pdbdump functions PDB   "seg:off size name", as llvm-pdbutil prints them
 **   pdbdump addrs PDB       "RVA x|a" to test: each function's start,
 **                           middle, last byte and every line row inside it
 **   pdbdump orphans PDB     RVAs of function publics no procedure covers
@@ -58,7 +58,7 @@ int main(int argc, char **argv) {
   } else if (!strcmp(cmd, "publics")) {
     for (i = 0; hsi_pdb_public(p, i, &s); i++) printf("%04u:%04u %s\n", s.segment, s.offset, s.name);
   } else if (!strcmp(cmd, "functions")) {
-    for (i = 0; hsi_pdb_function(p, i, &s); i++) printf("%08x %u %s\n", s.rva, s.size, s.name);
+    for (i = 0; hsi_pdb_function(p, i, &s); i++) printf("%04u:%04u %u %s\n", s.segment, s.offset, s.size, s.name);
   } else if (!strcmp(cmd, "addrs")) {
     /* "RVA x" where the line table is plain, "RVA a" inside a function whose
        line subsection has blocks of several files or shares its address
