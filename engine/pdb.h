@@ -45,8 +45,10 @@
 **    the address; LLVM 15 changed this, see pdb_sym.c).
 ** Where a function's line subsection has blocks of several files, lines
 ** follow the rows' own addresses; llvm-symbolizer 14 answers there from
-** whichever block it sorted first (see pdb_line.c), so the oracle test
-** compares names only at those addresses.
+** whichever block it sorted first (see pdb_line.c), so there the oracle
+** test compares names with it and lines with the line table as
+** llvm-pdbutil dump -l prints it.  Folded functions sharing code: the
+** first procedure and the first line subsection of the module count.
 */
 #ifndef HS_PDB_H
 #define HS_PDB_H

@@ -104,7 +104,9 @@ typedef struct pdb_types {
 } pdb_types;
 
 /* Inlinee id -> composed name cache (open addressing). */
-typedef struct pdb_iname { uint32_t id; const char *name; } pdb_iname;
+/* key: the IPI index, or (module index + 1) << 32 | id for a module's
+   cross-module id (high bit set), which means something else in each module */
+typedef struct pdb_iname { uint64_t key; const char *name; } pdb_iname;
 
 typedef struct pdb_arena { struct pdb_arena_blk *head; } pdb_arena;
 

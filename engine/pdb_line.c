@@ -51,6 +51,12 @@ static int inl_cmp(const void *a, const void *b) {
 
 typedef struct rows { pdb_line *v; uint32_t n, cap; } rows;
 
+/* A row we add at a subsection's start, before its first real row: marked
+   in seq so it sorts after real rows at that address, and dropped where a
+   real row has it (folded functions: two subsections over the same code,
+   the first one's rows count). */
+#define PDB_ROW_FILLED 0x80000000u
+
 static int push_row(rows *r, uint32_t rva, uint32_t line, uint32_t file) {
   if (r->n == r->cap) {
     pdb_line *nv;
@@ -88,7 +94,10 @@ static int lines_sub(hsi_pdb *p, pdb_module *m, uint32_t so, const uint8_t *d, u
       if (rd32(d + o + 12 + 8 * k) < first) { first = rd32(d + o + 12 + 8 * k); fline = rd32(d + o + 16 + 8 * k); ffile = rd32(d + o); }
     o += bsz;
   }
-  if (first != 0xFFFFFFFFu && first > 0 && !push_row(r, start, fline & 0xFFFFFF, ffile)) return 0;
+  if (first != 0xFFFFFFFFu && first > 0) {
+    if (!push_row(r, start, fline & 0xFFFFFF, ffile)) return 0;
+    r->v[r->n - 1].seq |= PDB_ROW_FILLED;
+  }
   for (o = 12; o + 12 <= len;) {
     uint32_t file = rd32(d + o), nl = rd32(d + o + 4), bsz = rd32(d + o + 8), k, need;
     need = flags & 1 ? 12 : 8;
@@ -154,7 +163,16 @@ int hsi_pdb_load_lines(hsi_pdb *p, pdb_module *m) {
     o = (o + 8 + len + 3) & ~3u;
     if (o < base) break;                        /* wrapped */
   }
-  if (r.n > 1) qsort(r.v, r.n, sizeof *r.v, row_cmp);
+  if (r.n > 1) {
+    uint32_t i, k = 0;
+    qsort(r.v, r.n, sizeof *r.v, row_cmp);
+    for (i = 0; i < r.n; i++) {
+      if ((r.v[i].seq & PDB_ROW_FILLED) && k && r.v[k - 1].rva == r.v[i].rva && r.v[k - 1].line != PDB_LINE_END)
+        continue;
+      r.v[k++] = r.v[i];
+    }
+    r.n = k;
+  }
   if (ninl > 1) qsort(inl, ninl, sizeof *inl, inl_cmp);
   m->lines = r.v;
   m->nlines = r.n;

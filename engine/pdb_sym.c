@@ -329,58 +329,6 @@ static const char *udt_name(hsi_pdb *p, uint32_t ti) {
   return o ? rec_name(r, o, len) : NULL;
 }
 
-/* The inlinee's name, qualified as llvm-symbolizer shows it: the class
-   for a member function (LF_MFUNC_ID), the scope string for a function
-   with a parent scope (LF_FUNC_ID). Composed once, cached. */
-static const char *inlinee_name(hsi_pdb *p, uint32_t id) {
-  uint32_t h, len;
-  const uint8_t *r;
-  const char *name, *qual = NULL;
-  char *s;
-  size_t a, b;
-  if (p->capinames) {
-    for (h = (id * 2654435761u) & (p->capinames - 1); p->inames[h].name; h = (h + 1) & (p->capinames - 1))
-      if (p->inames[h].id == id) return p->inames[h].name;
-  }
-  if (!load_types(p, &p->ipi, 4) || !(r = type_rec(&p->ipi, id, &len)) || len < 12) return NULL;
-  if (rd16(r + 2) == LF_FUNC_ID) {
-    uint32_t scope = rd32(r + 4), sl;
-    const uint8_t *sr;
-    if (scope && (sr = type_rec(&p->ipi, scope, &sl)) && sl >= 8 && rd16(sr + 2) == LF_STRING_ID)
-      qual = rec_name(sr, 8, sl);
-  } else if (rd16(r + 2) == LF_MFUNC_ID) {
-    qual = udt_name(p, rd32(r + 4));
-    if (!qual) qual = "";
-  } else {
-    return NULL;
-  }
-  if (!(name = rec_name(r, 12, len))) return NULL;
-  a = qual ? strlen(qual) : 0;
-  b = strlen(name);
-  if (!(s = hsi_pdb_alloc(p, a + (qual ? 2 : 0) + b + 1))) return NULL;
-  if (qual) { memcpy(s, qual, a); memcpy(s + a, "::", 2); a += 2; }
-  memcpy(s + a, name, b + 1);
-  /* cache it: grow at half full */
-  if (2 * (p->ninames + 1) > p->capinames) {
-    uint32_t nc = p->capinames ? 2 * p->capinames : 64, i;
-    pdb_iname *nt = calloc(nc, sizeof *nt);
-    if (!nt) return s;
-    for (i = 0; i < p->capinames; i++)
-      if (p->inames[i].name) {
-        for (h = (p->inames[i].id * 2654435761u) & (nc - 1); nt[h].name; h = (h + 1) & (nc - 1)) {}
-        nt[h] = p->inames[i];
-      }
-    free(p->inames);
-    p->inames = nt;
-    p->capinames = nc;
-  }
-  for (h = (id * 2654435761u) & (p->capinames - 1); p->inames[h].name; h = (h + 1) & (p->capinames - 1)) {}
-  p->inames[h].id = id;
-  p->inames[h].name = s;
-  p->ninames++;
-  return s;
-}
-
 /* An id with the high bit set is the module's own: an import from another
    module (MSVC's cross-module inlining).  Bits 20-30 pick the entry of its
    DEBUG_S_CROSSSCOPEIMPORTS (u32 module name in /names, u32 count, count
@@ -413,6 +361,70 @@ static uint32_t global_id(hsi_pdb *p, pdb_module *m, uint32_t id) {
     return 0;
   }
   return 0;
+}
+
+/* The inlinee's name, qualified as llvm-symbolizer shows it: the class
+   for a member function (LF_MFUNC_ID), the scope string for a function
+   with a parent scope (LF_FUNC_ID).  In the arena; NULL if unknown. */
+static const char *compose_name(hsi_pdb *p, uint32_t id) {
+  uint32_t len;
+  const uint8_t *r;
+  const char *name, *qual = NULL;
+  char *s;
+  size_t a, b;
+  if (!load_types(p, &p->ipi, 4) || !(r = type_rec(&p->ipi, id, &len)) || len < 12) return NULL;
+  if (rd16(r + 2) == LF_FUNC_ID) {
+    uint32_t scope = rd32(r + 4), sl;
+    const uint8_t *sr;
+    if (scope && (sr = type_rec(&p->ipi, scope, &sl)) && sl >= 8 && rd16(sr + 2) == LF_STRING_ID)
+      qual = rec_name(sr, 8, sl);
+  } else if (rd16(r + 2) == LF_MFUNC_ID) {
+    qual = udt_name(p, rd32(r + 4));
+    if (!qual) qual = "";
+  } else {
+    return NULL;
+  }
+  if (!(name = rec_name(r, 12, len))) return NULL;
+  a = qual ? strlen(qual) : 0;
+  b = strlen(name);
+  if (!(s = hsi_pdb_alloc(p, a + (qual ? 2 : 0) + b + 1))) return NULL;
+  if (qual) { memcpy(s, qual, a); memcpy(s + a, "::", 2); a += 2; }
+  memcpy(s + a, name, b + 1);
+  return s;
+}
+
+static uint32_t key_hash(uint64_t k) { return (uint32_t)(k ^ k >> 32) * 2654435761u; }
+
+/* The name of inlinee id as module m uses it, composed once and cached
+   ("" when it cannot be named, so a damaged id is not looked up again). */
+static const char *inlinee_name(hsi_pdb *p, pdb_module *m, uint32_t id) {
+  uint64_t key = id & 0x80000000u ? (uint64_t)(m - p->mods + 1) << 32 | id : id;
+  uint32_t h, mask;
+  const char *s;
+  if (p->capinames) {
+    for (mask = p->capinames - 1, h = key_hash(key) & mask; p->inames[h].name; h = (h + 1) & mask)
+      if (p->inames[h].key == key) return p->inames[h].name;
+  }
+  s = compose_name(p, global_id(p, m, id));
+  if (!s) s = "";
+  if (2 * (p->ninames + 1) > p->capinames) {          /* grow at half full */
+    uint32_t nc = p->capinames ? 2 * p->capinames : 64, i;
+    pdb_iname *nt = calloc(nc, sizeof *nt);
+    if (!nt) return s;
+    for (i = 0; i < p->capinames; i++)
+      if (p->inames[i].name) {
+        for (h = key_hash(p->inames[i].key) & (nc - 1); nt[h].name; h = (h + 1) & (nc - 1)) {}
+        nt[h] = p->inames[i];
+      }
+    free(p->inames);
+    p->inames = nt;
+    p->capinames = nc;
+  }
+  for (mask = p->capinames - 1, h = key_hash(key) & mask; p->inames[h].name; h = (h + 1) & mask) {}
+  p->inames[h].key = key;
+  p->inames[h].name = s;
+  p->ninames++;
+  return s;
 }
 
 void hsi_pdb_free_types(hsi_pdb *p) {
@@ -573,8 +585,8 @@ int hsi_pdb_inline_frames(hsi_pdb *p, pdb_module *m, const pdb_proc *pr, uint32_
     const char *name;
     if (!hsi_pdb_inlinee_line(p, m, inlinee, &base, &chk)) break;
     site_line(r + 16, r + len, x, &lineoff, &fileoff);
-    name = inlinee_name(p, global_id(p, m, inlinee));
-    out[w].name = name ? name : "";
+    name = inlinee_name(p, m, inlinee);
+    out[w].name = name;
     out[w].start_rva = pr->rva + sstart[i];
     out[w].file = hsi_pdb_chk_file(p, m, fileoff ? fileoff : chk);
     out[w].line = base + lineoff;

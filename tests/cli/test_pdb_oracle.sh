@@ -4,19 +4,22 @@
 # middle, last byte and every line-table address inside it, the frames
 # (inline levels innermost first, then the function) with their names,
 # files and lines must equal `llvm-symbolizer --inlining`'s; the public
-# symbols must equal `llvm-pdbutil dump --publics`.
+# symbols must equal `llvm-pdbutil dump --publics`, the functions (address,
+# size, name) its `dump --symbols`.
 #
 # PDBs: the real ones in ../shared/pdbs (with their executables), and ones
 # built here with clang + lld from tests/pdb/app.c and app.cpp, for x64 and
 # x86, and one of them rewritten with MSF blocks of 512, 1024 and 8192
-# bytes.  Skips what it cannot run (no shared folder, no llvm, no clang or
+# bytes, and stripped to its publics.  Skips what it cannot run (no shared folder, no llvm, no clang or
 # mingw runtime) and says so; under CI=true a skip is a failure.
 #
 # Known defects of llvm-symbolizer 14, where the comparison is narrowed
 # (and counted in the output):
 #  - where a function's line subsection has blocks of several files, or
 #    shares its address with another one (folded code), its line depends on
-#    how it sorted blocks starting together: names are compared, not lines;
+#    how it sorted blocks starting together: there names are compared with
+#    it, and lines with the line table as `llvm-pdbutil dump -l` prints it
+#    (tests/cli/pdb_lines.awk);
 #  - it crashes on inline sites whose inlinee is a cross-module id (high
 #    bit set): then the outermost frame is compared without --inlining.
 B=${HS_BUILD:-build/rel}
@@ -69,6 +72,13 @@ oracle() {
   if ! cmp -s "$d/oracle2" "$d/ours2"; then
     no "$name: names differ from llvm-symbolizer where lines are ambiguous:"; diff "$d/oracle2" "$d/ours2" | head -20
   fi
+  # there, the lines against the line table that llvm-pdbutil prints
+  if [ "$na" -gt 0 ]; then
+    sed 's/^0x//' "$d/ambig" | "$PD" locate "$pdb" > "$d/loc"
+    llvm-pdbutil dump -l "$pdb" | awk -v q="$d/loc" -f tests/cli/pdb_lines.awk > "$d/lt.llvm"
+    "$PD" outerline "$pdb" < "$d/ambig" | awk 'NF == 0 { n = 0; next } { n++; if (n == 2) print }' > "$d/lt.ours"
+    cmp -s "$d/lt.llvm" "$d/lt.ours" || { no "$name: lines differ from llvm-pdbutil's line table:"; diff "$d/lt.llvm" "$d/lt.ours" | head -10; }
+  fi
   # functions that only a public symbol names (no procedure record)
   "$PD" orphans "$pdb" | sed 's/^/0x/' > "$d/orph"
   llvm-symbolizer --obj="$d/image" --relative-address --no-demangle --no-inlines < "$d/orph" | names | grep -v '^$' > "$d/oo"
@@ -83,7 +93,15 @@ oracle() {
     np=$(wc -l < "$d/pub.ours")
     cmp -s "$d/pub.llvm" "$d/pub.ours" || { no "$name: publics differ from llvm-pdbutil:"; diff "$d/pub.llvm" "$d/pub.ours" | head -10; }
   fi
-  echo "ok $name: $nx addresses all frames, $na names only (ambiguous lines), $(wc -l < "$d/orph") public-only, $np publics; $how"
+  # the functions: every top-level procedure's address, size and name
+  llvm-pdbutil dump --symbols "$pdb" 2>/dev/null | awk '
+    /S_[GL]PROC32(_ID)? \[/ { s = $0; sub(/^[^`]*`/, "", s); sub(/`[^`]*$/, "", s); name = s; want = 1; next }
+    want && /parent = / { want = 0
+      if ($0 ~ /parent = 0,/) { a = $0; sub(/.*addr = /, "", a); sub(/,.*/, "", a)
+        z = $0; sub(/.*code size = /, "", z); sub(/,.*/, "", z); print a, z, name } }' | sort > "$d/fn.llvm"
+  "$PD" functions "$pdb" | sort > "$d/fn.ours"
+  cmp -s "$d/fn.llvm" "$d/fn.ours" || { no "$name: functions differ from llvm-pdbutil:"; diff "$d/fn.llvm" "$d/fn.ours" | head -10; }
+  echo "ok $name: $(wc -l < "$d/fn.ours") functions, $nx addresses all frames, $na names (lines from llvm-pdbutil), $(wc -l < "$d/orph") public-only, $np publics; $how"
 }
 
 # ---- the shared PDBs, each with its executable
@@ -140,6 +158,22 @@ if command -v clang >/dev/null && command -v ld.lld >/dev/null; then
       "$PM" repack $bs "$T/app-x86_64-c.pdb" "$T/app-$bs.pdb" || { no "pdbmangle repack $bs failed"; continue; }
       oracle "clang-x86_64-c-block$bs" "$T/app-x86_64-c.exe" "$T/app-$bs.pdb"
     done
+    # stripped to publics (lld-link ignores /PDBSTRIPPED: pdbmangle drops the
+    # module streams as it would): names from the publics, no lines
+    d=$T/stripped; mkdir -p "$d"
+    if "$PM" strip "$T/app-x86_64-c.pdb" "$d/app.pdb" >/dev/null; then
+      cp "$T/app-x86_64-c.exe" "$d/image"; cp "$d/app.pdb" "$d/app-x86_64-c.pdb"
+      sed 's/ .*//; s/^/0x/' "$T/clang-x86_64-c/all" > "$d/addrs"
+      llvm-symbolizer --obj="$d/image" --relative-address --no-demangle --no-inlines < "$d/addrs" | nocol > "$d/oracle"
+      "$PD" outerline "$d/app.pdb" < "$d/addrs" > "$d/ours"
+      if cmp -s "$d/oracle" "$d/ours" && ! grep -q '^/' "$d/ours" && grep -q '^sum_hashes$' "$d/ours"; then
+        echo "ok clang-x86_64-c stripped to publics: $(wc -l < "$d/addrs") addresses named from publics, no lines"
+      else
+        no "stripped PDB differs from llvm-symbolizer (or has lines):"; diff "$d/oracle" "$d/ours" | head -10
+      fi
+    else
+      no "pdbmangle strip failed"
+    fi
   fi
 else
   if [ "$CI" = true ]; then no "clang/lld missing and CI=true"; else skip "clang or lld missing: no PDBs made here"; fi

@@ -5,7 +5,7 @@
 **
 **   pdbdump info PDB        GUID, ages, counts, the first damage met
 **   pdbdump publics PDB     "seg:off name", offsets in decimal as llvm-pdbutil prints them
-**   pdbdump functions PDB   "rva size name"
+**   pdbdump functions PDB   "seg:off size name", as llvm-pdbutil prints them
 **   pdbdump addrs PDB       "RVA x|a" to test: each function's start,
 **                           middle, last byte and every line row inside it
 **   pdbdump orphans PDB     RVAs of function publics no procedure covers
@@ -13,6 +13,7 @@
 **                           default output style (name, then file:line)
 **   pdbdump outer PDB       RVAs on stdin -> only the outermost frame's name
 **   pdbdump outerline PDB   RVAs on stdin -> only the outermost frame
+**   pdbdump locate PDB      RVAs on stdin -> "RVA module section offset"
 ** Exit status 1 when the PDB does not open.
 */
 #include <stdio.h>
@@ -42,7 +43,7 @@ int main(int argc, char **argv) {
   uint32_t i;
   hsi_pdb_sym s;
   const char *cmd;
-  if (argc < 3) { fprintf(stderr, "usage: pdbdump info|publics|functions|addrs|orphans|lookup|outer|outerline PDB\n"); return 2; }
+  if (argc < 3) { fprintf(stderr, "usage: pdbdump info|publics|functions|addrs|orphans|lookup|outer|outerline|locate PDB\n"); return 2; }
   cmd = argv[1];
   if (hsi_pdb_open(&p, argv[2], err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); return 1; }
   if (!strcmp(cmd, "info")) {
@@ -58,7 +59,7 @@ int main(int argc, char **argv) {
   } else if (!strcmp(cmd, "publics")) {
     for (i = 0; hsi_pdb_public(p, i, &s); i++) printf("%04u:%04u %s\n", s.segment, s.offset, s.name);
   } else if (!strcmp(cmd, "functions")) {
-    for (i = 0; hsi_pdb_function(p, i, &s); i++) printf("%08x %u %s\n", s.rva, s.size, s.name);
+    for (i = 0; hsi_pdb_function(p, i, &s); i++) printf("%04u:%04u %u %s\n", s.segment, s.offset, s.size, s.name);
   } else if (!strcmp(cmd, "addrs")) {
     /* "RVA x" where the line table is plain, "RVA a" inside a function whose
        line subsection has blocks of several files or shares its address
@@ -95,6 +96,14 @@ int main(int argc, char **argv) {
       mi = hsi_pdb_module_at(p, s.rva);
       if (mi >= 0 && hsi_pdb_load_module(p, (uint32_t)mi) && hsi_pdb_proc_at(&p->mods[mi], s.rva)) continue;
       printf("%x\n", s.rva);
+    }
+  } else if (!strcmp(cmd, "locate")) {
+    /* RVAs on stdin -> "RVA module section offset" (module -1: none) */
+    while (fgets(line, sizeof line, stdin)) {
+      uint32_t r = (uint32_t)strtoul(line, NULL, 16), k, best = 0;
+      for (k = 0; k < p->nsec; k++)
+        if (p->sec_rva[k] <= r && (!best || p->sec_rva[k] >= p->sec_rva[best - 1])) best = k + 1;
+      printf("%x %d %u %u\n", r, hsi_pdb_module_at(p, r), best, best ? r - p->sec_rva[best - 1] : r);
     }
   } else if (!strcmp(cmd, "lookup") || !strcmp(cmd, "outer") || !strcmp(cmd, "outerline")) {
     int mode = !strcmp(cmd, "lookup") ? 0 : !strcmp(cmd, "outer") ? 1 : 2;

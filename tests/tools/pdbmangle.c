@@ -12,6 +12,9 @@
 **     block       a block number of the DBI stream past the end
 **     size        the DBI stream's size made larger than the file
 **     symlen      a module symbol record's length running past its stream
+**   and not damage:
+**     strip       every module's symbol stream dropped from the DBI module
+**                 list, as /PDBSTRIPPED leaves a PDB: publics only
 ** Prints the file offset it changed.
 */
 #include <stdio.h>
@@ -124,6 +127,15 @@ int main(int argc, char **argv) {
     if (i == p->nmods) { fprintf(stderr, "no module with procedures\n"); return 1; }
     at = hsi_msf_fileoff(&p->msf, p->mods[i].stream, 4);     /* the first record's length */
     wr16(b + at, 0xFFF0);
+    hsi_pdb_close(p);
+  } else if (!strcmp(kind, "strip")) {
+    hsi_pdb *p;
+    uint32_t i;
+    if (hsi_pdb_open(&p, argv[2], err, sizeof err)) { fprintf(stderr, "%s\n", err); return 1; }
+    for (i = 0; i < p->nmods; i++) {              /* ModInfo's u16 ModuleSymStream, at +34 */
+      at = hsi_msf_fileoff(&p->msf, 3, p->mods[i].dbi_off + 34);
+      wr16(b + at, 0xFFFF);
+    }
     hsi_pdb_close(p);
   } else {
     fprintf(stderr, "pdbmangle: unknown kind %s\n", kind);
