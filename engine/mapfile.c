@@ -90,11 +90,11 @@ void hsi_map_close(hsi_map *m) {
   memset(m, 0, sizeof *m);
 }
 
+/* Called from the reader's decoding workers too: no shared state. */
 void hsi_map_release(hsi_map *m, uint64_t off, uint64_t len) {
-  static uint64_t page;
-  uint64_t a, b;
+  long ps = sysconf(_SC_PAGESIZE);
+  uint64_t a, b, page = ps > 0 ? (uint64_t)ps : 4096;
   if (!m->data || off >= m->size) return;
-  if (!page) { long p = sysconf(_SC_PAGESIZE); page = p > 0 ? (uint64_t)p : 4096; }
   if (len > m->size - off) len = m->size - off;
   a = (off + page - 1) / page * page;     /* pages wholly inside the range only: */
   b = (off + len) / page * page;          /* a neighbour buffer may share the edges */

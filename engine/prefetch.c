@@ -6,8 +6,7 @@
 ** into the copy), then publishes it; the consumer walks a published block
 ** and gives it back when it asks for the first event of the next one.
 ** Handing over whole blocks keeps the locking to one lock per thousands of
-** events.  The threads are behind four small wrappers: POSIX threads, or
-** Windows threads and condition variables.
+** events.  The threads are behind the wrappers of thread.h.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -18,48 +17,7 @@
 #define BLOCK_EVENTS 4096
 #define BLOCK_BYTES (1u << 20)   /* >= one record of the largest size (64 KiB) */
 
-#if defined(_WIN32)
-#ifndef _WIN32_WINNT
-#define _WIN32_WINNT 0x0600          /* condition variables: Vista and later */
-#endif
-#define WIN32_LEAN_AND_MEAN
-#include <windows.h>
-typedef HANDLE thread_t;
-typedef CRITICAL_SECTION mutex_t;
-typedef CONDITION_VARIABLE cond_t;
-static void mx_init(mutex_t *m) { InitializeCriticalSection(m); }
-static void mx_free(mutex_t *m) { DeleteCriticalSection(m); }
-static void mx_lock(mutex_t *m) { EnterCriticalSection(m); }
-static void mx_unlock(mutex_t *m) { LeaveCriticalSection(m); }
-static void cv_init(cond_t *c) { InitializeConditionVariable(c); }
-static void cv_free(cond_t *c) { (void)c; }
-static void cv_wait(cond_t *c, mutex_t *m) { SleepConditionVariableCS(c, m, INFINITE); }
-static void cv_signal(cond_t *c) { WakeConditionVariable(c); }
-#define THREAD_FN DWORD WINAPI
-#define THREAD_RET 0
-static int th_start(thread_t *t, LPTHREAD_START_ROUTINE fn, void *arg) {
-  *t = CreateThread(NULL, 0, fn, arg, 0, NULL);
-  return *t ? 0 : -1;
-}
-static void th_join(thread_t t) { WaitForSingleObject(t, INFINITE); CloseHandle(t); }
-#else
-#include <pthread.h>
-typedef pthread_t thread_t;
-typedef pthread_mutex_t mutex_t;
-typedef pthread_cond_t cond_t;
-static void mx_init(mutex_t *m) { pthread_mutex_init(m, NULL); }
-static void mx_free(mutex_t *m) { pthread_mutex_destroy(m); }
-static void mx_lock(mutex_t *m) { pthread_mutex_lock(m); }
-static void mx_unlock(mutex_t *m) { pthread_mutex_unlock(m); }
-static void cv_init(cond_t *c) { pthread_cond_init(c, NULL); }
-static void cv_free(cond_t *c) { pthread_cond_destroy(c); }
-static void cv_wait(cond_t *c, mutex_t *m) { pthread_cond_wait(c, m); }
-static void cv_signal(cond_t *c) { pthread_cond_signal(c); }
-#define THREAD_FN void *
-#define THREAD_RET NULL
-static int th_start(thread_t *t, void *(*fn)(void *), void *arg) { return pthread_create(t, NULL, fn, arg); }
-static void th_join(thread_t t) { pthread_join(t, NULL); }
-#endif
+#include "thread.h"
 
 typedef struct block {
   hs_event ev[BLOCK_EVENTS];
@@ -72,26 +30,26 @@ typedef struct block {
 struct hsi_prefetch {
   hs_reader *r;
   block *b;               /* NBLOCK blocks */
-  mutex_t mx;
-  cond_t filled, freed;
+  hsi_mutex mx;
+  hsi_cond filled, freed;
   int nfilled;            /* published and not yet given back */
   int stop;               /* the consumer is closing */
   int prod, cons;         /* next block to fill / to read */
   int pos;                /* next event in the consumer's block, -1: none taken */
   int done;               /* the consumer saw the end */
-  thread_t th;
+  hsi_thread th;
 };
 
-static THREAD_FN producer(void *arg) {
+static HSI_THREAD_FN producer(void *arg) {
   hsi_prefetch *pf = (hsi_prefetch *)arg;
   for (;;) {
     block *b;
     size_t used = 0;
     int rc = 1;
-    mx_lock(&pf->mx);
-    while (pf->nfilled == NBLOCK && !pf->stop) cv_wait(&pf->freed, &pf->mx);
-    if (pf->stop) { mx_unlock(&pf->mx); return THREAD_RET; }
-    mx_unlock(&pf->mx);
+    hsi_mx_lock(&pf->mx);
+    while (pf->nfilled == NBLOCK && !pf->stop) hsi_cv_wait(&pf->freed, &pf->mx);
+    if (pf->stop) { hsi_mx_unlock(&pf->mx); return HSI_THREAD_RET; }
+    hsi_mx_unlock(&pf->mx);
     b = &pf->b[pf->prod];
     b->n = 0;
     b->end = 0;
@@ -108,12 +66,12 @@ static THREAD_FN producer(void *arg) {
       if (!copy) {
         /* keep it: the reader's view stays valid until its next call */
         hs_event keep = *e;
-        mx_lock(&pf->mx);
+        hsi_mx_lock(&pf->mx);
         pf->nfilled++;
-        cv_signal(&pf->filled);
-        while (pf->nfilled == NBLOCK && !pf->stop) cv_wait(&pf->freed, &pf->mx);
-        if (pf->stop) { mx_unlock(&pf->mx); return THREAD_RET; }
-        mx_unlock(&pf->mx);
+        hsi_cv_signal(&pf->filled);
+        while (pf->nfilled == NBLOCK && !pf->stop) hsi_cv_wait(&pf->freed, &pf->mx);
+        if (pf->stop) { hsi_mx_unlock(&pf->mx); return HSI_THREAD_RET; }
+        hsi_mx_unlock(&pf->mx);
         pf->prod = (pf->prod + 1) % NBLOCK;
         b = &pf->b[pf->prod];
         b->n = 0;
@@ -131,30 +89,29 @@ static THREAD_FN producer(void *arg) {
       b->n++;
     }
     if (rc != 1) { b->end = 1; b->rc = rc; }
-    mx_lock(&pf->mx);
+    hsi_mx_lock(&pf->mx);
     pf->nfilled++;
-    cv_signal(&pf->filled);
-    mx_unlock(&pf->mx);
+    hsi_cv_signal(&pf->filled);
+    hsi_mx_unlock(&pf->mx);
     pf->prod = (pf->prod + 1) % NBLOCK;
-    if (rc != 1) return THREAD_RET;
+    if (rc != 1) return HSI_THREAD_RET;
   }
 }
 
 hsi_prefetch *hsi_prefetch_open(hs_reader *r) {
   hsi_prefetch *pf;
-  const char *env = getenv("HEAPSCRIPT_THREADS");
-  if (env && env[0] == '0') return NULL;
+  if (hsi_threads_allowed(1) == 0) return NULL;
   pf = (hsi_prefetch *)calloc(1, sizeof *pf);
   if (!pf) return NULL;
   pf->b = (block *)malloc(NBLOCK * sizeof(block));
   if (!pf->b) { free(pf); return NULL; }
   pf->r = r;
   pf->pos = -1;
-  mx_init(&pf->mx);
-  cv_init(&pf->filled);
-  cv_init(&pf->freed);
-  if (th_start(&pf->th, producer, pf) != 0) {
-    cv_free(&pf->filled); cv_free(&pf->freed); mx_free(&pf->mx);
+  hsi_mx_init(&pf->mx);
+  hsi_cv_init(&pf->filled);
+  hsi_cv_init(&pf->freed);
+  if (hsi_th_start(&pf->th, producer, pf) != 0) {
+    hsi_cv_free(&pf->filled); hsi_cv_free(&pf->freed); hsi_mx_free(&pf->mx);
     free(pf->b);
     free(pf);
     return NULL;
@@ -167,19 +124,19 @@ int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev) {
     block *b;
     if (pf->done) return 0;
     if (pf->pos < 0) {                       /* take the next published block */
-      mx_lock(&pf->mx);
-      while (pf->nfilled == 0) cv_wait(&pf->filled, &pf->mx);
-      mx_unlock(&pf->mx);
+      hsi_mx_lock(&pf->mx);
+      while (pf->nfilled == 0) hsi_cv_wait(&pf->filled, &pf->mx);
+      hsi_mx_unlock(&pf->mx);
       pf->pos = 0;
     }
     b = &pf->b[pf->cons];
     if (pf->pos < b->n) { *ev = b->ev[pf->pos++]; return 1; }
     if (b->end) { pf->done = 1; return b->rc < 0 ? b->rc : 0; }
     /* give the block back and move on */
-    mx_lock(&pf->mx);
+    hsi_mx_lock(&pf->mx);
     pf->nfilled--;
-    cv_signal(&pf->freed);
-    mx_unlock(&pf->mx);
+    hsi_cv_signal(&pf->freed);
+    hsi_mx_unlock(&pf->mx);
     pf->cons = (pf->cons + 1) % NBLOCK;
     pf->pos = -1;
   }
@@ -187,12 +144,12 @@ int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev) {
 
 void hsi_prefetch_close(hsi_prefetch *pf) {
   if (!pf) return;
-  mx_lock(&pf->mx);
+  hsi_mx_lock(&pf->mx);
   pf->stop = 1;
-  cv_signal(&pf->freed);
-  mx_unlock(&pf->mx);
-  th_join(pf->th);
-  cv_free(&pf->filled); cv_free(&pf->freed); mx_free(&pf->mx);
+  hsi_cv_signal(&pf->freed);
+  hsi_mx_unlock(&pf->mx);
+  hsi_th_join(pf->th);
+  hsi_cv_free(&pf->filled); hsi_cv_free(&pf->freed); hsi_mx_free(&pf->mx);
   free(pf->b);
   free(pf);
 }

@@ -1,0 +1,77 @@
+/*
+** thread.h -- the few thread primitives the engine uses (the prefetch
+** thread, the per-CPU decoding workers of etl.c): POSIX threads, or
+** Windows threads and condition variables, behind small wrappers.  And
+** the one switch for all of them: HEAPSCRIPT_THREADS=0 turns every extra
+** thread off (results are the same either way; tests compare them).
+*/
+#ifndef HS_THREAD_H
+#define HS_THREAD_H
+#include <stdlib.h>
+
+#if defined(_WIN32)
+#ifndef _WIN32_WINNT
+#define _WIN32_WINNT 0x0600          /* condition variables: Vista and later */
+#endif
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+typedef HANDLE hsi_thread;
+typedef CRITICAL_SECTION hsi_mutex;
+typedef CONDITION_VARIABLE hsi_cond;
+static inline void hsi_mx_init(hsi_mutex *m) { InitializeCriticalSection(m); }
+static inline void hsi_mx_free(hsi_mutex *m) { DeleteCriticalSection(m); }
+static inline void hsi_mx_lock(hsi_mutex *m) { EnterCriticalSection(m); }
+static inline void hsi_mx_unlock(hsi_mutex *m) { LeaveCriticalSection(m); }
+static inline void hsi_cv_init(hsi_cond *c) { InitializeConditionVariable(c); }
+static inline void hsi_cv_free(hsi_cond *c) { (void)c; }
+static inline void hsi_cv_wait(hsi_cond *c, hsi_mutex *m) { SleepConditionVariableCS(c, m, INFINITE); }
+static inline void hsi_cv_signal(hsi_cond *c) { WakeConditionVariable(c); }
+static inline void hsi_cv_broadcast(hsi_cond *c) { WakeAllConditionVariable(c); }
+#define HSI_THREAD_FN DWORD WINAPI
+#define HSI_THREAD_RET 0
+static inline int hsi_th_start(hsi_thread *t, LPTHREAD_START_ROUTINE fn, void *arg) {
+  *t = CreateThread(NULL, 0, fn, arg, 0, NULL);
+  return *t ? 0 : -1;
+}
+static inline void hsi_th_join(hsi_thread t) { WaitForSingleObject(t, INFINITE); CloseHandle(t); }
+static inline int hsi_ncpu(void) {
+  SYSTEM_INFO si;
+  GetSystemInfo(&si);
+  return si.dwNumberOfProcessors > 0 ? (int)si.dwNumberOfProcessors : 1;
+}
+#else
+#include <pthread.h>
+#include <unistd.h>
+typedef pthread_t hsi_thread;
+typedef pthread_mutex_t hsi_mutex;
+typedef pthread_cond_t hsi_cond;
+static inline void hsi_mx_init(hsi_mutex *m) { pthread_mutex_init(m, NULL); }
+static inline void hsi_mx_free(hsi_mutex *m) { pthread_mutex_destroy(m); }
+static inline void hsi_mx_lock(hsi_mutex *m) { pthread_mutex_lock(m); }
+static inline void hsi_mx_unlock(hsi_mutex *m) { pthread_mutex_unlock(m); }
+static inline void hsi_cv_init(hsi_cond *c) { pthread_cond_init(c, NULL); }
+static inline void hsi_cv_free(hsi_cond *c) { pthread_cond_destroy(c); }
+static inline void hsi_cv_wait(hsi_cond *c, hsi_mutex *m) { pthread_cond_wait(c, m); }
+static inline void hsi_cv_signal(hsi_cond *c) { pthread_cond_signal(c); }
+static inline void hsi_cv_broadcast(hsi_cond *c) { pthread_cond_broadcast(c); }
+#define HSI_THREAD_FN void *
+#define HSI_THREAD_RET NULL
+static inline int hsi_th_start(hsi_thread *t, void *(*fn)(void *), void *arg) {
+  return pthread_create(t, NULL, fn, arg);
+}
+static inline void hsi_th_join(hsi_thread t) { pthread_join(t, NULL); }
+static inline int hsi_ncpu(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+#endif
+
+/* How many extra threads a pass may start: HEAPSCRIPT_THREADS=0 none,
+   =N at most N, unset or empty: `dflt`. */
+static inline int hsi_threads_allowed(int dflt) {
+  const char *env = getenv("HEAPSCRIPT_THREADS");
+  if (!env || !*env) return dflt;
+  if (env[0] < '0' || env[0] > '9') return dflt;
+  return atoi(env);
+}
+#endif
