@@ -5,8 +5,8 @@
 **
 ** Opening indexes every buffer header (cheap: one read per buffer).  Then
 ** each (file, CPU) pair is a stream walking its buffers in file order;
-** a binary heap merges the streams by timestamp, ties by CPU then file
-** position.
+** a tournament (loser) tree merges the streams by timestamp, ties by CPU
+** then file position.
 **
 ** A stream decodes ahead into chunks of events (a ring of NCHUNK per
 ** stream): on worker threads when there are cores for them, else by the
@@ -121,20 +121,17 @@ typedef struct stream {
   hs_file_stats *st;   /* of its file */
 } stream;
 
-/* A heap node: the merge compares only these. */
-typedef struct hnode {
-  int64_t key;
-  uint64_t tie;
-  int s;
-} hnode;
-
 struct etlreader {
   etlfile *files;
   int nfiles;
   stream *streams;
   int nstreams;
-  hnode *heap;
-  int nheap;
+  /* the merge: per stream its head's key and tie (packed, what the
+     tournament compares), the losers of the internal nodes, the winner */
+  int64_t *mkey;
+  uint64_t *mtie;
+  int *loser;
+  int winner, live;
   int pending;          /* stream whose head was handed out last */
   int by_filetime;      /* files disagree on clocks: merge on FILETIME */
   hs_reader_opts opts;
@@ -364,34 +361,34 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
 
 /* Order of stream heads: timestamp, then the buffer-0 tail last, then
    CPU, then file.  No two streams share (tail, cpu, file), so `tie`,
-   computed once per stream, settles every tie. */
-static inline int less(const hnode *a, const hnode *b) {
-  return a->key < b->key || (a->key == b->key && a->tie < b->tie);
+   computed once per stream, settles every tie; a stream that ended has
+   TIE_ENDED in its tie and loses to every other. */
+#define TIE_ENDED ((uint64_t)1 << 40)
+
+static inline int less(const etlreader *r, int a, int b) {
+  return r->mkey[a] < r->mkey[b] || (r->mkey[a] == r->mkey[b] && r->mtie[a] < r->mtie[b]);
 }
 
-static void sift_down(etlreader *r, int i) {
-  hnode *h = r->heap, x = h[i];
-  int n = r->nheap;
-  for (;;) {
-    int l = 2 * i + 1, m;
-    if (l >= n) break;
-    m = (l + 1 < n && less(&h[l + 1], &h[l])) ? l + 1 : l;
-    if (!less(&h[m], &x)) break;
-    h[i] = h[m];
-    i = m;
-  }
-  h[i] = x;
+/* The tournament over n streams: leaves n..2n-1, node i plays 2i and
+   2i+1 and keeps the loser; the winner comes out. */
+static int play(etlreader *r, int i) {
+  int a, b;
+  if (i >= r->nstreams) return i - r->nstreams;
+  a = play(r, 2 * i);
+  b = play(r, 2 * i + 1);
+  if (less(r, b, a)) { r->loser[i] = a; return b; }
+  r->loser[i] = b;
+  return a;
 }
 
-static void sift_up(etlreader *r, int i) {
-  hnode *h = r->heap, x = h[i];
-  while (i > 0) {
-    int p = (i - 1) / 2;
-    if (!less(&x, &h[p])) break;
-    h[i] = h[p];
-    i = p;
+/* The winner's key changed: replay its way up (log2 n comparisons). */
+static inline void replay(etlreader *r, int w) {
+  int i;
+  for (i = (w + r->nstreams) >> 1; i > 0; i >>= 1) {
+    int l = r->loser[i];
+    if (less(r, l, w)) { r->loser[i] = w; w = l; }
   }
-  h[i] = x;
+  r->winner = w;
 }
 
 /* ------------------------------------------------- decoding into chunks */
@@ -492,6 +489,24 @@ static void fill(etlreader *r, stream *s, chunk *c) {
       rc = load_buffer(r, s, c);
       if (rc < 0) return;
       if (rc == 0) { c->last = 1; return; }
+    }
+    {
+      /* most records: kernel headers, many at a time */
+      uint32_t k0 = c->n, m = hsi_record_kernel_run(s->base, &s->pos, s->cur->end, &c->ev[k0], CHUNK_EVENTS - k0);
+      uint32_t bidx = s->cur->index;
+      uint64_t bpos = s->cur->pos;
+      uint8_t tail = s->tail ? HS_EVF_BUF0TAIL : 0;
+      for (k = k0; k < k0 + m; k++) {
+        hs_event *e = &c->ev[k];
+        e->cpu = s->cpu;
+        e->file = (uint16_t)s->file;
+        e->buffer = bidx;
+        e->buffer_pos = bpos;
+        e->flags |= tail;
+        c->key[k] = r->by_filetime ? hs_time_filetime(&f->lf, e->timestamp) : e->timestamp;
+      }
+      c->n += m;
+      if (c->n == CHUNK_EVENTS) continue;
     }
     rc = hsi_record_decode(s->base, s->pos, s->cur->end, f->file_ptr, &c->ev[c->n], &next, &why);
     if (rc == 1) {
@@ -809,7 +824,6 @@ static int etl_rewind(void *impl) {
   etlreader *r = (etlreader *)impl;
   int k;
   stop_workers(r);
-  r->nheap = 0;
   r->pending = -1;
   r->nseen = 0;
   for (k = 0; k < r->nfiles; k++) {
@@ -821,16 +835,14 @@ static int etl_rewind(void *impl) {
   }
   for (k = 0; k < r->nstreams; k++) reset_stream(&r->streams[k]);
   start_workers(r);
+  r->live = 0;
   for (k = 0; k < r->nstreams; k++) {
     stream *s = &r->streams[k];
-    if (settle(r, s)) {
-      hnode *h = &r->heap[r->nheap++];
-      h->key = key_of(s);
-      h->tie = s->tie;
-      h->s = k;
-      sift_up(r, r->nheap - 1);
-    }
+    r->mtie[k] = s->tie;
+    if (settle(r, s)) { r->mkey[k] = key_of(s); r->live++; }
+    else { r->mkey[k] = INT64_MAX; r->mtie[k] |= TIE_ENDED; }
   }
+  r->winner = r->nstreams ? play(r, 1) : 0;
   return 0;
 }
 
@@ -865,11 +877,16 @@ static int finish_open(etlreader *r, char *err, size_t errlen) {
                   f->lf.perf_freq != r->files[0].lf.perf_freq))
       r->by_filetime = 1;
   }
-  r->heap = (hnode *)malloc((size_t)(r->nstreams ? r->nstreams : 1) * sizeof *r->heap);
-  for (i = 0; r->heap && i < r->nstreams; i++)
+  {
+    size_t n = (size_t)(r->nstreams ? r->nstreams : 1);
+    r->mkey = (int64_t *)malloc(n * sizeof *r->mkey);
+    r->mtie = (uint64_t *)malloc(n * sizeof *r->mtie);
+    r->loser = (int *)malloc(n * sizeof *r->loser);
+  }
+  for (i = 0; r->mkey && r->mtie && r->loser && i < r->nstreams; i++)
     if (!(r->streams[i].ch = (chunk *)malloc(NCHUNK * sizeof(chunk)))) break;
     else r->streams[i].st = &r->files[r->streams[i].file].st;
-  if (!r->heap || i < r->nstreams || collect_tail(r)) { snprintf(err, errlen, "out of memory"); return HS_ENOMEM; }
+  if (!r->mkey || !r->mtie || !r->loser || i < r->nstreams || collect_tail(r)) { snprintf(err, errlen, "out of memory"); return HS_ENOMEM; }
   return etl_rewind(r);
 }
 
@@ -956,7 +973,9 @@ static void etl_close(void *impl) {
   }
   free(r->streams);
   free(r->files);
-  free(r->heap);
+  free(r->mkey);
+  free(r->mtie);
+  free(r->loser);
   free(r->tail_ts);
   free(r->seen);
   free(r->workers);
@@ -976,14 +995,16 @@ static int etl_next(void *impl, hs_event *ev) {
     if (r->pending >= 0) {
       /* Advance the stream handed out last only now: its event stayed a
          view into that stream's buffer until this call. */
-      s = &r->streams[r->pending];
-      if (++s->i < s->lim) { r->heap[0].key = s->keys[s->i]; sift_down(r, 0); }
-      else if (settle(r, s)) { r->heap[0].key = key_of(s); sift_down(r, 0); }
-      else { r->heap[0] = r->heap[--r->nheap]; if (r->nheap) sift_down(r, 0); }
+      int k = r->pending;
+      s = &r->streams[k];
+      if (++s->i < s->lim) r->mkey[k] = s->keys[s->i];
+      else if (settle(r, s)) r->mkey[k] = key_of(s);
+      else { r->mkey[k] = INT64_MAX; r->mtie[k] |= TIE_ENDED; r->live--; }
+      replay(r, k);
       r->pending = -1;
     }
-    if (r->nheap == 0) return 0;
-    r->pending = r->heap[0].s;
+    if (r->live == 0) return 0;
+    r->pending = r->winner;
     s = &r->streams[r->pending];
     e = head_of(s);
     if (r->ntail_ts && is_tail_ts(r, e->timestamp)) {

@@ -246,6 +246,26 @@ int hsi_record_decode(const uint8_t *b, uint32_t pos, uint32_t end, int file_ptr
   return rc;
 }
 
+uint32_t hsi_record_kernel_run(const uint8_t *b, uint32_t *pos, uint32_t end, hs_event *ev, uint32_t max) {
+  uint32_t n = 0, p = *pos;
+  const char *why;
+  if (!kernel_guid_ready) kernel_guids();
+  while (n < max && p < end && end - p >= 8) {
+    const uint8_t *r = b + p;
+    uint32_t size, ht = r[2];
+    if ((r[3] & 0xC0) != 0xC0 || ht >= sizeof khlen || !khlen[ht] || rd32(r) == 0xFFFFFFFFu) break;
+    size = rd16(r + 4);
+    if (size < 8 || size > end - p) break;
+    if (decode_kernel(r, size, (int)ht, khlen[ht], kptr[ht], &ev[n], &why) != 1) break;
+    ev[n].offset = p;
+    n++;
+    p += (size + 7u) & ~7u;
+    if (p > end) p = end;
+  }
+  *pos = p;
+  return n;
+}
+
 int hs_event_ext_next(const hs_event *ev, uint32_t *pos, hs_ext_item *item) {
   uint16_t isz, link, dsz;
   if (!(ev->flags & HS_EVF_EXT) || !ev->ext) return 0;
