@@ -154,6 +154,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   hsi_stacks_on_match(a->st, on_stack, a);
   hsi_stacks_set_window(a->st, hs_time_freq(&a->lf), HSI_STACKS_MAX_LIVE);
   hs_reader_rewind(r);
+  hsi_memev_prepare();
   /* Decoding and the work below cost about the same: on a second core
      the reader runs ahead (prefetch.h); without threads, read directly. */
   pf = hsi_prefetch_open(r);
