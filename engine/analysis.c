@@ -157,15 +157,18 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   hsi_memev_prepare();
   /* Decoding and the work below cost about the same: on a second core
      the reader runs ahead (prefetch.h); without threads, read directly. */
-  pf = hsi_prefetch_open(r);
-  while (rc == 0 && (n = pf ? hsi_prefetch_next(pf, &ev) : hs_reader_next(r, &ev)) == 1) {
-    int d;
+  pf = hsi_prefetch_open_memops(r, 1);
+  for (;;) {
+    int d = 0;
+    if (rc) break;
+    if (pf) n = hsi_prefetch_next_op(pf, &ev, &op, &d);
+    else if ((n = hs_reader_next(r, &ev)) == 1) d = hsi_memev_decode(&ev, &op);
+    if (n != 1) break;
     if (a->c.events++ == 0) a->c.first_ts = ev.timestamp;
     a->c.last_ts = ev.timestamp;
     /* End first: the instance is found while the procmap still has it alive. */
     if ((ev.flags & HS_EVF_KERNEL) && ev.hook == 0x0302 && (rc = process_end(a, &ev)) != 0) break;
     if (hsi_procmap_feed(a->pm, &ev) < 0) { rc = HS_ENOMEM; break; }
-    d = hsi_memev_decode(&ev, &op);
     if (d == 1) rc = memory_event(a, &ev, &op);
     else if (d < 0) a->c.memory_damaged++;
     if (rc == 0 && (ev.flags & HS_EVF_KERNEL) && (ev.hook == 0x1820 || ev.hook == 0x1825 || ev.hook == 0x1826))
