@@ -139,8 +139,10 @@ static int process_end(hsi_analysis *a, const hs_event *ev) {
 int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis **out,
                      char *err, size_t errlen) {
   hsi_analysis *a = (hsi_analysis *)calloc(1, sizeof *a);
-  hs_event ev;
-  hsi_memop op;
+  hs_event evbuf;
+  hsi_memop opbuf;
+  const hs_event *e = &evbuf;
+  const hsi_memop *o = &opbuf;
   hsi_prefetch *pf;
   int rc = 0, n = 0;
   *out = NULL;
@@ -161,19 +163,19 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   for (;;) {
     int d = 0;
     if (rc) break;
-    if (pf) n = hsi_prefetch_next_op(pf, &ev, &op, &d);
-    else if ((n = hs_reader_next(r, &ev)) == 1) d = hsi_memev_decode(&ev, &op);
+    if (pf) n = hsi_prefetch_next_ref(pf, &e, &o, &d);     /* views into its block: no copies */
+    else if ((n = hs_reader_next(r, &evbuf)) == 1) d = hsi_memev_decode(&evbuf, &opbuf);
     if (n != 1) break;
-    if (a->c.events++ == 0) a->c.first_ts = ev.timestamp;
-    a->c.last_ts = ev.timestamp;
+    if (a->c.events++ == 0) a->c.first_ts = e->timestamp;
+    a->c.last_ts = e->timestamp;
     /* End first: the instance is found while the procmap still has it alive. */
-    if ((ev.flags & HS_EVF_KERNEL) && ev.hook == 0x0302 && (rc = process_end(a, &ev)) != 0) break;
-    if (hsi_procmap_feed(a->pm, &ev) < 0) { rc = HS_ENOMEM; break; }
-    if (d == 1) rc = memory_event(a, &ev, &op);
+    if ((e->flags & HS_EVF_KERNEL) && e->hook == 0x0302 && (rc = process_end(a, e)) != 0) break;
+    if (hsi_procmap_feed(a->pm, e) < 0) { rc = HS_ENOMEM; break; }
+    if (d == 1) rc = memory_event(a, e, o);
     else if (d < 0) a->c.memory_damaged++;
-    if (rc == 0 && (ev.flags & HS_EVF_KERNEL) && (ev.hook == 0x1820 || ev.hook == 0x1825 || ev.hook == 0x1826))
-      probe_stack(a, &ev);
-    if (rc == 0 && hsi_stacks_feed(a->st, &ev) < 0) rc = HS_ENOMEM;
+    if (rc == 0 && (e->flags & HS_EVF_KERNEL) && (e->hook == 0x1820 || e->hook == 0x1825 || e->hook == 0x1826))
+      probe_stack(a, e);
+    if (rc == 0 && hsi_stacks_feed(a->st, e) < 0) rc = HS_ENOMEM;
   }
   hsi_prefetch_close(pf);
   if (rc == 0 && n < 0) {

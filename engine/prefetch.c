@@ -128,9 +128,14 @@ hsi_prefetch *hsi_prefetch_open_memops(hs_reader *r, int memops) {
   return pf;
 }
 
-int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev) { return hsi_prefetch_next_op(pf, ev, NULL, NULL); }
+int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev) {
+  const hs_event *e;
+  int rc = hsi_prefetch_next_ref(pf, &e, NULL, NULL);
+  if (rc == 1) *ev = *e;
+  return rc;
+}
 
-int hsi_prefetch_next_op(hsi_prefetch *pf, hs_event *ev, hsi_memop *op, int *d) {
+int hsi_prefetch_next_ref(hsi_prefetch *pf, const hs_event **ev, const hsi_memop **op, int *d) {
   for (;;) {
     block *b;
     if (pf->done) return 0;
@@ -143,10 +148,11 @@ int hsi_prefetch_next_op(hsi_prefetch *pf, hs_event *ev, hsi_memop *op, int *d) 
     b = &pf->b[pf->cons];
     if (pf->pos < b->n) {
       if (d) {
-        *d = pf->memops ? b->d[pf->pos] : hsi_memev_decode(&b->ev[pf->pos], op);
-        if (pf->memops && *d) *op = b->op[pf->pos];
+        if (!pf->memops) b->d[pf->pos] = (signed char)hsi_memev_decode(&b->ev[pf->pos], &b->op[pf->pos]);
+        *d = b->d[pf->pos];
+        *op = &b->op[pf->pos];
       }
-      *ev = b->ev[pf->pos++];
+      *ev = &b->ev[pf->pos++];
       return 1;
     }
     if (b->end) { pf->done = 1; return b->rc < 0 ? b->rc : 0; }
