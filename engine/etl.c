@@ -35,9 +35,10 @@
 #define MAX_BUFFER (16u << 20)      /* Win8+ maximum buffer size [D: ntwmi] */
 #define MAX_DAMAGE_SCAN (64u << 20) /* how far to look for the next buffer after damage */
 #define RELEASE_STEP (16u << 20)    /* indexing gives back mapped pages this often */
-#define CHUNK_EVENTS 256            /* events decoded ahead per chunk */
+#define CHUNK_EVENTS 512            /* events decoded ahead per chunk */
 #define NCHUNK 4                    /* chunks per stream (and scratch slots) */
 #define MAX_NOTES 8                 /* notes per chunk; a full chunk closes early */
+#define SPIN 20000                  /* polls of a chunk's flag before sleeping */
 #define THREADS_MIN_BYTES (4u << 20) /* smaller traces are walked without workers */
 
 typedef struct bufinfo {
@@ -149,6 +150,7 @@ struct etlreader {
   hsi_cond work, ready;  /* a chunk was given back / was filled */
   int stop;              /* workers: leave */
   int waiting;           /* the stream the walk waits for, -1 */
+  int nsleep;            /* workers waiting for work */
 };
 
 /* ------------------------------------------------------------ damage */
@@ -558,14 +560,14 @@ static HSI_THREAD_FN worker(void *arg) {
       int j = (start + k) % n;
       if (j % r->nworkers == id && wants_fill(&r->streams[j])) { s = &r->streams[j]; start = j + 1; }
     }
-    if (!s) { hsi_cv_wait(&r->work, &r->mx); continue; }
+    if (!s) { r->nsleep++; hsi_cv_wait(&r->work, &r->mx); r->nsleep--; continue; }
     hsi_mx_unlock(&r->mx);
     fill(r, s, &s->ch[s->wslot]);
     hsi_mx_lock(&r->mx);
     if (s->ch[s->wslot].last) s->wdone = 1;
-    s->filled[s->wslot] = 1;
+    hsi_atomic_set(&s->filled[s->wslot], 1);
     s->wslot = (s->wslot + 1) % NCHUNK;
-    hsi_cv_signal(&r->ready);
+    if (r->waiting >= 0) hsi_cv_signal(&r->ready);
   }
   hsi_mx_unlock(&r->mx);
   return HSI_THREAD_RET;
@@ -620,10 +622,15 @@ static void act(etlreader *r, stream *s, const note *n) {
 
 static void give_back(etlreader *r, stream *s) {
   if (r->nworkers) {
+    int k, nfree = 0;
     hsi_mx_lock(&r->mx);
-    s->filled[s->rslot] = 0;
+    hsi_atomic_set(&s->filled[s->rslot], 0);
     s->rslot = -1;
-    hsi_cv_broadcast(&r->work);
+    /* Wake sleeping workers once half the ring is free, not per chunk:
+       one wake-up (a system call) per several chunks.  The walk wakes
+       them itself when it has to wait (take_chunk). */
+    for (k = 0; k < NCHUNK; k++) nfree += !s->filled[k];
+    if (r->nsleep && nfree >= NCHUNK / 2) hsi_cv_broadcast(&r->work);
     hsi_mx_unlock(&r->mx);
   } else {
     s->filled[s->rslot] = 0;
@@ -633,6 +640,10 @@ static void give_back(etlreader *r, stream *s) {
 
 static void take_chunk(etlreader *r, stream *s) {
   if (r->nworkers) {
+    int spin;
+    /* The decoder is usually just behind: poll a little before sleeping
+       (a sleep and a wake-up are two system calls per chunk). */
+    for (spin = 0; spin < SPIN && !hsi_atomic_get(&s->filled[s->nslot]); spin++) {}
     hsi_mx_lock(&r->mx);
     if (!s->filled[s->nslot]) {
       r->waiting = (int)(s - r->streams);

@@ -66,6 +66,16 @@ static inline int hsi_ncpu(void) {
 }
 #endif
 
+/* An int read outside the lock that guards its writes (a spin before
+   sleeping): the writes are hsi_atomic_set, also under the lock. */
+#if defined(__GNUC__) || defined(__clang__)
+static inline int hsi_atomic_get(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void hsi_atomic_set(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+#else
+static inline int hsi_atomic_get(const int *p) { return *(const volatile int *)p; }
+static inline void hsi_atomic_set(int *p, int v) { *(volatile int *)p = v; }
+#endif
+
 /* How many extra threads a pass may start: HEAPSCRIPT_THREADS=0 none,
    =N at most N, unset or empty: `dflt`. */
 static inline int hsi_threads_allowed(int dflt) {
