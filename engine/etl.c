@@ -38,6 +38,7 @@
 #define CHUNK_EVENTS 512            /* events decoded ahead per chunk */
 #define NCHUNK 4                    /* chunks per stream (and scratch slots) */
 #define MAX_NOTES 8                 /* notes per chunk; a full chunk closes early */
+#define READ_MAX (1u << 20)          /* buffers up to this size are read, not mapped */
 #define SPIN 20000                  /* polls of a chunk's flag before sleeping */
 #define THREADS_MIN_BYTES (4u << 20) /* smaller traces are walked without workers */
 
@@ -106,6 +107,7 @@ typedef struct stream {
   const bufinfo *cur;
   uint32_t pos;
   int cur_scr;         /* scratch slot of the current buffer, -1: mapped */
+  int cur_read;        /* the current buffer was read, not mapped */
   uint8_t *scratch[NCHUNK];
   size_t scratch_cap[NCHUNK];
   int wslot;           /* next chunk to fill */
@@ -293,7 +295,12 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
   while (pos < f->size) {
     const uint8_t *b = d + pos;
     uint64_t avail = f->size - pos;
+    uint8_t hdr[BUFHDR + 8];
     bufinfo bi;
+    /* Read the header (and the first record's flags, see plausible) with
+       read(2): touching the mapping would fault in and later release a
+       run of pages per buffer, several times the cost. */
+    if (avail >= sizeof hdr && hsi_map_read(&f->map, pos, hdr, sizeof hdr) == 0) b = hdr;
     uint32_t size, saved, off;
     uint16_t flag;
     if (avail < BUFHDR || !plausible(b, avail)) {
@@ -432,11 +439,30 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
     bi = &f->bufs[s->bufs[s->next_buf++]];
     b = f->data + bi->pos;
     if (!bi->compressed) {
+      /* read into a scratch slot when that works (cheaper than faulting
+         the mapping in and giving it back), else a view of the mapping */
+      if (bi->end <= READ_MAX && (k = free_scratch(r, s)) >= 0) {
+        if (s->scratch_cap[k] < bi->end) {
+          uint8_t *ns = (uint8_t *)realloc(s->scratch[k], bi->end);
+          if (ns) { s->scratch[k] = ns; s->scratch_cap[k] = bi->end; }
+        }
+        if (s->scratch_cap[k] >= bi->end && hsi_map_read(&f->map, bi->pos, s->scratch[k], bi->end) == 0) {
+          s->base = s->scratch[k];
+          s->cur = bi;
+          s->pos = bi->start;
+          s->cur_scr = k;
+          s->cur_read = 1;
+          c->scr = k;
+          return 1;
+        }
+      }
+      s->cur_read = 0;
       s->base = b;
       s->cur = bi;
       s->pos = bi->start;
       return 1;
     }
+    s->cur_read = 0;
     if (bi->truncated || bi->end == 0) {
       note_damage(c, bi->pos, bi->index, "a complete compressed buffer", 0, 0);
       continue;
@@ -532,8 +558,10 @@ static void fill(etlreader *r, stream *s, chunk *c) {
       note_damage(c, at, s->cur->index, msg, 1, rc != -2);
       if (rc == -2) { s->pos = next; continue; }
     }
-    c->rel_pos[c->nrel] = s->cur->pos;
-    c->rel_size[c->nrel++] = s->cur->size;
+    if (!s->cur_read) {          /* its pages were mapped in: give them back */
+      c->rel_pos[c->nrel] = s->cur->pos;
+      c->rel_size[c->nrel++] = s->cur->size;
+    }
     s->cur = NULL;     /* end of this buffer */
     if (s->cur_scr >= 0) { s->cur_scr = -1; return; }
   }
@@ -861,7 +889,9 @@ static int finish_open(etlreader *r, char *err, size_t errlen) {
   int i;
   for (i = 0; i < r->nfiles; i++) {
     etlfile *f = &r->files[i];
-    int rc = index_file(r, i, err, errlen);
+    int rc;
+    hsi_map_advise(&f->map, 0);
+    rc = index_file(r, i, err, errlen);
     if (rc) return rc;
     {
       /* The header buffer is never compressed [V]. */
@@ -883,6 +913,7 @@ static int finish_open(etlreader *r, char *err, size_t errlen) {
     /* Indexing touched every buffer header, and the kernel maps pages
        around each touch: give them back; the walk maps what it reads. */
     hsi_map_release(&f->map, 0, f->size);
+    hsi_map_advise(&f->map, 1);
     if (build_streams(r, i)) { snprintf(err, errlen, "%s: out of memory", f->path); return HS_ENOMEM; }
     if (i > 0 && (f->lf.clock_type != r->files[0].lf.clock_type ||
                   f->lf.perf_freq != r->files[0].lf.perf_freq))
