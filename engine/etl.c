@@ -38,7 +38,8 @@
 #define CHUNK_EVENTS 512            /* events decoded ahead per chunk */
 #define NCHUNK 4                    /* chunks per stream (and scratch slots) */
 #define MAX_NOTES 8                 /* notes per chunk; a full chunk closes early */
-#define READ_MAX (1u << 20)          /* buffers up to this size are read, not mapped */
+#define READ_MAX (1u << 20)          /* buffers up to this size are read, not mapped, */
+#define READ_BUDGET (16u << 20)      /* when streams x NCHUNK slots of them fit in this */
 #define SPIN 20000                  /* polls of a chunk's flag before sleeping */
 #define THREADS_MIN_BYTES (4u << 20) /* smaller traces are walked without workers */
 
@@ -153,6 +154,7 @@ struct etlreader {
   int stop;              /* workers: leave */
   int waiting;           /* the stream the walk waits for, -1 */
   int nsleep;            /* workers waiting for work */
+  uint32_t read_max;     /* buffers up to this size are read into scratch slots */
 };
 
 /* ------------------------------------------------------------ damage */
@@ -441,7 +443,7 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
     if (!bi->compressed) {
       /* read into a scratch slot when that works (cheaper than faulting
          the mapping in and giving it back), else a view of the mapping */
-      if (bi->end <= READ_MAX && (k = free_scratch(r, s)) >= 0) {
+      if (bi->end <= r->read_max && (k = free_scratch(r, s)) >= 0) {
         if (s->scratch_cap[k] < bi->end) {
           uint8_t *ns = (uint8_t *)realloc(s->scratch[k], bi->end);
           if (ns) { s->scratch[k] = ns; s->scratch_cap[k] = bi->end; }
@@ -681,13 +683,13 @@ static void take_chunk(etlreader *r, stream *s) {
     }
     s->rslot = s->nslot;
     hsi_mx_unlock(&r->mx);
+    s->nslot = (s->nslot + 1) % NCHUNK;
   } else {
-    fill(r, s, &s->ch[s->wslot]);
-    s->filled[s->wslot] = 1;
-    s->wslot = (s->wslot + 1) % NCHUNK;
-    s->rslot = s->nslot;
+    /* without workers one chunk at a time: the same slot again */
+    fill(r, s, &s->ch[0]);
+    s->filled[0] = 1;
+    s->rslot = 0;
   }
-  s->nslot = (s->nslot + 1) % NCHUNK;
   s->i = s->ni = 0;
 }
 
@@ -924,6 +926,16 @@ static int finish_open(etlreader *r, char *err, size_t errlen) {
     r->mkey = (int64_t *)malloc(n * sizeof *r->mkey);
     r->mtie = (uint64_t *)malloc(n * sizeof *r->mtie);
     r->loser = (int *)malloc(n * sizeof *r->loser);
+  }
+  {
+    /* Reading buffers costs scratch memory per stream; with many CPUs or
+       large buffers the mapping serves (memory stays bounded). */
+    uint32_t maxend = 0, k;
+    int fi;
+    for (fi = 0; fi < r->nfiles; fi++)
+      for (k = 0; k < r->files[fi].nbufs; k++)
+        if (r->files[fi].bufs[k].end > maxend) maxend = r->files[fi].bufs[k].end;
+    r->read_max = maxend <= READ_MAX && (uint64_t)r->nstreams * NCHUNK * maxend <= READ_BUDGET ? maxend : 0;
   }
   for (i = 0; r->mkey && r->mtie && r->loser && i < r->nstreams; i++)
     if (!(r->streams[i].ch = (chunk *)malloc(NCHUNK * sizeof(chunk)))) break;
