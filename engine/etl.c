@@ -40,7 +40,7 @@
 #define MAX_NOTES 8                 /* notes per chunk; a full chunk closes early */
 #define READ_MAX (1u << 20)          /* buffers up to this size are read, not mapped, */
 #define READ_BUDGET (16u << 20)      /* when streams x NCHUNK slots of them fit in this */
-#define SPIN 20000                  /* polls of a chunk's flag before sleeping */
+#define SPIN 2000                   /* polls of a chunk's flag before sleeping */
 #define THREADS_MIN_BYTES (4u << 20) /* smaller traces are walked without workers */
 
 typedef struct bufinfo {
