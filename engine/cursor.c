@@ -96,7 +96,11 @@ size_t hs_utf16_to_utf8(const uint8_t *s, size_t nbytes, char *out, size_t outle
   if (outlen == 0) return 0;
   for (i = 0; i + 1 < nbytes; i += 2) {
     unsigned u = rd16(s + i), cp = u;
-    if (u == 0) break;
+    if (u < 0x80) {                        /* ASCII, most paths and names: as put_utf8 would */
+      if (u == 0) break;
+      if (n + 1 < outlen) out[n++] = (char)u;
+      continue;
+    }
     if (u >= 0xD800 && u < 0xDC00) {
       unsigned v = i + 3 < nbytes ? rd16(s + i + 2) : 0;
       if (v >= 0xDC00 && v < 0xE000) { cp = 0x10000 + ((u - 0xD800) << 10) + (v - 0xDC00); i += 2; }

@@ -5,10 +5,21 @@
 **
 ** Opening indexes every buffer header (cheap: one read per buffer).  Then
 ** each (file, CPU) pair is a stream walking its buffers in file order;
-** a binary heap merges the streams by timestamp, ties by CPU then file
-** position.  Compressed buffers are inflated one at a time into the
-** stream's scratch buffer, so an event stays a view into memory the
-** reader owns until the next call.
+** a tournament (loser) tree merges the streams by timestamp, ties by CPU
+** then file position.
+**
+** A stream decodes ahead into chunks of events (a ring of NCHUNK per
+** stream): on worker threads when there are cores for them, else by the
+** walk itself when it needs the next chunk -- the same code either way.
+** The merge, on the caller's thread, only compares keys and copies
+** events out.  What decoding finds besides events (damage, the end of a
+** buffer whose pages can be given back) is written into the chunk as a
+** note at its place and acted on when the walk reaches that place, so
+** damage is reported in the same order, on the caller's thread, with or
+** without workers.  Compressed buffers are inflated into the stream's
+** scratch slots; a slot is reused only when no chunk pointing into it is
+** left, so an event stays a view into memory the reader owns until the
+** next call.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,11 +29,19 @@
 #include "record.h"
 #include "mapfile.h"
 #include "source.h"
+#include "thread.h"
 
 #define BUFHDR 0x48u
 #define MAX_BUFFER (16u << 20)      /* Win8+ maximum buffer size [D: ntwmi] */
 #define MAX_DAMAGE_SCAN (64u << 20) /* how far to look for the next buffer after damage */
 #define RELEASE_STEP (16u << 20)    /* indexing gives back mapped pages this often */
+#define CHUNK_EVENTS 512            /* events decoded ahead per chunk */
+#define NCHUNK 4                    /* chunks per stream (and scratch slots) */
+#define MAX_NOTES 8                 /* notes per chunk; a full chunk closes early */
+#define READ_MAX (1u << 20)          /* buffers up to this size are read, not mapped, */
+#define READ_BUDGET (16u << 20)      /* when streams x NCHUNK slots of them fit in this */
+#define SPIN 2000                   /* polls of a chunk's flag before sleeping */
+#define THREADS_MIN_BYTES (4u << 20) /* smaller traces are walked without workers */
 
 typedef struct bufinfo {
   uint64_t pos;       /* file offset */
@@ -51,20 +70,59 @@ typedef struct etlfile {
 typedef struct etlreader etlreader;
 static void etl_close(void *impl);
 
+/* Damage decoding found, reported by the walk before event `at` of its
+   chunk (at == n: after the last). */
+typedef struct note {
+  uint32_t at;
+  uint8_t records, buffers;   /* counters to bump */
+  uint32_t buffer;            /* buffer index */
+  uint64_t pos;               /* file offset */
+  char what[200];
+} note;
+
+typedef struct chunk {
+  hs_event ev[CHUNK_EVENTS];
+  int64_t key[CHUNK_EVENTS];  /* merge keys, packed for the merge */
+  uint32_t n, nnotes;
+  int last;                   /* the stream ends after this chunk */
+  int scr;                    /* scratch slot its events point into, or -1 */
+  note notes[MAX_NOTES];
+  /* buffers that ended in this chunk: their mapped pages are given back
+     when the chunk is filled again (the walk is past them by then) */
+  uint32_t nrel;
+  uint32_t rel_size[MAX_NOTES];
+  uint64_t rel_pos[MAX_NOTES];
+} chunk;
+
 typedef struct stream {
   int file;
   int tail;            /* the buffer-0 tail: loses ties, deduplicated */
   uint16_t cpu;
   uint32_t *bufs;      /* indices into the file's bufinfo, in walk order */
-  uint32_t nbufs, next_buf;
+  uint32_t nbufs;
+  uint64_t tie;        /* tail << 32 | cpu << 16 | file: see less() */
+  chunk *ch;           /* NCHUNK */
+  /* the decoding side (its worker, or the walk without workers) */
+  uint32_t next_buf;
   const uint8_t *base; /* the current buffer (mapped or inflated) */
   const bufinfo *cur;
   uint32_t pos;
-  uint8_t *scratch;
-  size_t scratch_cap;
-  hs_event head;
-  int64_t key;
-  uint64_t tie;        /* tail << 32 | cpu << 16 | file: see less() */
+  int cur_scr;         /* scratch slot of the current buffer, -1: mapped */
+  int cur_read;        /* the current buffer was read, not mapped */
+  uint8_t *scratch[NCHUNK];
+  size_t scratch_cap[NCHUNK];
+  int wslot;           /* next chunk to fill */
+  int wdone;           /* decoded to the end */
+  /* both sides, under the reader's lock when there are workers */
+  int filled[NCHUNK];  /* decoded and not yet walked through */
+  int rslot;           /* chunk being walked, -1: none */
+  /* the walking side */
+  int nslot;           /* next chunk to walk */
+  uint32_t i, ni;      /* its event at the head, its next note */
+  uint32_t lim;        /* events below it need no settle() */
+  const int64_t *keys; /* of the chunk walked */
+  int ended;
+  hs_file_stats *st;   /* of its file */
 } stream;
 
 struct etlreader {
@@ -72,7 +130,12 @@ struct etlreader {
   int nfiles;
   stream *streams;
   int nstreams;
-  int *heap, nheap;
+  /* the merge: per stream its head's key and tie (packed, what the
+     tournament compares), the losers of the internal nodes, the winner */
+  int64_t *mkey;
+  uint64_t *mtie;
+  int *loser;
+  int winner, live;
   int pending;          /* stream whose head was handed out last */
   int by_filetime;      /* files disagree on clocks: merge on FILETIME */
   hs_reader_opts opts;
@@ -83,6 +146,15 @@ struct etlreader {
   int64_t tail_min, tail_max;
   uint64_t *seen;
   size_t nseen, capseen;
+  /* decoding workers; nworkers 0: the walk decodes */
+  int nworkers;
+  hsi_thread *workers;
+  hsi_mutex mx;
+  hsi_cond work, ready;  /* a chunk was given back / was filled */
+  int stop;              /* workers: leave */
+  int waiting;           /* the stream the walk waits for, -1 */
+  int nsleep;            /* workers waiting for work */
+  uint32_t read_max;     /* buffers up to this size are read into scratch slots */
 };
 
 /* ------------------------------------------------------------ damage */
@@ -225,7 +297,12 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
   while (pos < f->size) {
     const uint8_t *b = d + pos;
     uint64_t avail = f->size - pos;
+    uint8_t hdr[BUFHDR + 8];
     bufinfo bi;
+    /* Read the header (and the first record's flags, see plausible) with
+       read(2): touching the mapping would fault in and later release a
+       run of pages per buffer, several times the cost. */
+    if (avail >= sizeof hdr && hsi_map_read(&f->map, pos, hdr, sizeof hdr) == 0) b = hdr;
     uint32_t size, saved, off;
     uint16_t flag;
     if (avail < BUFHDR || !plausible(b, avail)) {
@@ -295,113 +372,363 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
 
 /* Order of stream heads: timestamp, then the buffer-0 tail last, then
    CPU, then file.  No two streams share (tail, cpu, file), so `tie`,
-   computed once per stream, settles every tie. */
-static inline int less(const stream *a, const stream *b) {
-  return a->key < b->key || (a->key == b->key && a->tie < b->tie);
+   computed once per stream, settles every tie; a stream that ended has
+   TIE_ENDED in its tie and loses to every other. */
+#define TIE_ENDED ((uint64_t)1 << 40)
+
+static inline int less(const etlreader *r, int a, int b) {
+  return r->mkey[a] < r->mkey[b] || (r->mkey[a] == r->mkey[b] && r->mtie[a] < r->mtie[b]);
 }
 
-static void sift_down(etlreader *r, int i) {
-  for (;;) {
-    int l = 2 * i + 1, m = i;
-    if (l < r->nheap && less(&r->streams[r->heap[l]], &r->streams[r->heap[m]])) m = l;
-    if (l + 1 < r->nheap && less(&r->streams[r->heap[l + 1]], &r->streams[r->heap[m]])) m = l + 1;
-    if (m == i) return;
-    { int t = r->heap[i]; r->heap[i] = r->heap[m]; r->heap[m] = t; }
-    i = m;
+/* The tournament over n streams: leaves n..2n-1, node i plays 2i and
+   2i+1 and keeps the loser; the winner comes out. */
+static int play(etlreader *r, int i) {
+  int a, b;
+  if (i >= r->nstreams) return i - r->nstreams;
+  a = play(r, 2 * i);
+  b = play(r, 2 * i + 1);
+  if (less(r, b, a)) { r->loser[i] = a; return b; }
+  r->loser[i] = b;
+  return a;
+}
+
+/* The winner's key changed: replay its way up (log2 n comparisons). */
+static inline void replay(etlreader *r, int w) {
+  int i;
+  for (i = (w + r->nstreams) >> 1; i > 0; i >>= 1) {
+    int l = r->loser[i];
+    if (less(r, l, w)) { r->loser[i] = w; w = l; }
   }
+  r->winner = w;
 }
 
-static void sift_up(etlreader *r, int i) {
-  while (i > 0) {
-    int p = (i - 1) / 2;
-    if (!less(&r->streams[r->heap[i]], &r->streams[r->heap[p]])) return;
-    { int t = r->heap[i]; r->heap[i] = r->heap[p]; r->heap[p] = t; }
-    i = p;
+/* ------------------------------------------------- decoding into chunks */
+
+static void note_damage(chunk *c, uint64_t pos, uint32_t buffer, const char *what, int records, int buffers) {
+  note *n = &c->notes[c->nnotes++];
+  n->at = c->n;
+  n->pos = pos;
+  n->buffer = buffer;
+  snprintf(n->what, sizeof n->what, "%s", what);
+  n->records = (uint8_t)records;
+  n->buffers = (uint8_t)buffers;
+}
+
+/* A scratch slot no chunk still to be walked points into.  There is one:
+   at most NCHUNK - 1 chunks are filled or walked while one is filled. */
+static int free_scratch(etlreader *r, stream *s) {
+  int k, j, found = -1;
+  if (r->nworkers) hsi_mx_lock(&r->mx);
+  for (k = 0; k < NCHUNK && found < 0; k++) {
+    int used = 0;
+    for (j = 0; j < NCHUNK; j++)
+      if ((s->filled[j] || j == s->rslot) && s->ch[j].scr == k) used = 1;
+    if (!used) found = k;
   }
+  if (r->nworkers) hsi_mx_unlock(&r->mx);
+  return found;
 }
 
-/* Make the stream's next buffer current; 0 when it has none left. */
-static int load_buffer(etlreader *r, stream *s) {
+/* Make the stream's next buffer current: 1, 0 when it has none left, -1
+   when the chunk has no room for more notes (the next chunk goes on). */
+static int load_buffer(etlreader *r, stream *s, chunk *c) {
   etlfile *f = &r->files[s->file];
   while (s->next_buf < s->nbufs) {
-    const bufinfo *bi = &f->bufs[s->bufs[s->next_buf++]];
-    const uint8_t *b = f->data + bi->pos;
+    const bufinfo *bi;
+    const uint8_t *b;
+    int k;
+    if (c->nnotes > MAX_NOTES - 2) return -1;
+    bi = &f->bufs[s->bufs[s->next_buf++]];
+    b = f->data + bi->pos;
     if (!bi->compressed) {
+      /* read into a scratch slot when that works (cheaper than faulting
+         the mapping in and giving it back), else a view of the mapping */
+      if (bi->end <= r->read_max && (k = free_scratch(r, s)) >= 0) {
+        if (s->scratch_cap[k] < bi->end) {
+          uint8_t *ns = (uint8_t *)realloc(s->scratch[k], bi->end);
+          if (ns) { s->scratch[k] = ns; s->scratch_cap[k] = bi->end; }
+        }
+        if (s->scratch_cap[k] >= bi->end && hsi_map_read(&f->map, bi->pos, s->scratch[k], bi->end) == 0) {
+          s->base = s->scratch[k];
+          s->cur = bi;
+          s->pos = bi->start;
+          s->cur_scr = k;
+          s->cur_read = 1;
+          c->scr = k;
+          return 1;
+        }
+      }
+      s->cur_read = 0;
       s->base = b;
       s->cur = bi;
       s->pos = bi->start;
       return 1;
     }
+    s->cur_read = 0;
     if (bi->truncated || bi->end == 0) {
-      damage(r, s->file, bi->pos, bi->index, "a complete compressed buffer");
+      note_damage(c, bi->pos, bi->index, "a complete compressed buffer", 0, 0);
       continue;
     }
-    if (s->scratch_cap < bi->end) {
-      uint8_t *ns = (uint8_t *)realloc(s->scratch, bi->end);
-      if (!ns) { damage(r, s->file, bi->pos, bi->index, "memory to inflate the buffer"); continue; }
-      s->scratch = ns;
-      s->scratch_cap = bi->end;
+    k = free_scratch(r, s);
+    if (k < 0) { note_damage(c, bi->pos, bi->index, "memory to inflate the buffer", 0, 0); continue; }
+    if (s->scratch_cap[k] < bi->end) {
+      uint8_t *ns = (uint8_t *)realloc(s->scratch[k], bi->end);
+      if (!ns) { note_damage(c, bi->pos, bi->index, "memory to inflate the buffer", 0, 0); continue; }
+      s->scratch[k] = ns;
+      s->scratch_cap[k] = bi->end;
     }
-    memcpy(s->scratch, b, BUFHDR);
+    memcpy(s->scratch[k], b, BUFHDR);
     {
       int fmt = f->lf.compression ? f->lf.compression : HS_XCA_XPRESS;
-      long n = hs_xca_decompress(fmt, b + BUFHDR, bi->size - BUFHDR, s->scratch + BUFHDR, bi->end - BUFHDR);
+      long n = hs_xca_decompress(fmt, b + BUFHDR, bi->size - BUFHDR, s->scratch[k] + BUFHDR, bi->end - BUFHDR);
       if (n != (long)(bi->end - BUFHDR)) {
         char msg[128];
         snprintf(msg, sizeof msg, n < 0 ? "a valid compressed stream (format %d)"
                  : "a compressed stream inflating to SavedOffset-0x48 bytes (format %d)", fmt);
-        damage(r, s->file, bi->pos, bi->index, msg);
-        f->st.buffers_damaged++;
+        note_damage(c, bi->pos, bi->index, msg, 0, 1);
         continue;
       }
     }
-    s->base = s->scratch;
+    s->base = s->scratch[k];
     s->cur = bi;
     s->pos = bi->start;
+    s->cur_scr = k;
+    c->scr = k;
     return 1;
   }
   s->cur = NULL;
   return 0;
 }
 
-static int64_t merge_key(const etlreader *r, const stream *s) {
-  return r->by_filetime ? hs_time_filetime(&r->files[s->file].lf, s->head.timestamp) : s->head.timestamp;
-}
-
-/* Decode the stream's next record into s->head; 0 when the stream is done. */
-static int advance(etlreader *r, stream *s) {
+/* Decode the stream's next records into c.  A chunk ends full, at the
+   end of a compressed buffer (its events point into one scratch slot),
+   with its notes full, or at the end of the stream (c->last). */
+static void fill(etlreader *r, stream *s, chunk *c) {
   etlfile *f = &r->files[s->file];
+  uint32_t k;
+  for (k = 0; k < c->nrel; k++) hsi_map_release(&f->map, c->rel_pos[k], c->rel_size[k]);
+  c->n = c->nnotes = c->nrel = 0;
+  c->last = 0;
+  c->scr = s->cur_scr;        /* a compressed buffer goes on from the last chunk */
   for (;;) {
     const char *why = "";
     uint32_t next = 0;
     int rc;
-    if (!s->cur && !load_buffer(r, s)) return 0;
-    rc = hsi_record_decode(s->base, s->pos, s->cur->end, f->file_ptr, &s->head, &next, &why);
+    if (c->n == CHUNK_EVENTS || c->nnotes > MAX_NOTES - 2 || c->nrel == MAX_NOTES) return;
+    if (!s->cur) {
+      rc = load_buffer(r, s, c);
+      if (rc < 0) return;
+      if (rc == 0) { c->last = 1; return; }
+    }
+    {
+      /* most records: kernel headers, many at a time */
+      uint32_t k0 = c->n, m = hsi_record_kernel_run(s->base, &s->pos, s->cur->end, &c->ev[k0], CHUNK_EVENTS - k0);
+      uint32_t bidx = s->cur->index;
+      uint64_t bpos = s->cur->pos;
+      uint8_t tail = s->tail ? HS_EVF_BUF0TAIL : 0;
+      for (k = k0; k < k0 + m; k++) {
+        hs_event *e = &c->ev[k];
+        e->cpu = s->cpu;
+        e->file = (uint16_t)s->file;
+        e->buffer = bidx;
+        e->buffer_pos = bpos;
+        e->flags |= tail;
+        c->key[k] = r->by_filetime ? hs_time_filetime(&f->lf, e->timestamp) : e->timestamp;
+      }
+      c->n += m;
+      if (c->n == CHUNK_EVENTS) continue;
+    }
+    rc = hsi_record_decode(s->base, s->pos, s->cur->end, f->file_ptr, &c->ev[c->n], &next, &why);
     if (rc == 1) {
-      hs_event *e = &s->head;
+      hs_event *e = &c->ev[c->n];
       e->cpu = s->cpu;
       e->file = (uint16_t)s->file;
       e->buffer = s->cur->index;
       e->offset = s->pos;
       e->buffer_pos = s->cur->pos;
       if (s->tail) e->flags |= HS_EVF_BUF0TAIL;
+      c->key[c->n] = r->by_filetime ? hs_time_filetime(&f->lf, e->timestamp) : e->timestamp;
+      c->n++;
       s->pos = next;
-      s->key = merge_key(r, s);
-      return 1;
+      continue;
     }
     if (rc != 0) {
       char msg[200];
       uint64_t at = s->cur->pos + (s->cur->compressed ? 0 : s->pos);
       snprintf(msg, sizeof msg, "%s (record at buffer offset 0x%x%s)", why, s->pos,
                s->cur->compressed ? ", inflated" : "");
-      damage(r, s->file, at, s->cur->index, msg);
-      f->st.records_damaged++;
+      note_damage(c, at, s->cur->index, msg, 1, rc != -2);
       if (rc == -2) { s->pos = next; continue; }
-      f->st.buffers_damaged++;
     }
-    hsi_map_release(&f->map, s->cur->pos, s->cur->size);
+    if (!s->cur_read) {          /* its pages were mapped in: give them back */
+      c->rel_pos[c->nrel] = s->cur->pos;
+      c->rel_size[c->nrel++] = s->cur->size;
+    }
     s->cur = NULL;     /* end of this buffer */
+    if (s->cur_scr >= 0) { s->cur_scr = -1; return; }
   }
+}
+
+/* A worker decodes the streams k with k % nworkers == its number, the
+   one the walk waits for first. */
+typedef struct worker_arg { etlreader *r; int id; } worker_arg;
+
+static int wants_fill(const stream *s) { return !s->wdone && !s->filled[s->wslot]; }
+
+static HSI_THREAD_FN worker(void *arg) {
+  etlreader *r = ((worker_arg *)arg)->r;
+  int id = ((worker_arg *)arg)->id, start = id;
+  free(arg);
+  hsi_mx_lock(&r->mx);
+  for (;;) {
+    stream *s = NULL;
+    int k, n = r->nstreams;
+    if (r->stop) break;
+    if (r->waiting >= 0 && r->waiting % r->nworkers == id && wants_fill(&r->streams[r->waiting]))
+      s = &r->streams[r->waiting];
+    for (k = 0; !s && k < n; k++) {
+      int j = (start + k) % n;
+      if (j % r->nworkers == id && wants_fill(&r->streams[j])) { s = &r->streams[j]; start = j + 1; }
+    }
+    if (!s) { r->nsleep++; hsi_cv_wait(&r->work, &r->mx); r->nsleep--; continue; }
+    hsi_mx_unlock(&r->mx);
+    fill(r, s, &s->ch[s->wslot]);
+    hsi_mx_lock(&r->mx);
+    if (s->ch[s->wslot].last) s->wdone = 1;
+    hsi_atomic_set(&s->filled[s->wslot], 1);
+    s->wslot = (s->wslot + 1) % NCHUNK;
+    if (r->waiting >= 0) hsi_cv_signal(&r->ready);
+  }
+  hsi_mx_unlock(&r->mx);
+  return HSI_THREAD_RET;
+}
+
+static void stop_workers(etlreader *r) {
+  int k;
+  if (!r->nworkers) return;
+  hsi_mx_lock(&r->mx);
+  r->stop = 1;
+  hsi_cv_broadcast(&r->work);
+  hsi_mx_unlock(&r->mx);
+  for (k = 0; k < r->nworkers; k++) hsi_th_join(r->workers[k]);
+  r->stop = 0;
+  r->nworkers = 0;
+}
+
+/* Workers for a trace worth them (HEAPSCRIPT_THREADS=0: none; =N: N,
+   whatever the size); without any, the walk decodes. */
+static void start_workers(etlreader *r) {
+  uint64_t bytes = 0;
+  int k, want, auto_n = hsi_ncpu() - 1;
+  for (k = 0; k < r->nfiles; k++) bytes += r->files[k].size;
+  if (auto_n < 1) auto_n = 1;
+  want = hsi_threads_allowed(-1);
+  if (want < 0) want = bytes >= THREADS_MIN_BYTES ? auto_n : 0;
+  if (want > r->nstreams) want = r->nstreams;
+  if (want <= 0) return;
+  if (!r->workers && !(r->workers = (hsi_thread *)malloc((size_t)want * sizeof *r->workers))) return;
+  r->nworkers = want;
+  for (k = 0; k < want; k++) {
+    worker_arg *a = (worker_arg *)malloc(sizeof *a);
+    if (a) { a->r = r; a->id = k; }
+    if (!a || hsi_th_start(&r->workers[k], worker, a) != 0) {
+      free(a);
+      /* the ones started stop; the walk decodes alone */
+      if (k == 0) { r->nworkers = 0; return; }
+      r->nworkers = k;
+      stop_workers(r);
+      return;
+    }
+  }
+}
+
+/* ---------------------------------------------------------- the walk */
+
+static void act(etlreader *r, stream *s, const note *n) {
+  damage(r, s->file, n->pos, n->buffer, n->what);
+  s->st->records_damaged += n->records;
+  s->st->buffers_damaged += n->buffers;
+}
+
+static void give_back(etlreader *r, stream *s) {
+  if (r->nworkers) {
+    int k, nfree = 0;
+    hsi_mx_lock(&r->mx);
+    hsi_atomic_set(&s->filled[s->rslot], 0);
+    s->rslot = -1;
+    /* Wake sleeping workers once half the ring is free, not per chunk:
+       one wake-up (a system call) per several chunks.  The walk wakes
+       them itself when it has to wait (take_chunk). */
+    for (k = 0; k < NCHUNK; k++) nfree += !s->filled[k];
+    if (r->nsleep && nfree >= NCHUNK / 2) hsi_cv_broadcast(&r->work);
+    hsi_mx_unlock(&r->mx);
+  } else {
+    s->filled[s->rslot] = 0;
+    s->rslot = -1;
+  }
+}
+
+static void take_chunk(etlreader *r, stream *s) {
+  if (r->nworkers) {
+    int spin;
+    /* The decoder is usually just behind: poll a little before sleeping
+       (a sleep and a wake-up are two system calls per chunk). */
+    for (spin = 0; spin < SPIN && !hsi_atomic_get(&s->filled[s->nslot]); spin++) {}
+    hsi_mx_lock(&r->mx);
+    if (!s->filled[s->nslot]) {
+      r->waiting = (int)(s - r->streams);
+      hsi_cv_broadcast(&r->work);
+      while (!s->filled[s->nslot]) hsi_cv_wait(&r->ready, &r->mx);
+      r->waiting = -1;
+    }
+    s->rslot = s->nslot;
+    hsi_mx_unlock(&r->mx);
+    s->nslot = (s->nslot + 1) % NCHUNK;
+  } else {
+    /* without workers one chunk at a time: the same slot again */
+    fill(r, s, &s->ch[0]);
+    s->filled[0] = 1;
+    s->rslot = 0;
+  }
+  s->i = s->ni = 0;
+}
+
+/* Bring the stream to its event s->i (acting on the notes before it) and
+   set its key; 0 when the stream has ended. */
+static int settle(etlreader *r, stream *s) {
+  for (;;) {
+    chunk *c;
+    int last;
+    if (s->ended) return 0;
+    if (s->rslot < 0) take_chunk(r, s);
+    c = &s->ch[s->rslot];
+    while (s->ni < c->nnotes && c->notes[s->ni].at <= s->i) act(r, s, &c->notes[s->ni++]);
+    if (s->i < c->n) {
+      s->lim = s->ni < c->nnotes && c->notes[s->ni].at < c->n ? c->notes[s->ni].at : c->n;
+      s->keys = c->key;
+      return 1;
+    }
+    last = c->last;
+    give_back(r, s);
+    if (last) { s->ended = 1; return 0; }
+  }
+}
+
+static inline const hs_event *head_of(const stream *s) { return &s->ch[s->rslot].ev[s->i]; }
+static inline int64_t key_of(const stream *s) { return s->ch[s->rslot].key[s->i]; }
+
+/* Back to before the first record (no workers running). */
+static void reset_stream(stream *s) {
+  int k;
+  s->next_buf = 0;
+  s->cur = NULL;
+  s->cur_scr = -1;
+  s->wslot = s->wdone = 0;
+  for (k = 0; k < NCHUNK; k++) { s->filled[k] = 0; s->ch[k].scr = -1; s->ch[k].nrel = 0; }
+  s->rslot = -1;
+  s->nslot = 0;
+  s->i = s->ni = 0;
+  s->ended = 0;
 }
 
 static uint64_t hash_record(const uint8_t *p, uint32_t n) {
@@ -515,14 +842,13 @@ static int collect_tail(etlreader *r) {
   for (k = 0; k < r->nstreams; k++) {
     stream *s = &r->streams[k];
     if (!s->tail) continue;
-    while (advance(r, s)) {
+    reset_stream(s);
+    for (; settle(r, s); s->i++) {
       int64_t *nt = (int64_t *)realloc(r->tail_ts, (r->ntail_ts + 1) * sizeof *nt);
       if (!nt) return -1;
       r->tail_ts = nt;
-      r->tail_ts[r->ntail_ts++] = s->head.timestamp;
+      r->tail_ts[r->ntail_ts++] = head_of(s)->timestamp;
     }
-    s->next_buf = 0;
-    s->cur = NULL;
   }
   if (r->ntail_ts) {
     size_t i;
@@ -538,7 +864,7 @@ static int collect_tail(etlreader *r) {
 static int etl_rewind(void *impl) {
   etlreader *r = (etlreader *)impl;
   int k;
-  r->nheap = 0;
+  stop_workers(r);
   r->pending = -1;
   r->nseen = 0;
   for (k = 0; k < r->nfiles; k++) {
@@ -548,12 +874,16 @@ static int etl_rewind(void *impl) {
     r->files[k].st.records_damaged = 0;
     r->files[k].st.buffers_damaged = r->files[k].index_damaged;
   }
+  for (k = 0; k < r->nstreams; k++) reset_stream(&r->streams[k]);
+  start_workers(r);
+  r->live = 0;
   for (k = 0; k < r->nstreams; k++) {
     stream *s = &r->streams[k];
-    s->next_buf = 0;
-    s->cur = NULL;
-    if (advance(r, s)) { r->heap[r->nheap++] = k; sift_up(r, r->nheap - 1); }
+    r->mtie[k] = s->tie;
+    if (settle(r, s)) { r->mkey[k] = key_of(s); r->live++; }
+    else { r->mkey[k] = INT64_MAX; r->mtie[k] |= TIE_ENDED; }
   }
+  r->winner = r->nstreams ? play(r, 1) : 0;
   return 0;
 }
 
@@ -561,7 +891,9 @@ static int finish_open(etlreader *r, char *err, size_t errlen) {
   int i;
   for (i = 0; i < r->nfiles; i++) {
     etlfile *f = &r->files[i];
-    int rc = index_file(r, i, err, errlen);
+    int rc;
+    hsi_map_advise(&f->map, 0);
+    rc = index_file(r, i, err, errlen);
     if (rc) return rc;
     {
       /* The header buffer is never compressed [V]. */
@@ -583,13 +915,32 @@ static int finish_open(etlreader *r, char *err, size_t errlen) {
     /* Indexing touched every buffer header, and the kernel maps pages
        around each touch: give them back; the walk maps what it reads. */
     hsi_map_release(&f->map, 0, f->size);
+    hsi_map_advise(&f->map, 1);
     if (build_streams(r, i)) { snprintf(err, errlen, "%s: out of memory", f->path); return HS_ENOMEM; }
     if (i > 0 && (f->lf.clock_type != r->files[0].lf.clock_type ||
                   f->lf.perf_freq != r->files[0].lf.perf_freq))
       r->by_filetime = 1;
   }
-  r->heap = (int *)malloc((size_t)(r->nstreams ? r->nstreams : 1) * sizeof(int));
-  if (!r->heap || collect_tail(r)) { snprintf(err, errlen, "out of memory"); return HS_ENOMEM; }
+  {
+    size_t n = (size_t)(r->nstreams ? r->nstreams : 1);
+    r->mkey = (int64_t *)malloc(n * sizeof *r->mkey);
+    r->mtie = (uint64_t *)malloc(n * sizeof *r->mtie);
+    r->loser = (int *)malloc(n * sizeof *r->loser);
+  }
+  {
+    /* Reading buffers costs scratch memory per stream; with many CPUs or
+       large buffers the mapping serves (memory stays bounded). */
+    uint32_t maxend = 0, k;
+    int fi;
+    for (fi = 0; fi < r->nfiles; fi++)
+      for (k = 0; k < r->files[fi].nbufs; k++)
+        if (r->files[fi].bufs[k].end > maxend) maxend = r->files[fi].bufs[k].end;
+    r->read_max = maxend <= READ_MAX && (uint64_t)r->nstreams * NCHUNK * maxend <= READ_BUDGET ? maxend : 0;
+  }
+  for (i = 0; r->mkey && r->mtie && r->loser && i < r->nstreams; i++)
+    if (!(r->streams[i].ch = (chunk *)malloc(NCHUNK * sizeof(chunk)))) break;
+    else r->streams[i].st = &r->files[r->streams[i].file].st;
+  if (!r->mkey || !r->mtie || !r->loser || i < r->nstreams || collect_tail(r)) { snprintf(err, errlen, "out of memory"); return HS_ENOMEM; }
   return etl_rewind(r);
 }
 
@@ -601,6 +952,10 @@ static etlreader *new_reader(int n, const hs_reader_opts *opts) {
   if (!r->files) { free(r); return NULL; }
   r->nfiles = n;
   r->pending = -1;
+  r->waiting = -1;
+  hsi_mx_init(&r->mx);
+  hsi_cv_init(&r->work);
+  hsi_cv_init(&r->ready);
   if (opts) r->opts = *opts;
   for (i = 0; i < n; i++) r->files[i].st.first_damage_pos = UINT64_MAX;
   return r;
@@ -658,7 +1013,13 @@ static void etl_close(void *impl) {
   etlreader *r = (etlreader *)impl;
   int i;
   if (!r) return;
-  for (i = 0; i < r->nstreams; i++) { free(r->streams[i].bufs); free(r->streams[i].scratch); }
+  stop_workers(r);
+  for (i = 0; i < r->nstreams; i++) {
+    int k;
+    free(r->streams[i].bufs);
+    free(r->streams[i].ch);
+    for (k = 0; k < NCHUNK; k++) free(r->streams[i].scratch[k]);
+  }
   for (i = 0; i < r->nfiles; i++) {
     hsi_map_close(&r->files[i].map);
     free(r->files[i].bufs);
@@ -666,9 +1027,15 @@ static void etl_close(void *impl) {
   }
   free(r->streams);
   free(r->files);
-  free(r->heap);
+  free(r->mkey);
+  free(r->mtie);
+  free(r->loser);
   free(r->tail_ts);
   free(r->seen);
+  free(r->workers);
+  hsi_cv_free(&r->work);
+  hsi_cv_free(&r->ready);
+  hsi_mx_free(&r->mx);
   free(r);
 }
 
@@ -678,25 +1045,29 @@ static int etl_next(void *impl, hs_event *ev) {
   etlreader *r = (etlreader *)impl;
   for (;;) {
     stream *s;
-    int k;
+    const hs_event *e;
     if (r->pending >= 0) {
       /* Advance the stream handed out last only now: its event stayed a
          view into that stream's buffer until this call. */
-      if (advance(r, &r->streams[r->pending])) { r->heap[0] = r->pending; sift_down(r, 0); }
-      else { r->heap[0] = r->heap[--r->nheap]; if (r->nheap) sift_down(r, 0); }
+      int k = r->pending;
+      s = &r->streams[k];
+      if (++s->i < s->lim) r->mkey[k] = s->keys[s->i];
+      else if (settle(r, s)) r->mkey[k] = key_of(s);
+      else { r->mkey[k] = INT64_MAX; r->mtie[k] |= TIE_ENDED; r->live--; }
+      replay(r, k);
       r->pending = -1;
     }
-    if (r->nheap == 0) return 0;
-    k = r->heap[0];
-    s = &r->streams[k];
-    r->pending = k;
-    if (r->ntail_ts && is_tail_ts(r, s->head.timestamp)) {
-      uint64_t h = hash_record(s->head.record, s->head.record_len);
+    if (r->live == 0) return 0;
+    r->pending = r->winner;
+    s = &r->streams[r->pending];
+    e = head_of(s);
+    if (r->ntail_ts && is_tail_ts(r, e->timestamp)) {
+      uint64_t h = hash_record(e->record, e->record_len);
       if (s->tail) {
         size_t i;
         int dup = 0;
         for (i = 0; i < r->nseen; i++) if (r->seen[i] == h) { dup = 1; break; }
-        if (dup) { r->files[s->file].st.records_duplicate++; continue; }
+        if (dup) { s->st->records_duplicate++; continue; }
       } else {
         if (r->nseen == r->capseen) {
           size_t cap = r->capseen ? r->capseen * 2 : 16;
@@ -706,8 +1077,8 @@ static int etl_next(void *impl, hs_event *ev) {
         if (r->nseen < r->capseen) r->seen[r->nseen++] = h;
       }
     }
-    r->files[s->file].st.records++;
-    *ev = s->head;
+    s->st->records++;
+    *ev = *e;
     return 1;
   }
 }

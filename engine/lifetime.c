@@ -359,9 +359,10 @@ static struct inst *find_inst(const hsi_life *L, uint32_t id) {
 static livemap *get_heap(hsi_life *L, uint32_t inst, uint64_t heap, int create) {
   uint32_t mask, i;
   struct hheap *H;
-  uint64_t hk = mix64(heap ^ ((uint64_t)inst << 32 | inst));
+  uint64_t hk;
   if (L->have_last_hh && L->hh[L->last_hh].heap == heap && L->hh[L->last_hh].inst == inst)
     return &L->hh[L->last_hh].m;
+  hk = mix64(heap ^ ((uint64_t)inst << 32 | inst));
   if (L->hmap_cap) {
     mask = L->hmap_cap - 1;
     for (i = (uint32_t)hk & mask; L->hmap[i]; i = (i + 1) & mask) {

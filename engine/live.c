@@ -12,8 +12,8 @@
 #define SLOT_HDR 8u                /* per record: u16 cpu, u16 0, u32 length */
 
 struct hsi_live {
-  mutex_t mx;
-  cond_t cv;                       /* signalled on every append and at the end */
+  hsi_mutex mx;
+  hsi_cond cv;                       /* signalled on every append and at the end */
   int refs;
   hs_logfile lf;
   char *name;
@@ -35,24 +35,24 @@ hsi_live *hsi_live_new(const hs_logfile *lf, const char *name) {
   strcpy(s->name, name);
   s->lf = *lf;
   s->refs = 1;
-  mx_init(&s->mx);
-  cv_init(&s->cv);
+  hsi_mx_init(&s->mx);
+  hsi_cv_init(&s->cv);
   return s;
 }
 
-static void ref(hsi_live *s) { mx_lock(&s->mx); s->refs++; mx_unlock(&s->mx); }
+static void ref(hsi_live *s) { hsi_mx_lock(&s->mx); s->refs++; hsi_mx_unlock(&s->mx); }
 
 void hsi_live_unref(hsi_live *s) {
   size_t i;
   int last;
   if (!s) return;
-  mx_lock(&s->mx);
+  hsi_mx_lock(&s->mx);
   last = --s->refs == 0;
-  mx_unlock(&s->mx);
+  hsi_mx_unlock(&s->mx);
   if (!last) return;
   for (i = 0; i < s->nchunks; i++) free(s->chunks[i]);
   free(s->chunks); free(s->recs); free(s->ts); free(s->name);
-  cv_free(&s->cv); mx_free(&s->mx);
+  hsi_cv_free(&s->cv); hsi_mx_free(&s->mx);
   free(s);
 }
 
@@ -89,10 +89,10 @@ void hsi_live_event(hsi_live *s, const hsi_evrec *e) {
   uint32_t len = hsi_evrec_to_record(e, s->scratch);   /* the scratch is the producer's only */
   int lost = hsi_evrec_lost_kind(e);
   uint8_t *p;
-  mx_lock(&s->mx);
+  hsi_mx_lock(&s->mx);
   if (lost == 32) s->c.lost_events++;
   else if (lost == 33) s->c.lost_buffers++;
-  if (!len || !(p = slot(s, len))) { s->c.dropped++; mx_unlock(&s->mx); return; }
+  if (!len || !(p = slot(s, len))) { s->c.dropped++; hsi_mx_unlock(&s->mx); return; }
   p[0] = e->processor_number; p[1] = 0; p[2] = p[3] = 0;
   memcpy(p + 4, &len, 4);
   memcpy(p + SLOT_HDR, s->scratch, len);
@@ -101,43 +101,43 @@ void hsi_live_event(hsi_live *s, const hsi_evrec *e) {
   s->c.events++;
   s->c.bytes += len;
   s->c.last_ts = e->timestamp;
-  cv_broadcast(&s->cv);
-  mx_unlock(&s->mx);
+  hsi_cv_broadcast(&s->cv);
+  hsi_mx_unlock(&s->mx);
 }
 
 void hsi_live_add_lost(hsi_live *s, uint64_t events, uint64_t buffers) {
-  mx_lock(&s->mx);
+  hsi_mx_lock(&s->mx);
   s->c.lost_events += events;
   s->c.lost_buffers += buffers;
-  mx_unlock(&s->mx);
+  hsi_mx_unlock(&s->mx);
 }
 
 void hsi_live_finish(hsi_live *s, const char *reason) {
-  mx_lock(&s->mx);
+  hsi_mx_lock(&s->mx);
   if (!s->c.finished && !s->reason[0]) snprintf(s->reason, sizeof s->reason, "%s", reason);
   s->c.finished = 1;
-  cv_broadcast(&s->cv);
-  mx_unlock(&s->mx);
+  hsi_cv_broadcast(&s->cv);
+  hsi_mx_unlock(&s->mx);
 }
 
 int hsi_live_stopping(hsi_live *s) {
   int v;
-  mx_lock(&s->mx); v = s->stop; mx_unlock(&s->mx);
+  hsi_mx_lock(&s->mx); v = s->stop; hsi_mx_unlock(&s->mx);
   return v;
 }
 
 void hsi_live_request_stop(hsi_live *s, const char *reason) {
-  mx_lock(&s->mx);
+  hsi_mx_lock(&s->mx);
   if (!s->stop && !s->c.finished) snprintf(s->reason, sizeof s->reason, "%s", reason);
   s->stop = 1;
-  mx_unlock(&s->mx);
+  hsi_mx_unlock(&s->mx);
 }
 
 int hsi_live_wait(hsi_live *s, int64_t until_ts, int timeout_ms, uint64_t *n) {
   double end = hsi_now_ms() + timeout_ms;
   uint64_t seen = 0;
   int rc;
-  mx_lock(&s->mx);
+  hsi_mx_lock(&s->mx);
   for (;;) {
     for (; seen < s->nrecs; seen++)
       if (s->ts[seen] >= until_ts) { *n = seen; rc = 1; goto out; }
@@ -145,18 +145,18 @@ int hsi_live_wait(hsi_live *s, int64_t until_ts, int timeout_ms, uint64_t *n) {
     if (timeout_ms >= 0) {
       double left = end - hsi_now_ms();
       if (left <= 0) { *n = s->nrecs; rc = 2; goto out; }
-      cv_timedwait(&s->cv, &s->mx, left > 200 ? 200 : (int)left + 1);
+      hsi_cv_timedwait(&s->cv, &s->mx, left > 200 ? 200 : (int)left + 1);
     } else {
-      cv_timedwait(&s->cv, &s->mx, 200);
+      hsi_cv_timedwait(&s->cv, &s->mx, 200);
     }
   }
 out:
-  mx_unlock(&s->mx);
+  hsi_mx_unlock(&s->mx);
   return rc;
 }
 
 void hsi_live_counts_get(hsi_live *s, hsi_live_counts *c) {
-  mx_lock(&s->mx); *c = s->c; mx_unlock(&s->mx);
+  hsi_mx_lock(&s->mx); *c = s->c; hsi_mx_unlock(&s->mx);
 }
 
 const char *hsi_live_reason(hsi_live *s) { return s->reason; }
@@ -176,9 +176,9 @@ static int lr_next(void *impl, hs_event *ev) {
   uint32_t len;
   for (;;) {
     if (r->pos >= r->limit) return 0;
-    mx_lock(&r->s->mx);
+    hsi_mx_lock(&r->s->mx);
     p = r->s->recs[r->pos];
-    mx_unlock(&r->s->mx);
+    hsi_mx_unlock(&r->s->mx);
     memcpy(&len, p + 4, 4);
     r->pos++;
     if (hsi_evrec_decode(p + SLOT_HDR, len, ev)) break;
@@ -227,9 +227,9 @@ int hsi_live_reader(hsi_live *s, uint64_t n, hs_reader **out) {
   lreader *r = (lreader *)calloc(1, sizeof *r);
   *out = NULL;
   if (!r) return HS_ENOMEM;
-  mx_lock(&s->mx);
+  hsi_mx_lock(&s->mx);
   r->limit = n < s->nrecs ? n : s->nrecs;
-  mx_unlock(&s->mx);
+  hsi_mx_unlock(&s->mx);
   r->s = s;
   r->st.first_damage_pos = UINT64_MAX;
   ref(s);

@@ -69,6 +69,13 @@ void hsi_map_release(hsi_map *m, uint64_t off, uint64_t len) {
   (void)m; (void)off; (void)len;        /* the working set trimmer does this on Windows */
 }
 
+void hsi_map_advise(hsi_map *m, int sequential) { (void)m; (void)sequential; }
+
+int hsi_map_read(const hsi_map *m, uint64_t off, void *buf, size_t len) {
+  (void)m; (void)off; (void)buf; (void)len;
+  return -1;                             /* the view is read directly */
+}
+
 #else
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -95,8 +102,12 @@ int hsi_map_open(hsi_map *m, const char *path, char *err, size_t errlen) {
     return HS_EIO;
   }
   p = mmap(NULL, (size_t)m->size, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (p == MAP_FAILED) { snprintf(err, errlen, "%s: cannot map: %s", path, strerror(errno)); return HS_EIO; }
+  if (p == MAP_FAILED) {
+    close(fd);
+    snprintf(err, errlen, "%s: cannot map: %s", path, strerror(errno));
+    return HS_EIO;
+  }
+  m->handle = (void *)(intptr_t)(fd + 1);   /* kept for hsi_map_read */
   /* Read mostly front to back (one stream per CPU): ask for readahead. */
   (void)posix_madvise(p, (size_t)m->size, POSIX_MADV_SEQUENTIAL);
   m->data = (const uint8_t *)p;
@@ -105,14 +116,32 @@ int hsi_map_open(hsi_map *m, const char *path, char *err, size_t errlen) {
 
 void hsi_map_close(hsi_map *m) {
   if (m->data) munmap((void *)m->data, (size_t)m->size);
+  if (m->handle) close((int)((intptr_t)m->handle - 1));
   memset(m, 0, sizeof *m);
 }
 
+int hsi_map_read(const hsi_map *m, uint64_t off, void *buf, size_t len) {
+  int fd = m->handle ? (int)((intptr_t)m->handle - 1) : -1;
+  uint8_t *p = (uint8_t *)buf;
+  if (fd < 0 || off > m->size || len > m->size - off) return -1;
+  while (len) {
+    ssize_t n = pread(fd, p, len, (off_t)off);
+    if (n <= 0) { if (n < 0 && errno == EINTR) continue; return -1; }
+    p += n; off += (uint64_t)n; len -= (size_t)n;
+  }
+  return 0;
+}
+
+void hsi_map_advise(hsi_map *m, int sequential) {
+  if (m->data && m->size)
+    (void)posix_madvise((void *)m->data, (size_t)m->size, sequential ? POSIX_MADV_SEQUENTIAL : POSIX_MADV_RANDOM);
+}
+
+/* Called from the reader's decoding workers too: no shared state. */
 void hsi_map_release(hsi_map *m, uint64_t off, uint64_t len) {
-  static uint64_t page;
-  uint64_t a, b;
+  long ps = sysconf(_SC_PAGESIZE);
+  uint64_t a, b, page = ps > 0 ? (uint64_t)ps : 4096;
   if (!m->data || off >= m->size) return;
-  if (!page) { long p = sysconf(_SC_PAGESIZE); page = p > 0 ? (uint64_t)p : 4096; }
   if (len > m->size - off) len = m->size - off;
   a = (off + page - 1) / page * page;     /* pages wholly inside the range only: */
   b = (off + len) / page * page;          /* a neighbour buffer may share the edges */

@@ -19,4 +19,12 @@ void hsi_map_close(hsi_map *m);
    cache if read again).  Keeps the resident size of a pass over a huge
    trace flat.  A no-op where the platform has no such call. */
 void hsi_map_release(hsi_map *m, uint64_t off, uint64_t len);
+/* How the file will be read next: scattered (indexing touches one header
+   per buffer: map no neighbours) or front to back (ask for readahead). */
+void hsi_map_advise(hsi_map *m, int sequential);
+/* Copy [off, off+len) with read(2) into buf: 0, or -1 when it cannot (no
+   file behind the map, Windows, a short read): then read the view.  On a
+   page-cache-warm file a read costs less than the page faults and the
+   release of mapping the same bytes (thread-safe: pread). */
+int hsi_map_read(const hsi_map *m, uint64_t off, void *buf, size_t len);
 #endif

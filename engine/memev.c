@@ -10,6 +10,7 @@
 ** contains these events.
 */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include "heapscript.h"
@@ -219,10 +220,99 @@ static size_t minlen_of(const layout *L, int P) {
   return min_len(L, P);
 }
 
+/*
+** A row compiled for one pointer width: where each field that goes into
+** hsi_memop sits and how wide it is, and the row's lengths, worked out
+** once instead of per event (every memory event of a trace is decoded).
+*/
+#define PLAN_FIELDS 16
+typedef struct plan {
+  uint8_t ready, usable;      /* usable: the row fits the plan */
+  uint16_t minlen, fulllen;
+  uint8_t nf;
+  struct { uint16_t off; uint8_t w, dest; } f[PLAN_FIELDS];
+} plan;
+
+static plan plans[4][64][2];
+/* The plan of each cached kernel row (see classify), at P = 4 and 8. */
+static const plan *kplan[3][256][CACHE_V][2];
+
+/* Where each M_* destination lives in hsi_memop, and its width. */
+static const struct { uint16_t off; uint8_t w; } dests[M_LAST] = {
+  [M_HEAP] = { offsetof(hsi_memop, heap), 8 },
+  [M_ADDR] = { offsetof(hsi_memop, addr), 8 },
+  [M_SIZE] = { offsetof(hsi_memop, size), 8 },
+  [M_OLD_ADDR] = { offsetof(hsi_memop, old_addr), 8 },
+  [M_OLD_SIZE] = { offsetof(hsi_memop, old_size), 8 },
+  [M_FLAGS] = { offsetof(hsi_memop, flags), 4 },
+  [M_TAG] = { offsetof(hsi_memop, tag), 4 },
+  [M_POOLTYPE] = { offsetof(hsi_memop, pool_type), 4 },
+  [M_SESSION] = { offsetof(hsi_memop, session), 4 },
+  [M_SOURCE] = { offsetof(hsi_memop, source), 4 },
+};
+
+static const plan *plan_of(const layout *L, int P) {
+  size_t pi, ri, i;
+  int w = P == 8;
+  plan *pl;
+  for (pi = 0; pi < COUNT(providers); pi++)
+    if (L >= providers[pi]->tab && L < providers[pi]->tab + providers[pi]->n) break;
+  if (pi == COUNT(providers) || pi >= 4) return NULL;
+  ri = (size_t)(L - providers[pi]->tab);
+  if (ri >= 64) return NULL;
+  pl = &plans[pi][ri][w];
+  if (!pl->ready) {
+    pl->usable = L->nf <= PLAN_FIELDS && min_len(L, P) <= 0xFFFF && full_len(L, P) <= 0xFFFF;
+    pl->minlen = (uint16_t)min_len(L, P);
+    pl->fulllen = (uint16_t)full_len(L, P);
+    pl->nf = 0;
+    for (i = 0; pl->usable && i < L->nf; i++) {
+      const field *f = &L->f[i];
+      if (f->dest == M_NONE) continue;            /* shown by describe only */
+      pl->f[pl->nf].off = (uint16_t)foff(f, P);
+      pl->f[pl->nf].w = (uint8_t)fwidth(f, P);
+      pl->f[pl->nf].dest = f->dest;
+      pl->nf++;
+    }
+    pl->ready = 1;
+  }
+  return pl->usable ? pl : NULL;
+}
+
+static int prepared;
+
+void hsi_memev_prepare(void) {
+  size_t pi, ri;
+  int gs, t, v;
+  static const int groups[3] = { 0x10, 0x02, 0x0E };
+  for (pi = 0; pi < COUNT(providers) && pi < 4; pi++)
+    for (ri = 0; ri < providers[pi]->n && ri < 64; ri++) {
+      plan_of(&providers[pi]->tab[ri], 4);
+      plan_of(&providers[pi]->tab[ri], 8);
+      (void)minlen_of(&providers[pi]->tab[ri], 4);
+      (void)minlen_of(&providers[pi]->tab[ri], 8);
+    }
+  for (gs = 0; gs < 3; gs++)
+    for (t = 0; t < 256; t++)
+      for (v = 0; v < CACHE_V; v++)
+      {
+        if (!kcached[gs][t][v]) {
+          kcache[gs][t][v] = pick(provider_of(groups[gs]), t, v);
+          kcached[gs][t][v] = 1;
+        }
+        if (kcache[gs][t][v]) {
+          kplan[gs][t][v][0] = plan_of(kcache[gs][t][v], 4);
+          kplan[gs][t][v][1] = plan_of(kcache[gs][t][v], 8);
+        }
+      }
+  prepared = 1;
+}
+
 /* -------------------------------------------------------------- decode */
 
 int hsi_memev_decode(const hs_event *ev, hsi_memop *op) {
   const layout *L;
+  const plan *pl;
   int group = 0, type = 0, P = ev->pointer_size, present;
   uint32_t ppid = HS_NOID;
   int have_ppid = 0;
@@ -238,6 +328,27 @@ int hsi_memev_decode(const hs_event *ev, hsi_memop *op) {
   if (ev->flags & HS_EVF_HAS_IDS) { op->pid = ev->pid; op->tid = ev->tid; }
   else op->pid = op->tid = HS_NOID;
   if (P != 4 && P != 8) return -1;
+  if (prepared && (ev->flags & HS_EVF_KERNEL) && (ev->version & 0xFF) < CACHE_V)
+    pl = kplan[group_slot(group)][type][ev->version & 0xFF][P == 8];
+  else pl = plan_of(L, P);
+  if (pl) {
+    const uint8_t *p = ev->payload;
+    uint32_t len = ev->payload_len;
+    if (len < pl->minlen || (!p && len)) return -1;
+    for (i = 0; i < pl->nf; i++) {
+      uint32_t off = pl->f[i].off, w = pl->f[i].w;
+      uint64_t v;
+      if (off + w > len) continue;         /* an optional field past the end */
+      v = w == 8 ? rd64(p + off) : w == 4 ? rd32(p + off) : w == 2 ? rd16(p + off) : p[off];
+      if (pl->f[i].dest == M_PID) { ppid = (uint32_t)v; have_ppid = 1; }
+      else if (dests[pl->f[i].dest].w == 8) memcpy((char *)op + dests[pl->f[i].dest].off, &v, 8);
+      else { uint32_t v32 = (uint32_t)v; memcpy((char *)op + dests[pl->f[i].dest].off, &v32, 4); }
+    }
+    if ((L->flags & L_BLOB) && op->size > (size_t)len - (size_t)pl->fulllen) return -1;
+    if (have_ppid && (L->pid == PID_PAYLOAD || (L->pid == PID_HDR_ELSE_PAYLOAD && op->pid == HS_NOID)))
+      op->pid = ppid;
+    return 1;
+  }
   if (ev->payload_len < minlen_of(L, P) || (!ev->payload && ev->payload_len)) return -1;
   for (i = 0; i < L->nf; i++) {
     const field *f = &L->f[i];

@@ -47,6 +47,10 @@ extern const hs_guid hsi_heap_snapshot_guid;
 **   id 200: heap = HeapSnapshotInstance, size = TotalData.
 */
 int hsi_memev_decode(const hs_event *ev, hsi_memop *op);
+/* Work out every row's lookups now (they are otherwise made on first
+   use): after it, decoding writes no shared state, so it may run on
+   another thread (the analysis decodes on its reader thread). */
+void hsi_memev_prepare(void);
 
 /*
 ** Build the payload for *op at pointer width ptr (4 or 8).  The event is

@@ -6,13 +6,13 @@
 ** into the copy), then publishes it; the consumer walks a published block
 ** and gives it back when it asks for the first event of the next one.
 ** Handing over whole blocks keeps the locking to one lock per thousands of
-** events.  The threads are behind four small wrappers: POSIX threads, or
-** Windows threads and condition variables.
+** events.  The threads are behind the wrappers of thread.h.
 */
 #include <stdlib.h>
 #include <string.h>
 #include "heapscript.h"
 #include "prefetch.h"
+#include "memev.h"
 
 #define NBLOCK 4
 #define BLOCK_EVENTS 4096
@@ -22,6 +22,8 @@
 
 typedef struct block {
   hs_event ev[BLOCK_EVENTS];
+  hsi_memop op[BLOCK_EVENTS];    /* with memops: each event's hsi_memev_decode */
+  signed char d[BLOCK_EVENTS];
   uint8_t bytes[BLOCK_BYTES];
   int n;                  /* events in it */
   int end;                /* the last block: after its events, rc */
@@ -31,26 +33,27 @@ typedef struct block {
 struct hsi_prefetch {
   hs_reader *r;
   block *b;               /* NBLOCK blocks */
-  mutex_t mx;
-  cond_t filled, freed;
+  hsi_mutex mx;
+  hsi_cond filled, freed;
   int nfilled;            /* published and not yet given back */
   int stop;               /* the consumer is closing */
   int prod, cons;         /* next block to fill / to read */
   int pos;                /* next event in the consumer's block, -1: none taken */
   int done;               /* the consumer saw the end */
-  thread_t th;
+  int memops;             /* the producer decodes memory events too */
+  hsi_thread th;
 };
 
-static THREAD_FN producer(void *arg) {
+static HSI_THREAD_FN producer(void *arg) {
   hsi_prefetch *pf = (hsi_prefetch *)arg;
   for (;;) {
     block *b;
     size_t used = 0;
     int rc = 1;
-    mx_lock(&pf->mx);
-    while (pf->nfilled == NBLOCK && !pf->stop) cv_wait(&pf->freed, &pf->mx);
-    if (pf->stop) { mx_unlock(&pf->mx); return THREAD_RET; }
-    mx_unlock(&pf->mx);
+    hsi_mx_lock(&pf->mx);
+    while (pf->nfilled == NBLOCK && !pf->stop) hsi_cv_wait(&pf->freed, &pf->mx);
+    if (pf->stop) { hsi_mx_unlock(&pf->mx); return HSI_THREAD_RET; }
+    hsi_mx_unlock(&pf->mx);
     b = &pf->b[pf->prod];
     b->n = 0;
     b->end = 0;
@@ -67,12 +70,12 @@ static THREAD_FN producer(void *arg) {
       if (!copy) {
         /* keep it: the reader's view stays valid until its next call */
         hs_event keep = *e;
-        mx_lock(&pf->mx);
+        hsi_mx_lock(&pf->mx);
         pf->nfilled++;
-        cv_signal(&pf->filled);
-        while (pf->nfilled == NBLOCK && !pf->stop) cv_wait(&pf->freed, &pf->mx);
-        if (pf->stop) { mx_unlock(&pf->mx); return THREAD_RET; }
-        mx_unlock(&pf->mx);
+        hsi_cv_signal(&pf->filled);
+        while (pf->nfilled == NBLOCK && !pf->stop) hsi_cv_wait(&pf->freed, &pf->mx);
+        if (pf->stop) { hsi_mx_unlock(&pf->mx); return HSI_THREAD_RET; }
+        hsi_mx_unlock(&pf->mx);
         pf->prod = (pf->prod + 1) % NBLOCK;
         b = &pf->b[pf->prod];
         b->n = 0;
@@ -87,33 +90,37 @@ static THREAD_FN producer(void *arg) {
       if (e->ext) e->ext = copy + (e->ext - e->record);
       e->record = copy;
       used += (e->record_len + 7u) & ~(size_t)7;
+      if (pf->memops) b->d[b->n] = (signed char)hsi_memev_decode(e, &b->op[b->n]);
       b->n++;
     }
     if (rc != 1) { b->end = 1; b->rc = rc; }
-    mx_lock(&pf->mx);
+    hsi_mx_lock(&pf->mx);
     pf->nfilled++;
-    cv_signal(&pf->filled);
-    mx_unlock(&pf->mx);
+    hsi_cv_signal(&pf->filled);
+    hsi_mx_unlock(&pf->mx);
     pf->prod = (pf->prod + 1) % NBLOCK;
-    if (rc != 1) return THREAD_RET;
+    if (rc != 1) return HSI_THREAD_RET;
   }
 }
 
-hsi_prefetch *hsi_prefetch_open(hs_reader *r) {
+hsi_prefetch *hsi_prefetch_open(hs_reader *r) { return hsi_prefetch_open_memops(r, 0); }
+
+hsi_prefetch *hsi_prefetch_open_memops(hs_reader *r, int memops) {
   hsi_prefetch *pf;
-  const char *env = getenv("HEAPSCRIPT_THREADS");
-  if (env && env[0] == '0') return NULL;
+  if (hsi_threads_allowed(1) == 0) return NULL;
   pf = (hsi_prefetch *)calloc(1, sizeof *pf);
   if (!pf) return NULL;
   pf->b = (block *)malloc(NBLOCK * sizeof(block));
   if (!pf->b) { free(pf); return NULL; }
   pf->r = r;
   pf->pos = -1;
-  mx_init(&pf->mx);
-  cv_init(&pf->filled);
-  cv_init(&pf->freed);
-  if (th_start(&pf->th, producer, pf) != 0) {
-    cv_free(&pf->filled); cv_free(&pf->freed); mx_free(&pf->mx);
+  pf->memops = memops;
+  if (memops) hsi_memev_prepare();      /* decoding then writes no shared state */
+  hsi_mx_init(&pf->mx);
+  hsi_cv_init(&pf->filled);
+  hsi_cv_init(&pf->freed);
+  if (hsi_th_start(&pf->th, producer, pf) != 0) {
+    hsi_cv_free(&pf->filled); hsi_cv_free(&pf->freed); hsi_mx_free(&pf->mx);
     free(pf->b);
     free(pf);
     return NULL;
@@ -122,23 +129,38 @@ hsi_prefetch *hsi_prefetch_open(hs_reader *r) {
 }
 
 int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev) {
+  const hs_event *e;
+  int rc = hsi_prefetch_next_ref(pf, &e, NULL, NULL);
+  if (rc == 1) *ev = *e;
+  return rc;
+}
+
+int hsi_prefetch_next_ref(hsi_prefetch *pf, const hs_event **ev, const hsi_memop **op, int *d) {
   for (;;) {
     block *b;
     if (pf->done) return 0;
     if (pf->pos < 0) {                       /* take the next published block */
-      mx_lock(&pf->mx);
-      while (pf->nfilled == 0) cv_wait(&pf->filled, &pf->mx);
-      mx_unlock(&pf->mx);
+      hsi_mx_lock(&pf->mx);
+      while (pf->nfilled == 0) hsi_cv_wait(&pf->filled, &pf->mx);
+      hsi_mx_unlock(&pf->mx);
       pf->pos = 0;
     }
     b = &pf->b[pf->cons];
-    if (pf->pos < b->n) { *ev = b->ev[pf->pos++]; return 1; }
+    if (pf->pos < b->n) {
+      if (d) {
+        if (!pf->memops) b->d[pf->pos] = (signed char)hsi_memev_decode(&b->ev[pf->pos], &b->op[pf->pos]);
+        *d = b->d[pf->pos];
+        *op = &b->op[pf->pos];
+      }
+      *ev = &b->ev[pf->pos++];
+      return 1;
+    }
     if (b->end) { pf->done = 1; return b->rc < 0 ? b->rc : 0; }
     /* give the block back and move on */
-    mx_lock(&pf->mx);
+    hsi_mx_lock(&pf->mx);
     pf->nfilled--;
-    cv_signal(&pf->freed);
-    mx_unlock(&pf->mx);
+    hsi_cv_signal(&pf->freed);
+    hsi_mx_unlock(&pf->mx);
     pf->cons = (pf->cons + 1) % NBLOCK;
     pf->pos = -1;
   }
@@ -146,12 +168,12 @@ int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev) {
 
 void hsi_prefetch_close(hsi_prefetch *pf) {
   if (!pf) return;
-  mx_lock(&pf->mx);
+  hsi_mx_lock(&pf->mx);
   pf->stop = 1;
-  cv_signal(&pf->freed);
-  mx_unlock(&pf->mx);
-  th_join(pf->th);
-  cv_free(&pf->filled); cv_free(&pf->freed); mx_free(&pf->mx);
+  hsi_cv_signal(&pf->freed);
+  hsi_mx_unlock(&pf->mx);
+  hsi_th_join(pf->th);
+  hsi_cv_free(&pf->filled); hsi_cv_free(&pf->freed); hsi_mx_free(&pf->mx);
   free(pf->b);
   free(pf);
 }

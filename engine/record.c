@@ -21,6 +21,16 @@ static void kernel_guids(void) {
   kernel_guid_ready = 1;
 }
 
+/* Kernel header types: header length and pointer size. */
+static const uint8_t khlen[0x12] = {
+  [HS_HT_SYSTEM32] = 0x20, [HS_HT_SYSTEM64] = 0x20, [HS_HT_COMPACT32] = 0x18, [HS_HT_COMPACT64] = 0x18,
+  [HS_HT_PERFINFO32] = 0x10, [HS_HT_PERFINFO64] = 0x10
+};
+static const uint8_t kptr[0x12] = {
+  [HS_HT_SYSTEM32] = 4, [HS_HT_SYSTEM64] = 8, [HS_HT_COMPACT32] = 4, [HS_HT_COMPACT64] = 8,
+  [HS_HT_PERFINFO32] = 4, [HS_HT_PERFINFO64] = 8
+};
+
 static int ptr_of(int ht) {
   switch (ht) {
     case HS_HT_SYSTEM32: case HS_HT_COMPACT32: case HS_HT_FULL32: case HS_HT_INSTANCE32:
@@ -31,38 +41,55 @@ static int ptr_of(int ht) {
   }
 }
 
-static int decode_kernel(const uint8_t *r, uint32_t size, int ht, hs_event *ev, const char **why) {
-  uint32_t hlen, extra;
+/* Kernel headers are most of a trace: every field is written here (no
+   blank copy first), the same values the blank event plus these give. */
+static inline int decode_kernel(const uint8_t *r, uint32_t size, int ht, uint32_t hlen, int ptr,
+                                hs_event *ev, const char **why) {
+  uint32_t extra;
   uint16_t ver = rd16(r);
   int group = r[7];
-  switch (ht) {
-    case HS_HT_SYSTEM32: case HS_HT_SYSTEM64: hlen = 0x20; break;
-    case HS_HT_COMPACT32: case HS_HT_COMPACT64: hlen = 0x18; break;
-    default: hlen = 0x10; break;
-  }
+  uint16_t hook;
   /* Version bits 0x8000: a PEBS index word follows the header; 0x0700: that
      many PMC counters (ETL-FORMAT §3.3). */
   extra = (ver & 0x8000 ? 8u : 0u) + 8u * ((ver >> 8) & 7u);
   if (size < hlen + extra) { *why = "a kernel record at least as long as its header"; return -2; }
-  ev->flags = HS_EVF_KERNEL;
-  ev->version = (uint16_t)(ver & 0xFF);
-  ev->opcode = r[6];
-  ev->hook = (uint16_t)(group << 8 | r[6]);
-  ev->id = 0;
-  if (ev->hook == HSI_HOOK_IMAGE_LOAD) group = 0x14;   /* presented under the Image class [V] */
+  hook = (uint16_t)(group << 8 | r[6]);
+  if (hook == HSI_HOOK_IMAGE_LOAD) group = 0x14;   /* presented under the Image class [V] */
   if (!kernel_guid_ready) kernel_guids();
   if (group < 32) ev->provider = kernel_guid[group];
   else memset(&ev->provider, 0, sizeof ev->provider);
+  ev->keyword = 0;
+  ev->record = r;
+  ev->payload = r + hlen + extra;
+  ev->ext = NULL;
+  ev->record_len = size;
+  ev->payload_len = size - hlen - extra;
+  ev->ext_len = 0;
   if (hlen == 0x10) {
     ev->timestamp = (int64_t)rd64(r + 8);
+    ev->pid = ev->tid = HS_NOID;
+    ev->flags = HS_EVF_KERNEL;
   } else {
     ev->tid = rd32(r + 8);
     ev->pid = rd32(r + 12);
     ev->timestamp = (int64_t)rd64(r + 16);
-    ev->flags |= HS_EVF_HAS_IDS;
+    ev->flags = HS_EVF_KERNEL | HS_EVF_HAS_IDS;
   }
-  ev->payload = r + hlen + extra;
-  ev->payload_len = size - hlen - extra;
+  ev->id = 0;
+  ev->version = (uint16_t)(ver & 0xFF);
+  ev->task = 0;
+  ev->hook = hook;
+  ev->header_flags = 0;
+  ev->cpu = 0;
+  ev->opcode = r[6];
+  ev->level = 0;
+  ev->channel = 0;
+  ev->header_type = (uint8_t)ht;
+  ev->pointer_size = (uint8_t)ptr;
+  ev->file = 0;
+  ev->buffer = 0;
+  ev->offset = 0;
+  ev->buffer_pos = 0;
   return 1;
 }
 
@@ -163,11 +190,19 @@ int hsi_record_decode(const uint8_t *b, uint32_t pos, uint32_t end, int file_ptr
   marker = rd32(r);
   if (marker == 0xFFFFFFFFu) return 0;
   ht = r[2];
+  if ((r[3] & 0xC0) == 0xC0 && ht < (int)sizeof khlen && khlen[ht]) {
+    /* the kernel headers first: a table instead of switches */
+    size = rd16(r + 4);
+    if (size < 8 || size > avail) {
+      *why = size < 8 ? "a record Size of at least 8 bytes" : "a record that ends inside its buffer";
+      return -1;
+    }
+    *next = pos + ((size + 7u) & ~7u);
+    if (*next > end) *next = end;
+    return decode_kernel(r, size, ht, khlen[ht], kptr[ht], ev, why);
+  }
   if ((r[3] & 0xC0) == 0xC0) {
     switch (ht) {
-      case HS_HT_SYSTEM32: case HS_HT_SYSTEM64: case HS_HT_COMPACT32: case HS_HT_COMPACT64:
-      case HS_HT_PERFINFO32: case HS_HT_PERFINFO64:
-        size = rd16(r + 4); break;
       case HS_HT_FULL32: case HS_HT_FULL64: case HS_HT_INSTANCE32: case HS_HT_INSTANCE64:
       case HS_HT_EVENT32: case HS_HT_EVENT64: case HS_HT_ERROR:
         size = rd16(r); break;
@@ -193,9 +228,6 @@ int hsi_record_decode(const uint8_t *b, uint32_t pos, uint32_t end, int file_ptr
   ev->pointer_size = (uint8_t)ptr_of(ht);
   ev->pid = ev->tid = HS_NOID;
   switch (ht) {
-    case HS_HT_SYSTEM32: case HS_HT_SYSTEM64: case HS_HT_COMPACT32: case HS_HT_COMPACT64:
-    case HS_HT_PERFINFO32: case HS_HT_PERFINFO64:
-      rc = decode_kernel(r, size, ht, ev, why); break;
     case HS_HT_FULL32: case HS_HT_FULL64: case HS_HT_INSTANCE32: case HS_HT_INSTANCE64:
       rc = decode_classic(r, size, ht, ev, why); break;
     case HS_HT_EVENT32: case HS_HT_EVENT64:
@@ -212,6 +244,26 @@ int hsi_record_decode(const uint8_t *b, uint32_t pos, uint32_t end, int file_ptr
       break;
   }
   return rc;
+}
+
+uint32_t hsi_record_kernel_run(const uint8_t *b, uint32_t *pos, uint32_t end, hs_event *ev, uint32_t max) {
+  uint32_t n = 0, p = *pos;
+  const char *why;
+  if (!kernel_guid_ready) kernel_guids();
+  while (n < max && p < end && end - p >= 8) {
+    const uint8_t *r = b + p;
+    uint32_t size, ht = r[2];
+    if ((r[3] & 0xC0) != 0xC0 || ht >= sizeof khlen || !khlen[ht] || rd32(r) == 0xFFFFFFFFu) break;
+    size = rd16(r + 4);
+    if (size < 8 || size > end - p) break;
+    if (decode_kernel(r, size, (int)ht, khlen[ht], kptr[ht], &ev[n], &why) != 1) break;
+    ev[n].offset = p;
+    n++;
+    p += (size + 7u) & ~7u;
+    if (p > end) p = end;
+  }
+  *pos = p;
+  return n;
 }
 
 int hs_event_ext_next(const hs_event *ev, uint32_t *pos, hs_ext_item *item) {

@@ -13,6 +13,14 @@
 int hsi_record_decode(const uint8_t *b, uint32_t pos, uint32_t end, int file_ptr,
                       hs_event *ev, uint32_t *next, const char **why);
 
+/* The walk's fast path: decode the well-formed kernel-header records
+   (SYSTEM, COMPACT, PERFINFO) from b[*pos..end) into ev[0..max), as
+   hsi_record_decode would, with ev->offset set to each record's
+   position.  Stops before the first other record, the end, or anything
+   hsi_record_decode would report; returns the count and moves *pos past
+   them. */
+uint32_t hsi_record_kernel_run(const uint8_t *b, uint32_t *pos, uint32_t end, hs_event *ev, uint32_t max);
+
 /* Group of the hook that stands for Image Load under the Process group. */
 #define HSI_HOOK_IMAGE_LOAD 0x030A
 #endif

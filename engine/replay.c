@@ -13,7 +13,7 @@ struct hsi_replay {
   hs_reader *r;
   hsi_live *s;
   double speed;
-  thread_t th;
+  hsi_thread th;
   int started;
 };
 
@@ -47,7 +47,7 @@ static int pace(hsi_replay *p, double at) {
   }
 }
 
-static THREAD_FN run(void *arg) {
+static HSI_THREAD_FN run(void *arg) {
   hsi_replay *p = (hsi_replay *)arg;
   hs_event ev;
   hsi_evrec e;
@@ -72,18 +72,18 @@ static THREAD_FN run(void *arg) {
   }
   if (bad) hsi_live_add_lost(p->s, bad, 0);
   hsi_live_finish(p->s, stopped ? "stopped" : rc < 0 ? "the trace could not be read further" : "end of trace");
-  return THREAD_RET;
+  return HSI_THREAD_RET;
 }
 
 int hsi_replay_start(hsi_replay *p) {
-  if (th_start(&p->th, run, p) != 0) return HS_ENOMEM;
+  if (hsi_th_start(&p->th, run, p) != 0) return HS_ENOMEM;
   p->started = 1;
   return 0;
 }
 
 void hsi_replay_close(hsi_replay *p) {
   if (!p) return;
-  if (p->started) th_join(p->th);
+  if (p->started) hsi_th_join(p->th);
   hs_reader_close(p->r);
   free(p);
 }

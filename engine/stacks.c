@@ -50,18 +50,25 @@ typedef struct itab {
 } itab;
 
 /* Two independent multiply chains, so the loop is not one long
-   dependency chain: stacks are hashed once per event. */
-static uint32_t hash_frames(const uint64_t *f, size_t n) {
-  uint64_t a = 0x9E3779B97F4A7C15ull ^ n, b = 0xC2B2AE3D27D4EB4Full;
-  size_t i;
-  for (i = 0; i + 1 < n; i += 2) {
-    a = (a ^ f[i]) * 0xFF51AFD7ED558CCDull; a ^= a >> 32;
-    b = (b ^ f[i + 1]) * 0xC4CEB9FE1A85EC53ull; b ^= b >> 29;
-  }
-  if (i < n) { a = (a ^ f[i]) * 0xFF51AFD7ED558CCDull; a ^= a >> 32; }
+   dependency chain: stacks are hashed once per event.  The steps are
+   macros so that read_part can hash while it copies the frames. */
+#define HASH_A0(n) (0x9E3779B97F4A7C15ull ^ (uint64_t)(n))
+#define HASH_B0 0xC2B2AE3D27D4EB4Full
+#define HASH_A(a, x) do { (a) = ((a) ^ (x)) * 0xFF51AFD7ED558CCDull; (a) ^= (a) >> 32; } while (0)
+#define HASH_B(b, x) do { (b) = ((b) ^ (x)) * 0xC4CEB9FE1A85EC53ull; (b) ^= (b) >> 29; } while (0)
+
+static uint32_t hash_end(uint64_t a, uint64_t b) {
   a ^= b * 0x9E3779B97F4A7C15ull;
   a ^= a >> 31;
   return (uint32_t)(a ^ a >> 32);
+}
+
+static uint32_t hash_frames(const uint64_t *f, size_t n) {
+  uint64_t a = HASH_A0(n), b = HASH_B0;
+  size_t i;
+  for (i = 0; i + 1 < n; i += 2) { HASH_A(a, f[i]); HASH_B(b, f[i + 1]); }
+  if (i < n) HASH_A(a, f[i]);
+  return hash_end(a, b);
 }
 
 static int itab_init(itab *t) {
@@ -77,6 +84,13 @@ static int itab_init(itab *t) {
   t->off[0] = 0; t->off[1] = 0; t->hash[0] = 0;
   t->n = 1;
   return 0;
+}
+
+static uint32_t itab_intern_h(itab *t, const uint64_t *f, size_t n, uint32_t h);
+
+/* Id of f[0..n); NONE when out of memory.  f must not point into t. */
+static uint32_t itab_intern(itab *t, const uint64_t *f, size_t n) {
+  return n ? itab_intern_h(t, f, n, hash_frames(f, n)) : 0;
 }
 
 static void itab_free(itab *t) {
@@ -102,11 +116,11 @@ static int itab_grow_tab(itab *t) {
   return 0;
 }
 
-/* Id of f[0..n); NONE when out of memory.  f must not point into t. */
-static uint32_t itab_intern(itab *t, const uint64_t *f, size_t n) {
-  uint32_t h, i, id;
+/* Id of f[0..n) whose hash_frames is h; NONE when out of memory.  f
+   must not point into t. */
+static uint32_t itab_intern_h(itab *t, const uint64_t *f, size_t n, uint32_t h) {
+  uint32_t i, id;
   if (n == 0) return 0;
-  h = hash_frames(f, n);
   for (i = h & (t->tabcap - 1); (id = t->tab[i]) != 0; i = (i + 1) & (t->tabcap - 1))
     if (t->hash[id] == h && t->off[id + 1] - t->off[id] == n
         && memcmp(t->frames + t->off[id], f, n * sizeof *f) == 0)
@@ -584,12 +598,24 @@ static int add_part(hsi_stacks *st, uint32_t si, int kind, uint32_t part) {
 /* Frames of width w at p[0..n) into the scratch buffer, interned as a part. */
 static uint32_t read_part(hsi_stacks *st, const uint8_t *p, size_t n, int w, uint64_t **first) {
   uint64_t *f = tmpbuf(st, n ? n : 1);
+  uint64_t a = HASH_A0(n), b = HASH_B0;
   size_t i;
   uint32_t id;
   if (!f) return NONE;
-  for (i = 0; i < n; i++) f[i] = w == 8 ? rd64(p + 8 * i) : rd32(p + 4 * i);
+  /* copy and hash in one pass, the width decided once */
+  if (w == 8)
+    for (i = 0; i + 1 < n; i += 2) {
+      f[i] = rd64(p + 8 * i); f[i + 1] = rd64(p + 8 * i + 8);
+      HASH_A(a, f[i]); HASH_B(b, f[i + 1]);
+    }
+  else
+    for (i = 0; i + 1 < n; i += 2) {
+      f[i] = rd32(p + 4 * i); f[i + 1] = rd32(p + 4 * i + 4);
+      HASH_A(a, f[i]); HASH_B(b, f[i + 1]);
+    }
+  if (i < n) { f[i] = w == 8 ? rd64(p + 8 * i) : rd32(p + 4 * i); HASH_A(a, f[i]); }
   if (first) *first = f;
-  id = itab_intern(&st->parts, f, n);
+  id = itab_intern_h(&st->parts, f, n, hash_end(a, b));
   if (id == NONE) st->nomem = 1;
   return id;
 }

@@ -1,30 +1,35 @@
 /*
-** thread.h -- the few thread calls the engine uses (the prefetch reader,
-** the live store and the replay source), on Windows threads or pthreads.
-** Static functions: each file that includes it gets its own copies.
+** thread.h -- the few thread primitives the engine uses (the prefetch
+** thread, the per-CPU decoding workers of etl.c, the live store and the
+** replay source): POSIX threads, or
+** Windows threads and condition variables, behind small wrappers.  And
+** the one switch for all of them: HEAPSCRIPT_THREADS=0 turns every extra
+** thread off (results are the same either way; tests compare them).
 */
 #ifndef HS_THREAD_H
 #define HS_THREAD_H
+#include <stdlib.h>
+
 #if defined(_WIN32)
 #ifndef _WIN32_WINNT
 #define _WIN32_WINNT 0x0600          /* condition variables: Vista and later */
 #endif
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
-typedef HANDLE thread_t;
-typedef CRITICAL_SECTION mutex_t;
-typedef CONDITION_VARIABLE cond_t;
-static inline void mx_init(mutex_t *m) { InitializeCriticalSection(m); }
-static inline void mx_free(mutex_t *m) { DeleteCriticalSection(m); }
-static inline void mx_lock(mutex_t *m) { EnterCriticalSection(m); }
-static inline void mx_unlock(mutex_t *m) { LeaveCriticalSection(m); }
-static inline void cv_init(cond_t *c) { InitializeConditionVariable(c); }
-static inline void cv_free(cond_t *c) { (void)c; }
-static inline void cv_wait(cond_t *c, mutex_t *m) { SleepConditionVariableCS(c, m, INFINITE); }
-static inline void cv_signal(cond_t *c) { WakeConditionVariable(c); }
-static inline void cv_broadcast(cond_t *c) { WakeAllConditionVariable(c); }
+typedef HANDLE hsi_thread;
+typedef CRITICAL_SECTION hsi_mutex;
+typedef CONDITION_VARIABLE hsi_cond;
+static inline void hsi_mx_init(hsi_mutex *m) { InitializeCriticalSection(m); }
+static inline void hsi_mx_free(hsi_mutex *m) { DeleteCriticalSection(m); }
+static inline void hsi_mx_lock(hsi_mutex *m) { EnterCriticalSection(m); }
+static inline void hsi_mx_unlock(hsi_mutex *m) { LeaveCriticalSection(m); }
+static inline void hsi_cv_init(hsi_cond *c) { InitializeConditionVariable(c); }
+static inline void hsi_cv_free(hsi_cond *c) { (void)c; }
+static inline void hsi_cv_wait(hsi_cond *c, hsi_mutex *m) { SleepConditionVariableCS(c, m, INFINITE); }
+static inline void hsi_cv_signal(hsi_cond *c) { WakeConditionVariable(c); }
+static inline void hsi_cv_broadcast(hsi_cond *c) { WakeAllConditionVariable(c); }
 /* Wait at most ms milliseconds (a wake-up may come early). */
-static inline void cv_timedwait(cond_t *c, mutex_t *m, int ms) { SleepConditionVariableCS(c, m, (DWORD)ms); }
+static inline void hsi_cv_timedwait(hsi_cond *c, hsi_mutex *m, int ms) { SleepConditionVariableCS(c, m, (DWORD)ms); }
 static inline void hsi_sleep_ms(int ms) { Sleep((DWORD)ms); }
 /* A monotonic clock in milliseconds. */
 static inline double hsi_now_ms(void) {
@@ -32,30 +37,36 @@ static inline double hsi_now_ms(void) {
   QueryPerformanceFrequency(&f); QueryPerformanceCounter(&c);
   return (double)c.QuadPart * 1000.0 / (double)f.QuadPart;
 }
-#define THREAD_FN DWORD WINAPI
-#define THREAD_RET 0
-static inline int th_start(thread_t *t, LPTHREAD_START_ROUTINE fn, void *arg) {
+#define HSI_THREAD_FN DWORD WINAPI
+#define HSI_THREAD_RET 0
+static inline int hsi_th_start(hsi_thread *t, LPTHREAD_START_ROUTINE fn, void *arg) {
   *t = CreateThread(NULL, 0, fn, arg, 0, NULL);
   return *t ? 0 : -1;
 }
-static inline void th_join(thread_t t) { WaitForSingleObject(t, INFINITE); CloseHandle(t); }
+static inline void hsi_th_join(hsi_thread t) { WaitForSingleObject(t, INFINITE); CloseHandle(t); }
+static inline int hsi_ncpu(void) {
+  SYSTEM_INFO si;
+  GetSystemInfo(&si);
+  return si.dwNumberOfProcessors > 0 ? (int)si.dwNumberOfProcessors : 1;
+}
 #else
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
-typedef pthread_t thread_t;
-typedef pthread_mutex_t mutex_t;
-typedef pthread_cond_t cond_t;
-static inline void mx_init(mutex_t *m) { pthread_mutex_init(m, NULL); }
-static inline void mx_free(mutex_t *m) { pthread_mutex_destroy(m); }
-static inline void mx_lock(mutex_t *m) { pthread_mutex_lock(m); }
-static inline void mx_unlock(mutex_t *m) { pthread_mutex_unlock(m); }
-static inline void cv_init(cond_t *c) { pthread_cond_init(c, NULL); }
-static inline void cv_free(cond_t *c) { pthread_cond_destroy(c); }
-static inline void cv_wait(cond_t *c, mutex_t *m) { pthread_cond_wait(c, m); }
-static inline void cv_signal(cond_t *c) { pthread_cond_signal(c); }
-static inline void cv_broadcast(cond_t *c) { pthread_cond_broadcast(c); }
-static inline void cv_timedwait(cond_t *c, mutex_t *m, int ms) {
+#include <unistd.h>
+typedef pthread_t hsi_thread;
+typedef pthread_mutex_t hsi_mutex;
+typedef pthread_cond_t hsi_cond;
+static inline void hsi_mx_init(hsi_mutex *m) { pthread_mutex_init(m, NULL); }
+static inline void hsi_mx_free(hsi_mutex *m) { pthread_mutex_destroy(m); }
+static inline void hsi_mx_lock(hsi_mutex *m) { pthread_mutex_lock(m); }
+static inline void hsi_mx_unlock(hsi_mutex *m) { pthread_mutex_unlock(m); }
+static inline void hsi_cv_init(hsi_cond *c) { pthread_cond_init(c, NULL); }
+static inline void hsi_cv_free(hsi_cond *c) { pthread_cond_destroy(c); }
+static inline void hsi_cv_wait(hsi_cond *c, hsi_mutex *m) { pthread_cond_wait(c, m); }
+static inline void hsi_cv_signal(hsi_cond *c) { pthread_cond_signal(c); }
+static inline void hsi_cv_broadcast(hsi_cond *c) { pthread_cond_broadcast(c); }
+static inline void hsi_cv_timedwait(hsi_cond *c, hsi_mutex *m, int ms) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   ts.tv_sec += ms / 1000;
@@ -74,11 +85,11 @@ static inline double hsi_now_ms(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
-#define THREAD_FN void *
-#define THREAD_RET NULL
+#define HSI_THREAD_FN void *
+#define HSI_THREAD_RET NULL
 /* Worker threads take no signals: their handlers (Ctrl-C, the CPU time
    limit of lua_sandbox.c) set hooks on the main thread's Lua state. */
-static inline int th_start(thread_t *t, void *(*fn)(void *), void *arg) {
+static inline int hsi_th_start(hsi_thread *t, void *(*fn)(void *), void *arg) {
   sigset_t all, old;
   int rc;
   sigfillset(&all);
@@ -87,6 +98,29 @@ static inline int th_start(thread_t *t, void *(*fn)(void *), void *arg) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   return rc;
 }
-static inline void th_join(thread_t t) { pthread_join(t, NULL); }
+static inline void hsi_th_join(hsi_thread t) { pthread_join(t, NULL); }
+static inline int hsi_ncpu(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
 #endif
+
+/* An int read outside the lock that guards its writes (a spin before
+   sleeping): the writes are hsi_atomic_set, also under the lock. */
+#if defined(__GNUC__) || defined(__clang__)
+static inline int hsi_atomic_get(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void hsi_atomic_set(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+#else
+static inline int hsi_atomic_get(const int *p) { return *(const volatile int *)p; }
+static inline void hsi_atomic_set(int *p, int v) { *(volatile int *)p = v; }
+#endif
+
+/* How many extra threads a pass may start: HEAPSCRIPT_THREADS=0 none,
+   =N at most N, unset or empty: `dflt`. */
+static inline int hsi_threads_allowed(int dflt) {
+  const char *env = getenv("HEAPSCRIPT_THREADS");
+  if (!env || !*env) return dflt;
+  if (env[0] < '0' || env[0] > '9') return dflt;
+  return atoi(env);
+}
 #endif

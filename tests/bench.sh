@@ -1,20 +1,31 @@
 #!/bin/sh
-# bench.sh -- `make bench`: speed and memory, measured in one run, as
-# ratios against a baseline measured in the same run.  Never a test.
-#  1. decode vs reading the bytes (cat): the largest corpus traces and a
-#     large generated trace;
-#  2. lifetime tracking vs the plain decode of the same generated trace of
-#     5 million heap events, each in its own process (peak RSS, anon RSS);
-#  3. the same trace end to end through a Lua script (trace:allocations);
-#  4. the report files of leaks on 100,000 distinct stacks, against leaks alone.
-#  5. the PDB reader: opening a ~100 MB PDB made with clang + lld, and
-#     1,000,000 address lookups, beside llvm-symbolizer on the same addresses.
-# BENCH_EVENTS overrides the 5,000,000 events; the trace is kept in
-# $TMPDIR/heapscript-bench between runs.
+# bench.sh -- `make bench`: speed and memory, measured in one run, every
+# figure as a ratio against read(2) of the same bytes and against the
+# plain walk of the same trace, both measured in this run.  Never a test.
+#
+# Traces: the generated heap trace (tests/bench/gen_heap.lua: BENCH_EVENTS
+# heap events, default 5,000,000, each allocation with its StackWalk; kept
+# in $TMPDIR/heapscript-bench between runs) and the largest corpus trace.
+# Each figure is the best of BENCH_RUNS runs (default 3).  Stages:
+#   read       read(2) of the whole file in 1 MiB chunks, page cache warm
+#   walk       hs_reader_next over every record (decoding workers on)
+#   walk -T    the same with HEAPSCRIPT_THREADS=0 (no extra thread)
+#   info       `heapscript info` end to end
+#   lifetimes  the C analysis pass: processes, memory decoders, stacks,
+#              lifetimes (the reader and memory decoding on another thread)
+#   lifetimes -T  the same with HEAPSCRIPT_THREADS=0
+#   leaks      `heapscript leaks TRACE` end to end (decode, processes,
+#              stacks, lifetimes, grouping, report)
+#   lua        trace:allocations():summary() and a group by stack
+#
+# Then: the report files of leaks on 100,000 distinct stacks, against leaks
+# alone; and the PDB reader: opening a ~100 MB PDB made with clang + lld,
+# and 1,000,000 address lookups, beside llvm-symbolizer on the same addresses.
 B=${HS_BUILD:-build/rel}
 HS=./heapscript
 C=${HEAPSCRIPT_CORPUS:-../shared/traces}
 N=${BENCH_EVENTS:-5000000}
+R=${BENCH_RUNS:-3}
 T=${TMPDIR:-/tmp}/heapscript-bench
 mkdir -p "$T"
 G=$T/heap-$N.etl
@@ -22,51 +33,77 @@ if [ ! -s "$G" ]; then
   echo "generating $G ($N heap events with stacks)..."
   $HS tests/bench/gen_heap.lua -- "$G" "$N" >/dev/null || exit 1
 fi
-echo "== 1. decode (walk every record) vs read(2) of the same bytes from the page cache"
-set --
-for f in "$C/Siemens-Healthineers_ETWAnalyzer__TraceLoggingTester.etl" \
-         "$C/microsoft_perfview__net.4.5.x86_PerfViewData.etl" \
-         "$C/microsoft_perfview__net.4.5.2.x64.etl"; do
-  [ -f "$f" ] && set -- "$@" "$f"
-done
-"$B/bench_read" "$@" "$G"
-echo
-echo "== 2. lifetime tracking (procmap + memory decoders + stacks + lifetimes) vs plain decode"
-w=$("$B/bench_analysis" walk "$G"); a=$("$B/bench_analysis" analyse "$G")
-echo "$w"; echo "$a"
-echo "$w $a" | awk '{ for (i = 1; i <= NF; i++) if ($i == "s") t[++n] = $(i-1);
-  printf "ratio analyse/walk: %.2f\n", t[2] / t[1] }'
-echo
-echo "== 2b. the lifetime tracker and the window queries alone (synthetic memops, no trace)"
-"$B/bench_lifetime" 5000000
-echo
-echo "== 3. end to end in Lua: trace:allocations():summary() and a group by stack"
 cat > "$T/e2e.lua" <<'LUA'
-local t0 = os.clock()
 local A = trace:allocations{ kind = "heap" }
 local s = A:summary()
 local g = A:group("stack", { sort = "impacting", desc = true, top = 5 })
-local st = trace:memory_stats()
-print(("%d records, %d outstanding bytes, top stack %d B impacting; %.2f s CPU"):format(
-  s.count, s.AIFO.bytes, g[1] and g[1].impacting or 0, os.clock() - t0))
+print(("%d records, %d outstanding bytes, top stack %d B impacting"):format(
+  s.count, s.AIFO.bytes, g[1] and g[1].impacting or 0))
 LUA
 cat > "$T/e2e-scoped.lua" <<'LUA'
--- the same question, declared up front: only the blocks still outstanding
--- at the end are kept as records (trace:scope + outstanding allocations
--- are what a leak check needs)
 trace:scope{ kind = "heap", pid = 999999 }    -- a process the trace does not have: keeps nothing
 local A = trace:allocations()
 print(("scoped: %d records kept, %d memory events left out"):format(#A, trace:memory_stats().out_of_scope))
 LUA
+
+now_ns() { date +%s%N; }
+# best wall seconds of R runs of a command (its output dropped)
+best() {
+  b=""
+  i=0
+  while [ $i -lt "$R" ]; do
+    s=$(now_ns); "$@" >/dev/null 2>&1; e=$(now_ns)
+    t=$((e - s))
+    if [ -z "$b" ] || [ $t -lt $b ]; then b=$t; fi
+    i=$((i + 1))
+  done
+  echo "$b" | awk '{ printf "%.6f", $1 / 1e9 }'
+}
+# peak RSS (KB) of one run
+peak() {
+  if [ -x /usr/bin/time ]; then /usr/bin/time -f "%M" "$@" 2>&1 >/dev/null | tail -1; else echo 0; fi
+}
+row() {  # name seconds read walk [note]
+  awk -v n="$1" -v t="$2" -v r="$3" -v w="$4" -v note="$5" \
+    'BEGIN { printf "  %-28s %9.3f s %8.2fx %8.2fx  %s\n", n, t, t / r, t / w, note }'
+}
+
+bench_trace() {
+  f=$1
+  set -- $("$B/bench_read" -t "$R" "$f")
+  rd=$1 wk=$2 ev=$3 by=$4
+  wk0=$(HEAPSCRIPT_THREADS=0 "$B/bench_read" -t "$R" "$f" | cut -d' ' -f2)
+  echo
+  echo "== $(basename "$f"): $(awk -v b="$by" 'BEGIN { printf "%.1f MB", b / 1e6 }'), $ev events"
+  printf "  %-28s %11s %9s %9s\n" "stage" "best of $R" "x read" "x walk"
+  row "read(2) of the bytes" "$rd" "$rd" "$wk" "$(awk -v b="$by" -v t="$rd" 'BEGIN { printf "%.0f MB/s", b / 1e6 / t }')"
+  row "walk" "$wk" "$rd" "$wk" "$(awk -v e="$ev" -v t="$wk" 'BEGIN { printf "%.1f M events/s", e / 1e6 / t }')"
+  row "walk, HEAPSCRIPT_THREADS=0" "$wk0" "$rd" "$wk" "$(awk -v e="$ev" -v t="$wk0" 'BEGIN { printf "%.1f M events/s", e / 1e6 / t }')"
+  row "heapscript info" "$(best $HS info "$f")" "$rd" "$wk"
+  a=$("$B/bench_analysis" analyse "$f")
+  a0=$(HEAPSCRIPT_THREADS=0 "$B/bench_analysis" analyse "$f")
+  la=$(echo "$a" | awk '{ print $2 }')
+  row "lifetimes (C pass)" "$la" "$rd" "$wk" \
+    "$(echo "$a" | awk '{ printf "%s records, anon %s MB = %.0f B/record", $8, $15, $8 ? $15 * 1048576 / $8 : 0 }')"
+  row "lifetimes, THREADS=0" "$(echo "$a0" | awk '{ print $2 }')" "$rd" "$wk"
+  row "heapscript leaks, end to end" "$(best $HS leaks "$f")" "$rd" "$wk" "peak RSS $(peak $HS leaks "$f") KB"
+  row "lua summary + group by stack" "$(best $HS "$T/e2e.lua" "$f")" "$rd" "$wk" "peak RSS $(peak $HS "$T/e2e.lua" "$f") KB"
+  row "lua, trace:scope keeping none" "$(best $HS "$T/e2e-scoped.lua" "$f")" "$rd" "$wk" "peak RSS $(peak $HS "$T/e2e-scoped.lua" "$f") KB"
+}
+
+echo "heapscript bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc 2>/dev/null || echo '?') cores; load before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+bench_trace "$G"
+S="$C/Siemens-Healthineers_ETWAnalyzer__TraceLoggingTester.etl"
+if [ -f "$S" ]; then bench_trace "$S"; else echo; echo "(corpus not found in $C: the real-trace figures are skipped)"; fi
+echo
+echo "== the lifetime tracker and the window queries alone (synthetic memops, no trace)"
+"$B/bench_lifetime" 5000000
+echo
 timed() {
   if command -v /usr/bin/time >/dev/null; then /usr/bin/time -f "wall %e s, peak RSS %M KB" "$@"
   else start=$(date +%s.%N); "$@"; echo "wall $(echo "$(date +%s.%N) - $start" | bc) s"; fi
 }
-timed $HS "$T/e2e.lua" "$G"
-echo "== 3b. memory grows with the allocations kept: the same trace with a scope that keeps none"
-timed $HS "$T/e2e-scoped.lua" "$G"
-echo
-echo "== 4. report files on 100,000 distinct leaking stacks (tests/bench/gen_stacks.lua), vs leaks alone"
+echo "== report files on 100,000 distinct leaking stacks (tests/bench/gen_stacks.lua), vs leaks alone"
 S=$T/stacks-100000.etl
 [ -s "$S" ] || $HS tests/bench/gen_stacks.lua -- "$S" 100000 >/dev/null || exit 1
 for o in "" "--folded $T/s.folded" "--html $T/s.html"; do
@@ -75,7 +112,7 @@ for o in "" "--folded $T/s.folded" "--html $T/s.html"; do
 done
 ls -l "$T/s.html" | awk '{ printf "html page: %d bytes\n", $5 }'
 echo
-echo "== 5. PDB reader: open a large PDB, resolve 1,000,000 distinct addresses, beside llvm-symbolizer"
+echo "== PDB reader: open a large PDB, resolve 1,000,000 distinct addresses, beside llvm-symbolizer"
 # A large PDB made here with clang + lld: one generated C file of 2,000
 # functions (static inline helpers, so inline sites), compiled to assembly
 # once, then assembled BENCH_PDB_COPIES times under other names (same-length

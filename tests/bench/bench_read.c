@@ -4,6 +4,8 @@
 ** 1 MiB chunks, as cat does, from the page cache; (b) opening it and
 ** walking every record with hs_reader_next.  Prints MB/s, events/s and
 ** the ratio b/a.  Used by `make bench`; never by a test.
+**   bench_read FILE...        the table
+**   bench_read -t RUNS FILE   one line: read_seconds walk_seconds events bytes
 */
 #include <fcntl.h>
 #include <stdio.h>
@@ -49,6 +51,19 @@ static double walk(const char *path, unsigned long long *events) {
 
 int main(int argc, char **argv) {
   int i, k, runs = 5;
+  if (argc == 4 && strcmp(argv[1], "-t") == 0) {
+    double tr = 1e9, tw = 1e9;
+    unsigned long long bytes = 0, events = 0;
+    runs = atoi(argv[2]) > 0 ? atoi(argv[2]) : 1;
+    for (k = 0; k < runs; k++) {
+      double a = read_all(argv[3], &bytes), b = walk(argv[3], &events);
+      if (a < 0 || b < 0) return 1;
+      if (a < tr) tr = a;
+      if (b < tw) tw = b;
+    }
+    printf("%.6f %.6f %llu %llu\n", tr, tw, events, bytes);
+    return 0;
+  }
   printf("%-58s %10s %10s %12s %10s %8s\n", "file", "MB", "read MB/s", "decode MB/s", "Mevents/s", "ratio");
   for (i = 1; i < argc; i++) {
     double tr = 1e9, tw = 1e9, mb;

@@ -1,0 +1,202 @@
+/*
+** test_threads.c -- the reader gives the same walk with its decoding
+** workers and without (HEAPSCRIPT_THREADS=0): every event field, the
+** record bytes, the damage reports in their order and the file counters,
+** on every corpus trace, the examples and written traces that force
+** compressed buffers, tiny chunks and damage; and the analysis built on
+** each walk has the same counts.
+*/
+#include <dirent.h>
+#include "unit.h"
+#include "corpus.h"
+#include "heapscript.h"
+#include "writer.h"
+#include "analysis.h"
+
+typedef struct dmg_log { char text[16384]; size_t len; int n; } dmg_log;
+static int last_damage;      /* damage reports in the last compare_walks */
+
+static void on_damage(void *ud, const hs_damage *d) {
+  dmg_log *l = (dmg_log *)ud;
+  int k = snprintf(l->text + l->len, sizeof l->text - l->len, "%d %llu %u %s\n", d->file,
+                   (unsigned long long)d->pos, d->buffer, d->what);
+  l->n++;
+  if (k > 0 && (size_t)k < sizeof l->text - l->len) l->len += (size_t)k;
+}
+
+static int same_event(const hs_event *a, const hs_event *b) {
+  return memcmp(&a->provider, &b->provider, sizeof a->provider) == 0 && a->timestamp == b->timestamp &&
+         a->keyword == b->keyword && a->record_len == b->record_len && a->payload_len == b->payload_len &&
+         a->ext_len == b->ext_len && a->pid == b->pid && a->tid == b->tid && a->id == b->id &&
+         a->version == b->version && a->task == b->task && a->hook == b->hook &&
+         a->header_flags == b->header_flags && a->cpu == b->cpu && a->opcode == b->opcode &&
+         a->level == b->level && a->channel == b->channel && a->header_type == b->header_type &&
+         a->pointer_size == b->pointer_size && a->flags == b->flags && a->file == b->file &&
+         a->buffer == b->buffer && a->offset == b->offset && a->buffer_pos == b->buffer_pos &&
+         memcmp(a->record, b->record, a->record_len) == 0 &&
+         (a->payload - a->record) == (b->payload - b->record) &&
+         (a->ext ? a->ext - a->record : -1) == (b->ext ? b->ext - b->record : -1);
+}
+
+static hs_reader *open_with(const char *path, const char *threads, dmg_log *log) {
+  hs_reader *r = NULL;
+  hs_reader_opts o;
+  memset(&o, 0, sizeof o);
+  memset(log, 0, sizeof *log);
+  o.on_damage = on_damage;
+  o.ud = log;
+  setenv("HEAPSCRIPT_THREADS", threads, 1);
+  if (hs_reader_open(&r, &path, 1, &o, NULL, 0)) r = NULL;
+  unsetenv("HEAPSCRIPT_THREADS");
+  return r;
+}
+
+/* Walk path both ways (twice each: the second walk after a rewind);
+   returns the number of events, or -1 when a difference was found. */
+static long compare_walks(const char *path, const char *threads) {
+  static dmg_log la, lb;
+  hs_reader *a = open_with(path, "0", &la), *b = open_with(path, threads, &lb);
+  long n = 0, bad = 0;
+  int pass;
+  if (!a || !b) { hs_reader_close(a); hs_reader_close(b); return a == b ? 0 : -1; }
+  for (pass = 0; pass < 2 && !bad; pass++) {
+    hs_event x, y;
+    int ra, rb;
+    n = 0;
+    if (pass) { hs_reader_rewind(a); hs_reader_rewind(b); }
+    for (;;) {
+      ra = hs_reader_next(a, &x);
+      rb = hs_reader_next(b, &y);
+      if (ra != rb) { bad++; break; }
+      if (ra != 1) break;
+      n++;
+      if (!same_event(&x, &y)) { bad++; fprintf(stderr, "%s: event %ld differs\n", path, n); break; }
+    }
+    {
+      const hs_file_stats *sa = hs_reader_stats(a, 0), *sb = hs_reader_stats(b, 0);
+      if (memcmp(sa, sb, sizeof *sa) != 0) { bad++; fprintf(stderr, "%s: file stats differ\n", path); }
+    }
+    if (la.n != lb.n || la.len != lb.len || memcmp(la.text, lb.text, la.len) != 0) {
+      bad++;
+      fprintf(stderr, "%s: damage reports differ (%d and %d)\n", path, la.n, lb.n);
+    }
+  }
+  last_damage = la.n;
+  hs_reader_close(a);
+  hs_reader_close(b);
+  return bad ? -1 : n;
+}
+
+static int compare_analysis(const char *path) {
+  hs_reader *a, *b;
+  hsi_analysis *x = NULL, *y = NULL;
+  dmg_log la, lb;
+  char err[HS_ERRLEN];
+  int same = 0;
+  a = open_with(path, "0", &la);
+  b = open_with(path, "2", &lb);
+  if (!a || !b) { hs_reader_close(a); hs_reader_close(b); return a == b; }
+  setenv("HEAPSCRIPT_THREADS", "0", 1);
+  if (hsi_analysis_run(a, NULL, &x, err, sizeof err)) x = NULL;
+  setenv("HEAPSCRIPT_THREADS", "2", 1);
+  if (hsi_analysis_run(b, NULL, &y, err, sizeof err)) y = NULL;
+  unsetenv("HEAPSCRIPT_THREADS");
+  if (x && y) {
+    const hsi_analysis_counts *cx = hsi_analysis_counts_get(x), *cy = hsi_analysis_counts_get(y);
+    same = memcmp(cx, cy, sizeof *cx) == 0 && hsi_life_recs(hsi_analysis_life(x))->n == hsi_life_recs(hsi_analysis_life(y))->n;
+  } else same = x == y;
+  hsi_analysis_free(x);
+  hsi_analysis_free(y);
+  hs_reader_close(a);
+  hs_reader_close(b);
+  return same;
+}
+
+static int is_etl(const char *name) {
+  size_t n = strlen(name);
+  return n > 4 && strcmp(name + n - 4, ".etl") == 0;
+}
+
+TEST(corpus_and_examples) {
+  DIR *d = opendir(corpus_dir());
+  struct dirent *e;
+  char path[1024];
+  int files = 0;
+  static const char *examples[] = { "examples/memorytestapp.etl", "examples/notmyfault.etl" };
+  size_t i;
+  for (i = 0; i < sizeof examples / sizeof *examples; i++) {
+    CHECK(compare_walks(examples[i], "2") > 0);
+    CHECK(compare_walks(examples[i], "1") > 0);
+    CHECK(compare_analysis(examples[i]));
+  }
+  if (!d) { CHECK(corpus_absent("test_threads") == 0); return; }
+  while ((e = readdir(d)) != NULL) {
+    long n;
+    if (!is_etl(e->d_name)) continue;
+    snprintf(path, sizeof path, "%s/%s", corpus_dir(), e->d_name);
+    n = compare_walks(path, "2");
+    if (n < 0) fprintf(stderr, "differs: %s\n", path);
+    CHECK(n >= 0);
+    CHECK(compare_analysis(path));
+    files++;
+  }
+  closedir(d);
+  CHECK(files > 10);
+}
+
+/* Written traces: compressed buffers (scratch slots), buffers of a single
+   tiny record (notes fill chunks), and a damaged copy. */
+static void write_trace(const char *path, int compress, int n) {
+  hsi_writer *w;
+  hsi_writer_opts o;
+  uint8_t pl[300];
+  int i;
+  memset(&o, 0, sizeof o);
+  o.cpus = 3;
+  o.compress = compress;
+  CHECK_EQ(hsi_writer_open(&w, path, &o, NULL, 0), 0);
+  for (i = 0; i < n; i++) {
+    size_t len = (size_t)(i * 7 % 300);
+    memset(pl, i & 0xFF, len);
+    hsi_writer_kernel(w, i % 3, HS_HT_SYSTEM64, 0x05, 36, 2, 4, (uint32_t)i, 1000 + i / 2, pl, len);
+  }
+  CHECK_EQ(hsi_writer_close(w), 0);
+}
+
+TEST(written_traces) {
+  char path[512], bad[512];
+  const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  static const int formats[] = { 0, HS_XCA_LZNT1, HS_XCA_XPRESS, HS_XCA_XPRESS_HUFF };
+  int c;
+  size_t len, k;
+  char *bytes;
+  FILE *f;
+  for (c = 0; c < 4; c++) {
+    snprintf(path, sizeof path, "%s/hs-threads-%d.etl", tmp, c);
+    write_trace(path, formats[c], 20000);
+    CHECK(compare_walks(path, "1") == 20001);
+    CHECK(compare_walks(path, "3") == 20001);
+    /* damage: every 7th KiB page gets a bad record marker */
+    bytes = slurp_len(path, &len);
+    CHECK(bytes != NULL);
+    if (!bytes) continue;
+    for (k = 70000; k + 0x200 < len; k += 7 * 1024 + 13) bytes[k] = (char)0x5A;
+    snprintf(bad, sizeof bad, "%s/hs-threads-%d-bad.etl", tmp, c);
+    f = fopen(bad, "wb");
+    CHECK(f && fwrite(bytes, 1, len, f) == len);
+    if (f) fclose(f);
+    free(bytes);
+    CHECK(compare_walks(bad, "1") >= 0);
+    if (last_damage <= 3) fprintf(stderr, "format %d: %d damage reports\n", formats[c], last_damage);
+    CHECK(last_damage > 3);
+    CHECK(compare_walks(bad, "2") >= 0);
+    remove(path);
+    remove(bad);
+  }
+}
+
+int main(void) {
+  RUN(written_traces);
+  RUN(corpus_and_examples);
+  return UNIT_DONE();
+}
