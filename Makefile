@@ -2,7 +2,7 @@
 # every test; `make bench` measures; `make SANITIZE=1 test` runs the tests
 # under AddressSanitizer and UBSan; `make cross` compiles the Lua-free
 # engine for Windows with mingw-w64; `make windows` builds heapscript.exe and
-# `make test-windows` tests it under Wine (win/win.mk).
+# `make test-windows` tests it under Wine (engine/win/win.mk).
 
 CC      ?= cc
 LUA_INC ?= /usr/include/lua5.4
@@ -122,7 +122,7 @@ cross:
 # (xmllint) validates policy --junit against tests/junit.xsd.  clang, lld,
 # llvm and the i686 mingw runtime: the PDB tests build Windows executables
 # with PDBs and compare with llvm-symbolizer/llvm-pdbutil.  The Windows
-# build also needs deb-src entries (win/deb-src.sh adds them), dpkg-dev, and
+# build also needs deb-src entries (engine/win/deb-src.sh adds them), dpkg-dev, and
 # Wine for its tests (without recommends: no 32-bit Wine, no fonts).
 DEPS := gcc make liblua5.4-dev lua-lpeg-dev gcc-mingw-w64-x86-64 chromium libxml2-utils \
         clang lld llvm gcc-mingw-w64-i686-win32 mingw-w64-i686-dev dpkg-dev
@@ -138,7 +138,7 @@ deps:
 	elif [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y $(DEPS) \
 	  && apt-get install -y --no-install-recommends $(WINE_DEPS); \
 	else echo "deps: missing; as root run: apt-get install -y $(DEPS) && apt-get install -y --no-install-recommends $(WINE_DEPS)"; exit 1; fi
-	@sh win/deb-src.sh lua5.4
+	@sh engine/win/deb-src.sh lua5.4
 
 # Every test: the suite, again under ASan/UBSan, the Windows build of the engine,
 # and heapscript.exe with its tests under Wine.
@@ -158,4 +158,4 @@ clean:
 
 .PHONY: all heapscript test check deps fuzz fuzz-seeds golden cross bench clean
 
-include win/win.mk
+include engine/win/win.mk

@@ -1,7 +1,7 @@
 /*
 ** win_file.c -- (Windows only) files by UTF-8 path through the wide calls.
 ** The Lua library of the Windows build is compiled with fopen/freopen/
-** remove/rename mapped here (win/lua_shim.h), so io.open, dofile and
+** remove/rename mapped here (engine/win/lua_shim.h), so io.open, dofile and
 ** require open the same paths the engine does.  A string that is not
 ** valid UTF-8 is passed to the narrow call unchanged: it may be in the
 ** ANSI code page, as a path from an older tool would be.

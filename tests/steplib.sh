@@ -1,4 +1,4 @@
-# steplib.sh -- what tests/run.sh and win/test.sh share (sourced): each test
+# steplib.sh -- what tests/run.sh and tests/windows/test.sh share (sourced): each test
 # runs as one step; `step NAME COMMAND...` prints PASS (and the lines saying
 # what was skipped) or FAIL with the end of its output; `steps_done` prints
 # the count and sets the exit status.

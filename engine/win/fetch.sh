@@ -15,7 +15,7 @@ rm -rf "$dir/tmp"; mkdir -p "$dir/tmp"
 cd "$dir/tmp"
 if ! apt-get source -q "lua5.4=$lv" "lua-lpeg=$pv" >../fetch.log 2>&1; then
   cat ../fetch.log >&2
-  echo "fetch: apt-get source failed; are deb-src entries there? (make deps, or sh win/deb-src.sh as root)" >&2
+  echo "fetch: apt-get source failed; are deb-src entries there? (make deps, or sh engine/win/deb-src.sh as root)" >&2
   exit 1
 fi
 cd ..

@@ -4,9 +4,9 @@
 # example traces (text and --json), info and dump; and the Windows ways:
 # a trace, a script, a rule set, a symbol map and a --json output under a
 # directory named Zoë, rule files and symbol maps with CRLF line ends.
-# HS_LINUX and HS_BIN (the Windows build, e.g. win/wine-hs) are the two.
+# HS_LINUX and HS_BIN (the Windows build, e.g. tests/windows/wine-hs) are the two.
 L=${HS_LINUX:-./heapscript}
-W=${HS_BIN:-win/wine-hs}
+W=${HS_BIN:-tests/windows/wine-hs}
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 fails=0; n=0
 no() { echo "not ok: $*"; fails=$((fails + 1)); }

@@ -12,7 +12,7 @@ if apt-cache showsrc "$pkg" 2>/dev/null | grep -q '^Package:'; then
   echo "deb-src: $pkg sources already known to apt"; exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
-  echo "deb-src: apt has no deb-src entries; as root run: sh win/deb-src.sh" >&2; exit 1
+  echo "deb-src: apt has no deb-src entries; as root run: sh engine/win/deb-src.sh" >&2; exit 1
 fi
 out=/etc/apt/sources.list.d/heapscript-deb-src.sources
 tmp=$out.tmp

@@ -8,14 +8,14 @@
 #             Linux build runs it with heapscript.exe as the binary
 #   cli/*     the damaged-input and CLI shell tests, HS_BIN=heapscript.exe
 #   corpus    the real-trace figures of heapscript.exe (Linux driver)
-#   same      win/test_same.sh: byte-identical output to the Linux build,
+#   same      tests/windows/test_same.sh: byte-identical output to the Linux build,
 #             non-ASCII paths, CRLF rule files and symbol maps
 # The Wine prefix lives in build/wine and is made once (wineboot, ~10 s).
 HS_LINUX=${HS_LINUX:-build/rel/heapscript}
 HS_EXE=${HS_EXE:-build/win/heapscript.exe}
 export HS_EXE
 export WINEPREFIX="$(pwd)/build/wine" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
-W=win/wine-hs
+W=tests/windows/wine-hs
 if ! command -v wine >/dev/null; then echo "test-windows: wine missing (make deps)"; exit 1; fi
 if [ ! -f "$WINEPREFIX/system.reg" ]; then
   t0=$(date +%s)
@@ -36,6 +36,6 @@ for t in tests/cli/test_*.sh; do
   step "cli/$(basename "$t" .sh)" env HS_BIN=$W HS_WINE=1 sh "$t"
 done
 step "corpus" "$HS_LINUX" tests/corpus/test_corpus.lua -- $W
-step "same-as-linux" env HS_LINUX="$HS_LINUX" HS_BIN=$W sh win/test_same.sh
+step "same-as-linux" env HS_LINUX="$HS_LINUX" HS_BIN=$W sh tests/windows/test_same.sh
 wineserver -k 2>/dev/null
 steps_done test-windows
