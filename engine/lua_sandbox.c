@@ -43,6 +43,7 @@
 #include "embedded.h"
 #include "lua_run.h"
 #include "lua_sandbox.h"
+#include "osfile.h"
 #include "stop.h"
 
 #define HOOK_EVERY 10000          /* without a timer: instructions between two looks at the clock */
@@ -402,7 +403,7 @@ static int is_file(const char *path) {
 
 /* Push the real path of `path` (symbolic links and .. resolved); 0 if it does not exist. */
 static int push_real(lua_State *L, const char *path) {
-  char *r = realpath(path, NULL);
+  char *r = hsi_realpath(path);
   if (!r) return 0;
   lua_pushstring(L, r);
   free(r);
@@ -461,7 +462,7 @@ static void add_dir(lua_State *L, int list, const char *dir) {
 /* The git work tree around the directory dir (a parent with a .git entry): push it, or 0. */
 static int push_worktree(lua_State *L, const char *dir) {
   struct stat st;
-  char *r = realpath(dir, NULL), *p;
+  char *r = hsi_realpath(dir), *p;
   if (!r) return 0;
   for (;;) {
     size_t n = strlen(r);

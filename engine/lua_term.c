@@ -23,6 +23,7 @@
 
 #include "lua_run.h"
 #include "lua_term.h"
+#include "thread.h"
 
 static int columns(void) {
   const char *e = getenv("COLUMNS");
@@ -59,11 +60,7 @@ static int l_terminal(lua_State *L) {
 
 /* ------------------------------------------------------------ progress */
 
-static double now_s(void) {
-  struct timespec ts;
-  if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return (double)clock() / CLOCKS_PER_SEC;
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+static double now_s(void) { return hsi_now_ms() / 1000.0; }   /* thread.h: monotonic */
 
 /*
 ** A long pass shows one line, rewritten in place, no more than five

@@ -25,7 +25,13 @@ int hsi_is_file(const char *path);
 wchar_t *hsi_wide(const char *utf8);
 /* UTF-16 to a malloc'd UTF-8 string (NULL if no memory). */
 char *hsi_utf8(const wchar_t *w);
+/* The absolute path of an existing file or directory, malloc'd UTF-8
+   (NULL if it does not exist).  Windows has no symbolic-link resolution
+   here: the path is made absolute and normalised. */
+char *hsi_realpath(const char *path);
 #else
+#include <stdlib.h>
+#define hsi_realpath(p) realpath((p), NULL)
 #include <sys/stat.h>
 #define hsi_fopen fopen
 #define hsi_freopen freopen

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "osfile.h"
 #include "sym_path.h"
 #include "pdb.h"
 
@@ -113,10 +114,6 @@ const char *hsi_sym_basename(const char *path) {
   return b;
 }
 
-static int is_file(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
 
 static int geq(const hs_guid *a, const hs_guid *b) {
   return a->d1 == b->d1 && a->d2 == b->d2 && a->d3 == b->d3 && memcmp(a->d4, b->d4, 8) == 0;
@@ -139,7 +136,7 @@ static int consider(want *w, const char *path) {
   uint32_t age;
   int st;
   r->tried++;
-  if (!is_file(path)) return 0;
+  if (!hsi_is_file(path)) return 0;
   if (hsi_pdb_open(&p, path, err, sizeof err) < 0) {
     st = HSI_PDB_DAMAGED;
     if (st < r->status) {
@@ -203,7 +200,7 @@ static int follow_ptr(want *w, const char *ptrfile) {
   size_t n;
   FILE *f;
   const char *p = buf;
-  if (!is_file(ptrfile) || !(f = fopen(ptrfile, "rb"))) return 0;
+  if (!hsi_is_file(ptrfile) || !(f = hsi_fopen(ptrfile, "rb"))) return 0;
   n = fread(buf, 1, sizeof buf - 1, f);
   fclose(f);
   buf[n] = '\0';
@@ -224,7 +221,7 @@ static int try_store(want *w, const char *dir, const char *name) {
   for (i = 0; i < sizeof key; i++) lkey[i] = (char)(i >= 32 ? lower((unsigned char)key[i]) : key[i]);
   names[0] = name; names[1] = strcmp(lname, name) ? lname : NULL;
   keys[0] = key; keys[1] = strcmp(lkey, key) ? lkey : NULL;
-  two = join(path, sizeof path, dir, "index2.txt", NULL, NULL, NULL) && is_file(path);
+  two = join(path, sizeof path, dir, "index2.txt", NULL, NULL, NULL) && hsi_is_file(path);
   for (t = 0; t < 2; t++) {
     int tiered = two ? t == 0 : t == 1;    /* index2.txt: two-tier first; else flat first */
     for (a = 0; a < 2; a++) {

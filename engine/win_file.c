@@ -95,3 +95,15 @@ int hsi_is_file(const char *path) {
 #else
 typedef int hsi_win_file_unused;   /* ISO C: a translation unit is not empty */
 #endif
+
+char *hsi_realpath(const char *path) {
+  wchar_t *wp = hsi_wide(path), *full;
+  char *r = NULL;
+  if (!wp) return NULL;
+  if (GetFileAttributesW(wp) != INVALID_FILE_ATTRIBUTES && (full = _wfullpath(NULL, wp, 0)) != NULL) {
+    r = hsi_utf8(full);
+    free(full);
+  }
+  free(wp);
+  return r;
+}

@@ -112,10 +112,22 @@ function T.q(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
 end
 
+-- io.popen, tried again when it cannot start the command (under Wine,
+-- cmd.exe now and then fails to start while earlier children end).
+function T.popen(cmd)
+  for _ = 1, 5 do
+    local p = io.popen(cmd)
+    if p then return p end
+    local t = os.time() + 1
+    while os.time() < t do end                 -- a second for the others to end
+  end
+  return assert(io.popen(cmd))
+end
+
 -- Run the binary with args (a shell fragment, already quoted): exit code, stdout, stderr.
 function T.run(args)
   local ef = os.tmpname()
-  local p = io.popen(T.q(T.bin()) .. " " .. args .. " 2>" .. T.q(ef))
+  local p = T.popen(T.q(T.bin()) .. " " .. args .. " 2>" .. T.q(ef))
   local out = p:read("a")
   local _, _, code = p:close()
   local f = io.open(ef, "rb")
@@ -137,7 +149,7 @@ end
 -- Run the binary with args (a shell fragment): its output (stdout and
 -- stderr together) and exit code.
 function T.run_all(args)
-  local p = io.popen(T.bin() .. " " .. args .. " 2>&1")
+  local p = T.popen(T.bin() .. " " .. args .. " 2>&1")
   local out = p:read("a")
   local _, _, code = p:close()
   return out, code

@@ -39,7 +39,7 @@ cmp -s "$T/l.json" "$T/w.json" || no "leaks --json FILE: the files differ"
 # A directory with a non-ASCII name: the wide-character paths.
 Z="$T/Zoë"
 mkdir -p "$Z"
-cp examples/memorytestapp.etl examples/memorytestapp.sym "$Z/"
+cp examples/memorytestapp.etl examples/memorytestapp.sym examples/MemoryTestApp.pdb "$Z/"
 "$L" leaks "$Z/memorytestapp.etl" >"$T/want"
 n=$((n + 1))
 if "$W" leaks "$Z/memorytestapp.etl" >"$T/got" 2>"$T/err" && cmp -s "$T/want" "$T/got"; then
@@ -48,7 +48,7 @@ else no "trace under Zoë/: $(head -c 300 "$T/err")"; fi
 printf 'local n = trace:count()\nprint("events", n)\nlocal f = assert(io.open(arg[1], "wb"))\nf:write("ünïcode\\n")\nf:close()\n' >"$Z/count.lua"
 n=$((n + 1))
 out=$("$W" "$Z/count.lua" "$Z/memorytestapp.etl" -- "$Z/out-é.txt" 2>&1)
-if [ "$out" = "events	14740" ] && [ "$(cat "$Z/out-é.txt")" = "ünïcode" ]; then
+if [ "$out" = "events	14744" ] && [ "$(cat "$Z/out-é.txt")" = "ünïcode" ]; then
   echo "ok a script under Zoë/ runs, and io.open writes a file named out-é.txt"
 else no "script under Zoë/: $out"; fi
 "$L" leaks "$Z/memorytestapp.etl" -- --json "$Z/l.json" >/dev/null
