@@ -12,7 +12,6 @@
 #include <string.h>
 #include "heapscript.h"
 #include "prefetch.h"
-#include "memev.h"
 
 #define NBLOCK 4
 #define BLOCK_EVENTS 4096
@@ -22,8 +21,6 @@
 
 typedef struct block {
   hs_event ev[BLOCK_EVENTS];
-  hsi_memop op[BLOCK_EVENTS];    /* with memops: each event's hsi_memev_decode */
-  signed char d[BLOCK_EVENTS];
   uint8_t bytes[BLOCK_BYTES];
   int n;                  /* events in it */
   int end;                /* the last block: after its events, rc */
@@ -40,7 +37,6 @@ struct hsi_prefetch {
   int prod, cons;         /* next block to fill / to read */
   int pos;                /* next event in the consumer's block, -1: none taken */
   int done;               /* the consumer saw the end */
-  int memops;             /* the producer decodes memory events too */
   hsi_thread th;
 };
 
@@ -90,7 +86,6 @@ static HSI_THREAD_FN producer(void *arg) {
       if (e->ext) e->ext = copy + (e->ext - e->record);
       e->record = copy;
       used += (e->record_len + 7u) & ~(size_t)7;
-      if (pf->memops) b->d[b->n] = (signed char)hsi_memev_decode(e, &b->op[b->n]);
       b->n++;
     }
     if (rc != 1) { b->end = 1; b->rc = rc; }
@@ -103,9 +98,7 @@ static HSI_THREAD_FN producer(void *arg) {
   }
 }
 
-hsi_prefetch *hsi_prefetch_open(hs_reader *r) { return hsi_prefetch_open_memops(r, 0); }
-
-hsi_prefetch *hsi_prefetch_open_memops(hs_reader *r, int memops) {
+hsi_prefetch *hsi_prefetch_open(hs_reader *r) {
   hsi_prefetch *pf;
   if (hsi_threads_allowed(1) == 0) return NULL;
   pf = (hsi_prefetch *)calloc(1, sizeof *pf);
@@ -114,8 +107,6 @@ hsi_prefetch *hsi_prefetch_open_memops(hs_reader *r, int memops) {
   if (!pf->b) { free(pf); return NULL; }
   pf->r = r;
   pf->pos = -1;
-  pf->memops = memops;
-  if (memops) hsi_memev_prepare();      /* decoding then writes no shared state */
   hsi_mx_init(&pf->mx);
   hsi_cv_init(&pf->filled);
   hsi_cv_init(&pf->freed);
@@ -129,13 +120,6 @@ hsi_prefetch *hsi_prefetch_open_memops(hs_reader *r, int memops) {
 }
 
 int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev) {
-  const hs_event *e;
-  int rc = hsi_prefetch_next_ref(pf, &e, NULL, NULL);
-  if (rc == 1) *ev = *e;
-  return rc;
-}
-
-int hsi_prefetch_next_ref(hsi_prefetch *pf, const hs_event **ev, const hsi_memop **op, int *d) {
   for (;;) {
     block *b;
     if (pf->done) return 0;
@@ -147,12 +131,7 @@ int hsi_prefetch_next_ref(hsi_prefetch *pf, const hs_event **ev, const hsi_memop
     }
     b = &pf->b[pf->cons];
     if (pf->pos < b->n) {
-      if (d) {
-        if (!pf->memops) b->d[pf->pos] = (signed char)hsi_memev_decode(&b->ev[pf->pos], &b->op[pf->pos]);
-        *d = b->d[pf->pos];
-        *op = &b->op[pf->pos];
-      }
-      *ev = &b->ev[pf->pos++];
+      *ev = b->ev[pf->pos++];
       return 1;
     }
     if (b->end) { pf->done = 1; return b->rc < 0 ? b->rc : 0; }

@@ -13,23 +13,14 @@
 #ifndef HS_PREFETCH_H
 #define HS_PREFETCH_H
 #include "heapscript.h"
-#include "memop.h"
 
 typedef struct hsi_prefetch hsi_prefetch;
 
 /* Start reading r (from where it is) on a thread; NULL if that cannot be
    done, and then r is untouched. */
 hsi_prefetch *hsi_prefetch_open(hs_reader *r);
-/* The same, and the reader thread also decodes each event's memory
-   operation (hsi_memev_decode): a stage of the analysis moves to the
-   second core. */
-hsi_prefetch *hsi_prefetch_open_memops(hs_reader *r, int memops);
 /* 1 and *ev, 0 at the end, negative: the reader's error code. */
 int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev);
-/* The same as views into the block (valid until the next call), and
-   with op and d not NULL, *d = hsi_memev_decode(*ev, *op) as it was
-   decoded (*op is meaningful when *d is not 0). */
-int hsi_prefetch_next_ref(hsi_prefetch *pf, const hs_event **ev, const hsi_memop **op, int *d);
 /* Stop the thread (whatever it has not delivered is dropped) and free. */
 void hsi_prefetch_close(hsi_prefetch *pf);
 #endif
