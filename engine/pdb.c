@@ -12,37 +12,10 @@
 #include "bytes.h"
 #include "pdb_int.h"
 
-/* ---------------------------------------------------------------- arena */
-
-struct pdb_arena_blk { struct pdb_arena_blk *next; size_t used, cap; };
-#define ARENA_BLK 65536
-
+/* Everything a PDB keeps lives in its chunks (chunks.h), freed at close;
+   sizes are rounded to 8 bytes, so every allocation stays aligned. */
 void *hsi_pdb_alloc(hsi_pdb *p, size_t n) {
-  struct pdb_arena_blk *b = p->arena.head;
-  n = (n + 7) & ~(size_t)7;
-  if (!b || b->cap - b->used < n) {
-    size_t cap = n > ARENA_BLK / 2 ? n : ARENA_BLK;
-    if (!(b = malloc(sizeof *b + cap))) return NULL;
-    b->used = 0;
-    b->cap = cap;
-    if (n > ARENA_BLK / 2 && p->arena.head) {     /* keep filling the current block */
-      b->next = p->arena.head->next;
-      p->arena.head->next = b;
-    } else {
-      b->next = p->arena.head;
-      p->arena.head = b;
-    }
-  }
-  b->used += n;
-  return (char *)(b + 1) + b->used - n;
-}
-
-void hsi_arena_free(pdb_arena *a) {
-  while (a->head) {
-    struct pdb_arena_blk *n = a->head->next;
-    free(a->head);
-    a->head = n;
-  }
+  return hsi_chunks_alloc(&p->arena, (n + 7) & ~(size_t)7);
 }
 
 uint32_t hsi_pdb_upper(const void *v, uint32_t n, size_t size, uint32_t rva) {
@@ -131,7 +104,7 @@ void hsi_pdb_close(hsi_pdb *p) {
   hsi_stream_free(&p->symrec);
   hsi_stream_free(&p->psi);
   hsi_pdb_free_types(p);
-  hsi_arena_free(&p->arena);
+  hsi_chunks_free(&p->arena);
   hsi_msf_close(&p->msf);
   if (p->mapped) hsi_map_close(&p->map);
   free(p->path);

@@ -15,6 +15,7 @@
 #include "heapscript.h"
 #include "mapfile.h"
 #include "pdb.h"
+#include "chunks.h"
 
 /* Caps on counts read from the file: far above anything a linker writes,
    low enough that a damaged count cannot make us allocate gigabytes. */
@@ -108,7 +109,6 @@ typedef struct pdb_types {
    cross-module id (high bit set), which means something else in each module */
 typedef struct pdb_iname { uint64_t key; const char *name; } pdb_iname;
 
-typedef struct pdb_arena { struct pdb_arena_blk *head; } pdb_arena;
 
 struct hsi_pdb {
   char *path;
@@ -139,7 +139,7 @@ struct hsi_pdb {
   /* type streams */
   pdb_types tpi, ipi;
   pdb_iname *inames; uint32_t ninames, capinames;
-  pdb_arena arena;
+  hsi_chunks arena;
 };
 
 /* pdb_msf.c */
@@ -162,7 +162,6 @@ void *hsi_pdb_alloc(hsi_pdb *p, size_t n);     /* arena, freed at close */
 /* In an array sorted by rva whose elements start with their u32 rva: how
    many start at or before rva (the index after the last such element). */
 uint32_t hsi_pdb_upper(const void *v, uint32_t n, size_t size, uint32_t rva);
-void hsi_arena_free(pdb_arena *a);
 /* section:offset -> rva; 0 with *ok = 0 when the section is unknown */
 uint32_t hsi_pdb_rva(const hsi_pdb *p, uint16_t seg, uint32_t off, int *ok);
 
