@@ -38,6 +38,7 @@
 #define CHUNK_EVENTS 512            /* events decoded ahead per chunk */
 #define NCHUNK 4                    /* chunks per stream (and scratch slots) */
 #define MAX_NOTES 8                 /* notes per chunk; a full chunk closes early */
+#define MAX_CBUFS 32                /* buffers per chunk; a full chunk closes early */
 #define READ_MAX (1u << 20)          /* buffers up to this size are read, not mapped, */
 #define READ_BUDGET (16u << 20)      /* when streams x NCHUNK slots of them fit in this */
 #define SPIN 2000                   /* polls of a chunk's flag before sleeping */
@@ -80,9 +81,19 @@ typedef struct note {
   char what[200];
 } note;
 
+/* A chunk holds its records checked, not decoded events: the decoder
+   checks each as hsi_record_decode would and keeps, for a kernel header
+   (most records), the 32 bytes that make its hs_event (hsi_krec), else
+   only its place (head 0); the walk makes the event it hands out straight
+   in the caller's struct.  So few bytes cross from the decoding core: not
+   a whole hs_event written there and copied here, nor the record's bytes. */
 typedef struct chunk {
-  hs_event ev[CHUNK_EVENTS];
+  hsi_krec rec[CHUNK_EVENTS];
   int64_t key[CHUNK_EVENTS];  /* merge keys, packed for the merge */
+  uint8_t cb[CHUNK_EVENTS];   /* its buffer: bufs[cb] at base[cb] */
+  const bufinfo *bufs[MAX_CBUFS];
+  const uint8_t *base[MAX_CBUFS];
+  uint32_t nbufs;
   uint32_t n, nnotes;
   int last;                   /* the stream ends after this chunk */
   int scr;                    /* scratch slot its events point into, or -1 */
@@ -101,6 +112,7 @@ typedef struct stream {
   uint32_t *bufs;      /* indices into the file's bufinfo, in walk order */
   uint32_t nbufs;
   uint64_t tie;        /* tail << 32 | cpu << 16 | file: see less() */
+  hs_event tmpl;       /* what every event of the stream has: cpu, file, tail flag */
   chunk *ch;           /* NCHUNK */
   /* the decoding side (its worker, or the walk without workers) */
   uint32_t next_buf;
@@ -392,9 +404,30 @@ static int play(etlreader *r, int i) {
   return a;
 }
 
+/* With few streams (one a CPU of a small machine) the least head is
+   found by looking at each, without branches: the heads of CPU streams
+   interleave at random, so the tournament's comparisons mispredict. */
+#define LINEAR_MAX 8
+
+static inline int least(const etlreader *r) {
+  int w = 0, i;
+  int64_t kw = r->mkey[0];
+  uint64_t tw = r->mtie[0];
+  for (i = 1; i < r->nstreams; i++) {
+    int64_t ki = r->mkey[i];
+    uint64_t ti = r->mtie[i];
+    int lt = (ki < kw) | ((ki == kw) & (ti < tw));
+    w = lt ? i : w;
+    kw = lt ? ki : kw;
+    tw = lt ? ti : tw;
+  }
+  return w;
+}
+
 /* The winner's key changed: replay its way up (log2 n comparisons). */
 static inline void replay(etlreader *r, int w) {
   int i;
+  if (r->nstreams <= LINEAR_MAX) { r->winner = least(r); return; }
   for (i = (w + r->nstreams) >> 1; i > 0; i >>= 1) {
     int l = r->loser[i];
     if (less(r, l, w)) { r->loser[i] = w; w = l; }
@@ -507,47 +540,43 @@ static void fill(etlreader *r, stream *s, chunk *c) {
   etlfile *f = &r->files[s->file];
   uint32_t k;
   for (k = 0; k < c->nrel; k++) hsi_map_release(&f->map, c->rel_pos[k], c->rel_size[k]);
-  c->n = c->nnotes = c->nrel = 0;
+  c->n = c->nnotes = c->nrel = c->nbufs = 0;
   c->last = 0;
   c->scr = s->cur_scr;        /* a compressed buffer goes on from the last chunk */
   for (;;) {
     const char *why = "";
-    uint32_t next = 0;
+    uint32_t next = 0, cb;
     int rc;
+    hs_event tmp;
     if (c->n == CHUNK_EVENTS || c->nnotes > MAX_NOTES - 2 || c->nrel == MAX_NOTES) return;
     if (!s->cur) {
       rc = load_buffer(r, s, c);
       if (rc < 0) return;
       if (rc == 0) { c->last = 1; return; }
     }
+    if (c->nbufs == 0 || c->bufs[c->nbufs - 1] != s->cur || c->base[c->nbufs - 1] != s->base) {
+      if (c->nbufs == MAX_CBUFS) return;
+      c->bufs[c->nbufs] = s->cur;
+      c->base[c->nbufs++] = s->base;
+    }
+    cb = c->nbufs - 1;
     {
       /* most records: kernel headers, many at a time */
-      uint32_t k0 = c->n, m = hsi_record_kernel_run(s->base, &s->pos, s->cur->end, &c->ev[k0], CHUNK_EVENTS - k0);
-      uint32_t bidx = s->cur->index;
-      uint64_t bpos = s->cur->pos;
-      uint8_t tail = s->tail ? HS_EVF_BUF0TAIL : 0;
-      for (k = k0; k < k0 + m; k++) {
-        hs_event *e = &c->ev[k];
-        e->cpu = s->cpu;
-        e->file = (uint16_t)s->file;
-        e->buffer = bidx;
-        e->buffer_pos = bpos;
-        e->flags |= tail;
-        c->key[k] = r->by_filetime ? hs_time_filetime(&f->lf, e->timestamp) : e->timestamp;
-      }
+      uint32_t k0 = c->n, m = hsi_record_kernel_scan(s->base, &s->pos, s->cur->end, &c->rec[k0], CHUNK_EVENTS - k0);
+      memset(&c->cb[k0], (int)cb, m);
+      if (r->by_filetime)
+        for (k = k0; k < k0 + m; k++) c->key[k] = hs_time_filetime(&f->lf, c->rec[k].ts);
+      else
+        for (k = k0; k < k0 + m; k++) c->key[k] = c->rec[k].ts;
       c->n += m;
       if (c->n == CHUNK_EVENTS) continue;
     }
-    rc = hsi_record_decode(s->base, s->pos, s->cur->end, f->file_ptr, &c->ev[c->n], &next, &why);
+    rc = hsi_record_decode(s->base, s->pos, s->cur->end, f->file_ptr, &tmp, &next, &why);
     if (rc == 1) {
-      hs_event *e = &c->ev[c->n];
-      e->cpu = s->cpu;
-      e->file = (uint16_t)s->file;
-      e->buffer = s->cur->index;
-      e->offset = s->pos;
-      e->buffer_pos = s->cur->pos;
-      if (s->tail) e->flags |= HS_EVF_BUF0TAIL;
-      c->key[c->n] = r->by_filetime ? hs_time_filetime(&f->lf, e->timestamp) : e->timestamp;
+      c->rec[c->n].rec = s->base + s->pos;
+      c->rec[c->n].ht = 0;
+      c->cb[c->n] = (uint8_t)cb;
+      c->key[c->n] = r->by_filetime ? hs_time_filetime(&f->lf, tmp.timestamp) : tmp.timestamp;
       c->n++;
       s->pos = next;
       continue;
@@ -714,8 +743,30 @@ static int settle(etlreader *r, stream *s) {
   }
 }
 
-static inline const hs_event *head_of(const stream *s) { return &s->ch[s->rslot].ev[s->i]; }
 static inline int64_t key_of(const stream *s) { return s->ch[s->rslot].key[s->i]; }
+
+/* The stream's head, decoded into *ev (its decoder checked it: this
+   returns 1 as it did there). */
+static inline void head_decode(const etlreader *r, const stream *s, hs_event *ev) {
+  const chunk *c = &s->ch[s->rslot];
+  const hsi_krec *k = &c->rec[s->i];
+  int cb = c->cb[s->i];
+  const bufinfo *bi = c->bufs[cb];
+  uint32_t off = (uint32_t)(k->rec - c->base[cb]), next;
+  const char *why;
+  if (k->ht) {
+    *ev = s->tmpl;              /* zeros, cpu, file and flags of the stream */
+    hsi_record_kernel_set(k, ev);
+  } else {
+    (void)hsi_record_decode(c->base[cb], off, bi->end, r->files[s->file].file_ptr, ev, &next, &why);
+    ev->cpu = s->cpu;
+    ev->file = (uint16_t)s->file;
+    ev->flags |= s->tmpl.flags;
+  }
+  ev->buffer = bi->index;
+  ev->offset = off;
+  ev->buffer_pos = bi->pos;
+}
 
 /* Back to before the first record (no workers running). */
 static void reset_stream(stream *s) {
@@ -757,6 +808,9 @@ static int add_stream(etlreader *r, int file, uint16_t cpu, int tail) {
   ns[r->nstreams].cpu = cpu;
   ns[r->nstreams].tail = tail;
   ns[r->nstreams].tie = (uint64_t)(tail != 0) << 32 | (uint64_t)cpu << 16 | (uint64_t)(unsigned)file;
+  ns[r->nstreams].tmpl.cpu = cpu;
+  ns[r->nstreams].tmpl.file = (uint16_t)file;
+  ns[r->nstreams].tmpl.flags = tail ? HS_EVF_BUF0TAIL : 0;
   return r->nstreams++;
 }
 
@@ -847,7 +901,9 @@ static int collect_tail(etlreader *r) {
       int64_t *nt = (int64_t *)realloc(r->tail_ts, (r->ntail_ts + 1) * sizeof *nt);
       if (!nt) return -1;
       r->tail_ts = nt;
-      r->tail_ts[r->ntail_ts++] = head_of(s)->timestamp;
+      hs_event ev;
+      head_decode(r, s, &ev);
+      r->tail_ts[r->ntail_ts++] = ev.timestamp;
     }
   }
   if (r->ntail_ts) {
@@ -948,6 +1004,7 @@ static etlreader *new_reader(int n, const hs_reader_opts *opts) {
   etlreader *r = (etlreader *)calloc(1, sizeof *r);
   int i;
   if (!r) return NULL;
+  hsi_record_init();
   r->files = (etlfile *)calloc((size_t)n, sizeof *r->files);
   if (!r->files) { free(r); return NULL; }
   r->nfiles = n;
@@ -1045,7 +1102,6 @@ static int etl_next(void *impl, hs_event *ev) {
   etlreader *r = (etlreader *)impl;
   for (;;) {
     stream *s;
-    const hs_event *e;
     if (r->pending >= 0) {
       /* Advance the stream handed out last only now: its event stayed a
          view into that stream's buffer until this call. */
@@ -1060,9 +1116,9 @@ static int etl_next(void *impl, hs_event *ev) {
     if (r->live == 0) return 0;
     r->pending = r->winner;
     s = &r->streams[r->pending];
-    e = head_of(s);
-    if (r->ntail_ts && is_tail_ts(r, e->timestamp)) {
-      uint64_t h = hash_record(e->record, e->record_len);
+    head_decode(r, s, ev);
+    if (r->ntail_ts && is_tail_ts(r, ev->timestamp)) {
+      uint64_t h = hash_record(ev->record, ev->record_len);
       if (s->tail) {
         size_t i;
         int dup = 0;
@@ -1078,7 +1134,6 @@ static int etl_next(void *impl, hs_event *ev) {
       }
     }
     s->st->records++;
-    *ev = *e;
     return 1;
   }
 }

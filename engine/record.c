@@ -10,14 +10,14 @@
 #include "record.h"
 
 static const hs_event blank;
-static hs_guid kernel_guid[32];
+hs_guid hsi_kernel_guid[256];
 static int kernel_guid_ready;
 
-static void kernel_guids(void) {
+void hsi_record_init(void) {
   int g;
   if (kernel_guid_ready) return;
   for (g = 0; g < 32; g++)
-    if (!hs_kernel_group_guid(g, &kernel_guid[g])) memset(&kernel_guid[g], 0, sizeof(hs_guid));
+    if (!hs_kernel_group_guid(g, &hsi_kernel_guid[g])) memset(&hsi_kernel_guid[g], 0, sizeof(hs_guid));
   kernel_guid_ready = 1;
 }
 
@@ -25,10 +25,6 @@ static void kernel_guids(void) {
 static const uint8_t khlen[0x12] = {
   [HS_HT_SYSTEM32] = 0x20, [HS_HT_SYSTEM64] = 0x20, [HS_HT_COMPACT32] = 0x18, [HS_HT_COMPACT64] = 0x18,
   [HS_HT_PERFINFO32] = 0x10, [HS_HT_PERFINFO64] = 0x10
-};
-static const uint8_t kptr[0x12] = {
-  [HS_HT_SYSTEM32] = 4, [HS_HT_SYSTEM64] = 8, [HS_HT_COMPACT32] = 4, [HS_HT_COMPACT64] = 8,
-  [HS_HT_PERFINFO32] = 4, [HS_HT_PERFINFO64] = 8
 };
 
 static int ptr_of(int ht) {
@@ -41,55 +37,39 @@ static int ptr_of(int ht) {
   }
 }
 
-/* Kernel headers are most of a trace: every field is written here (no
-   blank copy first), the same values the blank event plus these give. */
-static inline int decode_kernel(const uint8_t *r, uint32_t size, int ht, uint32_t hlen, int ptr,
-                                hs_event *ev, const char **why) {
-  uint32_t extra;
+/* A kernel record's header, checked, into *k.  0, or -2 when the record
+   is shorter than its header (Size itself was checked against the
+   buffer by the caller). */
+static inline int kernel_head(const uint8_t *r, uint32_t size, uint32_t ht, uint32_t hlen, hsi_krec *k) {
   uint16_t ver = rd16(r);
-  int group = r[7];
-  uint16_t hook;
   /* Version bits 0x8000: a PEBS index word follows the header; 0x0700: that
      many PMC counters (ETL-FORMAT §3.3). */
-  extra = (ver & 0x8000 ? 8u : 0u) + 8u * ((ver >> 8) & 7u);
-  if (size < hlen + extra) { *why = "a kernel record at least as long as its header"; return -2; }
-  hook = (uint16_t)(group << 8 | r[6]);
-  if (hook == HSI_HOOK_IMAGE_LOAD) group = 0x14;   /* presented under the Image class [V] */
-  if (!kernel_guid_ready) kernel_guids();
-  if (group < 32) ev->provider = kernel_guid[group];
-  else memset(&ev->provider, 0, sizeof ev->provider);
-  ev->keyword = 0;
-  ev->record = r;
-  ev->payload = r + hlen + extra;
-  ev->ext = NULL;
-  ev->record_len = size;
-  ev->payload_len = size - hlen - extra;
-  ev->ext_len = 0;
+  uint32_t plen = hlen + (ver & 0x8000 ? 8u : 0u) + 8u * ((ver >> 8) & 7u);
+  if (size < plen) return -2;
+  k->rec = r;
   if (hlen == 0x10) {
-    ev->timestamp = (int64_t)rd64(r + 8);
-    ev->pid = ev->tid = HS_NOID;
-    ev->flags = HS_EVF_KERNEL;
+    k->ts = (int64_t)rd64(r + 8);
+    k->pid = k->tid = HS_NOID;
   } else {
-    ev->tid = rd32(r + 8);
-    ev->pid = rd32(r + 12);
-    ev->timestamp = (int64_t)rd64(r + 16);
-    ev->flags = HS_EVF_KERNEL | HS_EVF_HAS_IDS;
+    k->tid = rd32(r + 8);
+    k->pid = rd32(r + 12);
+    k->ts = (int64_t)rd64(r + 16);
   }
-  ev->id = 0;
-  ev->version = (uint16_t)(ver & 0xFF);
-  ev->task = 0;
-  ev->hook = hook;
-  ev->header_flags = 0;
-  ev->cpu = 0;
-  ev->opcode = r[6];
-  ev->level = 0;
-  ev->channel = 0;
-  ev->header_type = (uint8_t)ht;
-  ev->pointer_size = (uint8_t)ptr;
-  ev->file = 0;
-  ev->buffer = 0;
-  ev->offset = 0;
-  ev->buffer_pos = 0;
+  k->size = (uint16_t)size;
+  k->plen = (uint16_t)plen;
+  k->hook = (uint16_t)(r[7] << 8 | r[6]);
+  k->version = (uint8_t)ver;
+  k->ht = (uint8_t)ht;
+  return 0;
+}
+
+static int decode_kernel(const uint8_t *r, uint32_t size, uint32_t ht, uint32_t hlen, hs_event *ev,
+                         const char **why) {
+  hsi_krec k;
+  if (kernel_head(r, size, ht, hlen, &k) != 0) { *why = "a kernel record at least as long as its header"; return -2; }
+  if (!kernel_guid_ready) hsi_record_init();
+  *ev = blank;
+  hsi_record_kernel_set(&k, ev);
   return 1;
 }
 
@@ -199,7 +179,7 @@ int hsi_record_decode(const uint8_t *b, uint32_t pos, uint32_t end, int file_ptr
     }
     *next = pos + ((size + 7u) & ~7u);
     if (*next > end) *next = end;
-    return decode_kernel(r, size, ht, khlen[ht], kptr[ht], ev, why);
+    return decode_kernel(r, size, (uint32_t)ht, khlen[ht], ev, why);
   }
   if ((r[3] & 0xC0) == 0xC0) {
     switch (ht) {
@@ -246,18 +226,14 @@ int hsi_record_decode(const uint8_t *b, uint32_t pos, uint32_t end, int file_ptr
   return rc;
 }
 
-uint32_t hsi_record_kernel_run(const uint8_t *b, uint32_t *pos, uint32_t end, hs_event *ev, uint32_t max) {
+uint32_t hsi_record_kernel_scan(const uint8_t *b, uint32_t *pos, uint32_t end, hsi_krec *k, uint32_t max) {
   uint32_t n = 0, p = *pos;
-  const char *why;
-  if (!kernel_guid_ready) kernel_guids();
   while (n < max && p < end && end - p >= 8) {
     const uint8_t *r = b + p;
     uint32_t size, ht = r[2];
     if ((r[3] & 0xC0) != 0xC0 || ht >= sizeof khlen || !khlen[ht] || rd32(r) == 0xFFFFFFFFu) break;
     size = rd16(r + 4);
-    if (size < 8 || size > end - p) break;
-    if (decode_kernel(r, size, (int)ht, khlen[ht], kptr[ht], &ev[n], &why) != 1) break;
-    ev[n].offset = p;
+    if (size < 8 || size > end - p || kernel_head(r, size, ht, khlen[ht], &k[n]) != 0) break;
     n++;
     p += (size + 7u) & ~7u;
     if (p > end) p = end;
