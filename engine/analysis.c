@@ -191,6 +191,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
     snprintf(err, errlen, "out of memory");
     return HS_ENOMEM;
   }
+  hsi_memev_prepare();                   /* the decoders' plans, before the walk */
   a->lf = *hs_reader_logfile(r, 0);
   a->scope = scope;
   hsi_stacks_on_match(a->st, on_stack, a);

@@ -285,6 +285,7 @@ void hsi_memev_prepare(void) {
   size_t pi, ri;
   int gs, t, v;
   static const int groups[3] = { 0x10, 0x02, 0x0E };
+  if (prepared) return;
   for (pi = 0; pi < COUNT(providers) && pi < 4; pi++)
     for (ri = 0; ri < providers[pi]->n && ri < 64; ri++) {
       plan_of(&providers[pi]->tab[ri], 4);
