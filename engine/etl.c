@@ -32,11 +32,12 @@
 #include "thread.h"
 
 #define BUFHDR 0x48u
+#define LINEAR_MAX 8                /* streams merged by a scan, not a tournament */
 #define MAX_BUFFER (16u << 20)      /* Win8+ maximum buffer size [D: ntwmi] */
 #define MAX_DAMAGE_SCAN (64u << 20) /* how far to look for the next buffer after damage */
 #define RELEASE_STEP (16u << 20)    /* indexing gives back mapped pages this often */
-#define CHUNK_EVENTS 512            /* events decoded ahead per chunk */
-#define NCHUNK 4                    /* chunks per stream (and scratch slots) */
+#define CHUNK_EVENTS 1024           /* events decoded ahead per chunk */
+#define NCHUNK 8                    /* chunks per stream (and scratch slots) */
 #define MAX_NOTES 8                 /* notes per chunk; a full chunk closes early */
 #define MAX_CBUFS 32                /* buffers per chunk; a full chunk closes early */
 #define READ_MAX (1u << 20)          /* buffers up to this size are read, not mapped, */
@@ -125,6 +126,7 @@ typedef struct stream {
   size_t scratch_cap[NCHUNK];
   int wslot;           /* next chunk to fill */
   int wdone;           /* decoded to the end */
+  int busy;            /* a thread is filling its chunk wslot (under the lock) */
   /* both sides, under the reader's lock when there are workers */
   int filled[NCHUNK];  /* decoded and not yet walked through */
   int rslot;           /* chunk being walked, -1: none */
@@ -148,6 +150,7 @@ struct etlreader {
   uint64_t *mtie;
   int *loser;
   int winner, live;
+  int lv[LINEAR_MAX], nlv;  /* the streams not ended, when they are few */
   int pending;          /* stream whose head was handed out last */
   int by_filetime;      /* files disagree on clocks: merge on FILETIME */
   hs_reader_opts opts;
@@ -165,6 +168,7 @@ struct etlreader {
   hsi_cond work, ready;  /* a chunk was given back / was filled */
   int stop;              /* workers: leave */
   int waiting;           /* the stream the walk waits for, -1 */
+  int help;              /* where the walk looks first for a chunk to decode */
   int nsleep;            /* workers waiting for work */
   uint32_t read_max;     /* buffers up to this size are read into scratch slots */
 };
@@ -407,21 +411,31 @@ static int play(etlreader *r, int i) {
 /* With few streams (one a CPU of a small machine) the least head is
    found by looking at each, without branches: the heads of CPU streams
    interleave at random, so the tournament's comparisons mispredict. */
-#define LINEAR_MAX 8
 
 static inline int least(const etlreader *r) {
-  int w = 0, i;
-  int64_t kw = r->mkey[0];
-  uint64_t tw = r->mtie[0];
-  for (i = 1; i < r->nstreams; i++) {
-    int64_t ki = r->mkey[i];
-    uint64_t ti = r->mtie[i];
+  int w = r->lv[0], i;
+  int64_t kw = r->mkey[w];
+  uint64_t tw = r->mtie[w];
+  for (i = 1; i < r->nlv; i++) {
+    int j = r->lv[i];
+    int64_t ki = r->mkey[j];
+    uint64_t ti = r->mtie[j];
     int lt = (ki < kw) | ((ki == kw) & (ti < tw));
-    w = lt ? i : w;
+    w = lt ? j : w;
     kw = lt ? ki : kw;
     tw = lt ? ti : tw;
   }
   return w;
+}
+
+/* Stream k has ended: out of the merge. */
+static void end_stream(etlreader *r, int k) {
+  int i;
+  r->mkey[k] = INT64_MAX;
+  r->mtie[k] |= TIE_ENDED;
+  r->live--;
+  for (i = 0; i < r->nlv; i++)
+    if (r->lv[i] == k) { r->lv[i] = r->lv[--r->nlv]; break; }
 }
 
 /* The winner's key changed: replay its way up (log2 n comparisons). */
@@ -602,7 +616,21 @@ static void fill(etlreader *r, stream *s, chunk *c) {
    one the walk waits for first. */
 typedef struct worker_arg { etlreader *r; int id; } worker_arg;
 
-static int wants_fill(const stream *s) { return !s->wdone && !s->filled[s->wslot]; }
+static int wants_fill(const stream *s) { return !s->wdone && !s->busy && !s->filled[s->wslot]; }
+
+/* Fill the stream's next chunk and publish it; called with the lock held
+   and wants_fill(s) true, returns with it held.  The lock is let go
+   while decoding: s->busy keeps every other thread off the stream. */
+static void fill_next(etlreader *r, stream *s) {
+  s->busy = 1;
+  hsi_mx_unlock(&r->mx);
+  fill(r, s, &s->ch[s->wslot]);
+  hsi_mx_lock(&r->mx);
+  s->busy = 0;
+  if (s->ch[s->wslot].last) s->wdone = 1;
+  hsi_atomic_set(&s->filled[s->wslot], 1);
+  s->wslot = (s->wslot + 1) % NCHUNK;
+}
 
 static HSI_THREAD_FN worker(void *arg) {
   etlreader *r = ((worker_arg *)arg)->r;
@@ -620,12 +648,7 @@ static HSI_THREAD_FN worker(void *arg) {
       if (j % r->nworkers == id && wants_fill(&r->streams[j])) { s = &r->streams[j]; start = j + 1; }
     }
     if (!s) { r->nsleep++; hsi_cv_wait(&r->work, &r->mx); r->nsleep--; continue; }
-    hsi_mx_unlock(&r->mx);
-    fill(r, s, &s->ch[s->wslot]);
-    hsi_mx_lock(&r->mx);
-    if (s->ch[s->wslot].last) s->wdone = 1;
-    hsi_atomic_set(&s->filled[s->wslot], 1);
-    s->wslot = (s->wslot + 1) % NCHUNK;
+    fill_next(r, s);
     if (r->waiting >= 0) hsi_cv_signal(&r->ready);
   }
   hsi_mx_unlock(&r->mx);
@@ -697,13 +720,35 @@ static void give_back(etlreader *r, stream *s) {
   }
 }
 
+static unsigned long dbg_spin, dbg_waits, dbg_fills, dbg_takes;
 static void take_chunk(etlreader *r, stream *s) {
+  dbg_takes++;
   if (r->nworkers) {
     int spin;
-    /* The decoder is usually just behind: poll a little before sleeping
-       (a sleep and a wake-up are two system calls per chunk). */
-    for (spin = 0; spin < SPIN && !hsi_atomic_get(&s->filled[s->nslot]); spin++) {}
     hsi_mx_lock(&r->mx);
+    /* The chunk is not decoded yet: rather than wait, the walk decodes
+       it itself if no worker is at it, else another stream's next chunk
+       (so the decoding is shared out over the walk and the workers,
+       whichever has time). */
+    while (!s->filled[s->nslot]) {
+      int j, n = r->nstreams;
+      stream *o = wants_fill(s) ? s : NULL;
+      for (j = 0; !o && j < n; j++) {
+        stream *x = &r->streams[(r->help + j) % n];
+        if (wants_fill(x)) o = x;
+      }
+      if (!o) break;
+      r->help = (int)(o - r->streams) + 1; dbg_fills++;
+      fill_next(r, o);
+    }
+    if (!s->filled[s->nslot]) {
+      /* A worker is at it and usually nearly done: poll a little before
+         sleeping (a sleep and a wake-up are two system calls). */
+      hsi_mx_unlock(&r->mx);
+      for (spin = 0; spin < SPIN && !hsi_atomic_get(&s->filled[s->nslot]); spin++) {}
+      dbg_spin += spin; dbg_waits++;
+      hsi_mx_lock(&r->mx);
+    }
     if (!s->filled[s->nslot]) {
       r->waiting = (int)(s - r->streams);
       hsi_cv_broadcast(&r->work);
@@ -774,7 +819,7 @@ static void reset_stream(stream *s) {
   s->next_buf = 0;
   s->cur = NULL;
   s->cur_scr = -1;
-  s->wslot = s->wdone = 0;
+  s->wslot = s->wdone = s->busy = 0;
   for (k = 0; k < NCHUNK; k++) { s->filled[k] = 0; s->ch[k].scr = -1; s->ch[k].nrel = 0; }
   s->rslot = -1;
   s->nslot = 0;
@@ -932,11 +977,15 @@ static int etl_rewind(void *impl) {
   }
   for (k = 0; k < r->nstreams; k++) reset_stream(&r->streams[k]);
   start_workers(r);
-  r->live = 0;
+  r->live = r->nlv = 0;
   for (k = 0; k < r->nstreams; k++) {
     stream *s = &r->streams[k];
     r->mtie[k] = s->tie;
-    if (settle(r, s)) { r->mkey[k] = key_of(s); r->live++; }
+    if (settle(r, s)) {
+      r->mkey[k] = key_of(s);
+      r->live++;
+      if (r->nstreams <= LINEAR_MAX) r->lv[r->nlv++] = k;
+    }
     else { r->mkey[k] = INT64_MAX; r->mtie[k] |= TIE_ENDED; }
   }
   r->winner = r->nstreams ? play(r, 1) : 0;
@@ -1068,6 +1117,7 @@ static int etl_open_mem(etlreader **out, const uint8_t *data, size_t len, const 
 
 static void etl_close(void *impl) {
   etlreader *r = (etlreader *)impl;
+  if (getenv("HS_DBG")) fprintf(stderr, "takes %lu waits %lu spin %lu fills %lu\n", dbg_takes, dbg_waits, dbg_spin, dbg_fills);
   int i;
   if (!r) return;
   stop_workers(r);
@@ -1109,7 +1159,7 @@ static int etl_next(void *impl, hs_event *ev) {
       s = &r->streams[k];
       if (++s->i < s->lim) r->mkey[k] = s->keys[s->i];
       else if (settle(r, s)) r->mkey[k] = key_of(s);
-      else { r->mkey[k] = INT64_MAX; r->mtie[k] |= TIE_ENDED; r->live--; }
+      else end_stream(r, k);
       replay(r, k);
       r->pending = -1;
     }

@@ -45,16 +45,15 @@ static inline int kernel_head(const uint8_t *r, uint32_t size, uint32_t ht, uint
   /* Version bits 0x8000: a PEBS index word follows the header; 0x0700: that
      many PMC counters (ETL-FORMAT §3.3). */
   uint32_t plen = hlen + (ver & 0x8000 ? 8u : 0u) + 8u * ((ver >> 8) & 7u);
+  int perf = hlen == 0x10;
+  uint64_t ids = rd64(r + 8);               /* within every kernel header (>= 16 bytes) */
   if (size < plen) return -2;
+  /* no branch on the header kind: streams mix them record by record */
   k->rec = r;
-  if (hlen == 0x10) {
-    k->ts = (int64_t)rd64(r + 8);
-    k->pid = k->tid = HS_NOID;
-  } else {
-    k->tid = rd32(r + 8);
-    k->pid = rd32(r + 12);
-    k->ts = (int64_t)rd64(r + 16);
-  }
+  k->ts = (int64_t)rd64(r + (perf ? 8 : 16));
+  ids = perf ? ~(uint64_t)0 : ids;          /* PERFINFO: HS_NOID */
+  k->tid = (uint32_t)ids;
+  k->pid = (uint32_t)(ids >> 32);
   k->size = (uint16_t)size;
   k->plen = (uint16_t)plen;
   k->hook = (uint16_t)(r[7] << 8 | r[6]);
@@ -228,12 +227,13 @@ int hsi_record_decode(const uint8_t *b, uint32_t pos, uint32_t end, int file_ptr
 
 uint32_t hsi_record_kernel_scan(const uint8_t *b, uint32_t *pos, uint32_t end, hsi_krec *k, uint32_t max) {
   uint32_t n = 0, p = *pos;
-  while (n < max && p < end && end - p >= 8) {
+  while (n < max && end - p >= 8) {           /* p <= end always */
     const uint8_t *r = b + p;
-    uint32_t size, ht = r[2];
-    if ((r[3] & 0xC0) != 0xC0 || ht >= sizeof khlen || !khlen[ht] || rd32(r) == 0xFFFFFFFFu) break;
-    size = rd16(r + 4);
-    if (size < 8 || size > end - p || kernel_head(r, size, ht, khlen[ht], &k[n]) != 0) break;
+    uint32_t size = rd16(r + 4), ht = r[2], hlen;
+    /* a kernel marker (flags 0xC0, a kernel header type); the end-of-data
+       marker 0xFFFFFFFF has type 0xFF, which is none */
+    if ((r[3] & 0xC0) != 0xC0 || ht >= sizeof khlen || !(hlen = khlen[ht])) break;
+    if (size < 8 || size > end - p || kernel_head(r, size, ht, hlen, &k[n]) != 0) break;
     n++;
     p += (size + 7u) & ~7u;
     if (p > end) p = end;

@@ -19,7 +19,7 @@ int hsi_record_decode(const uint8_t *b, uint32_t pos, uint32_t end, int file_ptr
 typedef struct hsi_krec {
   const uint8_t *rec;
   int64_t ts;
-  uint32_t pid, tid;   /* HS_NOID for PERFINFO */
+  uint32_t tid, pid;   /* HS_NOID for PERFINFO */
   uint16_t size;       /* record Size */
   uint16_t plen;       /* where the payload starts: header, PEBS and PMC words */
   uint16_t hook;       /* group << 8 | type */
