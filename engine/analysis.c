@@ -163,7 +163,30 @@ static int process_end(hsi_analysis *a, const hs_event *ev) {
   return hsi_life_process_end(a->lt, inst, ev->timestamp, NULL) ? HS_ENOMEM : 0;
 }
 
-static int prefetch_src(void *ud, hs_event *ev) { return hsi_prefetch_next((hsi_prefetch *)ud, ev); }
+/*
+** What the reading side works out about each event, on the prefetch
+** thread when there is one (the decoding there, the records here): the
+** event's ids (attrib.h) and its memory operation.  The layout checks
+** are kept there too; both the attribution and the checks are that
+** thread's until the prefetch is closed.
+*/
+typedef struct pre {
+  hsi_ids ids;
+  int d;                      /* hsi_memev_decode: 1 op, 0 none, < 0 damaged */
+  hsi_memop op;
+} pre;
+
+typedef struct stage_ctx { hsi_attrib *at; hsi_lcheck *lc; } stage_ctx;
+
+static int stage(void *ud, hs_event *ev, void *extra) {
+  stage_ctx *sc = (stage_ctx *)ud;
+  pre *x = (pre *)extra;
+  int n = hsi_attrib_next(sc->at, ev, &x->ids);
+  if (n != 1) return n;
+  x->d = hsi_memev_decode(ev, &x->op);
+  if (x->d != 0 && hsi_lcheck_add(sc->lc, ev, x->d, &x->op)) return HS_ENOMEM;
+  return 1;
+}
 
 /* Records of a process the trace does not name: heap and pool events
    without ids whose StackWalk never came. */
@@ -179,10 +202,9 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
                      char *err, size_t errlen) {
   hsi_analysis *a = (hsi_analysis *)calloc(1, sizeof *a);
   hs_event ev;
-  hsi_memop op;
-  hsi_prefetch *pf;
-  hsi_attrib *at;
-  hsi_ids ids;
+  hsi_prefetch *pf = NULL;
+  stage_ctx sc;
+  pre own, *x = &own;
   int rc = 0, n = 0;
   *out = NULL;
   if (!a || !(a->pm = hsi_procmap_new()) || !(a->st = hsi_stacks_new()) || !(a->lt = hsi_life_new())
@@ -197,14 +219,16 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   hsi_stacks_on_match(a->st, on_stack, a);
   hsi_stacks_set_window(a->st, hs_time_freq(&a->lf), HSI_STACKS_MAX_LIVE);
   hs_reader_rewind(r);
-  /* Decoding and the work below cost about the same: on a second core
-     the reader runs ahead (prefetch.h); without threads, read directly. */
-  pf = hsi_prefetch_open(r);
   /* Events without ids wait for their StackWalk (attrib.h); the rest pass. */
-  at = pf ? hsi_attrib_new(prefetch_src, pf) : hsi_attrib_new(hsi_attrib_reader_src, r);
-  if (!at) rc = HS_ENOMEM;
-  while (rc == 0 && (n = hsi_attrib_next(at, &ev, &ids)) == 1) {
-    int d;
+  sc.at = hsi_attrib_new(hsi_attrib_reader_src, r);
+  sc.lc = a->lc;
+  if (!sc.at) rc = HS_ENOMEM;
+  /* Reading, attribution and decoding cost about what the work below
+     does: on a second core they run ahead (prefetch.h); without threads,
+     here. */
+  else pf = hsi_prefetch_open_src(stage, &sc, sizeof(pre));
+  while (rc == 0 && (n = pf ? hsi_prefetch_next_x(pf, &ev, (void **)&x) : stage(&sc, &ev, &own)) == 1) {
+    int d = x->d;
     if (hsi_stop_due(a->c.events)) { rc = HSI_ESTOPPED; break; }   /* a time limit (stop.h) */
     if (a->c.events++ == 0) a->c.first_ts = ev.timestamp;
     if ((a->c.events & 0xFFF) == 0 && scope && scope->progress) scope->progress(scope->progress_ud, &ev);
@@ -212,18 +236,17 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
     /* End first: the instance is found while the procmap still has it alive. */
     if ((ev.flags & HS_EVF_KERNEL) && ev.hook == 0x0302 && (rc = process_end(a, &ev)) != 0) break;
     if (hsi_procmap_feed(a->pm, &ev) < 0) { rc = HS_ENOMEM; break; }
-    d = hsi_memev_decode(&ev, &op);
-    if (d != 0 && hsi_lcheck_add(a->lc, &ev, d, &op)) { rc = HS_ENOMEM; break; }
-    if (d == 1) rc = memory_event(a, &op, &ids);
+    if (d == 1) rc = memory_event(a, &x->op, &x->ids);
     else if (d < 0) a->c.memory_damaged++;
     if (rc == 0 && (ev.flags & HS_EVF_KERNEL) && (ev.hook == 0x1820 || ev.hook == 0x1825 || ev.hook == 0x1826))
       probe_stack(a, &ev);
     if (rc == 0 && hsi_stacks_feed(a->st, &ev) < 0) rc = HS_ENOMEM;
   }
-  if (at) a->c.ids_missing = hsi_attrib_counts_get(at)->no_stack;
-  hsi_attrib_free(at);
-  hsi_prefetch_close(pf);
-  if (rc == 0 && n < 0) {
+  hsi_prefetch_close(pf);                /* the attribution and the checks are ours again */
+  if (sc.at) a->c.ids_missing = hsi_attrib_counts_get(sc.at)->no_stack;
+  hsi_attrib_free(sc.at);
+  if (rc == 0 && n == HS_ENOMEM) rc = n;
+  else if (rc == 0 && n < 0) {
     snprintf(err, errlen, "reading the trace failed: %s", hs_reader_error(r));
     rc = n;
   }

@@ -720,9 +720,7 @@ static void give_back(etlreader *r, stream *s) {
   }
 }
 
-static unsigned long dbg_spin, dbg_waits, dbg_fills, dbg_takes;
 static void take_chunk(etlreader *r, stream *s) {
-  dbg_takes++;
   if (r->nworkers) {
     int spin;
     hsi_mx_lock(&r->mx);
@@ -738,7 +736,7 @@ static void take_chunk(etlreader *r, stream *s) {
         if (wants_fill(x)) o = x;
       }
       if (!o) break;
-      r->help = (int)(o - r->streams) + 1; dbg_fills++;
+      r->help = (int)(o - r->streams) + 1;
       fill_next(r, o);
     }
     if (!s->filled[s->nslot]) {
@@ -746,7 +744,6 @@ static void take_chunk(etlreader *r, stream *s) {
          sleeping (a sleep and a wake-up are two system calls). */
       hsi_mx_unlock(&r->mx);
       for (spin = 0; spin < SPIN && !hsi_atomic_get(&s->filled[s->nslot]); spin++) {}
-      dbg_spin += spin; dbg_waits++;
       hsi_mx_lock(&r->mx);
     }
     if (!s->filled[s->nslot]) {
@@ -1117,7 +1114,6 @@ static int etl_open_mem(etlreader **out, const uint8_t *data, size_t len, const 
 
 static void etl_close(void *impl) {
   etlreader *r = (etlreader *)impl;
-  if (getenv("HS_DBG")) fprintf(stderr, "takes %lu waits %lu spin %lu fills %lu\n", dbg_takes, dbg_waits, dbg_spin, dbg_fills);
   int i;
   if (!r) return;
   stop_workers(r);

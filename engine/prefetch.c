@@ -16,19 +16,28 @@
 #define NBLOCK 4
 #define BLOCK_EVENTS 4096
 #define BLOCK_BYTES (1u << 20)   /* >= one record of the largest size (64 KiB) */
+#define AHEAD 8                  /* events prefetched ahead by the consumer */
+#if defined(__GNUC__) || defined(__clang__)
+#define HSI_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define HSI_PREFETCH(p) ((void)(p))
+#endif
 
 #include "thread.h"
 
 typedef struct block {
   hs_event ev[BLOCK_EVENTS];
   uint8_t bytes[BLOCK_BYTES];
+  uint8_t *x;             /* BLOCK_EVENTS extras of pf->xsize bytes */
   int n;                  /* events in it */
   int end;                /* the last block: after its events, rc */
   int rc;                 /* 0 at the end of the trace, or the reader's error */
 } block;
 
 struct hsi_prefetch {
-  hs_reader *r;
+  hsi_prefetch_src src;
+  void *ud;
+  size_t xsize;           /* bytes of the stage's extra per event */
   block *b;               /* NBLOCK blocks */
   hsi_mutex mx;
   hsi_cond filled, freed;
@@ -56,7 +65,7 @@ static HSI_THREAD_FN producer(void *arg) {
     while (b->n < BLOCK_EVENTS) {
       hs_event *e = &b->ev[b->n];
       uint8_t *copy;
-      if ((rc = hs_reader_next(pf->r, e)) != 1) break;
+      if ((rc = pf->src(pf->ud, e, b->x + (size_t)b->n * pf->xsize)) != 1) break;
       if (used + e->record_len > BLOCK_BYTES) {
         /* does not fit: it opens the next block (a record fits an empty one) */
         copy = NULL;
@@ -66,6 +75,7 @@ static HSI_THREAD_FN producer(void *arg) {
       if (!copy) {
         /* keep it: the reader's view stays valid until its next call */
         hs_event keep = *e;
+        const uint8_t *kx = b->x + (size_t)b->n * pf->xsize;
         hsi_mx_lock(&pf->mx);
         pf->nfilled++;
         hsi_cv_signal(&pf->filled);
@@ -79,6 +89,7 @@ static HSI_THREAD_FN producer(void *arg) {
         used = 0;
         e = &b->ev[0];
         *e = keep;
+        if (pf->xsize) memcpy(b->x, kx, pf->xsize);   /* blocks differ: no overlap */
         copy = b->bytes;
       }
       memcpy(copy, e->record, e->record_len);
@@ -98,28 +109,49 @@ static HSI_THREAD_FN producer(void *arg) {
   }
 }
 
-hsi_prefetch *hsi_prefetch_open(hs_reader *r) {
+static int reader_src(void *ud, hs_event *ev, void *extra) {
+  (void)extra;
+  return hs_reader_next((hs_reader *)ud, ev);
+}
+
+static void free_blocks(hsi_prefetch *pf) {
+  int k;
+  for (k = 0; pf->b && k < NBLOCK; k++) free(pf->b[k].x);
+  free(pf->b);
+}
+
+hsi_prefetch *hsi_prefetch_open_src(hsi_prefetch_src src, void *ud, size_t xsize) {
   hsi_prefetch *pf;
+  int k;
   if (hsi_threads_allowed(1) == 0) return NULL;
   pf = (hsi_prefetch *)calloc(1, sizeof *pf);
   if (!pf) return NULL;
   pf->b = (block *)malloc(NBLOCK * sizeof(block));
   if (!pf->b) { free(pf); return NULL; }
-  pf->r = r;
+  for (k = 0; k < NBLOCK; k++) pf->b[k].x = NULL;
+  for (k = 0; k < NBLOCK; k++)
+    if (!(pf->b[k].x = (uint8_t *)malloc(xsize ? BLOCK_EVENTS * xsize : 1))) { free_blocks(pf); free(pf); return NULL; }
+  pf->src = src;
+  pf->ud = ud;
+  pf->xsize = xsize;
   pf->pos = -1;
   hsi_mx_init(&pf->mx);
   hsi_cv_init(&pf->filled);
   hsi_cv_init(&pf->freed);
   if (hsi_th_start(&pf->th, producer, pf) != 0) {
     hsi_cv_free(&pf->filled); hsi_cv_free(&pf->freed); hsi_mx_free(&pf->mx);
-    free(pf->b);
+    free_blocks(pf);
     free(pf);
     return NULL;
   }
   return pf;
 }
 
-int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev) {
+hsi_prefetch *hsi_prefetch_open(hs_reader *r) { return hsi_prefetch_open_src(reader_src, r, 0); }
+
+int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev) { return hsi_prefetch_next_x(pf, ev, NULL); }
+
+int hsi_prefetch_next_x(hsi_prefetch *pf, hs_event *ev, void **extra) {
   for (;;) {
     block *b;
     if (pf->done) return 0;
@@ -131,6 +163,21 @@ int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev) {
     }
     b = &pf->b[pf->cons];
     if (pf->pos < b->n) {
+      /* The block was written on the other core: ask for what comes a
+         few events later now, so it is here when it is wanted. */
+      if (pf->pos + AHEAD < b->n) {
+        const hs_event *f = &b->ev[pf->pos + AHEAD];
+        HSI_PREFETCH(f);
+        HSI_PREFETCH((const char *)f + 64);
+        HSI_PREFETCH(f->record);
+        HSI_PREFETCH(f->record + 64);
+        if (pf->xsize) {
+          const uint8_t *fx = b->x + (size_t)(pf->pos + AHEAD) * pf->xsize;
+          HSI_PREFETCH(fx);
+          HSI_PREFETCH(fx + 64);
+        }
+      }
+      if (extra) *extra = b->x + (size_t)pf->pos * pf->xsize;
       *ev = b->ev[pf->pos++];
       return 1;
     }
@@ -153,6 +200,6 @@ void hsi_prefetch_close(hsi_prefetch *pf) {
   hsi_mx_unlock(&pf->mx);
   hsi_th_join(pf->th);
   hsi_cv_free(&pf->filled); hsi_cv_free(&pf->freed); hsi_mx_free(&pf->mx);
-  free(pf->b);
+  free_blocks(pf);
   free(pf);
 }

@@ -21,6 +21,17 @@ typedef struct hsi_prefetch hsi_prefetch;
 hsi_prefetch *hsi_prefetch_open(hs_reader *r);
 /* 1 and *ev, 0 at the end, negative: the reader's error code. */
 int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev);
+/*
+** The same with a stage of the caller's on the reading thread: src gives
+** the next event (1, a view valid until its next call; 0 at the end;
+** negative: an error code) and writes xsize bytes of its own about it
+** into extra; hsi_prefetch_next_x hands out the event and points *extra at
+** those bytes (valid until the next call).  src runs on the other thread:
+** what it touches belongs to it until hsi_prefetch_close returns.
+*/
+typedef int (*hsi_prefetch_src)(void *ud, hs_event *ev, void *extra);
+hsi_prefetch *hsi_prefetch_open_src(hsi_prefetch_src src, void *ud, size_t xsize);
+int hsi_prefetch_next_x(hsi_prefetch *pf, hs_event *ev, void **extra);
 /* Stop the thread (whatever it has not delivered is dropped) and free. */
 void hsi_prefetch_close(hsi_prefetch *pf);
 #endif

@@ -61,6 +61,52 @@ TEST(same_events_in_the_same_order) {
   hs_reader_close(b);
 }
 
+/* A stage on the reading thread: its bytes about each event come out
+   with that event, also where a large record moved the event to the next
+   block. */
+struct mark { uint64_t seq; int64_t ts; uint32_t len; uint8_t pad[44]; };
+struct stage_ud { hs_reader *r; uint64_t seq; };
+
+static int stage(void *ud, hs_event *ev, void *extra) {
+  struct stage_ud *u = (struct stage_ud *)ud;
+  struct mark *m = (struct mark *)extra;
+  int rc = hs_reader_next(u->r, ev);
+  if (rc != 1) return rc;
+  m->seq = u->seq++;
+  m->ts = ev->timestamp;
+  m->len = ev->record_len;
+  memset(m->pad, (int)(m->seq & 0xFF), sizeof m->pad);
+  return 1;
+}
+
+TEST(a_stage_and_its_bytes) {
+  hs_reader *r;
+  hsi_prefetch *pf;
+  hs_event e;
+  struct stage_ud u;
+  void *x = NULL;
+  const char *p = path;
+  uint64_t n = 0, bad = 0;
+  size_t k;
+  CHECK_EQ(hs_reader_open(&r, &p, 1, NULL, NULL, 0), 0);
+  u.r = r;
+  u.seq = 0;
+  setenv("HEAPSCRIPT_THREADS", "1", 1);
+  pf = hsi_prefetch_open_src(stage, &u, sizeof(struct mark));
+  CHECK(pf != NULL);
+  if (!pf) { hs_reader_close(r); return; }
+  while (hsi_prefetch_next_x(pf, &e, &x) == 1) {
+    const struct mark *m = (const struct mark *)x;
+    if (m->seq != n || m->ts != e.timestamp || m->len != e.record_len) bad++;
+    for (k = 0; k < sizeof m->pad; k++) if (m->pad[k] != (uint8_t)(n & 0xFF)) { bad++; break; }
+    n++;
+  }
+  CHECK_EQ(n, 30001);
+  CHECK_EQ(bad, 0);
+  hsi_prefetch_close(pf);
+  hs_reader_close(r);
+}
+
 TEST(early_stop_and_disabled) {
   hs_reader *r;
   hsi_prefetch *pf;
@@ -81,6 +127,7 @@ TEST(early_stop_and_disabled) {
 
 int main(void) {
   RUN(same_events_in_the_same_order);
+  RUN(a_stage_and_its_bytes);
   RUN(early_stop_and_disabled);
   return UNIT_DONE();
 }
