@@ -225,7 +225,8 @@ int hsi_record_decode(const uint8_t *b, uint32_t pos, uint32_t end, int file_ptr
   return rc;
 }
 
-uint32_t hsi_record_kernel_scan(const uint8_t *b, uint32_t *pos, uint32_t end, hsi_krec *k, uint32_t max) {
+uint32_t hsi_record_kernel_scan(const uint8_t *b, uint32_t *pos, uint32_t end, hsi_krec *k, int64_t *ts,
+                               uint32_t max) {
   uint32_t n = 0, p = *pos;
   while (n < max && end - p >= 8) {           /* p <= end always */
     const uint8_t *r = b + p;
@@ -234,6 +235,7 @@ uint32_t hsi_record_kernel_scan(const uint8_t *b, uint32_t *pos, uint32_t end, h
        marker 0xFFFFFFFF has type 0xFF, which is none */
     if ((r[3] & 0xC0) != 0xC0 || ht >= sizeof khlen || !(hlen = khlen[ht])) break;
     if (size < 8 || size > end - p || kernel_head(r, size, ht, hlen, &k[n]) != 0) break;
+    ts[n] = k[n].ts;
     n++;
     p += (size + 7u) & ~7u;
     if (p > end) p = end;

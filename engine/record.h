@@ -34,11 +34,12 @@ extern hs_guid hsi_kernel_guid[256];
 void hsi_record_init(void);
 
 /* The walk's fast path: check the well-formed kernel-header records in
-   b[*pos..end), up to max, into k[] (hsi_record_decode would return 1
-   for each).  Stops before the first other record, the end, or anything
+   b[*pos..end), up to max, into k[] and their timestamps into ts[]
+   (hsi_record_decode would return 1 for each).  Stops before the first other record, the end, or anything
    hsi_record_decode would report; returns the count and moves *pos past
    them. */
-uint32_t hsi_record_kernel_scan(const uint8_t *b, uint32_t *pos, uint32_t end, hsi_krec *k, uint32_t max);
+uint32_t hsi_record_kernel_scan(const uint8_t *b, uint32_t *pos, uint32_t end, hsi_krec *k, int64_t *ts,
+                               uint32_t max);
 
 /* Group of the hook that stands for Image Load under the Process group. */
 #define HSI_HOOK_IMAGE_LOAD 0x030A
