@@ -85,9 +85,10 @@ typedef struct note {
 /* A chunk holds its records checked, not decoded events: the decoder
    checks each as hsi_record_decode would and keeps, for a kernel header
    (most records), the 32 bytes that make its hs_event (hsi_krec), else
-   only its place (head 0); the walk makes the event it hands out straight
-   in the caller's struct.  So few bytes cross from the decoding core: not
-   a whole hs_event written there and copied here, nor the record's bytes. */
+   only its place (ht 0: decoded again when handed out).  The walk makes
+   the event it hands out straight in the caller's struct, so few bytes
+   cross from the decoding core: not a whole hs_event written there and
+   copied here, nor the record's bytes. */
 typedef struct chunk {
   hsi_krec rec[CHUNK_EVENTS];
   int64_t key[CHUNK_EVENTS];  /* merge keys, packed for the merge */
@@ -411,7 +412,6 @@ static int play(etlreader *r, int i) {
 /* With few streams (one a CPU of a small machine) the least head is
    found by looking at each, without branches: the heads of CPU streams
    interleave at random, so the tournament's comparisons mispredict. */
-
 static inline int least(const etlreader *r) {
   int w = r->lv[0], i;
   int64_t kw = r->mkey[w];
