@@ -39,7 +39,8 @@
 #define CHUNK_EVENTS 1024           /* events decoded ahead per chunk */
 #define NCHUNK 8                    /* chunks per stream (and scratch slots) */
 #define MAX_NOTES 8                 /* notes per chunk; a full chunk closes early */
-#define MAX_CBUFS 32                /* buffers per chunk; a full chunk closes early */
+#define MAX_CBUFS (MAX_NOTES + 2)   /* buffers per chunk: a chunk ends with a read or
+                                       inflated buffer and after MAX_NOTES mapped ones */
 #define READ_MAX (1u << 20)          /* buffers up to this size are read, not mapped, */
 #define READ_BUDGET (16u << 20)      /* when streams x NCHUNK slots of them fit in this */
 #define SPIN 2000                   /* polls of a chunk's flag before sleeping */
