@@ -205,6 +205,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   hsi_prefetch *pf = NULL;
   stage_ctx sc;
   pre own, *x = &own;
+  void *xp = NULL;
   int rc = 0, n = 0;
   *out = NULL;
   if (!a || !(a->pm = hsi_procmap_new()) || !(a->st = hsi_stacks_new()) || !(a->lt = hsi_life_new())
@@ -227,8 +228,10 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
      does: on a second core they run ahead (prefetch.h); without threads,
      here. */
   else pf = hsi_prefetch_open_src(stage, &sc, sizeof(pre));
-  while (rc == 0 && (n = pf ? hsi_prefetch_next_x(pf, &ev, (void **)&x) : stage(&sc, &ev, &own)) == 1) {
-    int d = x->d;
+  while (rc == 0 && (n = pf ? hsi_prefetch_next_x(pf, &ev, &xp) : stage(&sc, &ev, &own)) == 1) {
+    int d;
+    if (pf) x = (pre *)xp;
+    d = x->d;
     if (hsi_stop_due(a->c.events)) { rc = HSI_ESTOPPED; break; }   /* a time limit (stop.h) */
     if (a->c.events++ == 0) a->c.first_ts = ev.timestamp;
     if ((a->c.events & 0xFFF) == 0 && scope && scope->progress) scope->progress(scope->progress_ud, &ev);

@@ -978,12 +978,10 @@ static int etl_rewind(void *impl) {
   for (k = 0; k < r->nstreams; k++) {
     stream *s = &r->streams[k];
     r->mtie[k] = s->tie;
-    if (settle(r, s)) {
-      r->mkey[k] = key_of(s);
-      r->live++;
-      if (r->nstreams <= LINEAR_MAX) r->lv[r->nlv++] = k;
-    }
-    else { r->mkey[k] = INT64_MAX; r->mtie[k] |= TIE_ENDED; }
+    r->live++;
+    if (r->nstreams <= LINEAR_MAX) r->lv[r->nlv++] = k;
+    if (settle(r, s)) r->mkey[k] = key_of(s);
+    else end_stream(r, k);
   }
   r->winner = r->nstreams ? play(r, 1) : 0;
   return 0;

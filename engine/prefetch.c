@@ -31,7 +31,7 @@ typedef struct block {
   uint8_t *x;             /* BLOCK_EVENTS extras of pf->xsize bytes */
   int n;                  /* events in it */
   int end;                /* the last block: after its events, rc */
-  int rc;                 /* 0 at the end of the trace, or the reader's error */
+  int rc;                 /* 0 at the end of the trace, or the source's error */
 } block;
 
 struct hsi_prefetch {
@@ -126,9 +126,8 @@ hsi_prefetch *hsi_prefetch_open_src(hsi_prefetch_src src, void *ud, size_t xsize
   if (hsi_threads_allowed(1) == 0) return NULL;
   pf = (hsi_prefetch *)calloc(1, sizeof *pf);
   if (!pf) return NULL;
-  pf->b = (block *)malloc(NBLOCK * sizeof(block));
+  pf->b = (block *)calloc(NBLOCK, sizeof(block));
   if (!pf->b) { free(pf); return NULL; }
-  for (k = 0; k < NBLOCK; k++) pf->b[k].x = NULL;
   for (k = 0; k < NBLOCK; k++)
     if (!(pf->b[k].x = (uint8_t *)malloc(xsize ? BLOCK_EVENTS * xsize : 1))) { free_blocks(pf); free(pf); return NULL; }
   pf->src = src;

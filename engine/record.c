@@ -27,16 +27,6 @@ static const uint8_t khlen[0x12] = {
   [HS_HT_PERFINFO32] = 0x10, [HS_HT_PERFINFO64] = 0x10
 };
 
-static int ptr_of(int ht) {
-  switch (ht) {
-    case HS_HT_SYSTEM32: case HS_HT_COMPACT32: case HS_HT_FULL32: case HS_HT_INSTANCE32:
-    case HS_HT_PERFINFO32: case HS_HT_EVENT32:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 /* A kernel record's header, checked, into *k.  0, or -2 when the record
    is shorter than its header (Size itself was checked against the
    buffer by the caller). */
@@ -66,7 +56,7 @@ static int decode_kernel(const uint8_t *r, uint32_t size, uint32_t ht, uint32_t 
                          const char **why) {
   hsi_krec k;
   if (kernel_head(r, size, ht, hlen, &k) != 0) { *why = "a kernel record at least as long as its header"; return -2; }
-  if (!kernel_guid_ready) hsi_record_init();
+  hsi_record_init();
   *ev = blank;
   hsi_record_kernel_set(&k, ev);
   return 1;
@@ -204,7 +194,7 @@ int hsi_record_decode(const uint8_t *b, uint32_t pos, uint32_t end, int file_ptr
   ev->record = r;
   ev->record_len = size;
   ev->header_type = (uint8_t)ht;
-  ev->pointer_size = (uint8_t)ptr_of(ht);
+  ev->pointer_size = (uint8_t)hsi_ht_ptr((unsigned)ht);
   ev->pid = ev->tid = HS_NOID;
   switch (ht) {
     case HS_HT_FULL32: case HS_HT_FULL64: case HS_HT_INSTANCE32: case HS_HT_INSTANCE64:

@@ -1,7 +1,6 @@
 /* record.h -- decoding one record header inside a buffer (ETL-FORMAT §3, §4). */
 #ifndef HS_RECORD_H
 #define HS_RECORD_H
-#include <string.h>
 #include "heapscript.h"
 
 /* Decode the record at b[pos..end).  Returns 1 with *ev filled (its
@@ -34,12 +33,18 @@ extern hs_guid hsi_kernel_guid[256];
 void hsi_record_init(void);
 
 /* The walk's fast path: check the well-formed kernel-header records in
-   b[*pos..end), up to max, into k[] and their timestamps into ts[]
-   (hsi_record_decode would return 1 for each).  Stops before the first other record, the end, or anything
-   hsi_record_decode would report; returns the count and moves *pos past
-   them. */
+   b[*pos..end), up to max, into k[] and their timestamps into ts[] (the
+   merge's keys, kept apart so the merge reads them packed);
+   hsi_record_decode would return 1 for each.  Stops before the first
+   other record, the end, or anything hsi_record_decode would report;
+   returns the count and moves *pos past them. */
 uint32_t hsi_record_kernel_scan(const uint8_t *b, uint32_t *pos, uint32_t end, hsi_krec *k, int64_t *ts,
                                uint32_t max);
+
+/* Payload pointer width of a header type: 4 for SYSTEM32, COMPACT32,
+   FULL32, INSTANCE32, PERFINFO32 and EVENT32 (types 1, 3, 0x0A, 0x0B,
+   0x10, 0x12), else 8. */
+static inline int hsi_ht_ptr(unsigned ht) { return ht < 32 && ((0x50C0Au >> ht) & 1) ? 4 : 8; }
 
 /* Group of the hook that stands for Image Load under the Process group. */
 #define HSI_HOOK_IMAGE_LOAD 0x030A
@@ -62,7 +67,7 @@ static inline void hsi_record_kernel_set(const hsi_krec *k, hs_event *ev) {
   ev->hook = k->hook;
   ev->opcode = (uint8_t)k->hook;
   ev->header_type = k->ht;
-  ev->pointer_size = (uint8_t)((0x1000Au >> (k->ht & 31)) & 1 ? 4 : 8);  /* SYSTEM32, COMPACT32, PERFINFO32 */
+  ev->pointer_size = (uint8_t)hsi_ht_ptr(k->ht);
   ev->flags |= (uint8_t)(k->ht >= HS_HT_PERFINFO32 ? HS_EVF_KERNEL : HS_EVF_KERNEL | HS_EVF_HAS_IDS);
 }
 #endif
