@@ -510,7 +510,7 @@ static void put_hex(char *out, size_t cap, size_t *n, uint64_t v) {
   put(out, cap, n, b + i, (size_t)(18 - i));
 }
 
-static size_t format_one(const hsi_symframe *f, char *out, size_t cap, size_t n) {
+static size_t format_one(const hsi_symframe *f, char *out, size_t cap, size_t n, int flame) {
   if (f->kind == HSI_SYMF_ADDR) {
     put_hex(out, cap, &n, f->off);
     return n;
@@ -522,12 +522,12 @@ static size_t format_one(const hsi_symframe *f, char *out, size_t cap, size_t n)
   } else {
     put(out, cap, &n, "!", 1);
     put(out, cap, &n, f->name, strlen(f->name));
-    if (f->kind == HSI_SYMF_FUNC && f->off) {
+    if (f->kind == HSI_SYMF_FUNC && f->off && !flame) {
       put(out, cap, &n, "+", 1);
       put_hex(out, cap, &n, f->off);
     }
   }
-  if (f->file && *f->file) {
+  if (f->file && *f->file && !flame) {
     /* the file's base name: the full path as recorded makes lines too
        wide for a terminal (s:details() and hsi_symframe keep it) */
     const char *file = hsi_sym_basename(f->file);
@@ -544,7 +544,15 @@ static size_t format_one(const hsi_symframe *f, char *out, size_t cap, size_t n)
 }
 
 size_t hsi_symframe_format(const hsi_symframe *f, char *out, size_t cap) {
-  size_t n = format_one(f, out, cap, 0);
+  size_t n = format_one(f, out, cap, 0, 0);
+  if (cap) out[n < cap ? n : cap - 1] = '\0';
+  return n;
+}
+
+size_t hsi_symframe_flame(const hsi_symframe *f, char *out, size_t cap) {
+  size_t n = format_one(f, out, cap, 0, 1), i;
+  for (i = 0; i < n && i < cap; i++)
+    if (out[i] == ';') out[i] = ':';
   if (cap) out[n < cap ? n : cap - 1] = '\0';
   return n;
 }
@@ -555,7 +563,7 @@ size_t hsi_syms_format(hsi_syms *sy, uint32_t inst, uint64_t addr, int64_t ts, c
   size_t n = 0;
   for (i = 0; i < k; i++) {
     if (i) put(out, cap, &n, "\n", 1);
-    n = format_one(&f[i], out, cap, n);
+    n = format_one(&f[i], out, cap, n, 0);
   }
   if (cap) out[n < cap ? n : cap - 1] = '\0';
   return n;

@@ -101,6 +101,9 @@ int hsi_syms_resolve(hsi_syms *sy, uint32_t inst, uint64_t addr, int64_t ts, hsi
 /* One frame as text; writes at most cap bytes with the NUL and returns
    the length of the whole text (as snprintf). */
 size_t hsi_symframe_format(const hsi_symframe *f, char *out, size_t cap);
+/* The frame as flame graphs name it (the folded format): no source file,
+   no offset inside a named function, ';' written as ':'; as above. */
+size_t hsi_symframe_flame(const hsi_symframe *f, char *out, size_t cap);
 /* Every frame of addr as text, joined by '\n'; as hsi_symframe_format. */
 size_t hsi_syms_format(hsi_syms *sy, uint32_t inst, uint64_t addr, int64_t ts, char *out, size_t cap);
 

@@ -60,11 +60,41 @@ function F.outstanding(r)
   return list
 end
 
--- Bytes by stack, root first, kind as the root frame: {{frames = {...}, bytes = n}, ...}
--- sorted by the folded text; the same folded text from two stacks is one line.
+-- A line's frames, split from its text when first asked for (the folded
+-- file needs only the text).
+local line_mt = { __index = function(l, k)
+  if k ~= "frames" then return nil end
+  local fr = {}
+  for f in l.text:gmatch("[^;]+") do fr[#fr + 1] = f end
+  rawset(l, "frames", fr)
+  return fr
+end }
+
+-- Frame d of a line (1 = its kind), splitting its text only that far: the
+-- icicle looks at the first levels of every line and deeper only where a
+-- box is wide enough to draw.
+function F.line_frame(l, d)
+  local fr = rawget(l, "frames")
+  if fr then return fr[d] end
+  fr = l._fr
+  if not fr then fr = {}; l._fr = fr; l._at = 1 end
+  local text, at = l.text, l._at
+  while #fr < d and at do
+    local e = text:find(";", at, true)
+    fr[#fr + 1] = text:sub(at, (e or 0) - 1)
+    at = e and e + 1
+  end
+  l._at = at
+  return fr[d]
+end
+
+-- Bytes by stack, root first, kind as the root frame: {{text = "kind;f1;f2",
+-- frames = {...}, bytes = n}, ...} sorted by the folded text; the same
+-- folded text from two stacks is one line.  Stack:flame() names the frames
+-- as F.flame_frame would (in C: 100,000 stacks are a million frames).
 function F.stacks(r)
   if r._stacks then return r._stacks end     -- --folded and --html share one
-  local by, lines, flame_frame = {}, {}, F.flame_frame
+  local by, lines = {}, {}
   for _, sel in ipairs(F.outstanding(r)) do
     -- bytes per Stack in one pass over the records: lighter than
     -- A:group("stack"), whose groups carry every summary figure
@@ -77,14 +107,11 @@ function F.stacks(r)
       end
     end
     for st, bytes in pairs(per) do
-      local fr = { sel.kind }
-      local f = st and st:frames() or {}
-      for i = #f, 1, -1 do fr[#fr + 1] = flame_frame(f[i]) end
-      if #f == 0 then fr[#fr + 1] = "(no stack)" end
-      local text = table.concat(fr, ";")
+      local f = st and st:flame() or ""
+      local text = sel.kind .. ";" .. (f ~= "" and f or "(no stack)")
       local e = by[text]
       if not e then
-        e = { frames = fr, text = text, bytes = 0 }
+        e = setmetatable({ text = text, bytes = 0 }, line_mt)
         by[text] = e
         lines[#lines + 1] = e
       end

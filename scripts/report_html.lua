@@ -189,7 +189,7 @@ end
 -- are never looked at again, so 100,000 distinct stacks cost about two
 -- passes over them, not a tree of every frame.
 function H.icicle(lines)
-  local total = 0
+  local total, line_frame = 0, F.line_frame
   for _, l in ipairs(lines) do total = total + l.bytes end
   if total == 0 then return "<p>Nothing outstanding.</p>", 0 end
   local min = total * H.MIN_FRACTION
@@ -197,7 +197,7 @@ function H.icicle(lines)
     local kids, order = {}, {}
     for _, i in ipairs(idx) do
       local l = lines[i]
-      local f = l.frames[d]
+      local f = line_frame(l, d)
       if f then
         local k = kids[f]
         if not k then k = { name = f, bytes = 0, idx = {} }; kids[f] = k; order[#order + 1] = k end
@@ -226,10 +226,14 @@ function H.icicle(lines)
     if d >= H.DEPTH then return end
     local order = split(n.idx, d + 1)
     n.idx = nil
-    table.sort(order, function(a, b) if a.bytes ~= b.bytes then return a.bytes > b.bytes end return a.name < b.name end)
+    -- widest first: the boxes too small to draw all come after the rest,
+    -- so only the drawn ones need sorting
+    local wide = {}
+    for _, k in ipairs(order) do if k.bytes >= min then wide[#wide + 1] = k end end
+    table.sort(wide, function(a, b) if a.bytes ~= b.bytes then return a.bytes > b.bytes end return a.name < b.name end)
     local cx = x
-    for _, k in ipairs(order) do
-      if k.bytes >= min then draw(k, cx, d + 1) end
+    for _, k in ipairs(wide) do
+      draw(k, cx, d + 1)
       cx = cx + k.bytes / root.bytes * FW
     end
   end
@@ -355,7 +359,7 @@ function H.page(r)
   -- one icicle per kind: kilobytes of heap would vanish next to megabytes of commit
   local bykind, kinds = {}, {}
   for _, l in ipairs(F.stacks(r)) do
-    local k = l.frames[1]
+    local k = F.line_frame(l, 1)
     if not bykind[k] then bykind[k] = {}; kinds[#kinds + 1] = k end
     local t = bykind[k]
     t[#t + 1] = l

@@ -134,4 +134,39 @@ do -- trace:symbols(): the report; trace:symbols{path}: where to look
   os.execute("rm -rf " .. d)
 end
 
+do -- s:flame(): the folded format's frames, root first, as report_formats' Lua rule names them
+  package.path = "scripts/?.lua;" .. package.path
+  local F = require "report_formats"
+  local t <close> = assert(heapscript.open(E))
+  local map = os.tmpname()
+  local fh = assert(io.open(map, "w"))
+  -- a name with ';' (the folded separator) and one with " [" in it
+  fh:write("ntdll.dll 0003a6f0 0000b0 Rtl;AllocateHeap\nntdll.dll 00052630 000040 RtlUserThreadStart [x]\n")
+  fh:close()
+  heapscript.symbols(map)
+  local n, same = 0, 0
+  local first
+  for a in t:allocations{kind = "heap"}:each() do
+    local st = a.stack
+    if st then
+      local f, fr = st:frames(), {}
+      for i = #f, 1, -1 do fr[#fr + 1] = F.flame_frame(f[i]) end
+      n = n + 1
+      if st:flame() == table.concat(fr, ";") then same = same + 1 end
+      if not first and st:contains("!InnerLoopOperation") then first = st end
+    end
+    if n == 300 then break end
+  end
+  eq(same, n, "s:flame() = the frames made flame frames, root first, joined by ';' (" .. n .. " stacks)")
+  local fl = first:flame()
+  check(fl:find("MemoryTestApp.exe!RunInnerLoop;MemoryTestApp.exe!InnerLoopOperation;", 1, true),
+        "a PDB function without +0x or [file:line]; the inline level kept", fl)
+  check(fl:find("ntdll.dll!Rtl:AllocateHeap", 1, true) and not fl:find("Rtl;", 1, true), "';' in a name is written ':'", fl)
+  check(fl:find("^ntdll%.dll!RtlUserThreadStart %[x%];kernel32"), "the root first (a name's own \" [x]\" is no file:line)", fl)
+  local _, seps = fl:gsub(";", "")
+  eq(seps, #first:frames() - 1, "one ';' between frames")
+  heapscript.symbols(false)
+  os.remove(map)
+end
+
 return T.done("test_symbols")
