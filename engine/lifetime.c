@@ -110,6 +110,12 @@ struct hsi_life {
   vec32 ended, work;
   vec64 ids, tri, gap, p1, p2, pend;
   uint32_t new_first, new_count;
+  /* outstanding bytes per kind (and of all kinds, [HSI_KIND_COUNT]) as
+     the events come, for hsi_life_peak */
+  struct run { uint64_t v, peak; int64_t peak_ts; int alloc_in_tick, have_peak; } run[HSI_KIND_COUNT + 1];
+  size_t nkind[HSI_KIND_COUNT];
+  int64_t tick;
+  int have_tick;
 };
 
 static int v32_push(hsi_life *L, vec32 *v, uint32_t x) {
@@ -155,6 +161,45 @@ static uint32_t dead_slot(uint32_t h, uint32_t inst, uint64_t heap) {
 
 /* --------------------------------------------------------------- records */
 
+/*
+** The running outstanding bytes give the peak of a kind over the whole
+** trace without sorting the records' times afterwards (query.c's sweep
+** over every record of a kind would).  The sweep applies, at each time,
+** the frees before the allocs and looks after each alloc; so its peak is
+** the largest value at the end of a time (tick) that has an alloc, the
+** first such tick on a tie.  Only records that count in outstanding
+** bytes move the values (not before-trace, size known); a piece split
+** off a committed range was counted with the range.
+*/
+static int counts(const hsi_recs *r, uint32_t i) {
+  return !(r->flags[i] & (HSI_RF_BEFORE | HSI_RF_SIZE_UNKNOWN));
+}
+
+static void run_at(hsi_life *L, int64_t ts) {
+  int k;
+  if (L->have_tick && ts == L->tick) return;
+  for (k = 0; k <= HSI_KIND_COUNT; k++) {
+    struct run *u = &L->run[k];
+    if (u->alloc_in_tick && u->v > u->peak) { u->peak = u->v; u->peak_ts = L->tick; u->have_peak = 1; }
+    u->alloc_in_tick = 0;
+  }
+  L->tick = ts;
+  L->have_tick = 1;
+}
+
+static void run_move(hsi_life *L, uint32_t i, int64_t ts, int alloc) {
+  int k = L->r.kind[i] < HSI_KIND_COUNT ? L->r.kind[i] : HSI_KIND_COUNT;
+  uint64_t sz = L->r.size[i];
+  run_at(L, ts);
+  if (alloc) {
+    L->run[k].v += sz; L->run[k].alloc_in_tick = 1;
+    L->run[HSI_KIND_COUNT].v += sz; L->run[HSI_KIND_COUNT].alloc_in_tick = 1;
+  } else {
+    L->run[k].v -= sz;
+    L->run[HSI_KIND_COUNT].v -= sz;
+  }
+}
+
 static int grow_recs(hsi_life *L) {
   hsi_recs *r = &L->r;
   size_t nc = L->cap ? L->cap + L->cap / 2 : 1024;
@@ -190,6 +235,7 @@ static uint32_t newrec(hsi_life *L, int kind, uint32_t inst, uint64_t key, uint6
   r->stk_alloc[i] = 0;
   r->stk_free[i] = 0;
   r->n++;
+  if (kind >= 0 && kind < HSI_KIND_COUNT) L->nkind[kind]++;
   L->st.records++;
   if (flags & HSI_RF_BEFORE) L->st.before_records++;
   return (uint32_t)i;
@@ -200,12 +246,14 @@ static uint32_t startrec(hsi_life *L, int kind, uint32_t inst, uint64_t key, uin
                          uint64_t size, int64_t ts, unsigned flags, unsigned source) {
   uint32_t i = newrec(L, kind, inst, key, addr, size, ts, flags, source);
   if (i == HSI_NOREC) return i;
+  if (counts(&L->r, i)) run_move(L, i, ts, 1);
   if (!L->new_count) L->new_first = i;
   L->new_count++;
   return i;
 }
 
 static void endrec(hsi_life *L, uint32_t i, int64_t ts, int reason) {
+  if (counts(&L->r, i)) run_move(L, i, ts, 0);
   L->r.ts_free[i] = ts;
   L->r.reason[i] = (uint8_t)reason;
   v32_push(L, &L->ended, i);
@@ -1072,6 +1120,28 @@ void hsi_life_span(const hsi_life *L, int64_t *first, int64_t *last) {
   if (L->have_span) { *first = L->span_first; *last = L->span_last; }
   else if (L->have_ts) { *first = L->first_ts; *last = L->last_ts; }
   else { *first = 0; *last = 0; }
+}
+
+int hsi_life_peak(const hsi_life *L, int kind, int64_t t1, int64_t t2, size_t *nrecs,
+                  uint64_t *peak, int64_t *peak_ts) {
+  const struct run *u;
+  size_t k;
+  if (kind < 0) {
+    kind = HSI_KIND_COUNT;
+    for (*nrecs = 0, k = 0; k < HSI_KIND_COUNT; k++) *nrecs += L->nkind[k];
+  } else if (kind < HSI_KIND_COUNT) {
+    *nrecs = L->nkind[kind];
+  } else {
+    return 0;
+  }
+  /* the values start at 0 before the first event fed and take in every
+     event up to the last: a window must hold them all */
+  if (L->have_ts && (t1 > L->first_ts || t2 < L->last_ts)) return 0;
+  u = &L->run[kind];
+  *peak = u->peak;
+  *peak_ts = u->have_peak ? u->peak_ts : t1;
+  if (u->alloc_in_tick && u->v > u->peak) { *peak = u->v; *peak_ts = L->tick; }  /* the last tick */
+  return 1;
 }
 
 void hsi_life_set_span(hsi_life *L, int64_t first, int64_t last) {

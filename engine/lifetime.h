@@ -202,6 +202,17 @@ void hsi_life_span(const hsi_life *lt, int64_t *first, int64_t *last);
 void hsi_life_set_span(hsi_life *lt, int64_t first, int64_t last);
 
 /*
+** The peak of outstanding bytes of every record of `kind` (-1: of every
+** kind) over [t1, t2], as query.c's sweep would find it, kept as the
+** events came: returns 1 and sets *peak, *peak_ts (t1 when nothing is
+** outstanding), and *nrecs the records of that kind, which the caller's
+** selection must be.  Returns 0 when [t1, t2] does not hold every event
+** fed (the sweep must run).
+*/
+int hsi_life_peak(const hsi_life *lt, int kind, int64_t t1, int64_t t2, size_t *nrecs,
+                  uint64_t *peak, int64_t *peak_ts);
+
+/*
 ** The instance holding the live heap block (heap, addr), when exactly one
 ** does; 0 (no instance) when none or several.  For a heap free or
 ** realloc whose event names no process (no ids, no StackWalk): the block

@@ -323,12 +323,30 @@ static uint64_t mix64(uint64_t x) {
   return x;
 }
 
+/* The peak of n records of the kinds in `kinds`, when they are every record
+   of one kind (or of all) and [t1, t2] the whole trace (lifetime.h). */
+static int whole_peak(const hsi_life *lt, size_t n, unsigned kinds, int64_t t1, int64_t t2, hsi_agg *a) {
+  size_t nrecs;
+  uint64_t peak;
+  int64_t ts;
+  int kind = -1;
+  if (kinds && !(kinds & (kinds - 1))) for (kind = 0; !(kinds & (1u << kind)); kind++) {}
+  if (!(kind >= 0 && hsi_life_peak(lt, kind, t1, t2, &nrecs, &peak, &ts) && nrecs == n)
+      && !(hsi_life_peak(lt, -1, t1, t2, &nrecs, &peak, &ts) && nrecs == n))
+    return 0;
+  a->peak = peak;
+  a->peak_ts = ts;
+  return 1;
+}
+
 int hsi_query_group(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t t2, int by,
                     const uint64_t *keys, unsigned opts, hsi_groups *out) {
   const hsi_recs *R;
   size_t i, n, cap = 0, hcap = 0;
   uint32_t *gidx = NULL, *hash = NULL, last_g = UINT32_MAX;
   uint64_t last_key = 0;
+  unsigned kinds = 0;           /* of the records taken, and were they all, in order? */
+  int whole = 1;
   int rc = HS_ENOMEM;
   if (!lt || !out || by < 0 || by >= HSI_BY_COUNT || (by == HSI_BY_KEY && !keys)) return HS_EARG;
   memset(out, 0, sizeof *out);
@@ -341,7 +359,9 @@ int hsi_query_group(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t 
     int cls = hsi_query_class(R->ts_alloc[r], R->ts_free[r], t1, t2);
     uint64_t key;
     if (hsi_stop_due(i)) { rc = HSI_ESTOPPED; goto done; }
-    if (cls < 0) { gidx[i] = UINT32_MAX; continue; }
+    if (cls < 0) { gidx[i] = UINT32_MAX; whole = 0; continue; }
+    kinds |= 1u << (R->kind[r] & 31);
+    if (sel && i && r <= sel->idx[i - 1]) whole = 0;
     key = group_key(lt, R, r, i, by, keys, cls);
     if (last_g != UINT32_MAX && key == last_key) {
       g = last_g;
@@ -386,7 +406,9 @@ int hsi_query_group(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t 
     agg_finish(&out->g[i].agg);
     out->g[i].agg.peak_ts = t1;
   }
-  if (opts & HSI_AGG_PEAK) {
+  if ((opts & HSI_AGG_PEAK) && whole && out->n == 1 && whole_peak(lt, n, kinds, t1, t2, &out->g[0].agg)) {
+    /* every record of a kind over the whole trace: kept as the events came */
+  } else if (opts & HSI_AGG_PEAK) {
     struct times T;
     if (times_build(R, sel, gidx, t1, t2, &T)) goto done;
     rc = sweep_peaks(R, &T, t1, t2, out->g, out->n);

@@ -603,6 +603,113 @@ TEST(large_peak) {
   large_peak_run((int64_t)1 << 40, (uint64_t)1 << 30);
 }
 
+/*
+** The peak of every record of a kind over the whole trace is kept as the
+** events come (hsi_life_peak) instead of swept from sorted times: on a
+** random mix of every kind of event, with equal and backward timestamps,
+** committed ranges split by decommits, reallocs, process ends and
+** before-trace records, it must be the sweep's (a group by kind sweeps)
+** and the naive peak, for each kind and for all.
+*/
+static void vm(hsi_life *L, int kind, int64_t ts, uint64_t addr, uint64_t size, uint32_t flags, uint32_t inst) {
+  hsi_memop op = mk(kind, ts, 1000 + inst);
+  op.addr = addr; op.size = size; op.flags = flags;
+  feed(L, op, inst);
+}
+
+TEST(whole_trace_peak) {
+  int round;
+  for (round = 0; round < 30; round++) {
+    hsi_life *L = hsi_life_new();
+    static uint64_t live[4000], pool[4000];
+    size_t nlive = 0, npool = 0, i, k;
+    int64_t ts = 100, first, last;
+    const hsi_recs *R;
+    hsi_groups g;
+    hsi_agg all;
+    static uint64_t keys[40000];
+    int kind;
+    for (i = 0; i < 4000; i++) {
+      unsigned r = (unsigned)(rnd() % 100);
+      int64_t t = ts;
+      if (rnd() % 50 == 0) t -= 3;                      /* backwards: taken as the latest */
+      else ts += (int64_t)(rnd() % 3);                   /* equal times are common */
+      if (r < 30 || !nlive) {
+        uint64_t a = 0x100000 + (rnd() % 512) * 16;
+        halloc(L, t, H1, a, 1 + rnd() % 900, 1 + (uint32_t)(rnd() % 2));   /* reuse of a live address too */
+        live[nlive++] = a;
+      } else if (r < 55) {
+        k = rnd() % nlive;
+        hfree(L, t, H1, live[k], 1 + (uint32_t)(rnd() % 2));
+        live[k] = live[--nlive];
+      } else if (r < 62) {
+        hsi_memop op = mk(HSI_OP_HEAP_REALLOC, t, 1001);
+        k = rnd() % nlive;
+        op.heap = H1; op.old_addr = live[k]; op.old_size = 64;
+        op.addr = rnd() % 2 ? live[k] : 0x200000 + i * 16; op.size = 1 + rnd() % 900;
+        feed(L, op, 1);
+        live[k] = op.addr;
+      } else if (r < 72) {
+        hsi_memop op = mk(HSI_OP_POOL_ALLOC, t, 4);
+        op.addr = 0xFFFF800000000000ull + i * 64; op.size = 1 + rnd() % 500; op.tag = 0x656E6F4E;
+        feed(L, op, 3);
+        pool[npool++] = op.addr;
+      } else if (r < 78 && npool) {
+        hsi_memop op = mk(HSI_OP_POOL_FREE, t, 4);
+        k = rnd() % npool;
+        op.addr = pool[k];
+        feed(L, op, 3);
+        pool[k] = pool[--npool];
+      } else if (r < 86) {
+        vm(L, HSI_OP_VALLOC, t, 0x40000000 + (rnd() % 64) * 0x1000, 0x1000 * (1 + rnd() % 8),
+           HS_MEM_RESERVE | HS_MEM_COMMIT, 1);
+      } else if (r < 94) {
+        vm(L, HSI_OP_VFREE, t, 0x40000000 + (rnd() % 64) * 0x1000, 0x1000 * (1 + rnd() % 4),
+           rnd() % 3 ? HS_MEM_DECOMMIT : HS_MEM_RELEASE, 1);   /* splits, and before-trace pages */
+      } else if (r < 98) {
+        hfree(L, t, H1, 0x7000000000ull + i * 16, 1);           /* before the trace */
+      } else if (r == 98 && round % 3 == 0) {
+        CHECK_EQ(hsi_life_process_end(L, 2, t, NULL), 0);
+      }
+    }
+    R = hsi_life_recs(L);
+    hsi_life_span(L, &first, &last);
+    /* the sweep, per kind */
+    CHECK_EQ(hsi_query_group(L, NULL, first, last, HSI_BY_KIND, NULL, HSI_AGG_PEAK | HSI_GRP_MEMBERS, &g), 0);
+    for (kind = 0; kind < HSI_KIND_COUNT; kind++) {
+      hsi_filter f;
+      hsi_sel s;
+      hsi_agg a;
+      memset(&s, 0, sizeof s);
+      hsi_filter_init(&f, L);
+      f.t1 = first; f.t2 = last; f.kinds = 1u << kind;
+      CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+      CHECK_EQ(hsi_query_agg(L, &s, first, last, HSI_AGG_PEAK, &a), 0);
+      CHECK(check_agg(R, s.idx, s.n, first, last, &a));
+      for (k = 0; k < g.n; k++)
+        if (g.g[k].key == (uint64_t)kind) {
+          CHECK_EQ(a.peak, g.g[k].agg.peak);
+          CHECK_EQ(a.peak_ts, g.g[k].agg.peak_ts);
+        }
+      if (round == 0 && kind == HSI_KIND_VIRTUAL) CHECK(hsi_life_stats_get(L)->vm_splits > 0);
+      hsi_sel_free(&s);
+    }
+    hsi_groups_free(&g);
+    /* every record: against one group of caller keys, which sweeps */
+    CHECK(R->n <= 40000);
+    for (k = 0; k < R->n; k++) keys[k] = 7;
+    CHECK_EQ(hsi_query_agg(L, NULL, first, last, HSI_AGG_PEAK, &all), 0);
+    CHECK_EQ(hsi_query_group(L, NULL, first, last, HSI_BY_KEY, keys, HSI_AGG_PEAK, &g), 0);
+    CHECK_EQ(g.n, 1);
+    CHECK_EQ(all.peak, g.g[0].agg.peak);
+    CHECK_EQ(all.peak_ts, g.g[0].agg.peak_ts);
+    CHECK(all.peak > 0);
+    CHECK(check_agg(R, NULL, R->n, first, last, &all));
+    hsi_groups_free(&g);
+    hsi_life_free(L);
+  }
+}
+
 int main(void) {
   RUN(classes);
   RUN(window_aggregates);
@@ -614,5 +721,6 @@ int main(void) {
   RUN(series);
   RUN(random_aggregates);
   RUN(large_peak);
+  RUN(whole_trace_peak);
   return UNIT_DONE();
 }
