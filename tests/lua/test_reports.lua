@@ -199,6 +199,24 @@ T.test("folded totals equal the reports", function()
   check(r and got == r.kinds[1].bytes and got == 100 * 2^20, "transient: folded total = the spikes' bytes", got)
 end)
 
+T.test("a folded line's frames: split as far as asked, or whole", function()
+  package.path = "scripts/?.lua;" .. package.path
+  local F = require "report_formats"
+  local r = { trace = assert(heapscript.open(M)) }
+  local lines = F.stacks(r)
+  check(#lines == 3, "three leaking stacks", #lines)
+  local l = lines[1]
+  local whole = {}
+  for f in l.text:gmatch("[^;]+") do whole[#whole + 1] = f end
+  eq(F.line_frame(l, 1), "heap", "frame 1: the kind")
+  eq(F.line_frame(l, 3), whole[3], "frame 3")
+  eq(F.line_frame(l, 2), whole[2], "frame 2, after 3")
+  eq(F.line_frame(l, #whole + 1), nil, "past the last: nil")
+  eq(#l.frames, #whole, "l.frames: every frame")
+  eq(table.concat(l.frames, ";"), l.text, "and they make the text")
+  eq(F.line_frame(lines[2], 2), lines[2].frames[2], "the same either way")
+end)
+
 T.test("CSV: one row per finding, the WPA columns", function()
   local cp = tmp .. "/l.csv"
   local r = report("leaks " .. M .. " -- --csv " .. q(cp))
