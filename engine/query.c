@@ -159,13 +159,15 @@ static int cmp_tev(const void *a, const void *b) {
 
 static int64_t tev_ts(const struct tev *e) { return (int64_t)(e->k ^ SIGN64); }
 
-/* Stable LSD radix sort, 16 bits a pass; passes where every key has the
-   same digit (the high bits of timestamps of one trace) are skipped. */
+/* Stable LSD radix sort, 16 bits a pass (8 below 65536 times, so that
+   the counts of a group's few thousand times stay small); passes where
+   every key has the same digit (the high bits of timestamps of one
+   trace) are skipped. */
 static int sort_tev(struct tev *a, size_t n) {
   struct tev *tmp, *src = a, *dst;
-  size_t *cnt, i;
+  size_t *cnt, i, nb;
   uint64_t diff = 0;
-  int shift, sorted = 1;
+  int shift, sorted = 1, bits;
   /* Alloc times mostly come in record order already. */
   for (i = 1; i < n; i++) {
     if (a[i].k < a[i - 1].k) sorted = 0;
@@ -173,17 +175,20 @@ static int sort_tev(struct tev *a, size_t n) {
   }
   if (sorted) return 0;
   if (n < 512) { qsort(a, n, sizeof *a, cmp_tev); return 0; }
+  bits = n < 65536 ? 8 : 16;
+  nb = (size_t)1 << bits;
   tmp = malloc(n * sizeof *tmp);
-  cnt = malloc(65536 * sizeof *cnt);
+  cnt = malloc(nb * sizeof *cnt);
   if (!tmp || !cnt) { free(tmp); free(cnt); return HS_ENOMEM; }
   dst = tmp;
-  for (shift = 0; shift < 64; shift += 16) {
+  for (shift = 0; shift < 64; shift += bits) {
     size_t sum = 0;
-    if (!((diff >> shift) & 0xFFFF)) continue;   /* the same digit everywhere */
-    memset(cnt, 0, 65536 * sizeof *cnt);
-    for (i = 0; i < n; i++) cnt[(src[i].k >> shift) & 0xFFFF]++;
-    for (i = 0; i < 65536; i++) { size_t c = cnt[i]; cnt[i] = sum; sum += c; }
-    for (i = 0; i < n; i++) dst[cnt[(src[i].k >> shift) & 0xFFFF]++] = src[i];
+    uint64_t mask = nb - 1;
+    if (!((diff >> shift) & mask)) continue;   /* the same digit everywhere */
+    memset(cnt, 0, nb * sizeof *cnt);
+    for (i = 0; i < n; i++) cnt[(src[i].k >> shift) & mask]++;
+    for (i = 0; i < nb; i++) { size_t c = cnt[i]; cnt[i] = sum; sum += c; }
+    for (i = 0; i < n; i++) dst[cnt[(src[i].k >> shift) & mask]++] = src[i];
     { struct tev *t = src; src = dst; dst = t; }
   }
   if (src != a) memcpy(a, src, n * sizeof *a);
@@ -204,13 +209,11 @@ static int counts_out(const hsi_recs *R, uint32_t r) {
   return !(R->flags[r] & (HSI_RF_BEFORE | HSI_RF_SIZE_UNKNOWN));
 }
 
-static int times_build(const hsi_recs *R, const hsi_sel *sel, const uint32_t *gidx,
-                       int64_t t1, int64_t t2, struct times *T) {
+/* Fill T's arrays (room for every record of sel) and sort them. */
+static int times_fill(const hsi_recs *R, const hsi_sel *sel, const uint32_t *gidx,
+                      int64_t t1, int64_t t2, struct times *T) {
   size_t i, n = sel ? sel->n : R->n;
-  memset(T, 0, sizeof *T);
-  T->al = malloc((n ? n : 1) * sizeof *T->al);
-  T->fr = malloc((n ? n : 1) * sizeof *T->fr);
-  if (!T->al || !T->fr) goto nomem;
+  T->na = T->nf = 0;
   for (i = 0; i < n; i++) {
     uint32_t r = sel ? sel->idx[i] : (uint32_t)i, g = gidx ? gidx[i] : 0;
     if (g == UINT32_MAX || !counts_out(R, r)) continue;
@@ -224,13 +227,22 @@ static int times_build(const hsi_recs *R, const hsi_sel *sel, const uint32_t *gi
       T->fr[T->nf++].g = g;
     }
   }
-  if (sort_tev(T->al, T->na) || sort_tev(T->fr, T->nf)) goto nomem;
-  return 0;
-nomem:
-  free(T->al);
-  free(T->fr);
+  return sort_tev(T->al, T->na) || sort_tev(T->fr, T->nf) ? HS_ENOMEM : 0;
+}
+
+static int times_build(const hsi_recs *R, const hsi_sel *sel, const uint32_t *gidx,
+                       int64_t t1, int64_t t2, struct times *T) {
+  size_t n = sel ? sel->n : R->n;
   memset(T, 0, sizeof *T);
-  return HS_ENOMEM;
+  T->al = malloc((n ? n : 1) * sizeof *T->al);
+  T->fr = malloc((n ? n : 1) * sizeof *T->fr);
+  if (!T->al || !T->fr || times_fill(R, sel, gidx, t1, t2, T)) {
+    free(T->al);
+    free(T->fr);
+    memset(T, 0, sizeof *T);
+    return HS_ENOMEM;
+  }
+  return 0;
 }
 
 static void times_free(struct times *T) {
@@ -273,6 +285,31 @@ static int sweep_peaks(const hsi_recs *R, const struct times *T, int64_t t1, int
 }
 
 /* -------------------------------------------------------------- grouping */
+
+/*
+** The peak of each group, swept over its members alone: a group's values
+** depend on its own records only, and sweeping one group at a time keeps
+** its times few (sorted in cache) where one sweep over the selection
+** would sort every time of it at once.
+*/
+static int group_peaks(const hsi_recs *R, hsi_groups *out, int64_t t1, int64_t t2) {
+  struct times T;
+  size_t k, most = 1;
+  int rc = 0;
+  for (k = 0; k < out->n; k++)
+    if (out->g[k].mlen > most) most = out->g[k].mlen;
+  T.al = malloc(most * sizeof *T.al);
+  T.fr = malloc(most * sizeof *T.fr);
+  for (k = 0; k < out->n && !rc; k++) {
+    hsi_sel s;
+    s.idx = out->members + out->g[k].moff;
+    s.n = s.cap = out->g[k].mlen;
+    if (!T.al || !T.fr || times_fill(R, &s, NULL, t1, t2, &T)) rc = HS_ENOMEM;
+    else rc = sweep_peaks(R, &T, t1, t2, &out->g[k], 1);
+  }
+  times_free(&T);
+  return rc;
+}
 
 static void agg_add(hsi_agg *a, const hsi_recs *R, uint32_t r, int cls) {
   int known = !(R->flags[r] & HSI_RF_SIZE_UNKNOWN);
@@ -406,17 +443,9 @@ int hsi_query_group(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t 
     agg_finish(&out->g[i].agg);
     out->g[i].agg.peak_ts = t1;
   }
-  if ((opts & HSI_AGG_PEAK) && whole && out->n == 1 && whole_peak(lt, n, kinds, t1, t2, &out->g[0].agg)) {
-    /* every record of a kind over the whole trace: kept as the events came */
-  } else if (opts & HSI_AGG_PEAK) {
-    struct times T;
-    if (times_build(R, sel, gidx, t1, t2, &T)) goto done;
-    rc = sweep_peaks(R, &T, t1, t2, out->g, out->n);
-    times_free(&T);
-    if (rc) goto done;
-    rc = HS_ENOMEM;
-  }
-  if (opts & HSI_GRP_MEMBERS) {
+  if ((opts & HSI_AGG_PEAK) && whole && out->n == 1 && whole_peak(lt, n, kinds, t1, t2, &out->g[0].agg))
+    opts &= ~(unsigned)HSI_AGG_PEAK;   /* every record of a kind over the whole trace: kept as the events came */
+  if (opts & (HSI_GRP_MEMBERS | HSI_AGG_PEAK)) {
     size_t off = 0;
     for (i = 0; i < out->n; i++) {
       out->g[i].moff = off;
@@ -431,6 +460,13 @@ int hsi_query_group(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t 
       if (gidx[i] == UINT32_MAX) continue;
       gr = &out->g[gidx[i]];
       out->members[gr->moff + gr->mlen++] = sel ? sel->idx[i] : (uint32_t)i;
+    }
+    if ((opts & HSI_AGG_PEAK) && group_peaks(R, out, t1, t2)) goto done;
+    if (!(opts & HSI_GRP_MEMBERS)) {       /* asked for the peaks only */
+      free(out->members);
+      out->members = NULL;
+      out->nmembers = 0;
+      for (i = 0; i < out->n; i++) out->g[i].moff = out->g[i].mlen = 0;
     }
   }
   rc = 0;

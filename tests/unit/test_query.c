@@ -595,6 +595,26 @@ static void large_peak_run(int64_t start, uint64_t step) {
   CHECK_EQ(hsi_query_series(L, NULL, t1, t2, 50, &se), 0);
   for (j = 0; j < se.n; j++) CHECK_EQ(se.bytes[j], naive_out(R, NULL, R->n, se.t[j]));
   hsi_series_free(&se);
+  {
+    /* three groups of thousands of records: each group's times sorted on
+       their own (8-bit digits), against the naive peak of its members */
+    static uint64_t keys[20000];
+    hsi_groups g;
+    size_t k;
+    for (j = 0; j < R->n; j++) keys[j] = (R->addr[j] >> 4) % 3;
+    CHECK_EQ(hsi_query_group(L, NULL, t1, t2, HSI_BY_KEY, keys, HSI_AGG_PEAK | HSI_GRP_MEMBERS, &g), 0);
+    CHECK_EQ(g.n, 3);
+    for (k = 0; k < g.n; k++) {
+      CHECK(g.g[k].mlen > 1000);
+      CHECK(check_agg(R, g.members + g.g[k].moff, g.g[k].mlen, t1, t2, &g.g[k].agg));
+    }
+    hsi_groups_free(&g);
+    /* peaks without members: the same figures, no member list */
+    CHECK_EQ(hsi_query_group(L, NULL, t1, t2, HSI_BY_KEY, keys, HSI_AGG_PEAK, &g), 0);
+    CHECK(g.members == NULL);
+    for (k = 0; k < g.n; k++) CHECK_EQ(g.g[k].mlen, 0);
+    hsi_groups_free(&g);
+  }
   hsi_life_free(L);
 }
 
