@@ -30,6 +30,10 @@ struct hsi_info {
   uint32_t masks[8];           /* EventTrace Extension/EndExtension (group 0 op 5/32): PERFINFO group masks, ORed */
   int have_masks;
   const struct hsi_lcheck *lc; /* memory layout checks, printed with the JSON */
+  /* kernel events' rows by (hook, version): a trace is mostly a few kinds
+     of them, so most events skip the hash of their key; cleared at grow() */
+  uint64_t ktag[256];          /* 1 << 32 | hook << 16 | version; 0: empty */
+  uint32_t krow[256];
 };
 
 static uint32_t key_hash(const hs_guid *g, int op, int id, int ver) {
@@ -53,13 +57,19 @@ static int grow(hsi_info *in) {
   free(in->keys);
   in->keys = nk;
   in->capkeys = cap;
+  memset(in->ktag, 0, sizeof in->ktag);
   return 0;
 }
 
 static int count_key(hsi_info *in, const hs_event *ev) {
   /* The figures key kernel records by the unmasked u16 at +0. */
-  int ver = (ev->flags & HS_EVF_KERNEL) ? rd16(ev->record) : ev->version;
+  int kernel = (ev->flags & HS_EVF_KERNEL) != 0;
+  int ver = kernel ? rd16(ev->record) : ev->version;
+  /* a kernel event's provider, opcode and id follow from its hook */
+  uint64_t tag = (uint64_t)1 << 32 | (uint32_t)ev->hook << 16 | (uint32_t)ver;
+  unsigned c = (ev->hook ^ ev->hook >> 8 ^ (unsigned)ver * 31u) & 255u;
   size_t j;
+  if (kernel && in->ktag[c] == tag) { in->keys[in->krow[c]].count++; return 0; }
   if ((in->nkeys + 1) * 2 > in->capkeys && grow(in)) return -1;
   j = key_hash(&ev->provider, ev->opcode, ev->id, ver) & (in->capkeys - 1);
   for (;; j = (j + 1) & (in->capkeys - 1)) {
@@ -68,11 +78,13 @@ static int count_key(hsi_info *in, const hs_event *ev) {
       k->used = 1; k->provider = ev->provider; k->opcode = ev->opcode;
       k->id = ev->id; k->version = (uint16_t)ver; k->count = 1;
       in->nkeys++;
-      return 0;
+      break;
     }
     if (k->opcode == ev->opcode && k->id == ev->id && k->version == ver &&
-        hs_guid_eq(&k->provider, &ev->provider)) { k->count++; return 0; }
+        hs_guid_eq(&k->provider, &ev->provider)) { k->count++; break; }
   }
+  if (kernel) { in->ktag[c] = tag; in->krow[c] = (uint32_t)j; }
+  return 0;
 }
 
 hsi_info *hsi_info_new(void) { return (hsi_info *)calloc(1, sizeof(hsi_info)); }
