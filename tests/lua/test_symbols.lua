@@ -141,7 +141,10 @@ do -- s:flame(): the folded format's frames, root first, as report_formats' Lua 
   local map = os.tmpname()
   local fh = assert(io.open(map, "w"))
   -- a name with ';' (the folded separator) and one with " [" in it
-  fh:write("ntdll.dll 0003a6f0 0000b0 Rtl;AllocateHeap\nntdll.dll 00052630 000040 RtlUserThreadStart [x]\n")
+  -- and one longer than the 256 bytes a frame is first formatted into
+  local long = "Long" .. string.rep("x", 400) .. "End"
+  fh:write("ntdll.dll 0003a6f0 0000b0 Rtl;AllocateHeap\nntdll.dll 00052630 000040 RtlUserThreadStart [x]\n"
+           .. "kernel32.dll 00017020 000040 " .. long .. "\n")
   fh:close()
   heapscript.symbols(map)
   local n, same = 0, 0
@@ -163,6 +166,7 @@ do -- s:flame(): the folded format's frames, root first, as report_formats' Lua 
         "a PDB function without +0x or [file:line]; the inline level kept", fl)
   check(fl:find("ntdll.dll!Rtl:AllocateHeap", 1, true) and not fl:find("Rtl;", 1, true), "';' in a name is written ':'", fl)
   check(fl:find("^ntdll%.dll!RtlUserThreadStart %[x%];kernel32"), "the root first (a name's own \" [x]\" is no file:line)", fl)
+  check(fl:find(";kernel32.dll!" .. long .. ";MemoryTestApp", 1, true), "a 400-byte name whole", #fl)
   local _, seps = fl:gsub(";", "")
   eq(seps, #first:frames() - 1, "one ';' between frames")
   heapscript.symbols(false)
