@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lifetime.h"
+#include "vmem.h"
 
 #define RF_PENDING 0x80u        /* split while its alloc stack was unknown: see set_stack */
 #define MAX_RECS   0xFFFFFFFEu  /* slots store rec + 1 in 32 bits */
@@ -112,10 +113,10 @@ struct hsi_life {
   uint32_t new_first, new_count;
   /* outstanding bytes per kind (and of all kinds, [HSI_KIND_COUNT]) as
      the events come, for hsi_life_peak */
-  struct run { uint64_t v, peak; int64_t peak_ts; int alloc_in_tick, have_peak; } run[HSI_KIND_COUNT + 1];
+  struct run { uint64_t v, peak; int64_t peak_ts; int have_peak; } run[HSI_KIND_COUNT + 1];
   size_t nkind[HSI_KIND_COUNT];
-  int64_t tick;
-  int have_tick;
+  int64_t tick;                 /* of the last move */
+  unsigned allocd;              /* 1 << kind: an alloc in that tick */
 };
 
 static int v32_push(hsi_life *L, vec32 *v, uint32_t x) {
@@ -175,46 +176,63 @@ static int counts(const hsi_recs *r, uint32_t i) {
   return !(r->flags[i] & (HSI_RF_BEFORE | HSI_RF_SIZE_UNKNOWN));
 }
 
-static void run_at(hsi_life *L, int64_t ts) {
+/* The tick ends: the kinds that had an alloc in it (bits of L->allocd)
+   may have a new peak. */
+static void run_close(hsi_life *L) {
   int k;
-  if (L->have_tick && ts == L->tick) return;
   for (k = 0; k <= HSI_KIND_COUNT; k++) {
     struct run *u = &L->run[k];
-    if (u->alloc_in_tick && u->v > u->peak) { u->peak = u->v; u->peak_ts = L->tick; u->have_peak = 1; }
-    u->alloc_in_tick = 0;
+    if (!(L->allocd & (1u << k))) continue;
+    if (u->v > u->peak) { u->peak = u->v; u->peak_ts = L->tick; u->have_peak = 1; }
   }
-  L->tick = ts;
-  L->have_tick = 1;
+  L->allocd = 0;
 }
 
 static void run_move(hsi_life *L, uint32_t i, int64_t ts, int alloc) {
-  int k = L->r.kind[i] < HSI_KIND_COUNT ? L->r.kind[i] : HSI_KIND_COUNT;
+  unsigned k = L->r.kind[i] < HSI_KIND_COUNT ? L->r.kind[i] : HSI_KIND_COUNT;
   uint64_t sz = L->r.size[i];
-  run_at(L, ts);
+  if (ts != L->tick) {
+    if (L->allocd) run_close(L);
+    L->tick = ts;
+  }
   if (alloc) {
-    L->run[k].v += sz; L->run[k].alloc_in_tick = 1;
-    L->run[HSI_KIND_COUNT].v += sz; L->run[HSI_KIND_COUNT].alloc_in_tick = 1;
+    L->run[k].v += sz;
+    L->run[HSI_KIND_COUNT].v += sz;
+    L->allocd |= 1u << k | 1u << HSI_KIND_COUNT;
   } else {
     L->run[k].v -= sz;
     L->run[HSI_KIND_COUNT].v -= sz;
   }
 }
 
+/* The twelve columns, for growing, trimming and freeing them together. */
+#define COLUMNS(X) X(kind) X(flags) X(reason) X(source) X(inst) X(key) \
+                   X(addr) X(size) X(ts_alloc) X(ts_free) X(stk_alloc) X(stk_free)
+
+/* Every column from `from` to `to` records, or none (-1): a column that
+   cannot be resized puts those done back, so all keep one capacity. */
+static int resize_recs(hsi_recs *r, size_t from, size_t to) {
+  int done = 0, k = 0;
+  void *q;
+#define RESIZE(c) if (!(q = hsi_vgrow(r->c, from * sizeof *r->c, to * sizeof *r->c))) goto fail; \
+                  r->c = q; done++;
+  COLUMNS(RESIZE)
+#undef RESIZE
+  return 0;
+fail:
+#define BACK(c) if (k++ < done && (q = hsi_vgrow(r->c, to * sizeof *r->c, from * sizeof *r->c)) != NULL) r->c = q;
+  COLUMNS(BACK)
+#undef BACK
+  return -1;
+}
+
 static int grow_recs(hsi_life *L) {
-  hsi_recs *r = &L->r;
   size_t nc = L->cap ? L->cap + L->cap / 2 : 1024;
-  void *p;
   if (L->cap >= MAX_RECS) { L->err = HS_ENOMEM; return -1; }
   if (nc > MAX_RECS) nc = MAX_RECS;
-#define GROW(col) p = realloc(r->col, nc * sizeof *r->col); if (!p) goto fail; r->col = p;
-  GROW(kind) GROW(flags) GROW(reason) GROW(source) GROW(inst) GROW(key)
-  GROW(addr) GROW(size) GROW(ts_alloc) GROW(ts_free) GROW(stk_alloc) GROW(stk_free)
-#undef GROW
+  if (resize_recs(&L->r, L->cap, nc)) { L->err = HS_ENOMEM; return -1; }
   L->cap = nc;
   return 0;
-fail:  /* the columns grown so far are merely larger than cap */
-  L->err = HS_ENOMEM;
-  return -1;
 }
 
 static uint32_t newrec(hsi_life *L, int kind, uint32_t inst, uint64_t key, uint64_t addr,
@@ -975,9 +993,8 @@ hsi_life *hsi_life_new(void) {
 void hsi_life_free(hsi_life *L) {
   size_t i;
   if (!L) return;
-#define FREECOL(c) free(L->r.c);
-  FREECOL(kind) FREECOL(flags) FREECOL(reason) FREECOL(source) FREECOL(inst) FREECOL(key)
-  FREECOL(addr) FREECOL(size) FREECOL(ts_alloc) FREECOL(ts_free) FREECOL(stk_alloc) FREECOL(stk_free)
+#define FREECOL(c) hsi_vfree(L->r.c, L->cap * sizeof *L->r.c);
+  COLUMNS(FREECOL)
 #undef FREECOL
   for (i = 0; i < L->nhh; i++) lm_free(&L->hh[i].m);
   free(L->hh); free(L->hmap);
@@ -1140,7 +1157,7 @@ int hsi_life_peak(const hsi_life *L, int kind, int64_t t1, int64_t t2, size_t *n
   u = &L->run[kind];
   *peak = u->peak;
   *peak_ts = u->have_peak ? u->peak_ts : t1;
-  if (u->alloc_in_tick && u->v > u->peak) { *peak = u->v; *peak_ts = L->tick; }  /* the last tick */
+  if ((L->allocd & (1u << kind)) && u->v > u->peak) { *peak = u->v; *peak_ts = L->tick; }  /* the last tick */
   return 1;
 }
 
@@ -1186,16 +1203,9 @@ size_t hsi_life_memory(const hsi_life *L) {
 }
 
 void hsi_life_trim(hsi_life *L) {
-  hsi_recs *r = &L->r;
-  size_t nc = r->n ? r->n : 1;
-  void *p;
+  size_t nc = L->r.n ? L->r.n : 1;
   if (L->err || nc >= L->cap) return;
-  /* A column that fails to shrink keeps its larger block: cap = nc stays true. */
-#define SHRINK(col) p = realloc(r->col, nc * sizeof *r->col); if (p) r->col = p;
-  SHRINK(kind) SHRINK(flags) SHRINK(reason) SHRINK(source) SHRINK(inst) SHRINK(key)
-  SHRINK(addr) SHRINK(size) SHRINK(ts_alloc) SHRINK(ts_free) SHRINK(stk_alloc) SHRINK(stk_free)
-#undef SHRINK
-  L->cap = nc;
+  if (resize_recs(&L->r, L->cap, nc) == 0) L->cap = nc;   /* else all keep the larger size */
 }
 
 const char *hsi_kind_name(int kind) {

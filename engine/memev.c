@@ -313,12 +313,21 @@ void hsi_memev_prepare(void) {
 
 int hsi_memev_decode(const hs_event *ev, hsi_memop *op) {
   const layout *L;
-  const plan *pl;
-  int group = 0, type = 0, P = ev->pointer_size, present;
+  const plan *pl = NULL;
+  int group = 0, type = 0, P = ev->pointer_size, present, gs = -1, kv = 0;
   uint32_t ppid = HS_NOID;
   int have_ppid = 0;
   unsigned i;
-  L = classify(ev, &group, &type);
+  if (prepared && (ev->flags & HS_EVF_KERNEL)) {
+    /* classify's answer for a kernel event, from the tables prepared */
+    group = ev->hook >> 8;
+    type = ev->hook & 0xFF;
+    kv = ev->version & 0xFF;
+    if ((gs = group_slot(group)) < 0) return 0;
+    L = kv < CACHE_V ? kcache[gs][type][kv] : classify(ev, &group, &type);
+  } else {
+    L = classify(ev, &group, &type);
+  }
   if (!L) return 0;
   memset(op, 0, sizeof *op);
   op->kind = L->kind;
@@ -329,8 +338,7 @@ int hsi_memev_decode(const hs_event *ev, hsi_memop *op) {
   if (ev->flags & HS_EVF_HAS_IDS) { op->pid = ev->pid; op->tid = ev->tid; }
   else op->pid = op->tid = HS_NOID;
   if (P != 4 && P != 8) return -1;
-  if (prepared && (ev->flags & HS_EVF_KERNEL) && (ev->version & 0xFF) < CACHE_V)
-    pl = kplan[group_slot(group)][type][ev->version & 0xFF][P == 8];
+  if (gs >= 0 && kv < CACHE_V) pl = kplan[gs][type][kv][P == 8];
   else pl = plan_of(L, P);
   if (pl) {
     const uint8_t *p = ev->payload;

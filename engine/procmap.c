@@ -191,6 +191,10 @@ struct hsi_procmap {
   char *scratch;
   size_t scap;
   hsi_procstats st;
+  /* hsi_procmap_instance's last answer: pid's instance for ts in [lo, hi]
+     while no process was added or changed since (gen) */
+  uint32_t gen;
+  struct { uint32_t pid, inst, gen; int64_t lo, hi; } last;
 };
 
 static const hs_guid G_PROCESS = { 0x3d6fa8d0, 0xfe05, 0x11d0, { 0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c } };
@@ -207,6 +211,7 @@ static int geq(const hs_guid *a, const hs_guid *b) {
 hsi_procmap *hsi_procmap_new(void) {
   hsi_procmap *pm = calloc(1, sizeof *pm);
   if (!pm) return NULL;
+  pm->gen = 1;                             /* last.gen 0: nothing remembered */
   if (str_init(&pm->strs) != 0) { hsi_procmap_free(pm); return NULL; }
   /* index 0 of both arrays is "none" */
   pm->capprocs = 64;
@@ -298,6 +303,7 @@ static uint32_t proc_add(hsi_procmap *pm, uint32_t pid) {
   }
   p = &pm->procs[pm->nprocs];
   memset(p, 0, sizeof *p);
+  pm->gen++;
   p->pid = pid;
   p->ppid = HS_NOID;
   p->start = HSI_TS_BEFORE;
@@ -330,9 +336,21 @@ uint32_t hsi_procmap_instance(hsi_procmap *pm, uint32_t pid, int64_t ts) {
   uint32_t i, newer = 0, id;
   proc *p;
   if (pid == HS_NOID) return HSI_NOINST;
+  if (pm->last.gen == pm->gen && pm->last.pid == pid && ts >= pm->last.lo && ts <= pm->last.hi)
+    return pm->last.inst;                  /* a trace's memory events are mostly one process's */
   for (i = map_get(&pm->pid_latest, pid); i; newer = i, i = pm->procs[i].prev)
     if (pm->procs[i].from <= ts) break;
-  if (i && ts <= pm->procs[i].end) return i;
+  if (i && ts <= pm->procs[i].end) {
+    /* i answers until it ends or the next instance of pid begins */
+    int64_t hi = pm->procs[i].end;
+    if (newer && pm->procs[newer].from - 1 < hi) hi = pm->procs[newer].from - 1;
+    pm->last.pid = pid;
+    pm->last.inst = i;
+    pm->last.gen = pm->gen;
+    pm->last.lo = pm->procs[i].from;
+    pm->last.hi = hi;
+    return i;
+  }
   /* Not known alive at ts: an instance implied by this use, placed in
      the chain between `i` (older, ended before ts) and `newer`. */
   if (!newer) {
@@ -383,6 +401,7 @@ static int feed_process(hsi_procmap *pm, const hs_event *ev, int op, int version
   proc *p;
   int64_t ts = ev->timestamp;
   int rc;
+  pm->gen++;                               /* instances may start, end or move */
   pm->st.process_records++;
   if ((rc = hsi_decode_process(ev, version, &d)) < 0) return 0;
   if (rc) pm->st.width_fallback++;
@@ -752,7 +771,12 @@ static int feed_ktc(hsi_procmap *pm, const hs_event *ev, int op) {
 
 /* ---------------------------------------------------------------- feed */
 
-int hsi_procmap_feed(hsi_procmap *pm, const hs_event *ev) {
+/* An event that may be a process, thread or image record: out of line,
+   so that the test every other event gets stays a few instructions. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int feed_event(hsi_procmap *pm, const hs_event *ev) {
   int op, version;
   const hs_guid *g = &ev->provider;
   if (ev->flags & HS_EVF_KERNEL) {
@@ -782,6 +806,14 @@ int hsi_procmap_feed(hsi_procmap *pm, const hs_event *ev) {
   if (geq(g, &G_THREAD)) return (op >= 1 && op <= 4) || op == 72 ? feed_thread(pm, ev, op, version) : 0;
   if (geq(g, &G_IMAGE)) return (op >= 2 && op <= 4) || op == 10 ? feed_image(pm, ev, op, version) : 0;
   return 0;
+}
+
+int hsi_procmap_feed(hsi_procmap *pm, const hs_event *ev) {
+  if (ev->flags & HS_EVF_KERNEL) {
+    unsigned group = (unsigned)ev->hook >> 8;
+    if (group != 0x03 && group != 0x05 && group != 0x14) return 0;   /* heap, stacks, ...: most events */
+  }
+  return feed_event(pm, ev);
 }
 
 const hsi_procstats *hsi_procmap_stats(const hsi_procmap *pm) { return &pm->st; }

@@ -257,6 +257,46 @@ TEST(pid_reuse) {
   hsi_procmap_free(pm);
 }
 
+/*
+** hsi_procmap_instance remembers its last answer; on random starts, ends
+** and uses of a few pids, mostly in time order with repeats, every answer must
+** be what hsi_procmap_find (which remembers nothing) says afterwards,
+** and an instance must not outlive an End it was given before.
+*/
+TEST(instance_remembered) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  uint64_t rs = 0x243F6A8885A308D3ull;
+  int64_t ts = 100;
+  int k, bad = 0, ended = 0;
+  for (k = 0; k < 20000; k++) {
+    uint32_t pid, got;
+    unsigned r;
+    rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
+    r = (unsigned)(rs % 100);
+    pid = 100 + (uint32_t)(rs >> 20) % 3;
+    ts += (int64_t)((rs >> 40) % 3);                /* equal times too */
+    if (r < 4) {
+      process(&b, 4, 8, pid, 1, 0, 0, "p.exe", "p");
+      ev = kev(r < 2 ? 0x0301 : 0x0302, 4, 8, ts, &b);
+      hsi_procmap_feed(pm, &ev);
+      if (r >= 2) ended++;
+    } else {
+      /* mostly now; sometimes a little earlier (an older instance, with a
+         newer one after it), then now again */
+      int64_t t = r < 20 ? ts - (int64_t)((rs >> 8) % 40) : ts;
+      got = hsi_procmap_instance(pm, pid, t);
+      if (got == HSI_NOINST || hsi_procmap_find(pm, pid, t) != got || hsi_procmap_pid(pm, got) != pid) bad++;
+      if (hsi_procmap_end(pm, got) < t) bad++;
+    }
+  }
+  CHECK_EQ(bad, 0);
+  CHECK(ended > 100);
+  CHECK(hsi_procmap_ninstances(pm) > 100);
+  hsi_procmap_free(pm);
+}
+
 /* ----------------------------------------------------------- threads */
 
 TEST(threads) {
@@ -593,6 +633,7 @@ int main(void) {
   RUN(image_v0_v1);
   RUN(process_truncated);
   RUN(pid_reuse);
+  RUN(instance_remembered);
   RUN(threads);
   RUN(images);
   RUN(dbgid_attach);
