@@ -43,6 +43,7 @@ struct hsi_analysis {
   hsi_analysis_counts c;
   hs_logfile lf;
   probe pr[2 * HSI_KIND_COUNT];  /* which * HSI_KIND_COUNT + kind */
+  int open;                      /* probes not decided that have targets */
   const hsi_analysis_scope *scope;
 };
 
@@ -87,6 +88,7 @@ static int want(hsi_analysis *a, int64_t ts, uint32_t pid, uint32_t tid, uint32_
     if (pr->wanted >= PROBE) return 0;
     pr->ts[pr->wanted % RING] = ts;
     pr->tid[pr->wanted % RING] = tid;
+    a->open += (pr->wanted == 0) - (pr->wanted + 1 == PROBE);
   }
   pr->wanted++;
   return hsi_stacks_want(a->st, ts, pid, tid, (uint64_t)rec * 2 + (uint64_t)which);
@@ -98,7 +100,7 @@ static void probe_stack(hsi_analysis *a, const hs_event *ev) {
   int64_t ts;
   uint32_t tid;
   int w, i;
-  if (ev->payload_len < 16) return;
+  if (!a->open || ev->payload_len < 16) return;   /* every probe decided: most of a trace */
   ts = (int64_t)rd64(ev->payload);
   tid = rd32(ev->payload + 12);
   for (w = 0; w < 2 * HSI_KIND_COUNT; w++) {
@@ -106,7 +108,7 @@ static void probe_stack(hsi_analysis *a, const hs_event *ev) {
     uint64_t n = pr->wanted < RING ? pr->wanted : RING;
     if (pr->seen || pr->wanted >= PROBE) continue;      /* decided */
     for (i = 0; i < (int)n; i++)
-      if (pr->ts[i] == ts && (pr->tid[i] == tid || pr->tid[i] == HS_NOID)) { pr->seen = 1; break; }
+      if (pr->ts[i] == ts && (pr->tid[i] == tid || pr->tid[i] == HS_NOID)) { pr->seen = 1; a->open--; break; }
   }
 }
 

@@ -189,9 +189,71 @@ TEST(virtualalloc_pool_and_process_end_32bit) {
   remove(path);
 }
 
+/*
+** The probes (analysis.c): a kind whose events get StackWalks keeps
+** asking, one whose events get none stops after 4096 targets.  Heap
+** allocs are seen first; pool allocs start later and must be seen on
+** their own (their probe opens after the heap's has closed); heap frees
+** never get a stack.
+*/
+TEST(stack_probes) {
+  hsi_writer *w;
+  hsi_writer_opts o;
+  hsi_memop op;
+  hsi_analysis *a;
+  const hsi_recs *rs;
+  uint64_t f[] = { 0x7ff800011234ull, 0x7ff700002000ull };
+  size_t i, heap_stk = 0, pool_stk = 0, npool = 0, nheap = 0, free_stk = 0;
+  memset(&o, 0, sizeof o);
+  o.cpus = 2;
+  CHECK_EQ(hsi_writer_open(&w, tmp_path("probes"), &o, NULL, 0), 0);
+  CHECK_EQ(hsi_writer_process(w, 0, 3, 8, 1000, 4, 100, "app.exe", "app.exe"), 0);
+  memset(&op, 0, sizeof op);
+  op.pid = 1000; op.tid = 1001; op.heap = 0x10000;
+  /* first a heap and a pool alloc before either StackWalk: both probes
+     open at once, and each must be looked for after the other is seen */
+  op.kind = HSI_OP_HEAP_ALLOC; op.ts = 500; op.addr = 0x1F000; op.size = 40;
+  mem(w, 8, &op, NULL, 0);
+  op.kind = HSI_OP_POOL_ALLOC; op.ts = 510; op.addr = 0xFFFF8000000F0000ull; op.size = 64;
+  op.tag = 0x656E6F4E; op.pool_type = 1;
+  mem(w, 8, &op, NULL, 0);
+  CHECK_EQ(hsi_writer_stack(w, 1, 503, 500, 1000, 1001, f, 2, 8), 0);
+  CHECK_EQ(hsi_writer_stack(w, 1, 513, 510, 1000, 1001, f, 2, 8), 0);
+  op.tag = 0; op.pool_type = 0;
+  for (i = 0; i < 6000; i++) {         /* heap allocs with stacks, frees without */
+    op.kind = HSI_OP_HEAP_ALLOC; op.ts = 1000 + 100 * (int64_t)i; op.addr = 0x20000 + 64 * (uint64_t)i; op.size = 40;
+    mem(w, 8, &op, f, 2);
+    op.kind = HSI_OP_HEAP_FREE; op.ts += 50; op.size = 0;
+    mem(w, 8, &op, NULL, 0);
+  }
+  op.kind = HSI_OP_POOL_ALLOC; op.heap = 0; op.tag = 0x656E6F4E; op.pool_type = 1;
+  for (i = 0; i < 5000; i++) {         /* then pool allocs, each with its stack */
+    op.ts = 1000000 + 100 * (int64_t)i; op.addr = 0xFFFF800000100000ull + 64 * (uint64_t)i; op.size = 64;
+    mem(w, 8, &op, f, 2);
+  }
+  CHECK_EQ(hsi_writer_close(w), 0);
+  a = analyse(path);
+  if (!a) return;
+  rs = hsi_life_recs(hsi_analysis_life(a));
+  for (i = 0; i < rs->n; i++) {
+    if (rs->kind[i] == HSI_KIND_POOL) { npool++; pool_stk += rs->stk_alloc[i] != 0; }
+    else { nheap++; heap_stk += rs->stk_alloc[i] != 0; free_stk += rs->stk_free[i] != 0; }
+  }
+  CHECK_EQ(nheap, 6001);
+  CHECK_EQ(heap_stk, 6001);
+  CHECK_EQ(npool, 5001);
+  CHECK_EQ(pool_stk, 5001);           /* the pool probe was seen: its kind kept asking */
+  CHECK_EQ(free_stk, 0);
+  /* 6001 heap + 5001 pool alloc targets, and the frees' 4096 before they stopped */
+  CHECK_EQ(hsi_stacks_counts(hsi_analysis_stacks(a))->targets, 6001 + 5001 + 4096);
+  hsi_analysis_free(a);
+  unlink(path);
+}
+
 int main(void) {
   srand(12345);
   RUN(heap_chain_with_stacks_and_images);
   RUN(virtualalloc_pool_and_process_end_32bit);
+  RUN(stack_probes);
   return UNIT_DONE();
 }
