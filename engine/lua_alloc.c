@@ -1331,7 +1331,8 @@ static int a_group(lua_State *L) {
   Allocs *A = toallocs(L, 1);
   const Analysis *an = A->an;
   hsi_sel s = sel_of(A);
-  int by, field = -1, desc = -1, anidx, values = 0, cache;
+  int by, field = -1, desc = -1, anidx, values = 0, cache, later;
+  unsigned opts;
   size_t top = SIZE_MAX, i, total = 0, off = 0;
   int64_t t1 = A->t1, t2 = A->t2;
   Scratch *sc;
@@ -1375,6 +1376,11 @@ static int a_group(lua_State *L) {
     }
   }
   lua_settop(L, 3);
+  if (field < 0 && top != SIZE_MAX) field = HSI_F_IMPACTING;
+  /* Peaks cost a sweep of each group's times: when they do not decide
+     which groups are kept, only the kept ones get them. */
+  later = top != SIZE_MAX && field != HSI_F_PEAK && field != HSI_F_PEAK_TS;
+  opts = HSI_GRP_MEMBERS | (later ? 0u : HSI_AGG_PEAK);
   lua_getiuservalue(L, 1, SV_ANALYSIS);                     /* 4 */
   anidx = 4;
   lua_getiuservalue(L, anidx, AV_CACHE);                    /* 5 */
@@ -1416,15 +1422,15 @@ static int a_group(lua_State *L) {
     c->rec = HSI_NOREC;
     sub.idx = recs;
     sub.n = sub.cap = m;
-    if (hsi_query_group(an->lt, &sub, t1, t2, HSI_BY_KEY, keys, HSI_AGG_PEAK | HSI_GRP_MEMBERS, &sc->groups))
+    if (hsi_query_group(an->lt, &sub, t1, t2, HSI_BY_KEY, keys, opts, &sc->groups))
       return nomem(L);
-  } else if (hsi_query_group(an->lt, &s, t1, t2, by, NULL, HSI_AGG_PEAK | HSI_GRP_MEMBERS, &sc->groups)) {
+  } else if (hsi_query_group(an->lt, &s, t1, t2, by, NULL, opts, &sc->groups)) {
     return nomem(L);
   }
-  if (field < 0 && top != SIZE_MAX) field = HSI_F_IMPACTING;
   if (desc < 0) desc = field != HSI_F_KEY;   /* largest first, but keys in ascending order */
   if (field >= 0 && hsi_groups_sort(&sc->groups, field, desc)) return nomem(L);
   hsi_groups_top(&sc->groups, top);
+  if (later && hsi_groups_peaks(an->lt, &sc->groups, t1, t2)) return nomem(L);
   for (i = 0; i < sc->groups.n; i++) total += sc->groups.g[i].mlen;
   members = (uint32_t *)newbuf(L, total, sizeof *members);
   lua_createtable(L, (int)sc->groups.n, 0);

@@ -286,29 +286,62 @@ static int sweep_peaks(const hsi_recs *R, const struct times *T, int64_t t1, int
 
 /* -------------------------------------------------------------- grouping */
 
+/* The peak of n records of the kinds in `kinds`, when they are every record
+   of one kind (or of all) and [t1, t2] the whole trace (lifetime.h). */
+static int whole_peak(const hsi_life *lt, size_t n, unsigned kinds, int64_t t1, int64_t t2, hsi_agg *a) {
+  size_t nrecs;
+  uint64_t peak;
+  int64_t ts;
+  int kind = -1;
+  if (kinds && !(kinds & (kinds - 1))) for (kind = 0; !(kinds & (1u << kind)); kind++) {}
+  if (!(kind >= 0 && hsi_life_peak(lt, kind, t1, t2, &nrecs, &peak, &ts) && nrecs == n)
+      && !(hsi_life_peak(lt, -1, t1, t2, &nrecs, &peak, &ts) && nrecs == n))
+    return 0;
+  a->peak = peak;
+  a->peak_ts = ts;
+  return 1;
+}
+
 /*
 ** The peak of each group, swept over its members alone: a group's values
 ** depend on its own records only, and sweeping one group at a time keeps
 ** its times few (sorted in cache) where one sweep over the selection
-** would sort every time of it at once.
+** would sort every time of it at once.  A group that is every record of
+** a kind over the whole trace takes the peak the tracker kept.
 */
-static int group_peaks(const hsi_recs *R, hsi_groups *out, int64_t t1, int64_t t2) {
+static int group_peaks(const hsi_life *lt, hsi_groups *out, int64_t t1, int64_t t2) {
+  const hsi_recs *R = hsi_life_recs(lt);
   struct times T;
-  size_t k, most = 1;
+  size_t k, i, most = 1;
   int rc = 0;
   for (k = 0; k < out->n; k++)
     if (out->g[k].mlen > most) most = out->g[k].mlen;
-  T.al = malloc(most * sizeof *T.al);
-  T.fr = malloc(most * sizeof *T.fr);
+  T.al = T.fr = NULL;
   for (k = 0; k < out->n && !rc; k++) {
     hsi_sel s;
+    unsigned kinds = 0;
+    int whole = 1;
     s.idx = out->members + out->g[k].moff;
     s.n = s.cap = out->g[k].mlen;
+    for (i = 0; i < s.n; i++) {
+      kinds |= 1u << (R->kind[s.idx[i]] & 31);
+      if (i && s.idx[i] <= s.idx[i - 1]) whole = 0;
+    }
+    if (whole && whole_peak(lt, s.n, kinds, t1, t2, &out->g[k].agg)) continue;
+    if (!T.al) {
+      T.al = malloc(most * sizeof *T.al);
+      T.fr = malloc(most * sizeof *T.fr);
+    }
     if (!T.al || !T.fr || times_fill(R, &s, NULL, t1, t2, &T)) rc = HS_ENOMEM;
     else rc = sweep_peaks(R, &T, t1, t2, &out->g[k], 1);
   }
   times_free(&T);
   return rc;
+}
+
+int hsi_groups_peaks(const hsi_life *lt, hsi_groups *gs, int64_t t1, int64_t t2) {
+  if (!lt || !gs || (gs->n && !gs->members)) return HS_EARG;
+  return group_peaks(lt, gs, t1, t2);
 }
 
 static void agg_add(hsi_agg *a, const hsi_recs *R, uint32_t r, int cls) {
@@ -358,22 +391,6 @@ static uint64_t mix64(uint64_t x) {
   x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
   x ^= x >> 33;
   return x;
-}
-
-/* The peak of n records of the kinds in `kinds`, when they are every record
-   of one kind (or of all) and [t1, t2] the whole trace (lifetime.h). */
-static int whole_peak(const hsi_life *lt, size_t n, unsigned kinds, int64_t t1, int64_t t2, hsi_agg *a) {
-  size_t nrecs;
-  uint64_t peak;
-  int64_t ts;
-  int kind = -1;
-  if (kinds && !(kinds & (kinds - 1))) for (kind = 0; !(kinds & (1u << kind)); kind++) {}
-  if (!(kind >= 0 && hsi_life_peak(lt, kind, t1, t2, &nrecs, &peak, &ts) && nrecs == n)
-      && !(hsi_life_peak(lt, -1, t1, t2, &nrecs, &peak, &ts) && nrecs == n))
-    return 0;
-  a->peak = peak;
-  a->peak_ts = ts;
-  return 1;
 }
 
 int hsi_query_group(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t t2, int by,
@@ -461,7 +478,7 @@ int hsi_query_group(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t 
       gr = &out->g[gidx[i]];
       out->members[gr->moff + gr->mlen++] = sel ? sel->idx[i] : (uint32_t)i;
     }
-    if ((opts & HSI_AGG_PEAK) && group_peaks(R, out, t1, t2)) goto done;
+    if ((opts & HSI_AGG_PEAK) && group_peaks(lt, out, t1, t2)) goto done;
     if (!(opts & HSI_GRP_MEMBERS)) {       /* asked for the peaks only */
       free(out->members);
       out->members = NULL;

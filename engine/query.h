@@ -153,6 +153,10 @@ int hsi_agg_field_find(const char *name);              /* -1 if unknown */
 int hsi_groups_sort(hsi_groups *gs, int field, int descending);
 /* Keep the first n groups. */
 void hsi_groups_top(hsi_groups *gs, size_t n);
+/* The peaks of groups made with HSI_GRP_MEMBERS and without HSI_AGG_PEAK
+   (after sorting and keeping the first ones, say): as HSI_AGG_PEAK would
+   have given them.  HS_EARG without members. */
+int hsi_groups_peaks(const hsi_life *lt, hsi_groups *gs, int64_t t1, int64_t t2);
 
 /*
 ** Outstanding bytes and records of `sel` (NULL = all) over [t1, t2]:

@@ -609,6 +609,27 @@ static void large_peak_run(int64_t start, uint64_t step) {
       CHECK(check_agg(R, g.members + g.g[k].moff, g.g[k].mlen, t1, t2, &g.g[k].agg));
     }
     hsi_groups_free(&g);
+    /* peaks asked for afterwards, of the groups kept: the same figures */
+    {
+      hsi_groups e, d;
+      size_t m;
+      CHECK_EQ(hsi_query_group(L, NULL, t1, t2, HSI_BY_KEY, keys, HSI_AGG_PEAK | HSI_GRP_MEMBERS, &e), 0);
+      CHECK_EQ(hsi_query_group(L, NULL, t1, t2, HSI_BY_KEY, keys, HSI_GRP_MEMBERS, &d), 0);
+      CHECK_EQ(hsi_groups_sort(&d, HSI_F_BYTES, 1), 0);
+      hsi_groups_top(&d, 2);
+      CHECK_EQ(hsi_groups_peaks(L, &d, t1, t2), 0);
+      CHECK_EQ(d.n, 2);
+      for (k = 0; k < d.n; k++)
+        for (m = 0; m < e.n; m++)
+          if (e.g[m].key == d.g[k].key) {
+            CHECK_EQ(d.g[k].agg.peak, e.g[m].agg.peak);
+            CHECK_EQ(d.g[k].agg.peak_ts, e.g[m].agg.peak_ts);
+            CHECK(d.g[k].agg.peak > 0);
+          }
+      hsi_groups_free(&e);
+      hsi_groups_free(&d);
+      CHECK_EQ(hsi_groups_peaks(L, &g, t1, t2), 0);   /* no groups (freed): nothing to do */
+    }
     /* peaks without members: the same figures, no member list */
     CHECK_EQ(hsi_query_group(L, NULL, t1, t2, HSI_BY_KEY, keys, HSI_AGG_PEAK, &g), 0);
     CHECK(g.members == NULL);
@@ -714,6 +735,9 @@ TEST(whole_trace_peak) {
       if (round == 0 && kind == HSI_KIND_VIRTUAL) CHECK(hsi_life_stats_get(L)->vm_splits > 0);
       hsi_sel_free(&s);
     }
+    /* each kind's group is every record of that kind: its peak is the one
+       kept as the events came; against the naive peak of its members */
+    for (k = 0; k < g.n; k++) CHECK(check_agg(R, g.members + g.g[k].moff, g.g[k].mlen, first, last, &g.g[k].agg));
     hsi_groups_free(&g);
     /* every record: against one group of caller keys, which sweeps */
     CHECK(R->n <= 40000);
