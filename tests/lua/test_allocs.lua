@@ -94,6 +94,18 @@ test("examples/memorytestapp.etl: heap", function()
     "kernel32.dll!BaseThreadInitThunk+0x14",
     "ntdll.dll!RtlUserThreadStart+0x21"}, "\n"), "... with the documented stack")
   eq(#H:group("stack"), 9, "9 heap stacks (the leak and 8 balanced)")
+  do -- peaks of the kept groups only (top N by another field) are the peaks of every group
+    local all, same, n = {}, 0, 0
+    for _, x in ipairs(H:group("stack")) do all[x.key] = x end
+    for _, x in ipairs(H:group("stack", {sort = "count", top = 4})) do
+      n = n + 1
+      if all[x.key].peak == x.peak and all[x.key].peak_time == x.peak_time and x.peak > 0 then same = same + 1 end
+    end
+    eq(same, 4, "group top 4 by count: the same peaks and peak times as the whole grouping (" .. n .. " groups)")
+    local p = H:group("process", {top = 1})[1]
+    eq(p.peak, s.peak, "the one process's group: the kind's peak")
+    eq(p.peak_time, s.peak_time, "... reached at the same time")
+  end
   local i, ok = 0, true
   for a in t:allocations{kind = "heap", outstanding = true}:sorted("alloc_time"):each() do
     ok = ok and a.address == 0x23a5a4a1010 + 0x30 * i and math.abs(a.alloc_time - (0.3 + 0.06 * i)) < 1e-9
