@@ -1139,6 +1139,10 @@ void hsi_life_span(const hsi_life *L, int64_t *first, int64_t *last) {
   else { *first = 0; *last = 0; }
 }
 
+size_t hsi_life_kind_records(const hsi_life *L, int kind) {
+  return kind >= 0 && kind < HSI_KIND_COUNT ? L->nkind[kind] : 0;
+}
+
 int hsi_life_peak(const hsi_life *L, int kind, int64_t t1, int64_t t2, size_t *nrecs,
                   uint64_t *peak, int64_t *peak_ts) {
   const struct run *u;

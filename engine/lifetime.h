@@ -201,6 +201,9 @@ const hsi_life_stats *hsi_life_stats_get(const hsi_life *lt);
 void hsi_life_span(const hsi_life *lt, int64_t *first, int64_t *last);
 void hsi_life_set_span(hsi_life *lt, int64_t first, int64_t last);
 
+/* Records of a kind made so far (0 for a kind that is none). */
+size_t hsi_life_kind_records(const hsi_life *lt, int kind);
+
 /*
 ** The peak of outstanding bytes of every record of `kind` (-1: of every
 ** kind) over [t1, t2], as query.c's sweep would find it, kept as the

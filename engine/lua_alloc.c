@@ -893,26 +893,17 @@ static void run_query(lua_State *L, int anidx, const Allocs *base, int ftab, int
   Query q;
   Scratch *sc;
   uint32_t *idx, *out;
-  size_t n, i;
+  size_t n;
   anidx = lua_absindex(L, anidx);
   ftab = lua_absindex(L, ftab);
   parse_query(L, an, ftab, arg, base ? base->t1 : an->span1, base ? base->t2 : an->span2, &q);
   sc = newscratch(L);
-  if (!q.empty && hsi_query_select(an->lt, &q.f, &sc->sel)) nomem(L);
+  /* a filter of a selection looks at its records only, in its order */
+  if (!q.empty && (base ? hsi_query_select_in(an->lt, &q.f, base->idx, base->n, &sc->sel)
+                        : hsi_query_select(an->lt, &q.f, &sc->sel)))
+    nomem(L);
   idx = sc->sel.idx;
   n = q.empty ? 0 : sc->sel.n;
-  if (base && n) {
-    /* keep base's order: mark what the filter selected, walk base */
-    uint8_t *bits = (uint8_t *)newbuf(L, an->R->n / 8 + 1, 1);
-    size_t m = 0;
-    for (i = 0; i < n; i++) bits[idx[i] >> 3] |= (uint8_t)(1u << (idx[i] & 7));
-    for (i = 0; i < base->n; i++) {
-      uint32_t r = base->idx[i];
-      if ((bits[r >> 3] >> (r & 7)) & 1) idx[m++] = r;
-    }
-    n = m;
-    lua_pop(L, 1);
-  }
   if (q.stack && n) stack_filter(L, anidx, ftab, "stack", HSI_STACK_ALLOC, idx, &n);
   if (q.free_stack && n) stack_filter(L, anidx, ftab, "free_stack", HSI_STACK_FREE, idx, &n);
   out = newallocs(L, anidx, n, q.f.t1, q.f.t2);

@@ -100,17 +100,27 @@ static int matches(struct fctx *c, const hsi_recs *R, uint32_t i) {
   return 1;
 }
 
-int hsi_query_select(const hsi_life *lt, const hsi_filter *f, hsi_sel *out) {
+int hsi_query_select_in(const hsi_life *lt, const hsi_filter *f, const uint32_t *in, size_t n,
+                        hsi_sel *out) {
   const hsi_recs *R;
   struct fctx c;
   size_t i;
-  if (!lt || !f || !out) return HS_EARG;
+  if (!lt || !f || !out || (n && !in)) return HS_EARG;
   out->n = 0;
+  if (f->kinds) {                      /* no record of the kinds asked for: none to look at */
+    size_t have = 0;
+    int k;
+    for (k = 0; k < HSI_KIND_COUNT; k++)
+      if (f->kinds & (1u << k)) have += hsi_life_kind_records(lt, k);
+    if (!have) return 0;
+  }
   if (fctx_init(&c, lt, f)) return HS_ENOMEM;
   R = hsi_life_recs(lt);
-  for (i = 0; i < R->n; i++) {
+  if (in == NULL) n = R->n;
+  for (i = 0; i < n; i++) {
+    uint32_t r = in ? in[i] : (uint32_t)i;
     if (hsi_stop_due(i)) { free(c.insts); return HSI_ESTOPPED; }
-    if (!matches(&c, R, (uint32_t)i)) continue;
+    if (r >= R->n || !matches(&c, R, r)) continue;
     if (out->n == out->cap) {
       size_t nc = out->cap ? out->cap * 2 : 256;
       uint32_t *p = realloc(out->idx, nc * sizeof *p);
@@ -118,10 +128,14 @@ int hsi_query_select(const hsi_life *lt, const hsi_filter *f, hsi_sel *out) {
       out->idx = p;
       out->cap = nc;
     }
-    out->idx[out->n++] = (uint32_t)i;
+    out->idx[out->n++] = r;
   }
   free(c.insts);
   return 0;
+}
+
+int hsi_query_select(const hsi_life *lt, const hsi_filter *f, hsi_sel *out) {
+  return hsi_query_select_in(lt, f, NULL, 0, out);
 }
 
 size_t hsi_query_select_buf(const hsi_life *lt, const hsi_filter *f, uint32_t *buf, size_t cap) {

@@ -69,6 +69,10 @@ typedef struct hsi_sel {
 /* Fill `out` (its old contents dropped; zero-initialise before first use). 0 or HS_ENOMEM/HS_EARG,
    or HSI_ESTOPPED (stop.h) when a time limit stopped it (so may hsi_query_group, _agg, _series). */
 int hsi_query_select(const hsi_life *lt, const hsi_filter *f, hsi_sel *out);
+/* The same over the n records of `in` only, in their order (a filter of
+   a selection costs its size, not the trace's). */
+int hsi_query_select_in(const hsi_life *lt, const hsi_filter *f, const uint32_t *in, size_t n,
+                        hsi_sel *out);
 /* The same into a caller's buffer: returns how many match; writes at most cap. */
 size_t hsi_query_select_buf(const hsi_life *lt, const hsi_filter *f, uint32_t *buf, size_t cap);
 void hsi_sel_free(hsi_sel *s);

@@ -754,6 +754,44 @@ TEST(whole_trace_peak) {
   }
 }
 
+/* A filter over given records: the records of `in` that the filter over
+   every record selects, in the order of `in`; a kind with no records
+   selects none (and one with records still does). */
+TEST(select_in) {
+  hsi_life *L = timeline();
+  const hsi_recs *R = hsi_life_recs(L);
+  hsi_filter f;
+  hsi_sel all, sub;
+  uint32_t in[64];
+  size_t n = 0, i, j, want;
+  memset(&all, 0, sizeof all);
+  memset(&sub, 0, sizeof sub);
+  hsi_filter_init(&f, L);
+  f.t1 = 100; f.t2 = 200; f.classes = 1u << HSI_AIFO | 1u << HSI_AIFI;
+  CHECK_EQ(hsi_query_select(L, &f, &all), 0);
+  CHECK(all.n > 2);
+  for (i = R->n; i-- > 0;) if (i % 3 != 1) in[n++] = (uint32_t)i;   /* descending, some left out */
+  CHECK_EQ(hsi_query_select_in(L, &f, in, n, &sub), 0);
+  for (i = 0, want = 0; i < n; i++) {
+    int sel = 0;
+    for (j = 0; j < all.n; j++) sel |= all.idx[j] == in[i];
+    if (sel) { CHECK(want < sub.n && sub.idx[want] == in[i]); want++; }
+  }
+  CHECK_EQ(sub.n, want);
+  CHECK(want > 0 && want < all.n);
+  CHECK_EQ(hsi_query_select_in(L, &f, in, 0, &sub), 0);
+  CHECK_EQ(sub.n, 0);
+  f.kinds = 1u << HSI_KIND_POOL;                 /* the timeline has heap records only */
+  CHECK_EQ(hsi_query_select(L, &f, &sub), 0);
+  CHECK_EQ(sub.n, 0);
+  f.kinds = 1u << HSI_KIND_POOL | 1u << HSI_KIND_HEAP;
+  CHECK_EQ(hsi_query_select(L, &f, &sub), 0);
+  CHECK_EQ(sub.n, all.n);
+  hsi_sel_free(&all);
+  hsi_sel_free(&sub);
+  hsi_life_free(L);
+}
+
 int main(void) {
   RUN(classes);
   RUN(window_aggregates);
@@ -766,5 +804,6 @@ int main(void) {
   RUN(random_aggregates);
   RUN(large_peak);
   RUN(whole_trace_peak);
+  RUN(select_in);
   return UNIT_DONE();
 }
