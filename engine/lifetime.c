@@ -172,10 +172,6 @@ static uint32_t dead_slot(uint32_t h, uint32_t inst, uint64_t heap) {
 ** bytes move the values (not before-trace, size known); a piece split
 ** off a committed range was counted with the range.
 */
-static int counts(const hsi_recs *r, uint32_t i) {
-  return !(r->flags[i] & (HSI_RF_BEFORE | HSI_RF_SIZE_UNKNOWN));
-}
-
 /* The tick ends: the kinds that had an alloc in it (bits of L->allocd)
    may have a new peak. */
 static void run_close(hsi_life *L) {
@@ -264,14 +260,14 @@ static uint32_t startrec(hsi_life *L, int kind, uint32_t inst, uint64_t key, uin
                          uint64_t size, int64_t ts, unsigned flags, unsigned source) {
   uint32_t i = newrec(L, kind, inst, key, addr, size, ts, flags, source);
   if (i == HSI_NOREC) return i;
-  if (counts(&L->r, i)) run_move(L, i, ts, 1);
+  if (hsi_rec_counts(&L->r, i)) run_move(L, i, ts, 1);
   if (!L->new_count) L->new_first = i;
   L->new_count++;
   return i;
 }
 
 static void endrec(hsi_life *L, uint32_t i, int64_t ts, int reason) {
-  if (counts(&L->r, i)) run_move(L, i, ts, 0);
+  if (hsi_rec_counts(&L->r, i)) run_move(L, i, ts, 0);
   L->r.ts_free[i] = ts;
   L->r.reason[i] = (uint8_t)reason;
   v32_push(L, &L->ended, i);

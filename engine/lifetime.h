@@ -201,6 +201,12 @@ const hsi_life_stats *hsi_life_stats_get(const hsi_life *lt);
 void hsi_life_span(const hsi_life *lt, int64_t *first, int64_t *last);
 void hsi_life_set_span(hsi_life *lt, int64_t first, int64_t last);
 
+/* Does record r count in outstanding bytes (and so in peaks)?  Not one
+   allocated before the trace, nor one of unknown size. */
+static inline int hsi_rec_counts(const hsi_recs *R, uint32_t r) {
+  return !(R->flags[r] & (HSI_RF_BEFORE | HSI_RF_SIZE_UNKNOWN));
+}
+
 /* Records of a kind made so far (0 for a kind that is none). */
 size_t hsi_life_kind_records(const hsi_life *lt, int kind);
 

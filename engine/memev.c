@@ -125,11 +125,18 @@ static size_t minlen_of(const layout *L, int P);
 
 static int group_slot(int g) { return g == 0x10 ? 0 : g == 0x02 ? 1 : g == 0x0E ? 2 : -1; }
 
-/* The row for an event, or NULL if it is not a memory event. */
-static const layout *classify(const hs_event *ev, int *group, int *type) {
+/* The row for an event, or NULL if it is not a memory event.  *kc is
+   its kernel cell (kcache, kplan) as group slot * 256 + type, with *kv
+   its version, or -1 when it has none.  Inlined into the decoder: it
+   runs for every event of a trace. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline const layout *classify_k(const hs_event *ev, int *group, int *type, int *kc, int *kv) {
   const provider *pv;
   int g = -2, t = 0, v = 0;
   size_t i;
+  *kc = -1;
   if (ev->flags & HS_EVF_KERNEL) {
     int gs;
     g = ev->hook >> 8; t = ev->hook & 0xFF; v = ev->version & 0xFF;  /* PEBS/PMC bits, if left in */
@@ -140,6 +147,8 @@ static const layout *classify(const hs_event *ev, int *group, int *type) {
         kcache[gs][t][v] = pick(provider_of(g), t, v);
         kcached[gs][t][v] = 1;
       }
+      *kc = gs * 256 + t;
+      *kv = v;
       return kcache[gs][t][v];
     }
   } else if (is_classic(ev->header_type)) {
@@ -153,6 +162,11 @@ static const layout *classify(const hs_event *ev, int *group, int *type) {
   if (!pv) return NULL;
   *group = g; *type = t;
   return pick(pv, t, v);
+}
+
+static const layout *classify(const hs_event *ev, int *group, int *type) {
+  int kc, kv;
+  return classify_k(ev, group, type, &kc, &kv);
 }
 
 /* ----------------------------------------------------- hsi_memop fields */
@@ -313,21 +327,12 @@ void hsi_memev_prepare(void) {
 
 int hsi_memev_decode(const hs_event *ev, hsi_memop *op) {
   const layout *L;
-  const plan *pl = NULL;
-  int group = 0, type = 0, P = ev->pointer_size, present, gs = -1, kv = 0;
+  const plan *pl;
+  int group = 0, type = 0, P = ev->pointer_size, present, kc, kv = 0;
   uint32_t ppid = HS_NOID;
   int have_ppid = 0;
   unsigned i;
-  if (prepared && (ev->flags & HS_EVF_KERNEL)) {
-    /* classify's answer for a kernel event, from the tables prepared */
-    group = ev->hook >> 8;
-    type = ev->hook & 0xFF;
-    kv = ev->version & 0xFF;
-    if ((gs = group_slot(group)) < 0) return 0;
-    L = kv < CACHE_V ? kcache[gs][type][kv] : classify(ev, &group, &type);
-  } else {
-    L = classify(ev, &group, &type);
-  }
+  L = classify_k(ev, &group, &type, &kc, &kv);
   if (!L) return 0;
   memset(op, 0, sizeof *op);
   op->kind = L->kind;
@@ -338,7 +343,7 @@ int hsi_memev_decode(const hs_event *ev, hsi_memop *op) {
   if (ev->flags & HS_EVF_HAS_IDS) { op->pid = ev->pid; op->tid = ev->tid; }
   else op->pid = op->tid = HS_NOID;
   if (P != 4 && P != 8) return -1;
-  if (gs >= 0 && kv < CACHE_V) pl = kplan[gs][type][kv][P == 8];
+  if (prepared && kc >= 0) pl = kplan[kc >> 8][kc & 0xFF][kv][P == 8];
   else pl = plan_of(L, P);
   if (pl) {
     const uint8_t *p = ev->payload;

@@ -219,10 +219,6 @@ struct times {
   size_t na, nf;
 };
 
-static int counts_out(const hsi_recs *R, uint32_t r) {
-  return !(R->flags[r] & (HSI_RF_BEFORE | HSI_RF_SIZE_UNKNOWN));
-}
-
 /* Fill T's arrays (room for every record of sel) and sort them. */
 static int times_fill(const hsi_recs *R, const hsi_sel *sel, const uint32_t *gidx,
                       int64_t t1, int64_t t2, struct times *T) {
@@ -230,7 +226,7 @@ static int times_fill(const hsi_recs *R, const hsi_sel *sel, const uint32_t *gid
   T->na = T->nf = 0;
   for (i = 0; i < n; i++) {
     uint32_t r = sel ? sel->idx[i] : (uint32_t)i, g = gidx ? gidx[i] : 0;
-    if (g == UINT32_MAX || !counts_out(R, r)) continue;
+    if (g == UINT32_MAX || !hsi_rec_counts(R, r)) continue;
     if (!gidx && hsi_query_class(R->ts_alloc[r], R->ts_free[r], t1, t2) < 0) continue;
     T->al[T->na].k = (uint64_t)R->ts_alloc[r] ^ SIGN64;
     T->al[T->na].rec = r;
@@ -306,11 +302,9 @@ static int whole_peak(const hsi_life *lt, size_t n, unsigned kinds, int64_t t1, 
   size_t nrecs;
   uint64_t peak;
   int64_t ts;
-  int kind = -1;
+  int kind = -1;                       /* several kinds: every record of every kind */
   if (kinds && !(kinds & (kinds - 1))) for (kind = 0; !(kinds & (1u << kind)); kind++) {}
-  if (!(kind >= 0 && hsi_life_peak(lt, kind, t1, t2, &nrecs, &peak, &ts) && nrecs == n)
-      && !(hsi_life_peak(lt, -1, t1, t2, &nrecs, &peak, &ts) && nrecs == n))
-    return 0;
+  if (!hsi_life_peak(lt, kind, t1, t2, &nrecs, &peak, &ts) || nrecs != n) return 0;
   a->peak = peak;
   a->peak_ts = ts;
   return 1;
@@ -413,8 +407,6 @@ int hsi_query_group(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t 
   size_t i, n, cap = 0, hcap = 0;
   uint32_t *gidx = NULL, *hash = NULL, last_g = UINT32_MAX;
   uint64_t last_key = 0;
-  unsigned kinds = 0;           /* of the records taken, and were they all, in order? */
-  int whole = 1;
   int rc = HS_ENOMEM;
   if (!lt || !out || by < 0 || by >= HSI_BY_COUNT || (by == HSI_BY_KEY && !keys)) return HS_EARG;
   memset(out, 0, sizeof *out);
@@ -427,9 +419,7 @@ int hsi_query_group(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t 
     int cls = hsi_query_class(R->ts_alloc[r], R->ts_free[r], t1, t2);
     uint64_t key;
     if (hsi_stop_due(i)) { rc = HSI_ESTOPPED; goto done; }
-    if (cls < 0) { gidx[i] = UINT32_MAX; whole = 0; continue; }
-    kinds |= 1u << (R->kind[r] & 31);
-    if (sel && i && r <= sel->idx[i - 1]) whole = 0;
+    if (cls < 0) { gidx[i] = UINT32_MAX; continue; }
     key = group_key(lt, R, r, i, by, keys, cls);
     if (last_g != UINT32_MAX && key == last_key) {
       g = last_g;
@@ -474,8 +464,6 @@ int hsi_query_group(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t 
     agg_finish(&out->g[i].agg);
     out->g[i].agg.peak_ts = t1;
   }
-  if ((opts & HSI_AGG_PEAK) && whole && out->n == 1 && whole_peak(lt, n, kinds, t1, t2, &out->g[0].agg))
-    opts &= ~(unsigned)HSI_AGG_PEAK;   /* every record of a kind over the whole trace: kept as the events came */
   if (opts & (HSI_GRP_MEMBERS | HSI_AGG_PEAK)) {
     size_t off = 0;
     for (i = 0; i < out->n; i++) {
@@ -536,7 +524,7 @@ void hsi_query_outstanding(const hsi_life *lt, const hsi_sel *sel, int64_t t,
   uint64_t b = 0, c = 0;
   for (i = 0; i < n; i++) {
     uint32_t r = sel ? sel->idx[i] : (uint32_t)i;
-    if (!counts_out(R, r) || R->ts_alloc[r] > t || R->ts_free[r] <= t) continue;
+    if (!hsi_rec_counts(R, r) || R->ts_alloc[r] > t || R->ts_free[r] <= t) continue;
     b += R->size[r];
     c++;
   }

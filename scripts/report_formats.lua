@@ -60,23 +60,11 @@ function F.outstanding(r)
   return list
 end
 
--- A line's frames, split from its text when first asked for (the folded
--- file needs only the text).
-local line_mt = { __index = function(l, k)
-  if k ~= "frames" then return nil end
-  local fr = {}
-  for f in l.text:gmatch("[^;]+") do fr[#fr + 1] = f end
-  rawset(l, "frames", fr)
-  return fr
-end }
-
 -- Frame d of a line (1 = its kind), splitting its text only that far: the
 -- icicle looks at the first levels of every line and deeper only where a
 -- box is wide enough to draw.
 function F.line_frame(l, d)
-  local fr = rawget(l, "frames")
-  if fr then return fr[d] end
-  fr = l._fr
+  local fr = l._fr
   if not fr then fr = {}; l._fr = fr; l._at = 1 end
   local text, at = l.text, l._at
   while #fr < d and at do
@@ -87,6 +75,15 @@ function F.line_frame(l, d)
   l._at = at
   return fr[d]
 end
+
+-- A line's frames (l.frames), split from its text when first asked for:
+-- the folded file needs only the text.
+local line_mt = { __index = function(l, k)
+  if k ~= "frames" then return nil end
+  F.line_frame(l, math.huge)
+  rawset(l, "frames", l._fr)
+  return l._fr
+end }
 
 -- Bytes by stack, root first, kind as the root frame: {{text = "kind;f1;f2",
 -- frames = {...}, bytes = n}, ...} sorted by the folded text; the same

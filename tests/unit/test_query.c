@@ -649,7 +649,8 @@ TEST(large_peak) {
 ** events come (hsi_life_peak) instead of swept from sorted times: on a
 ** random mix of every kind of event, with equal and backward timestamps,
 ** committed ranges split by decommits, reallocs, process ends and
-** before-trace records, it must be the sweep's (a group by kind sweeps)
+** before-trace records, it must be the sweep's (a group by kind over the
+** records listed backwards sweeps)
 ** and the naive peak, for each kind and for all.
 */
 static void vm(hsi_life *L, int kind, int64_t ts, uint64_t addr, uint64_t size, uint32_t flags, uint32_t inst) {
@@ -669,6 +670,8 @@ TEST(whole_trace_peak) {
     hsi_groups g;
     hsi_agg all;
     static uint64_t keys[40000];
+    static uint32_t rev[40000];
+    hsi_sel back;
     int kind;
     for (i = 0; i < 4000; i++) {
       unsigned r = (unsigned)(rnd() % 100);
@@ -715,8 +718,12 @@ TEST(whole_trace_peak) {
     }
     R = hsi_life_recs(L);
     hsi_life_span(L, &first, &last);
-    /* the sweep, per kind */
-    CHECK_EQ(hsi_query_group(L, NULL, first, last, HSI_BY_KIND, NULL, HSI_AGG_PEAK | HSI_GRP_MEMBERS, &g), 0);
+    /* the sweep, per kind: over the records listed backwards, which no
+       group takes for a whole kind kept as the events came */
+    CHECK(R->n <= 40000);
+    for (k = 0; k < R->n; k++) rev[k] = (uint32_t)(R->n - 1 - k);
+    back.idx = rev; back.n = back.cap = R->n;
+    CHECK_EQ(hsi_query_group(L, &back, first, last, HSI_BY_KIND, NULL, HSI_AGG_PEAK | HSI_GRP_MEMBERS, &g), 0);
     for (kind = 0; kind < HSI_KIND_COUNT; kind++) {
       hsi_filter f;
       hsi_sel s;
@@ -735,15 +742,14 @@ TEST(whole_trace_peak) {
       if (round == 0 && kind == HSI_KIND_VIRTUAL) CHECK(hsi_life_stats_get(L)->vm_splits > 0);
       hsi_sel_free(&s);
     }
-    /* each kind's group is every record of that kind: its peak is the one
-       kept as the events came; against the naive peak of its members */
+    /* each kind's swept group against the naive peak of its members */
     for (k = 0; k < g.n; k++) CHECK(check_agg(R, g.members + g.g[k].moff, g.g[k].mlen, first, last, &g.g[k].agg));
     hsi_groups_free(&g);
-    /* every record: against one group of caller keys, which sweeps */
-    CHECK(R->n <= 40000);
+    /* every record: against one group of caller keys over the records
+       backwards, which sweeps */
     for (k = 0; k < R->n; k++) keys[k] = 7;
     CHECK_EQ(hsi_query_agg(L, NULL, first, last, HSI_AGG_PEAK, &all), 0);
-    CHECK_EQ(hsi_query_group(L, NULL, first, last, HSI_BY_KEY, keys, HSI_AGG_PEAK, &g), 0);
+    CHECK_EQ(hsi_query_group(L, &back, first, last, HSI_BY_KEY, keys, HSI_AGG_PEAK, &g), 0);
     CHECK_EQ(g.n, 1);
     CHECK_EQ(all.peak, g.g[0].agg.peak);
     CHECK_EQ(all.peak_ts, g.g[0].agg.peak_ts);
