@@ -267,6 +267,10 @@ struct hsi_stacks {
   int64_t now;
   int64_t window;
   uint32_t max_live, seq;
+  /* The newest target, not yet in the slots (see hold_flush): the
+     StackWalk that follows its event at once completes it without them. */
+  struct { int on; int64_t ts; uint64_t target; uint32_t pid, tid, seq; } hold;
+  int direct;              /* the hold is used (tests turn it off) */
   hsi_stack_fn fn;
   void *ud;
   hsi_stack_match *res;
@@ -284,6 +288,7 @@ hsi_stacks *hsi_stacks_new(void) {
   st->window = HSI_STACKS_WINDOW;
   st->max_live = HSI_STACKS_MAX_LIVE;
   st->now = INT64_MIN;
+  st->direct = 1;
   return st;
 }
 
@@ -429,6 +434,32 @@ static int deliver(hsi_stacks *st, uint64_t target, uint32_t stack) {
   return 0;
 }
 
+/* The final id of a stack of one part (the usual case), cached per part;
+   NONE when out of memory. */
+static uint32_t final_of(hsi_stacks *st, uint32_t part) {
+  uint32_t id;
+  if (part >= st->capp2f) {
+    uint32_t nc = st->capp2f ? st->capp2f : 1024;
+    uint32_t *np;
+    while (nc <= part) nc *= 2;
+    if ((np = realloc(st->p2f, (size_t)nc * sizeof *np)) != NULL) {
+      memset(np + st->capp2f, 0, (size_t)(nc - st->capp2f) * sizeof *np);
+      st->p2f = np; st->capp2f = nc;
+    }
+  }
+  if (part < st->capp2f && st->p2f[part]) return st->p2f[part];
+  {
+    size_t n;
+    const uint64_t *f = itab_frames(&st->parts, part, &n);
+    uint64_t *t = tmpbuf(st, n);
+    if (!t) return NONE;
+    memcpy(t, f, n * sizeof *t);
+    id = itab_intern(&st->final, t, n);
+  }
+  if (id != NONE && part < st->capp2f) st->p2f[part] = id;
+  return id;
+}
+
 /* Join the parts of a slot (kernel first), intern, deliver, free the slot. */
 static int finalize(hsi_stacks *st, uint32_t si) {
   tslot *s = &st->slots[si];
@@ -438,27 +469,7 @@ static int finalize(hsi_stacks *st, uint32_t si) {
   } else if (s->part[K_KERNEL] || s->part[K_USER]) {
     uint32_t id;
     if (!s->part[K_KERNEL] || !s->part[K_USER]) {
-      /* one part (the usual case): its final id is cached per part */
-      uint32_t part = s->part[K_KERNEL] ? s->part[K_KERNEL] : s->part[K_USER];
-      if (part >= st->capp2f) {
-        uint32_t nc = st->capp2f ? st->capp2f : 1024;
-        uint32_t *np;
-        while (nc <= part) nc *= 2;
-        if ((np = realloc(st->p2f, (size_t)nc * sizeof *np)) != NULL) {
-          memset(np + st->capp2f, 0, (size_t)(nc - st->capp2f) * sizeof *np);
-          st->p2f = np; st->capp2f = nc;
-        }
-      }
-      if (part < st->capp2f && st->p2f[part]) id = st->p2f[part];
-      else {
-        size_t n;
-        const uint64_t *f = itab_frames(&st->parts, part, &n);
-        uint64_t *t = tmpbuf(st, n);
-        if (!t) return HS_ENOMEM;
-        memcpy(t, f, n * sizeof *t);
-        id = itab_intern(&st->final, t, n);
-        if (id != NONE && part < st->capp2f) st->p2f[part] = id;
-      }
+      id = final_of(st, s->part[K_KERNEL] ? s->part[K_KERNEL] : s->part[K_USER]);
     } else {
       size_t nk, nu;
       const uint64_t *fk = itab_frames(&st->parts, s->part[K_KERNEL], &nk);
@@ -525,10 +536,11 @@ static int advance(hsi_stacks *st, int64_t now) {
   return rc;
 }
 
-int hsi_stacks_want(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint64_t target) {
+/* A live slot for a target registered as number seq, in the (ts, tid)
+   table and at the end of the queue: 0 or HS_ENOMEM. */
+static int slot_add(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint64_t target, uint32_t seq) {
   uint32_t si, i, mask;
   tslot *s;
-  st->c.targets++;
   if (st->nfree == 0) {
     uint32_t nc = st->capslots ? st->capslots * 2 : 1024, k;
     tslot *ns;
@@ -563,7 +575,7 @@ int hsi_stacks_want(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint
   s = &st->slots[si];
   memset(s, 0, sizeof *s);
   s->ts = ts; s->pid = pid; s->tid = tid; s->target = target;
-  s->seq = ++st->seq;
+  s->seq = seq;
   s->state = S_LIVE;
   mask = st->tabcap - 1;
   for (i = slot_hash(ts, tid) & mask; st->tab[i]; i = (i + 1) & mask) {}
@@ -571,7 +583,86 @@ int hsi_stacks_want(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint
   st->nlive++;
   st->fifo[(st->fhead + st->fcount) & (st->fcap - 1)] = (uint64_t)s->seq << 32 | si;
   st->fcount++;
+  return 0;
+}
+
+/*
+** The held target: the newest one, counted live (nlive) but kept out of
+** the slots, the table and the queue until anything but the StackWalk of
+** its own event comes (hold_flush puts it where it would have been; being
+** the newest, it goes at the end of the queue).  Nothing can tell the
+** difference: it is the newest, so advance could not have retired it
+** before older ones, and a part finds it only when no slot has its
+** (timestamp, thread).  Most stacks (one whole op 32 record right after
+** its event) then cost no slot, no table entry and no queue entry.
+*/
+static int hold_flush(hsi_stacks *st) {
+  if (!st->hold.on) return 0;
+  st->hold.on = 0;
+  st->nlive--;                            /* slot_add counts it again */
+  return slot_add(st, st->hold.ts, st->hold.pid, st->hold.tid, st->hold.target, st->hold.seq);
+}
+
+int hsi_stacks_want(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint64_t target) {
+  st->c.targets++;
+  if (hold_flush(st) != 0) return HS_ENOMEM;
+  if (st->direct) {
+    st->hold.on = 1;
+    st->hold.ts = ts; st->hold.pid = pid; st->hold.tid = tid; st->hold.target = target;
+    st->hold.seq = ++st->seq;
+    st->nlive++;
+  } else if (slot_add(st, ts, pid, tid, target, ++st->seq) != 0) return HS_ENOMEM;
   return advance(st, ts);
+}
+
+static uint32_t read_part(hsi_stacks *st, const uint8_t *p, size_t n, int w, uint64_t **first);
+
+/* Is a slot live for (ts, tid)? */
+static int tab_has(const hsi_stacks *st, int64_t ts, uint32_t tid) {
+  uint32_t mask = st->tabcap - 1, i;
+  if (!st->tabcap) return 0;
+  for (i = slot_hash(ts, tid) & mask; st->tab[i]; i = (i + 1) & mask) {
+    const tslot *s = &st->slots[st->tab[i] - 1];
+    if (s->ts == ts && s->tid == tid) return 1;
+  }
+  return 0;
+}
+
+/*
+** The held target's own op 32 record (kernel, no ext items), when it
+** completes the stack at once: 1 if it was taken here, 0 if the general
+** path must see it (then the hold is flushed), HS_ENOMEM.  The same
+** counts and the same delivery as stack_part + maybe_complete + finalize
+** on a slot.
+*/
+static int hold_take(hsi_stacks *st, const hs_event *ev) {
+  const uint8_t *p = ev->payload;
+  size_t len = ev->payload_len, n;
+  int w = ev->pointer_size == 4 ? 4 : 8;
+  uint64_t inner, outer;
+  uint32_t part, id;
+  if (len < 16 || (int64_t)rd64(p) != st->hold.ts || rd32(p + 12) != st->hold.tid
+      || st->hold.tid == HS_NOID || (st->nlive > 1 && tab_has(st, st->hold.ts, st->hold.tid)))
+    return 0;
+  n = (len - 16) / (size_t)w;
+  if (!n) return 0;                        /* empty: nothing to add, the target stays */
+  inner = w == 8 ? rd64(p + 16) : rd32(p + 16);
+  outer = w == 8 ? rd64(p + 16 + 8 * (n - 1)) : rd32(p + 16 + 4 * (n - 1));
+  /* a kernel part that ends in the kernel waits for its user part */
+  if (hsi_addr_is_kernel(inner, w) && kern(outer, w)) return 0;
+  if ((part = read_part(st, p + 16, n, w, NULL)) == NONE) return HS_ENOMEM;
+  st->c.op32++;
+  st->c.matched++;
+  st->hold.on = 0;
+  st->nlive--;
+  if ((id = final_of(st, part)) == NONE) { st->nomem = 1; return HS_ENOMEM; }
+  st->c.delivered++;
+  return deliver(st, st->hold.target, id) != 0 ? HS_ENOMEM : 1;
+}
+
+void hsi_stacks_set_direct(hsi_stacks *st, int on) {
+  if (!on && hold_flush(st) != 0) st->nomem = 1;
+  st->direct = on != 0;
 }
 
 /* Append part `pid` (part-table id) to slot si's kind. */
@@ -804,11 +895,29 @@ static int feed_ext(hsi_stacks *st, const hs_event *ev) {
 
 int hsi_stacks_feed(hsi_stacks *st, const hs_event *ev) {
   int rc = 0;
-  if (advance(st, ev->timestamp) != 0) return HS_ENOMEM;
-  if (((ev->flags & HS_EVF_KERNEL) && (ev->hook >> 8) == 0x18)
+  int walk = ((ev->flags & HS_EVF_KERNEL) && (ev->hook >> 8) == 0x18)
       || (!(ev->flags & HS_EVF_KERNEL) && ev->provider.d1 == G_STACKWALK.d1
           && ev->provider.d2 == G_STACKWALK.d2 && ev->provider.d3 == G_STACKWALK.d3
-          && memcmp(ev->provider.d4, G_STACKWALK.d4, 8) == 0)) {
+          && memcmp(ev->provider.d4, G_STACKWALK.d4, 8) == 0);
+  if (st->hold.on) {
+    /* Events that bring no stack leave the hold alone (its own event
+       first of all; a held target has no part, so leaving the window
+       would only free it).  Its own StackWalk, inside the window, may
+       complete it.  Anything else sees it in the slots, where it would
+       have been. */
+    int64_t now = ev->timestamp > st->now ? ev->timestamp : st->now;
+    int inside = !(now > st->hold.ts && (uint64_t)now - (uint64_t)st->hold.ts > (uint64_t)st->window);
+    int take = inside && walk && (ev->flags & (HS_EVF_KERNEL | HS_EVF_EXT)) == HS_EVF_KERNEL
+               && ev->hook == 0x1820;
+    if (!take && (walk || (ev->flags & HS_EVF_EXT)) && hold_flush(st) != 0) return HS_ENOMEM;
+    if (advance(st, ev->timestamp) != 0) return HS_ENOMEM;
+    if (take) {
+      int r = hold_take(st, ev);
+      if (r != 0) return r;
+      if (hold_flush(st) != 0) return HS_ENOMEM;
+    }
+  } else if (advance(st, ev->timestamp) != 0) return HS_ENOMEM;
+  if (walk) {
     int op = (ev->flags & HS_EVF_KERNEL) ? (ev->hook & 0xFF) : ev->opcode;
     rc = feed_stackwalk(st, ev, op);
   }
@@ -823,6 +932,7 @@ int hsi_stacks_feed(hsi_stacks *st, const hs_event *ev) {
 int hsi_stacks_finish(hsi_stacks *st) {
   int rc = 0, k;
   uint32_t i;
+  if (hold_flush(st) != 0) return HS_ENOMEM;
   /* every reference still waiting is an orphan; its target stays unknown */
   for (k = 0; k < 3; k++) {
     kmap *m = &st->pend[k];

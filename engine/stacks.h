@@ -108,6 +108,10 @@ int hsi_stacks_want(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint
 ** to the target registered for this very event (want before feed).
 */
 int hsi_stacks_feed(hsi_stacks *st, const hs_event *ev);
+/* The newest target waits out of the slots for the StackWalk right after
+   its event (stacks.c, the hold); the answers are the same either way.
+   On by default; tests turn it off to compare. */
+void hsi_stacks_set_direct(hsi_stacks *st, int on);
 /* End of the trace: deliver what is left; count orphaned references. */
 int hsi_stacks_finish(hsi_stacks *st);
 /* Results collected when no callback is set, in delivery order. */

@@ -509,6 +509,103 @@ static int corpus_missing;
 ** Then every op-32 stack and ext item must find its target, and every
 ** key reference its definition.
 */
+
+/* ------------------------------------------------------- the hold */
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint32_t rnd(uint32_t n) {
+  rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+  return (uint32_t)(rng % n);
+}
+
+/* Feed the same event to both: the one that holds the newest target and
+   the one that puts every target in a slot. */
+static void both(hsi_stacks *a, hsi_stacks *b, const hs_event *ev, size_t *bad) {
+  if (hsi_stacks_feed(a, ev) != hsi_stacks_feed(b, ev)) (*bad)++;
+}
+
+/* Random streams of targets, their own events, op 32 parts (kernel only,
+   user, kernel ending in user, empty, for this target or an older one or
+   none), key references and definitions, ext items, jumps past the window
+   and a small max_live: the hold must give the same deliveries, in the
+   same order, and the same counts as the slots alone. */
+TEST(hold_same_answers) {
+  int round;
+  for (round = 0; round < 40; round++) {
+    hsi_stacks *a = hsi_stacks_new(), *b = hsi_stacks_new();
+    size_t bad = 0, na, nb, i;
+    const hsi_stack_match *ma, *mb;
+    int64_t ts = 1000;
+    int64_t recent[8] = { 0 };
+    uint32_t rtid[8] = { 0 };
+    uint64_t target = 0;
+    int k;
+    hsi_stacks_set_direct(b, 0);
+    hsi_stacks_set_window(a, 5000, round % 3 == 0 ? 4 : 1000);
+    hsi_stacks_set_window(b, 5000, round % 3 == 0 ? 4 : 1000);
+    for (k = 0; k < 3000; k++) {
+      buf d;
+      hs_event ev;
+      uint64_t f[6];
+      uint32_t tid = rnd(5) == 0 ? HS_NOID : 10 + rnd(3), j, nf = rnd(7);
+      int w = round % 4 == 3 ? 4 : 8, which = rnd(16);
+      int64_t ets;
+      ts += rnd(6) == 0 ? 0 : 1 + rnd(rnd(40) == 0 ? 9000 : 300);
+      for (j = 0; j < nf; j++)                /* kernel frames first, then user ones */
+        f[j] = w == 8 ? (j < (uint32_t)rnd(4) ? K(0x100 * rnd(4) + j) : U(0x100 * rnd(4) + j))
+                      : (j < (uint32_t)rnd(4) ? 0x80001000u + 0x100 * rnd(4) + j : 0x401000u + 0x100 * rnd(4) + j);
+      if (which < 7) {                        /* a target, its own event, maybe its stack at once */
+        if (hsi_stacks_want(a, ts, 1, tid, target) != hsi_stacks_want(b, ts, 1, tid, target)) bad++;
+        target++;
+        recent[k % 8] = ts; rtid[k % 8] = tid;
+        ev = other(ts);
+        both(a, b, &ev, &bad);
+        if (which < 5) {
+          ev = op32(&d, w, ts + rnd(2), ts, 1, rnd(8) == 0 ? 99 : tid, f, nf);
+          both(a, b, &ev, &bad);
+        }
+      } else if (which < 11) {                /* a part for an older target, or for none */
+        int r = (int)rnd(8);
+        ets = rnd(4) == 0 ? ts - 1 : recent[r];
+        ev = op32(&d, w, ts, ets, 1, rnd(3) == 0 ? 10 + rnd(3) : rtid[r], f, nf);
+        both(a, b, &ev, &bad);
+      } else if (which < 13) {                /* a key reference for a recent target, or its definition */
+        int r = (int)rnd(8);
+        uint64_t key = 0x7000 + rnd(4);
+        if (rnd(2)) ev = keyref(&d, 37 + (int)rnd(2), ts, recent[r], 1, rtid[r], key);
+        else ev = keydef(&d, 34 + (int)rnd(3), ts, key, f, nf);
+        both(a, b, &ev, &bad);
+      } else if (which < 14) {                /* an ext stack item on the event of a new target */
+        uint8_t item[8 + 6 * 8];
+        uint32_t x;
+        if (hsi_stacks_want(a, ts, 1, tid, target) != hsi_stacks_want(b, ts, 1, tid, target)) bad++;
+        target++;
+        memset(item, 0, sizeof item);
+        for (j = 0; j < nf; j++) for (x = 0; x < 8; x++) item[8 + 8 * j + x] = (uint8_t)(f[j] >> (8 * x));
+        d.n = 0;
+        ext_item(&d, HS_EXT_STACK_TRACE64, 0, item, 8 + 8 * nf);
+        ev = ext_event(&d, ts, 1, tid);
+        both(a, b, &ev, &bad);
+      } else {                                /* time moves on */
+        ev = other(ts);
+        both(a, b, &ev, &bad);
+      }
+    }
+    if (hsi_stacks_finish(a) != hsi_stacks_finish(b)) bad++;
+    ma = hsi_stacks_results(a, &na);
+    mb = hsi_stacks_results(b, &nb);
+    CHECK_EQ(na, nb);
+    for (i = 0; i < na && i < nb; i++)
+      if (ma[i].target != mb[i].target || ma[i].stack != mb[i].stack) bad++;
+    CHECK_EQ(bad, 0);
+    CHECK(memcmp(hsi_stacks_counts(a), hsi_stacks_counts(b), sizeof(hsi_stack_counts)) == 0);
+    CHECK_EQ(hsi_stacks_count(a), hsi_stacks_count(b));
+    if (round == 0) CHECK(na > 500 && hsi_stacks_counts(a)->unmatched > 0 && hsi_stacks_counts(a)->joined > 0);
+    hsi_stacks_free(a);
+    hsi_stacks_free(b);
+  }
+}
+
 static void real_trace(const char *name) {
   char path[1024], jpath[1024], err[HS_ERRLEN];
   const char *paths[1];
@@ -516,13 +613,13 @@ static void real_trace(const char *name) {
   hs_reader *r = NULL;
   hs_event ev;
   hsi_procmap *pm;
-  hsi_stacks *st;
+  hsi_stacks *st, *slots;            /* slots: the same without the hold */
   const hsi_stack_counts *c;
   uint64_t idx = 0, defs, nframes = 0, resolved = 0, errors = 0;
   int64_t *tts;
   uint32_t *tpid;
-  size_t cap = 1u << 20, nres, i;
-  const hsi_stack_match *res;
+  size_t cap = 1u << 20, nres, nres2, i, differ = 0;
+  const hsi_stack_match *res, *res2;
   int rc;
   {
     char rel[512];
@@ -538,21 +635,35 @@ static void real_trace(const char *name) {
   if (rc != 0) { fprintf(stderr, "%s: %s\n", name, err); free(json); return; }
   pm = hsi_procmap_new();
   st = hsi_stacks_new();
+  slots = hsi_stacks_new();
+  hsi_stacks_set_direct(slots, 0);
+  hsi_stacks_set_window(slots, hs_time_freq(hs_reader_logfile(r, 0)), HSI_STACKS_MAX_LIVE);
   tts = malloc(cap * sizeof *tts);
   tpid = malloc(cap * sizeof *tpid);
   hsi_stacks_set_window(st, hs_time_freq(hs_reader_logfile(r, 0)), HSI_STACKS_MAX_LIVE);
   while ((rc = hs_reader_next(r, &ev)) == 1) {
     int sw = (ev.flags & HS_EVF_KERNEL) && (ev.hook >> 8) == 0x18;
     if (idx < cap) { tts[idx] = ev.timestamp; tpid[idx] = ev.pid; }
-    if (!sw && !hs_guid_eq(&ev.provider, &G_KTC) && hsi_stacks_want(st, ev.timestamp, ev.pid, ev.tid, idx) != 0)
+    if (!sw && !hs_guid_eq(&ev.provider, &G_KTC)
+        && (hsi_stacks_want(st, ev.timestamp, ev.pid, ev.tid, idx) != 0
+            || hsi_stacks_want(slots, ev.timestamp, ev.pid, ev.tid, idx) != 0))
       errors++;
-    if (hsi_procmap_feed(pm, &ev) < 0 || hsi_stacks_feed(st, &ev) < 0) errors++;
+    if (hsi_procmap_feed(pm, &ev) < 0 || hsi_stacks_feed(st, &ev) < 0 || hsi_stacks_feed(slots, &ev) < 0)
+      errors++;
     idx++;
   }
   CHECK_EQ(errors, 0);
   CHECK_EQ(rc, 0);
   CHECK_EQ(hsi_stacks_finish(st), 0);
+  CHECK_EQ(hsi_stacks_finish(slots), 0);
   c = hsi_stacks_counts(st);
+  /* the hold changes nothing: the same deliveries in the same order */
+  res = hsi_stacks_results(st, &nres);
+  res2 = hsi_stacks_results(slots, &nres2);
+  CHECK_EQ(nres, nres2);
+  for (i = 0; i < nres && i < nres2; i++) differ += res[i].target != res2[i].target || res[i].stack != res2[i].stack;
+  CHECK_EQ(differ, 0);
+  CHECK(memcmp(c, hsi_stacks_counts(slots), sizeof *c) == 0);
   defs = by_key(json, P_STACKWALK, 34) + by_key(json, P_STACKWALK, 35) + by_key(json, P_STACKWALK, 36);
   CHECK_EQ(c->op32, stacks_field(json, "stackwalk_events"));
   CHECK_EQ(c->key_refs, stacks_field(json, "stack_key_events"));
@@ -594,6 +705,7 @@ static void real_trace(const char *name) {
   free(tts);
   free(tpid);
   hsi_stacks_free(st);
+  hsi_stacks_free(slots);
   hsi_procmap_free(pm);
   hs_reader_close(r);
   free(json);
@@ -622,6 +734,7 @@ int main(void) {
   RUN(ext_stack_key);
   RUN(callback);
   RUN(damaged);
+  RUN(hold_same_answers);
   RUN(real_traces);
   return UNIT_DONE();
 }
