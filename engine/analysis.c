@@ -180,172 +180,14 @@ typedef struct pre {
 
 typedef struct stage_ctx { hsi_attrib *at; hsi_lcheck *lc; } stage_ctx;
 
-static int stage(stage_ctx *sc, hs_event *ev, pre *x) {
+static int stage(void *ud, hs_event *ev, void *extra) {
+  stage_ctx *sc = (stage_ctx *)ud;
+  pre *x = (pre *)extra;
   int n = hsi_attrib_next(sc->at, ev, &x->ids);
   if (n != 1) return n;
   x->d = hsi_memev_decode(ev, &x->op);
   if (x->d != 0 && hsi_lcheck_add(sc->lc, ev, x->d, &x->op)) return HS_ENOMEM;
   return 1;
-}
-
-/*
-** What the records side needs of an event, by what the event is.  Most
-** events need far less than the whole event: a heap event its operation,
-** a StackWalk its payload, a context switch its time.  With a prefetch
-** thread only that crosses to the other core (an item, prefetch.h); the
-** handlers below are the same with and without it.
-**   IT_MEM   a memory operation of a kernel group the procmap ignores
-**   IT_WALK  a StackWalk record (group 0x18) without ext items
-**   IT_PASS  any other kernel event of a group the procmap ignores
-**   IT_FULL  everything else: the event, its pre and its record bytes
-*/
-enum { IT_FULL, IT_MEM, IT_WALK, IT_PASS };
-
-static int item_of(const hs_event *ev, const pre *x) {
-  if ((ev->flags & (HS_EVF_KERNEL | HS_EVF_EXT)) != HS_EVF_KERNEL || x->d < 0 || !hsi_procmap_skips(ev))
-    return IT_FULL;
-  if ((ev->hook >> 8) == 0x18) return x->d == 0 ? IT_WALK : IT_FULL;
-  return x->d == 1 ? IT_MEM : IT_PASS;
-}
-
-/* Every item starts so (24 bytes); IT_MEM adds an imem, IT_WALK the
-   payload, IT_FULL the hs_event, its pre and the record bytes. */
-typedef struct ihead {
-  int64_t ts;
-  uint32_t buffer;
-  uint32_t len;               /* IT_WALK: payload bytes */
-  uint16_t file, hook;
-  uint8_t tag, pointer_size, flags, pad;
-} ihead;
-
-typedef struct imem { hsi_ids ids; hsi_memop op; } imem;
-
-#define FULL_BYTES (sizeof(ihead) + sizeof(hs_event) + sizeof(pre))
-
-/* Each event, counted first (time limit, span, progress line). */
-static int count(hsi_analysis *a, int64_t ts, const hs_event *ev, uint16_t file, uint32_t buffer) {
-  if (hsi_stop_due(a->c.events)) return HSI_ESTOPPED;   /* a time limit (stop.h) */
-  if (a->c.events++ == 0) a->c.first_ts = ts;
-  if ((a->c.events & 0xFFF) == 0 && a->scope && a->scope->progress) {
-    hs_event pe;
-    if (!ev) {
-      memset(&pe, 0, sizeof pe);
-      pe.timestamp = ts; pe.file = file; pe.buffer = buffer;
-      ev = &pe;
-    }
-    a->scope->progress(a->scope->progress_ud, ev);
-  }
-  a->c.last_ts = ts;
-  return 0;
-}
-
-static int on_mem(hsi_analysis *a, int64_t ts, const hsi_ids *ids, const hsi_memop *op) {
-  hsi_memop o = *op;                     /* memory_event fills in the ids */
-  int rc = memory_event(a, &o, ids);
-  return rc ? rc : hsi_stacks_pass(a->st, ts);
-}
-
-static int on_walk(hsi_analysis *a, const hs_event *ev) {
-  if (ev->hook == 0x1820 || ev->hook == 0x1825 || ev->hook == 0x1826) probe_stack(a, ev);
-  return hsi_stacks_feed(a->st, ev) < 0 ? HS_ENOMEM : 0;
-}
-
-static int on_full(hsi_analysis *a, const hs_event *ev, const pre *x) {
-  int rc = 0;
-  /* End first: the instance is found while the procmap still has it alive. */
-  if ((ev->flags & HS_EVF_KERNEL) && ev->hook == 0x0302 && (rc = process_end(a, ev)) != 0) return rc;
-  if (hsi_procmap_feed(a->pm, ev) < 0) return HS_ENOMEM;
-  if (x->d == 1) {
-    hsi_memop o = x->op;
-    if ((rc = memory_event(a, &o, &x->ids)) != 0) return rc;
-  } else if (x->d < 0) a->c.memory_damaged++;
-  if ((ev->flags & HS_EVF_KERNEL) && (ev->hook == 0x1820 || ev->hook == 0x1825 || ev->hook == 0x1826))
-    probe_stack(a, ev);
-  return hsi_stacks_feed(a->st, ev) < 0 ? HS_ENOMEM : 0;
-}
-
-/* Without a prefetch thread: the same handlers, straight from the event. */
-static int on_event(hsi_analysis *a, const hs_event *ev, const pre *x) {
-  int rc = count(a, ev->timestamp, ev, 0, 0);
-  if (rc) return rc;
-  switch (item_of(ev, x)) {
-    case IT_MEM: return on_mem(a, ev->timestamp, &x->ids, &x->op);
-    case IT_WALK: return on_walk(a, ev);
-    case IT_PASS: return hsi_stacks_pass(a->st, ev->timestamp);
-    default: return on_full(a, ev, x);
-  }
-}
-
-/* The producer: one event, its item. */
-static int fill(void *ud, hsi_prefetch *pf) {
-  stage_ctx *sc = (stage_ctx *)ud;
-  hs_event ev;
-  pre x;
-  ihead *h;
-  int n = stage(sc, &ev, &x), tag;
-  size_t size;
-  if (n != 1) return n;
-  tag = item_of(&ev, &x);
-  size = tag == IT_MEM ? sizeof *h + sizeof(imem)
-       : tag == IT_WALK ? sizeof *h + ev.payload_len
-       : tag == IT_PASS ? sizeof *h
-       : FULL_BYTES + ev.record_len;
-  if (!(h = (ihead *)hsi_prefetch_put(pf, size))) return 0;   /* closing */
-  h->ts = ev.timestamp;
-  h->buffer = ev.buffer;
-  h->file = ev.file;
-  h->hook = ev.hook;
-  h->tag = (uint8_t)tag;
-  h->pointer_size = ev.pointer_size;
-  h->flags = ev.flags;
-  h->len = ev.payload_len;
-  if (tag == IT_MEM) {
-    imem *m = (imem *)(h + 1);
-    m->ids = x.ids;
-    m->op = x.op;
-  } else if (tag == IT_WALK) {
-    if (ev.payload_len) memcpy(h + 1, ev.payload, ev.payload_len);
-  } else if (tag == IT_FULL) {
-    hs_event *e = (hs_event *)(h + 1);
-    uint8_t *copy = (uint8_t *)h + FULL_BYTES;
-    memcpy(copy, ev.record, ev.record_len);
-    *e = ev;
-    if (ev.payload) e->payload = copy + (ev.payload - ev.record);
-    if (ev.ext) e->ext = copy + (ev.ext - ev.record);
-    e->record = copy;
-    memcpy(e + 1, &x, sizeof x);
-  }
-  return 1;
-}
-
-/* The consumer: one item. */
-static int on_item(hsi_analysis *a, const ihead *h) {
-  int rc;
-  if (h->tag == IT_FULL) {
-    const hs_event *e = (const hs_event *)(h + 1);
-    pre x;
-    memcpy(&x, e + 1, sizeof x);
-    return (rc = count(a, h->ts, e, 0, 0)) != 0 ? rc : on_full(a, e, &x);
-  }
-  if ((rc = count(a, h->ts, NULL, h->file, h->buffer)) != 0) return rc;
-  if (h->tag == IT_MEM) {
-    const imem *m = (const imem *)(h + 1);
-    return on_mem(a, h->ts, &m->ids, &m->op);
-  }
-  if (h->tag == IT_WALK) {
-    hs_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.timestamp = h->ts;
-    ev.payload = (const uint8_t *)(h + 1);
-    ev.payload_len = h->len;
-    ev.hook = h->hook;
-    ev.pointer_size = h->pointer_size;
-    ev.flags = h->flags;
-    ev.file = h->file;
-    ev.buffer = h->buffer;
-    return on_walk(a, &ev);
-  }
-  return hsi_stacks_pass(a->st, h->ts);
 }
 
 /* Records of a process the trace does not name: heap and pool events
@@ -364,7 +206,8 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   hs_event ev;
   hsi_prefetch *pf = NULL;
   stage_ctx sc;
-  pre own;
+  pre own, *x = &own;
+  void *xp = NULL;
   int rc = 0, n = 0;
   *out = NULL;
   if (!a || !(a->pm = hsi_procmap_new()) || !(a->st = hsi_stacks_new()) || !(a->lt = hsi_life_new())
@@ -386,13 +229,23 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   /* Reading, attribution and decoding cost about what the work below
      does: on a second core they run ahead (prefetch.h); without threads,
      here. */
-  else pf = hsi_prefetch_start(fill, &sc);
-  if (pf) {
-    const void *it;
-    size_t size;
-    while (rc == 0 && (it = hsi_prefetch_take(pf, &size, &n)) != NULL) rc = on_item(a, (const ihead *)it);
-  } else {
-    while (rc == 0 && (n = stage(&sc, &ev, &own)) == 1) rc = on_event(a, &ev, &own);
+  else pf = hsi_prefetch_open_src(stage, &sc, sizeof(pre));
+  while (rc == 0 && (n = pf ? hsi_prefetch_next_x(pf, &ev, &xp) : stage(&sc, &ev, &own)) == 1) {
+    int d;
+    if (pf) x = (pre *)xp;
+    d = x->d;
+    if (hsi_stop_due(a->c.events)) { rc = HSI_ESTOPPED; break; }   /* a time limit (stop.h) */
+    if (a->c.events++ == 0) a->c.first_ts = ev.timestamp;
+    if ((a->c.events & 0xFFF) == 0 && scope && scope->progress) scope->progress(scope->progress_ud, &ev);
+    a->c.last_ts = ev.timestamp;
+    /* End first: the instance is found while the procmap still has it alive. */
+    if ((ev.flags & HS_EVF_KERNEL) && ev.hook == 0x0302 && (rc = process_end(a, &ev)) != 0) break;
+    if (hsi_procmap_feed(a->pm, &ev) < 0) { rc = HS_ENOMEM; break; }
+    if (d == 1) rc = memory_event(a, &x->op, &x->ids);
+    else if (d < 0) a->c.memory_damaged++;
+    if (rc == 0 && (ev.flags & HS_EVF_KERNEL) && (ev.hook == 0x1820 || ev.hook == 0x1825 || ev.hook == 0x1826))
+      probe_stack(a, &ev);
+    if (rc == 0 && hsi_stacks_feed(a->st, &ev) < 0) rc = HS_ENOMEM;
   }
   hsi_prefetch_close(pf);                /* the attribution and the checks are ours again */
   if (sc.at) a->c.ids_missing = hsi_attrib_counts_get(sc.at)->no_stack;

@@ -1,144 +1,193 @@
 /*
-** prefetch.c -- items from a second thread (see prefetch.h).
+** prefetch.c -- the reader on a second thread (see prefetch.h).
 **
-** A ring of NBLOCK blocks of bytes.  The producer owns the block after
-** the published ones and appends items to it, each behind an 8-byte size
-** word; when the next item does not fit, the block is published and the
-** producer waits for a free one.  The consumer walks a published block
-** item by item and gives it back when it asks for the item after its
-** last.  The threads are behind the wrappers of thread.h.
+** A ring of NBLOCK blocks.  The producer fills the next free block with
+** events and copies of their record bytes (an event's pointers are moved
+** into the copy), then publishes it; the consumer walks a published block
+** and gives it back when it asks for the first event of the next one.
+** Handing over whole blocks keeps the locking to one lock per thousands of
+** events.  The threads are behind the wrappers of thread.h.
 */
 #include <stdlib.h>
 #include <string.h>
 #include "heapscript.h"
 #include "prefetch.h"
-#include "thread.h"
 
 #define NBLOCK 4
-#define BLOCK_BYTES (256u * 1024u)   /* > HSI_PREFETCH_MAX + its size word */
+#define BLOCK_EVENTS 4096
+#define BLOCK_BYTES (1u << 20)   /* >= one record of the largest size (64 KiB) */
+#define AHEAD 8                  /* events prefetched ahead by the consumer */
+#if defined(__GNUC__) || defined(__clang__)
+#define HSI_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define HSI_PREFETCH(p) ((void)(p))
+#endif
+
+#include "thread.h"
 
 typedef struct block {
-  uint8_t *bytes;
-  size_t used;            /* bytes of items, size words included */
-  int end;                /* the last block: after its items, rc */
-  int rc;                 /* 0 at the end, or fill's error */
+  hs_event ev[BLOCK_EVENTS];
+  uint8_t bytes[BLOCK_BYTES];
+  uint8_t *x;             /* BLOCK_EVENTS extras of pf->xsize bytes */
+  int n;                  /* events in it */
+  int end;                /* the last block: after its events, rc */
+  int rc;                 /* 0 at the end of the trace, or the source's error */
 } block;
 
 struct hsi_prefetch {
-  hsi_prefetch_fill fill;
+  hsi_prefetch_src src;
   void *ud;
-  block b[NBLOCK];
+  size_t xsize;           /* bytes of the stage's extra per event */
+  block *b;               /* NBLOCK blocks */
   hsi_mutex mx;
   hsi_cond filled, freed;
   int nfilled;            /* published and not yet given back */
   int stop;               /* the consumer is closing */
-  int prod;               /* the producer's block (after the published ones) */
-  int halted;             /* producer: put saw stop */
-  int cons;               /* the consumer's block */
-  int taking;             /* consumer: block cons is published and being read */
-  size_t pos;             /* consumer: next item in it */
-  int done, rc;           /* consumer: the end was seen, and its code */
+  int prod, cons;         /* next block to fill / to read */
+  int pos;                /* next event in the consumer's block, -1: none taken */
+  int done;               /* the consumer saw the end */
   hsi_thread th;
 };
 
-/* Producer: publish its block and, unless it was the last, wait for the
-   next one; 0, or -1 when the consumer is closing (then no block is the
-   producer's). */
-static int publish(hsi_prefetch *pf, int last) {
-  int stop;
-  hsi_mx_lock(&pf->mx);
-  pf->nfilled++;
-  hsi_cv_signal(&pf->filled);
-  while (!last && pf->nfilled == NBLOCK && !pf->stop) hsi_cv_wait(&pf->freed, &pf->mx);
-  stop = pf->stop;
-  hsi_mx_unlock(&pf->mx);
-  if (last) return 0;
-  if (stop) return -1;
-  pf->prod = (pf->prod + 1) % NBLOCK;
-  pf->b[pf->prod].used = 0;
-  pf->b[pf->prod].end = 0;
-  return 0;
-}
-
-void *hsi_prefetch_put(hsi_prefetch *pf, size_t size) {
-  block *b = &pf->b[pf->prod];
-  uint8_t *p;
-  size = (size + 7u) & ~(size_t)7;
-  if (pf->halted || size > HSI_PREFETCH_MAX) return NULL;
-  if (b->used + 8 + size > BLOCK_BYTES) {
-    if (publish(pf, 0) != 0) { pf->halted = 1; return NULL; }
-    b = &pf->b[pf->prod];
-  }
-  p = b->bytes + b->used;
-  memcpy(p, &(uint32_t){ (uint32_t)size }, 4);
-  b->used += 8 + size;
-  return p + 8;
-}
-
 static HSI_THREAD_FN producer(void *arg) {
   hsi_prefetch *pf = (hsi_prefetch *)arg;
-  int rc;
-  while ((rc = pf->fill(pf->ud, pf)) == 1 && !pf->halted) {}
-  if (pf->halted) return HSI_THREAD_RET;
-  pf->b[pf->prod].end = 1;
-  pf->b[pf->prod].rc = rc;
-  publish(pf, 1);
-  return HSI_THREAD_RET;
+  for (;;) {
+    block *b;
+    size_t used = 0;
+    int rc = 1;
+    hsi_mx_lock(&pf->mx);
+    while (pf->nfilled == NBLOCK && !pf->stop) hsi_cv_wait(&pf->freed, &pf->mx);
+    if (pf->stop) { hsi_mx_unlock(&pf->mx); return HSI_THREAD_RET; }
+    hsi_mx_unlock(&pf->mx);
+    b = &pf->b[pf->prod];
+    b->n = 0;
+    b->end = 0;
+    while (b->n < BLOCK_EVENTS) {
+      hs_event *e = &b->ev[b->n];
+      uint8_t *copy;
+      if ((rc = pf->src(pf->ud, e, b->x + (size_t)b->n * pf->xsize)) != 1) break;
+      if (used + e->record_len > BLOCK_BYTES) {
+        /* does not fit: it opens the next block (a record fits an empty one) */
+        copy = NULL;
+      } else {
+        copy = b->bytes + used;
+      }
+      if (!copy) {
+        /* keep it: the reader's view stays valid until its next call */
+        hs_event keep = *e;
+        const uint8_t *kx = b->x + (size_t)b->n * pf->xsize;
+        hsi_mx_lock(&pf->mx);
+        pf->nfilled++;
+        hsi_cv_signal(&pf->filled);
+        while (pf->nfilled == NBLOCK && !pf->stop) hsi_cv_wait(&pf->freed, &pf->mx);
+        if (pf->stop) { hsi_mx_unlock(&pf->mx); return HSI_THREAD_RET; }
+        hsi_mx_unlock(&pf->mx);
+        pf->prod = (pf->prod + 1) % NBLOCK;
+        b = &pf->b[pf->prod];
+        b->n = 0;
+        b->end = 0;
+        used = 0;
+        e = &b->ev[0];
+        *e = keep;
+        if (pf->xsize) memcpy(b->x, kx, pf->xsize);   /* blocks differ: no overlap */
+        copy = b->bytes;
+      }
+      memcpy(copy, e->record, e->record_len);
+      if (e->payload) e->payload = copy + (e->payload - e->record);
+      if (e->ext) e->ext = copy + (e->ext - e->record);
+      e->record = copy;
+      used += (e->record_len + 7u) & ~(size_t)7;
+      b->n++;
+    }
+    if (rc != 1) { b->end = 1; b->rc = rc; }
+    hsi_mx_lock(&pf->mx);
+    pf->nfilled++;
+    hsi_cv_signal(&pf->filled);
+    hsi_mx_unlock(&pf->mx);
+    pf->prod = (pf->prod + 1) % NBLOCK;
+    if (rc != 1) return HSI_THREAD_RET;
+  }
+}
+
+static int reader_src(void *ud, hs_event *ev, void *extra) {
+  (void)extra;
+  return hs_reader_next((hs_reader *)ud, ev);
 }
 
 static void free_blocks(hsi_prefetch *pf) {
   int k;
-  for (k = 0; k < NBLOCK; k++) free(pf->b[k].bytes);
-  free(pf);
+  for (k = 0; pf->b && k < NBLOCK; k++) free(pf->b[k].x);
+  free(pf->b);
 }
 
-hsi_prefetch *hsi_prefetch_start(hsi_prefetch_fill fill, void *ud) {
+hsi_prefetch *hsi_prefetch_open_src(hsi_prefetch_src src, void *ud, size_t xsize) {
   hsi_prefetch *pf;
   int k;
   if (hsi_threads_allowed(1) == 0) return NULL;
-  if (!(pf = (hsi_prefetch *)calloc(1, sizeof *pf))) return NULL;
+  pf = (hsi_prefetch *)calloc(1, sizeof *pf);
+  if (!pf) return NULL;
+  pf->b = (block *)calloc(NBLOCK, sizeof(block));
+  if (!pf->b) { free(pf); return NULL; }
   for (k = 0; k < NBLOCK; k++)
-    if (!(pf->b[k].bytes = (uint8_t *)malloc(BLOCK_BYTES))) { free_blocks(pf); return NULL; }
-  pf->fill = fill;
+    if (!(pf->b[k].x = (uint8_t *)malloc(xsize ? BLOCK_EVENTS * xsize : 1))) { free_blocks(pf); free(pf); return NULL; }
+  pf->src = src;
   pf->ud = ud;
+  pf->xsize = xsize;
+  pf->pos = -1;
   hsi_mx_init(&pf->mx);
   hsi_cv_init(&pf->filled);
   hsi_cv_init(&pf->freed);
   if (hsi_th_start(&pf->th, producer, pf) != 0) {
     hsi_cv_free(&pf->filled); hsi_cv_free(&pf->freed); hsi_mx_free(&pf->mx);
     free_blocks(pf);
+    free(pf);
     return NULL;
   }
   return pf;
 }
 
-const void *hsi_prefetch_take(hsi_prefetch *pf, size_t *size, int *rc) {
+hsi_prefetch *hsi_prefetch_open(hs_reader *r) { return hsi_prefetch_open_src(reader_src, r, 0); }
+
+int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev) { return hsi_prefetch_next_x(pf, ev, NULL); }
+
+int hsi_prefetch_next_x(hsi_prefetch *pf, hs_event *ev, void **extra) {
   for (;;) {
     block *b;
-    if (pf->done) { *rc = pf->rc; *size = 0; return NULL; }
-    if (!pf->taking) {                       /* the next published block */
+    if (pf->done) return 0;
+    if (pf->pos < 0) {                       /* take the next published block */
       hsi_mx_lock(&pf->mx);
       while (pf->nfilled == 0) hsi_cv_wait(&pf->filled, &pf->mx);
       hsi_mx_unlock(&pf->mx);
-      pf->taking = 1;
       pf->pos = 0;
     }
     b = &pf->b[pf->cons];
-    if (pf->pos < b->used) {
-      const uint8_t *p = b->bytes + pf->pos;
-      uint32_t n;
-      memcpy(&n, p, 4);
-      pf->pos += 8 + n;
-      *size = n;
-      return p + 8;
+    if (pf->pos < b->n) {
+      /* The block was written on the other core: ask for what comes a
+         few events later now, so it is here when it is wanted. */
+      if (pf->pos + AHEAD < b->n) {
+        const hs_event *f = &b->ev[pf->pos + AHEAD];
+        HSI_PREFETCH(f);
+        HSI_PREFETCH((const char *)f + 64);
+        HSI_PREFETCH(f->record);
+        HSI_PREFETCH(f->record + 64);
+        if (pf->xsize) {
+          const uint8_t *fx = b->x + (size_t)(pf->pos + AHEAD) * pf->xsize;
+          HSI_PREFETCH(fx);
+          HSI_PREFETCH(fx + 64);
+        }
+      }
+      if (extra) *extra = b->x + (size_t)pf->pos * pf->xsize;
+      *ev = b->ev[pf->pos++];
+      return 1;
     }
-    if (b->end) { pf->done = 1; pf->rc = b->rc < 0 ? b->rc : 0; continue; }
-    hsi_mx_lock(&pf->mx);                    /* give it back */
+    if (b->end) { pf->done = 1; return b->rc < 0 ? b->rc : 0; }
+    /* give the block back and move on */
+    hsi_mx_lock(&pf->mx);
     pf->nfilled--;
     hsi_cv_signal(&pf->freed);
     hsi_mx_unlock(&pf->mx);
     pf->cons = (pf->cons + 1) % NBLOCK;
-    pf->taking = 0;
+    pf->pos = -1;
   }
 }
 
@@ -151,4 +200,5 @@ void hsi_prefetch_close(hsi_prefetch *pf) {
   hsi_th_join(pf->th);
   hsi_cv_free(&pf->filled); hsi_cv_free(&pf->freed); hsi_mx_free(&pf->mx);
   free_blocks(pf);
+  free(pf);
 }

@@ -1,40 +1,37 @@
 /*
-** prefetch.h -- work on a second thread that runs ahead of the caller:
-** the producer writes items (bytes of its own layout) into blocks, the
-** consumer takes them in the same order.  Handing over whole blocks keeps
-** the locking to one lock per thousands of items, and an item is only the
-** bytes the consumer needs: what crosses between the cores is what costs.
+** prefetch.h -- read a trace on a second thread while the caller works
+** on the events already read: the reader decodes and copies events into
+** blocks, the consumer takes whole blocks.  Events come out exactly as
+** hs_reader_next gives them, in the same order; each one stays valid until
+** the next hsi_prefetch_next call, like the reader's own.
 **
-** Used by the analysis pass: the reading, attribution and decoding on the
-** producer, the records on the consumer (analysis.c).  Where threads are
-** not available (or HEAPSCRIPT_THREADS=0), hsi_prefetch_start returns NULL
-** and the caller does both itself.
+** Used by the analysis pass, whose per-event work and the decoding are of
+** the same order of cost: on two cores they overlap.  Where threads are
+** not available (or HEAPSCRIPT_THREADS=0), hsi_prefetch_open returns NULL
+** and the caller reads directly.
 */
 #ifndef HS_PREFETCH_H
 #define HS_PREFETCH_H
-#include <stddef.h>
+#include "heapscript.h"
 
 typedef struct hsi_prefetch hsi_prefetch;
 
-/* The largest item: an event of 64 KiB with room for what goes with it. */
-#define HSI_PREFETCH_MAX (80u * 1024u)
-
+/* Start reading r (from where it is) on a thread; NULL if that cannot be
+   done, and then r is untouched. */
+hsi_prefetch *hsi_prefetch_open(hs_reader *r);
+/* 1 and *ev, 0 at the end, negative: the reader's error code. */
+int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev);
 /*
-** fill runs on the producer's thread, again and again: it puts the items
-** of one or more events with hsi_prefetch_put and returns 1 while more
-** follow, 0 at the end, a negative error code on failure (the consumer
-** gets it after the items put before it).  What it touches belongs to
-** that thread until hsi_prefetch_close returns.
+** The same with a stage of the caller's on the reading thread: src gives
+** the next event (1, a view valid until its next call; 0 at the end;
+** negative: an error code) and writes xsize bytes of its own about it
+** into extra; hsi_prefetch_next_x hands out the event and points *extra at
+** those bytes (valid until the next call).  src runs on the other thread:
+** what it touches belongs to it until hsi_prefetch_close returns.
 */
-typedef int (*hsi_prefetch_fill)(void *ud, hsi_prefetch *pf);
-hsi_prefetch *hsi_prefetch_start(hsi_prefetch_fill fill, void *ud);
-/* Producer: room for an item of size bytes (<= HSI_PREFETCH_MAX), 8-byte
-   aligned, to be written before the next put; NULL when the consumer is
-   closing (fill then returns, with any code). */
-void *hsi_prefetch_put(hsi_prefetch *pf, size_t size);
-/* Consumer: the next item and its size (valid until the next take), or
-   NULL at the end, with *rc 0 or fill's error code. */
-const void *hsi_prefetch_take(hsi_prefetch *pf, size_t *size, int *rc);
+typedef int (*hsi_prefetch_src)(void *ud, hs_event *ev, void *extra);
+hsi_prefetch *hsi_prefetch_open_src(hsi_prefetch_src src, void *ud, size_t xsize);
+int hsi_prefetch_next_x(hsi_prefetch *pf, hs_event *ev, void **extra);
 /* Stop the thread (whatever it has not delivered is dropped) and free. */
 void hsi_prefetch_close(hsi_prefetch *pf);
 #endif

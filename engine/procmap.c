@@ -809,7 +809,10 @@ static int feed_event(hsi_procmap *pm, const hs_event *ev) {
 }
 
 int hsi_procmap_feed(hsi_procmap *pm, const hs_event *ev) {
-  if (hsi_procmap_skips(ev)) return 0;
+  if (ev->flags & HS_EVF_KERNEL) {
+    unsigned group = (unsigned)ev->hook >> 8;
+    if (group != 0x03 && group != 0x05 && group != 0x14) return 0;   /* heap, stacks, ...: most events */
+  }
   return feed_event(pm, ev);
 }
 

@@ -86,13 +86,6 @@ void hsi_procmap_free(hsi_procmap *pm);
 ** not one of these (or could not be decoded: see the stats), HS_ENOMEM.
 */
 int hsi_procmap_feed(hsi_procmap *pm, const hs_event *ev);
-/* Kernel events of groups other than process (3), thread (5) and image
-   (0x14): none of the procmap's, hsi_procmap_feed returns 0 for them
-   without looking further (heap, stacks, ...: most events). */
-static inline int hsi_procmap_skips(const hs_event *ev) {
-  unsigned group = (unsigned)ev->hook >> 8;
-  return (ev->flags & HS_EVF_KERNEL) && group != 0x03 && group != 0x05 && group != 0x14;
-}
 
 /*
 ** The instance of `pid` alive at `ts`, created on demand (flag

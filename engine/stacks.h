@@ -112,9 +112,6 @@ int hsi_stacks_feed(hsi_stacks *st, const hs_event *ev);
    its event (stacks.c, the hold); the answers are the same either way.
    On by default; tests turn it off to compare. */
 void hsi_stacks_set_direct(hsi_stacks *st, int on);
-/* What hsi_stacks_feed does with an event that is no StackWalk and has
-   no ext items (time moves on): 0 or HS_ENOMEM. */
-int hsi_stacks_pass(hsi_stacks *st, int64_t ts);
 /* End of the trace: deliver what is left; count orphaned references. */
 int hsi_stacks_finish(hsi_stacks *st);
 /* Results collected when no callback is set, in delivery order. */

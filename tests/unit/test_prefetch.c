@@ -1,108 +1,133 @@
 /*
-** test_prefetch.c -- items put on the producer's thread come out on the
-** consumer's exactly as they were put: same bytes, same sizes, in the
-** same order, whatever their size (items up to HSI_PREFETCH_MAX fill
-** blocks early); the fill's error comes after the items put before it;
-** closing mid-stream does not hang; HEAPSCRIPT_THREADS=0 gives no thread.
+** test_prefetch.c -- the reader on a second thread gives exactly what the
+** reader gives: same events in the same order, same bytes, whatever their
+** size (records of up to 60 KB fill blocks early), also after an early
+** stop; and the analysis built through it equals the one built without.
 */
 #include "unit.h"
 #include "heapscript.h"
+#include "writer.h"
 #include "prefetch.h"
 
-typedef struct src {
-  uint64_t seq, n;            /* items put so far, items wanted */
-  int fail;                   /* after n items: this code instead of 0 */
-  int per_fill;               /* items per fill call */
-} src;
+static char path[512];
 
-/* Item k: its size from k (8 bytes to HSI_PREFETCH_MAX, some odd), then
-   bytes that depend on k and on their place. */
-static size_t size_of(uint64_t k) {
-  if (k % 997 == 5) return HSI_PREFETCH_MAX;
-  if (k % 101 == 7) return 40000 + (size_t)(k % 13) * 1000 + 3;
-  return 8 + (size_t)(k % 61);
+static int write_trace(int n) {
+  hsi_writer *w;
+  hsi_writer_opts o;
+  static uint8_t pl[60000];
+  int i;
+  memset(&o, 0, sizeof o);
+  o.cpus = 3;
+  snprintf(path, sizeof path, "%s/hs-prefetch.etl", getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  if (hsi_writer_open(&w, path, &o, NULL, 0)) return -1;
+  for (i = 0; i < n; i++) {
+    size_t len = i % 97 == 0 ? 40000 + (size_t)(i % 5) * 4000 : (size_t)(i % 50);
+    memset(pl, i & 0xFF, len);
+    hsi_writer_kernel(w, i % 3, HS_HT_SYSTEM64, 0x05, 36, 2, 4, (uint32_t)i, 1000 + i, pl, len);
+  }
+  return hsi_writer_close(w);
 }
 
-static uint8_t byte_of(uint64_t k, size_t i) { return (uint8_t)(k * 31 + i * 7); }
-
-static int fill(void *ud, hsi_prefetch *pf) {
-  src *s = (src *)ud;
-  int j;
-  for (j = 0; j < s->per_fill; j++) {
-    size_t n, i;
-    uint8_t *p;
-    if (s->seq == s->n) return s->fail;
-    n = size_of(s->seq);
-    if (!(p = (uint8_t *)hsi_prefetch_put(pf, n))) return 0;
-    memcpy(p, &s->seq, 8);
-    for (i = 8; i < n; i++) p[i] = byte_of(s->seq, i);
-    s->seq++;
+TEST(same_events_in_the_same_order) {
+  hs_reader *a, *b;
+  hsi_prefetch *pf;
+  hs_event x, y;
+  const char *p = path;
+  uint64_t n = 0, bad = 0;
+  int ra, rb;
+  CHECK_EQ(write_trace(30000), 0);
+  CHECK_EQ(hs_reader_open(&a, &p, 1, NULL, NULL, 0), 0);
+  CHECK_EQ(hs_reader_open(&b, &p, 1, NULL, NULL, 0), 0);
+  setenv("HEAPSCRIPT_THREADS", "1", 1);
+  pf = hsi_prefetch_open(b);
+  CHECK(pf != NULL);
+  if (!pf) return;
+  for (;;) {
+    ra = hs_reader_next(a, &x);
+    rb = hsi_prefetch_next(pf, &y);
+    if (ra != rb) { bad++; break; }
+    if (ra != 1) break;
+    n++;
+    if (x.timestamp != y.timestamp || x.record_len != y.record_len || x.payload_len != y.payload_len ||
+        x.cpu != y.cpu || x.tid != y.tid || memcmp(x.record, y.record, x.record_len) != 0 ||
+        y.payload != y.record + (x.payload - x.record))
+      bad++;
   }
+  CHECK_EQ(n, 30001);
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(hsi_prefetch_next(pf, &y), 0);             /* the end stays the end */
+  hsi_prefetch_close(pf);
+  hs_reader_close(a);
+  hs_reader_close(b);
+}
+
+/* A stage on the reading thread: its bytes about each event come out
+   with that event, also where a large record moved the event to the next
+   block. */
+struct mark { uint64_t seq; int64_t ts; uint32_t len; uint8_t pad[44]; };
+struct stage_ud { hs_reader *r; uint64_t seq; };
+
+static int stage(void *ud, hs_event *ev, void *extra) {
+  struct stage_ud *u = (struct stage_ud *)ud;
+  struct mark *m = (struct mark *)extra;
+  int rc = hs_reader_next(u->r, ev);
+  if (rc != 1) return rc;
+  m->seq = u->seq++;
+  m->ts = ev->timestamp;
+  m->len = ev->record_len;
+  memset(m->pad, (int)(m->seq & 0xFF), sizeof m->pad);
   return 1;
 }
 
-static void run(uint64_t n, int fail, int per_fill) {
-  src s;
+TEST(a_stage_and_its_bytes) {
+  hs_reader *r;
   hsi_prefetch *pf;
-  const uint8_t *p;
-  size_t size, i;
-  uint64_t k = 0, bad = 0;
-  int rc = 99;
-  memset(&s, 0, sizeof s);
-  s.n = n; s.fail = fail; s.per_fill = per_fill;
+  hs_event e;
+  struct stage_ud u;
+  void *x = NULL;
+  const char *p = path;
+  uint64_t n = 0, bad = 0;
+  size_t k;
+  CHECK_EQ(hs_reader_open(&r, &p, 1, NULL, NULL, 0), 0);
+  u.r = r;
+  u.seq = 0;
   setenv("HEAPSCRIPT_THREADS", "1", 1);
-  pf = hsi_prefetch_start(fill, &s);
+  pf = hsi_prefetch_open_src(stage, &u, sizeof(struct mark));
   CHECK(pf != NULL);
-  if (!pf) return;
-  while ((p = (const uint8_t *)hsi_prefetch_take(pf, &size, &rc)) != NULL) {
-    uint64_t got;
-    memcpy(&got, p, 8);
-    /* sizes come out rounded up to 8 */
-    if (got != k || size != ((size_of(k) + 7) & ~(size_t)7) || ((uintptr_t)p & 7)) bad++;
-    else for (i = 8; i < size_of(k); i++) if (p[i] != byte_of(k, i)) { bad++; break; }
-    k++;
+  if (!pf) { hs_reader_close(r); return; }
+  while (hsi_prefetch_next_x(pf, &e, &x) == 1) {
+    const struct mark *m = (const struct mark *)x;
+    if (m->seq != n || m->ts != e.timestamp || m->len != e.record_len) bad++;
+    for (k = 0; k < sizeof m->pad; k++) if (m->pad[k] != (uint8_t)(n & 0xFF)) { bad++; break; }
+    n++;
   }
-  CHECK_EQ(k, n);
+  CHECK_EQ(n, 30001);
   CHECK_EQ(bad, 0);
-  CHECK_EQ(rc, fail);
-  CHECK(hsi_prefetch_take(pf, &size, &rc) == NULL);    /* the end stays the end */
-  CHECK_EQ(rc, fail);
   hsi_prefetch_close(pf);
-}
-
-TEST(same_items_in_the_same_order) {
-  run(30000, 0, 1);
-  run(30000, 0, 3);           /* several items per fill */
-  run(0, 0, 1);               /* nothing at all */
-  run(1, 0, 1);
-}
-
-TEST(the_error_after_the_items) {
-  run(20000, HS_ENOMEM, 1);
-  run(0, HS_EIO, 1);
+  hs_reader_close(r);
 }
 
 TEST(early_stop_and_disabled) {
-  src s;
+  hs_reader *r;
   hsi_prefetch *pf;
-  size_t size;
-  int rc, i;
-  memset(&s, 0, sizeof s);
-  s.n = 1000000; s.per_fill = 1;
-  setenv("HEAPSCRIPT_THREADS", "1", 1);
-  pf = hsi_prefetch_start(fill, &s);
+  hs_event e;
+  const char *p = path;
+  int i;
+  CHECK_EQ(hs_reader_open(&r, &p, 1, NULL, NULL, 0), 0);
+  pf = hsi_prefetch_open(r);
   CHECK(pf != NULL);
-  for (i = 0; pf && i < 10; i++) CHECK(hsi_prefetch_take(pf, &size, &rc) != NULL);
-  hsi_prefetch_close(pf);                              /* the producer is mid-stream: must not hang */
-  CHECK(s.seq < s.n);
+  for (i = 0; pf && i < 10; i++) CHECK_EQ(hsi_prefetch_next(pf, &e), 1);
+  hsi_prefetch_close(pf);                              /* the producer is mid-trace: must not hang */
   setenv("HEAPSCRIPT_THREADS", "0", 1);
-  CHECK(hsi_prefetch_start(fill, &s) == NULL);
+  CHECK(hsi_prefetch_open(r) == NULL);
   setenv("HEAPSCRIPT_THREADS", "1", 1);
+  hs_reader_close(r);
+  remove(path);
 }
 
 int main(void) {
-  RUN(same_items_in_the_same_order);
-  RUN(the_error_after_the_items);
+  RUN(same_events_in_the_same_order);
+  RUN(a_stage_and_its_bytes);
   RUN(early_stop_and_disabled);
   return UNIT_DONE();
 }
