@@ -413,20 +413,26 @@ static int play(etlreader *r, int i) {
 /* With few streams (one a CPU of a small machine) the least head is
    found by looking at each, without branches: the heads of CPU streams
    interleave at random, so the tournament's comparisons mispredict. */
+/* The lesser of streams a and b by (key, tie); no two live streams tie. */
+static inline int lesser(const etlreader *r, int a, int b) {
+  int64_t ka = r->mkey[a], kb = r->mkey[b];
+  int lt = (kb < ka) | ((kb == ka) & (r->mtie[b] < r->mtie[a]));
+  return lt ? b : a;
+}
+
 static inline int least(const etlreader *r) {
-  int w = r->lv[0], i;
-  int64_t kw = r->mkey[w];
-  uint64_t tw = r->mtie[w];
-  for (i = 1; i < r->nlv; i++) {
-    int j = r->lv[i];
-    int64_t ki = r->mkey[j];
-    uint64_t ti = r->mtie[j];
-    int lt = (ki < kw) | ((ki == kw) & (ti < tw));
-    w = lt ? j : w;
-    kw = lt ? ki : kw;
-    tw = lt ? ti : tw;
+  const int *lv = r->lv;
+  int w, i;
+  switch (r->nlv) {            /* the usual machines: pairs, no loop */
+    case 0: case 1: return lv[0];
+    case 2: return lesser(r, lv[0], lv[1]);
+    case 3: return lesser(r, lesser(r, lv[0], lv[1]), lv[2]);
+    case 4: return lesser(r, lesser(r, lv[0], lv[1]), lesser(r, lv[2], lv[3]));
+    default:
+      w = lesser(r, lesser(r, lv[0], lv[1]), lesser(r, lv[2], lv[3]));
+      for (i = 4; i < r->nlv; i++) w = lesser(r, w, lv[i]);
+      return w;
   }
-  return w;
 }
 
 /* Stream k has ended: out of the merge. */
