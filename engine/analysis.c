@@ -204,6 +204,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
                      char *err, size_t errlen) {
   hsi_analysis *a = (hsi_analysis *)calloc(1, sizeof *a);
   hs_event ev;
+  const hs_event *e = &ev;
   hsi_prefetch *pf = NULL;
   stage_ctx sc;
   pre own, *x = &own;
@@ -230,22 +231,22 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
      does: on a second core they run ahead (prefetch.h); without threads,
      here. */
   else pf = hsi_prefetch_open_src(stage, &sc, sizeof(pre));
-  while (rc == 0 && (n = pf ? hsi_prefetch_next_x(pf, &ev, &xp) : stage(&sc, &ev, &own)) == 1) {
+  while (rc == 0 && (n = pf ? hsi_prefetch_view_x(pf, &e, &xp) : stage(&sc, &ev, &own)) == 1) {
     int d;
     if (pf) x = (pre *)xp;
     d = x->d;
     if (hsi_stop_due(a->c.events)) { rc = HSI_ESTOPPED; break; }   /* a time limit (stop.h) */
-    if (a->c.events++ == 0) a->c.first_ts = ev.timestamp;
-    if ((a->c.events & 0xFFF) == 0 && scope && scope->progress) scope->progress(scope->progress_ud, &ev);
-    a->c.last_ts = ev.timestamp;
+    if (a->c.events++ == 0) a->c.first_ts = e->timestamp;
+    if ((a->c.events & 0xFFF) == 0 && scope && scope->progress) scope->progress(scope->progress_ud, e);
+    a->c.last_ts = e->timestamp;
     /* End first: the instance is found while the procmap still has it alive. */
-    if ((ev.flags & HS_EVF_KERNEL) && ev.hook == 0x0302 && (rc = process_end(a, &ev)) != 0) break;
-    if (hsi_procmap_feed(a->pm, &ev) < 0) { rc = HS_ENOMEM; break; }
+    if ((e->flags & HS_EVF_KERNEL) && e->hook == 0x0302 && (rc = process_end(a, e)) != 0) break;
+    if (hsi_procmap_feed(a->pm, e) < 0) { rc = HS_ENOMEM; break; }
     if (d == 1) rc = memory_event(a, &x->op, &x->ids);
     else if (d < 0) a->c.memory_damaged++;
-    if (rc == 0 && (ev.flags & HS_EVF_KERNEL) && (ev.hook == 0x1820 || ev.hook == 0x1825 || ev.hook == 0x1826))
-      probe_stack(a, &ev);
-    if (rc == 0 && hsi_stacks_feed(a->st, &ev) < 0) rc = HS_ENOMEM;
+    if (rc == 0 && (e->flags & HS_EVF_KERNEL) && (e->hook == 0x1820 || e->hook == 0x1825 || e->hook == 0x1826))
+      probe_stack(a, e);
+    if (rc == 0 && hsi_stacks_feed(a->st, e) < 0) rc = HS_ENOMEM;
   }
   hsi_prefetch_close(pf);                /* the attribution and the checks are ours again */
   if (sc.at) a->c.ids_missing = hsi_attrib_counts_get(sc.at)->no_stack;

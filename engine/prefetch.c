@@ -151,6 +151,13 @@ hsi_prefetch *hsi_prefetch_open(hs_reader *r) { return hsi_prefetch_open_src(rea
 int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev) { return hsi_prefetch_next_x(pf, ev, NULL); }
 
 int hsi_prefetch_next_x(hsi_prefetch *pf, hs_event *ev, void **extra) {
+  const hs_event *e;
+  int rc = hsi_prefetch_view_x(pf, &e, extra);
+  if (rc == 1) *ev = *e;
+  return rc;
+}
+
+int hsi_prefetch_view_x(hsi_prefetch *pf, const hs_event **ev, void **extra) {
   for (;;) {
     block *b;
     if (pf->done) return 0;
@@ -177,7 +184,7 @@ int hsi_prefetch_next_x(hsi_prefetch *pf, hs_event *ev, void **extra) {
         }
       }
       if (extra) *extra = b->x + (size_t)pf->pos * pf->xsize;
-      *ev = b->ev[pf->pos++];
+      *ev = &b->ev[pf->pos++];
       return 1;
     }
     if (b->end) { pf->done = 1; return b->rc < 0 ? b->rc : 0; }

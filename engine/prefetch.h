@@ -32,6 +32,9 @@ int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev);
 typedef int (*hsi_prefetch_src)(void *ud, hs_event *ev, void *extra);
 hsi_prefetch *hsi_prefetch_open_src(hsi_prefetch_src src, void *ud, size_t xsize);
 int hsi_prefetch_next_x(hsi_prefetch *pf, hs_event *ev, void **extra);
+/* The same without copying the event out: *ev points into the block,
+   valid until the next call. */
+int hsi_prefetch_view_x(hsi_prefetch *pf, const hs_event **ev, void **extra);
 /* Stop the thread (whatever it has not delivered is dropped) and free. */
 void hsi_prefetch_close(hsi_prefetch *pf);
 #endif
