@@ -244,8 +244,11 @@ typedef struct plan {
   uint8_t ready, usable;      /* usable: the row fits the plan */
   uint16_t minlen, fulllen;
   uint8_t nf;
-  struct { uint16_t off; uint8_t w, dest; } f[PLAN_FIELDS];
+  /* off, w: in the payload; doff, dw: in hsi_memop (doff PLAN_PID: the
+     payload's pid); mask: the low w bytes */
+  struct { uint16_t off, doff; uint8_t w, dw; uint64_t mask; } f[PLAN_FIELDS];
 } plan;
+#define PLAN_PID 0xFFFF
 
 static plan plans[4][64][2];
 /* The plan of each cached kernel row (see classify), at P = 4 and 8. */
@@ -285,7 +288,9 @@ static const plan *plan_of(const layout *L, int P) {
       if (f->dest == M_NONE) continue;            /* shown by describe only */
       pl->f[pl->nf].off = (uint16_t)foff(f, P);
       pl->f[pl->nf].w = (uint8_t)fwidth(f, P);
-      pl->f[pl->nf].dest = f->dest;
+      pl->f[pl->nf].mask = fwidth(f, P) >= 8 ? ~0ull : (1ull << (8 * fwidth(f, P))) - 1;
+      pl->f[pl->nf].doff = f->dest == M_PID ? PLAN_PID : dests[f->dest].off;
+      pl->f[pl->nf].dw = f->dest == M_PID ? 4 : dests[f->dest].w;
       pl->nf++;
     }
     pl->ready = 1;
@@ -352,11 +357,12 @@ int hsi_memev_decode(const hs_event *ev, hsi_memop *op) {
     for (i = 0; i < pl->nf; i++) {
       uint32_t off = pl->f[i].off, w = pl->f[i].w;
       uint64_t v;
-      if (off + w > len) continue;         /* an optional field past the end */
-      v = w == 8 ? rd64(p + off) : w == 4 ? rd32(p + off) : w == 2 ? rd16(p + off) : p[off];
-      if (pl->f[i].dest == M_PID) { ppid = (uint32_t)v; have_ppid = 1; }
-      else if (dests[pl->f[i].dest].w == 8) memcpy((char *)op + dests[pl->f[i].dest].off, &v, 8);
-      else { uint32_t v32 = (uint32_t)v; memcpy((char *)op + dests[pl->f[i].dest].off, &v32, 4); }
+      if (off + 8 <= len) v = rd64(p + off) & pl->f[i].mask;   /* most fields: one load */
+      else if (off + w > len) continue;    /* an optional field past the end */
+      else v = w == 8 ? rd64(p + off) : w == 4 ? rd32(p + off) : w == 2 ? rd16(p + off) : p[off];
+      if (pl->f[i].dw == 8) memcpy((char *)op + pl->f[i].doff, &v, 8);
+      else if (pl->f[i].doff != PLAN_PID) { uint32_t v32 = (uint32_t)v; memcpy((char *)op + pl->f[i].doff, &v32, 4); }
+      else { ppid = (uint32_t)v; have_ppid = 1; }
     }
     if ((L->flags & L_BLOB) && op->size > (size_t)len - (size_t)pl->fulllen) return -1;
     if (have_ppid && (L->pid == PID_PAYLOAD || (L->pid == PID_HDR_ELSE_PAYLOAD && op->pid == HS_NOID)))

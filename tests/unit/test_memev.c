@@ -420,6 +420,9 @@ TEST(virtualalloc_rundown) {
   CHECK_EQ(hsi_memev_decode(&ev, &op), 1);
   CHECK_EQ(op.old_size, 0);
   CHECK_EQ(op.addr, 0x7ff000000000ULL);
+  ev.payload_len = 28;                  /* half of it: not there either */
+  CHECK_EQ(hsi_memev_decode(&ev, &op), 1);
+  CHECK_EQ(op.old_size, 0);
   ev.payload_len = 23;
   CHECK_EQ(hsi_memev_decode(&ev, &op), -1);
   /* 129, P=4: 20 bytes */
