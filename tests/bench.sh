@@ -6,7 +6,8 @@
 # Traces: the generated heap trace (tests/bench/gen_heap.lua: BENCH_EVENTS
 # heap events, default 5,000,000, each allocation with its StackWalk; kept
 # in $TMPDIR/heapscript-bench between runs) and the largest corpus trace.
-# Each figure is the best of BENCH_RUNS runs (default 3).  Stages:
+# Each figure is the best of BENCH_RUNS runs (default 5: on a shared
+# machine single runs of the same binary differ by a third).  Stages:
 #   read       read(2) of the whole file in 1 MiB chunks, page cache warm
 #   walk       hs_reader_next over every record (decoding workers on)
 #   walk -T    the same with HEAPSCRIPT_THREADS=0 (no extra thread)
@@ -25,7 +26,7 @@ B=${HS_BUILD:-build/rel}
 HS=./heapscript
 C=${HEAPSCRIPT_CORPUS:-../shared/traces}
 N=${BENCH_EVENTS:-5000000}
-R=${BENCH_RUNS:-3}
+R=${BENCH_RUNS:-5}
 T=${TMPDIR:-/tmp}/heapscript-bench
 mkdir -p "$T"
 G=$T/heap-$N.etl
@@ -80,8 +81,8 @@ bench_trace() {
   row "walk" "$wk" "$rd" "$wk" "$(awk -v e="$ev" -v t="$wk" 'BEGIN { printf "%.1f M events/s", e / 1e6 / t }')"
   row "walk, HEAPSCRIPT_THREADS=0" "$wk0" "$rd" "$wk" "$(awk -v e="$ev" -v t="$wk0" 'BEGIN { printf "%.1f M events/s", e / 1e6 / t }')"
   row "heapscript info" "$(best $HS info "$f")" "$rd" "$wk"
-  a=$("$B/bench_analysis" analyse "$f")
-  a0=$(HEAPSCRIPT_THREADS=0 "$B/bench_analysis" analyse "$f")
+  a=$("$B/bench_analysis" analyse "$f" "$R")
+  a0=$(HEAPSCRIPT_THREADS=0 "$B/bench_analysis" analyse "$f" "$R")
   la=$(echo "$a" | awk '{ print $2 }')
   row "lifetimes (C pass)" "$la" "$rd" "$wk" \
     "$(echo "$a" | awk '{ printf "%s records, anon %s MB = %.0f B/record", $8, $15, $8 ? $15 * 1048576 / $8 : 0 }')"

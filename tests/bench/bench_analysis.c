@@ -1,8 +1,8 @@
 /*
 ** bench_analysis.c -- lifetime tracking end to end against the plain
 ** decode of the same file, each in its own process so peak memory is its
-** own:  bench_analysis walk|analyse FILE.  Prints one line: mode, seconds
-** (best of 3), events, events/s, records, peak RSS and anonymous RSS in MB.
+** own:  bench_analysis walk|analyse FILE [RUNS].  Prints one line: mode,
+** seconds (best of RUNS, default 3), events, events/s, records, peak RSS and anonymous RSS in MB.
 ** Anonymous memory is what the engine allocated; the rest of RSS is the
 ** mapped trace, page cache the kernel can drop.
 */
@@ -35,11 +35,14 @@ int main(int argc, char **argv) {
   const char *path;
   double best = 1e9, anon = 0;
   unsigned long long events = 0, records = 0;
-  int k, analyse;
-  if (argc != 3) { fprintf(stderr, "usage: bench_analysis walk|analyse FILE\n"); return 2; }
+  int k, analyse, runs = argc == 4 ? atoi(argv[3]) : 3;
+  if ((argc != 3 && argc != 4) || runs < 1) {
+    fprintf(stderr, "usage: bench_analysis walk|analyse FILE [RUNS]\n");
+    return 2;
+  }
   analyse = strcmp(argv[1], "analyse") == 0;
   path = argv[2];
-  for (k = 0; k < 3; k++) {
+  for (k = 0; k < runs; k++) {
     hs_reader *r;
     hs_event ev;
     char err[HS_ERRLEN];
