@@ -230,8 +230,8 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   /* Reading, attribution and decoding cost about what the work below
      does: on a second core they run ahead (prefetch.h); without threads,
      here. */
-  else pf = hsi_prefetch_open_src(stage, &sc, sizeof(pre));
-  while (rc == 0 && (n = pf ? hsi_prefetch_view_x(pf, &e, &xp) : stage(&sc, &ev, &own)) == 1) {
+  else pf = hsi_prefetch_open(stage, &sc, sizeof(pre));
+  while (rc == 0 && (n = pf ? hsi_prefetch_next(pf, &e, &xp) : stage(&sc, &ev, &own)) == 1) {
     int d;
     if (pf) x = (pre *)xp;
     d = x->d;

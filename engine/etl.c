@@ -410,9 +410,6 @@ static int play(etlreader *r, int i) {
   return a;
 }
 
-/* With few streams (one a CPU of a small machine) the least head is
-   found by looking at each, without branches: the heads of CPU streams
-   interleave at random, so the tournament's comparisons mispredict. */
 /* The lesser of streams a and b by (key, tie); no two live streams tie. */
 static inline int lesser(const etlreader *r, int a, int b) {
   int64_t ka = r->mkey[a], kb = r->mkey[b];
@@ -420,6 +417,9 @@ static inline int lesser(const etlreader *r, int a, int b) {
   return lt ? b : a;
 }
 
+/* With few streams (one a CPU of a small machine) the least head is
+   found by looking at each, without branches: the heads of CPU streams
+   interleave at random, so the tournament's comparisons mispredict. */
 static inline int least(const etlreader *r) {
   const int *lv = r->lv;
   int w, i;

@@ -109,18 +109,13 @@ static HSI_THREAD_FN producer(void *arg) {
   }
 }
 
-static int reader_src(void *ud, hs_event *ev, void *extra) {
-  (void)extra;
-  return hs_reader_next((hs_reader *)ud, ev);
-}
-
 static void free_blocks(hsi_prefetch *pf) {
   int k;
   for (k = 0; pf->b && k < NBLOCK; k++) free(pf->b[k].x);
   free(pf->b);
 }
 
-hsi_prefetch *hsi_prefetch_open_src(hsi_prefetch_src src, void *ud, size_t xsize) {
+hsi_prefetch *hsi_prefetch_open(hsi_prefetch_src src, void *ud, size_t xsize) {
   hsi_prefetch *pf;
   int k;
   if (hsi_threads_allowed(1) == 0) return NULL;
@@ -146,18 +141,7 @@ hsi_prefetch *hsi_prefetch_open_src(hsi_prefetch_src src, void *ud, size_t xsize
   return pf;
 }
 
-hsi_prefetch *hsi_prefetch_open(hs_reader *r) { return hsi_prefetch_open_src(reader_src, r, 0); }
-
-int hsi_prefetch_next(hsi_prefetch *pf, hs_event *ev) { return hsi_prefetch_next_x(pf, ev, NULL); }
-
-int hsi_prefetch_next_x(hsi_prefetch *pf, hs_event *ev, void **extra) {
-  const hs_event *e;
-  int rc = hsi_prefetch_view_x(pf, &e, extra);
-  if (rc == 1) *ev = *e;
-  return rc;
-}
-
-int hsi_prefetch_view_x(hsi_prefetch *pf, const hs_event **ev, void **extra) {
+int hsi_prefetch_next(hsi_prefetch *pf, const hs_event **ev, void **extra) {
   for (;;) {
     block *b;
     if (pf->done) return 0;

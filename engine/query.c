@@ -164,7 +164,7 @@ void hsi_sel_free(hsi_sel *s) {
 
 /* An alloc or free time: k is the timestamp with its sign bit flipped, so
    unsigned order is time order. */
-struct tev { uint64_t k; uint32_t rec, g; };
+struct tev { uint64_t k; uint32_t rec; };
 
 static int cmp_tev(const void *a, const void *b) {
   uint64_t x = ((const struct tev *)a)->k, y = ((const struct tev *)b)->k;
@@ -212,41 +212,35 @@ static int sort_tev(struct tev *a, size_t n) {
 }
 
 /* The alloc and free times of the in-trace, known-size records among
-   sel, sorted.  gidx (per selection position, UINT32_MAX = skip) gives
-   the group of each; NULL = group 0 and no skipping but the window. */
+   sel (NULL: every record) that touch the window, sorted. */
 struct times {
   struct tev *al, *fr;
   size_t na, nf;
 };
 
 /* Fill T's arrays (room for every record of sel) and sort them. */
-static int times_fill(const hsi_recs *R, const hsi_sel *sel, const uint32_t *gidx,
-                      int64_t t1, int64_t t2, struct times *T) {
+static int times_fill(const hsi_recs *R, const hsi_sel *sel, int64_t t1, int64_t t2, struct times *T) {
   size_t i, n = sel ? sel->n : R->n;
   T->na = T->nf = 0;
   for (i = 0; i < n; i++) {
-    uint32_t r = sel ? sel->idx[i] : (uint32_t)i, g = gidx ? gidx[i] : 0;
-    if (g == UINT32_MAX || !hsi_rec_counts(R, r)) continue;
-    if (!gidx && hsi_query_class(R->ts_alloc[r], R->ts_free[r], t1, t2) < 0) continue;
+    uint32_t r = sel ? sel->idx[i] : (uint32_t)i;
+    if (!hsi_rec_counts(R, r) || hsi_query_class(R->ts_alloc[r], R->ts_free[r], t1, t2) < 0) continue;
     T->al[T->na].k = (uint64_t)R->ts_alloc[r] ^ SIGN64;
-    T->al[T->na].rec = r;
-    T->al[T->na++].g = g;
+    T->al[T->na++].rec = r;
     if (R->ts_free[r] != HSI_TS_NEVER) {
       T->fr[T->nf].k = (uint64_t)R->ts_free[r] ^ SIGN64;
-      T->fr[T->nf].rec = r;
-      T->fr[T->nf++].g = g;
+      T->fr[T->nf++].rec = r;
     }
   }
   return sort_tev(T->al, T->na) || sort_tev(T->fr, T->nf) ? HS_ENOMEM : 0;
 }
 
-static int times_build(const hsi_recs *R, const hsi_sel *sel, const uint32_t *gidx,
-                       int64_t t1, int64_t t2, struct times *T) {
+static int times_build(const hsi_recs *R, const hsi_sel *sel, int64_t t1, int64_t t2, struct times *T) {
   size_t n = sel ? sel->n : R->n;
   memset(T, 0, sizeof *T);
   T->al = malloc((n ? n : 1) * sizeof *T->al);
   T->fr = malloc((n ? n : 1) * sizeof *T->fr);
-  if (!T->al || !T->fr || times_fill(R, sel, gidx, t1, t2, T)) {
+  if (!T->al || !T->fr || times_fill(R, sel, t1, t2, T)) {
     free(T->al);
     free(T->fr);
     memset(T, 0, sizeof *T);
@@ -260,18 +254,18 @@ static void times_free(struct times *T) {
   free(T->fr);
 }
 
-/* Peak outstanding bytes per group over [t1, t2]. */
-static int sweep_peaks(const hsi_recs *R, const struct times *T, int64_t t1, int64_t t2,
-                       hsi_group *g, size_t ng) {
+/* Peak outstanding bytes of T's records over [t1, t2], and its time
+   (t1 when it is the value at t1). */
+static void sweep_peak(const hsi_recs *R, const struct times *T, int64_t t1, int64_t t2, hsi_agg *a) {
   /* Signed: within one time, a free may come before the alloc of its own
      record; the value checked after an alloc never exceeds the value
      after the whole time. */
-  int64_t *val = calloc(ng ? ng : 1, sizeof *val);
-  size_t i = 0, j = 0, k;
-  if (!val) return HS_ENOMEM;
-  while (i < T->na && tev_ts(&T->al[i]) <= t1) { val[T->al[i].g] += (int64_t)R->size[T->al[i].rec]; i++; }
-  while (j < T->nf && tev_ts(&T->fr[j]) <= t1) { val[T->fr[j].g] -= (int64_t)R->size[T->fr[j].rec]; j++; }
-  for (k = 0; k < ng; k++) { g[k].agg.peak = (uint64_t)val[k]; g[k].agg.peak_ts = t1; }
+  int64_t val = 0;
+  size_t i = 0, j = 0;
+  while (i < T->na && tev_ts(&T->al[i]) <= t1) val += (int64_t)R->size[T->al[i++].rec];
+  while (j < T->nf && tev_ts(&T->fr[j]) <= t1) val -= (int64_t)R->size[T->fr[j++].rec];
+  a->peak = (uint64_t)val;
+  a->peak_ts = t1;
   for (;;) {
     int take_free;
     if (i < T->na && j < T->nf) take_free = T->fr[j].k <= T->al[i].k;
@@ -280,18 +274,15 @@ static int sweep_peaks(const hsi_recs *R, const struct times *T, int64_t t1, int
     else break;
     if (take_free) {
       if (tev_ts(&T->fr[j]) > t2) break;
-      val[T->fr[j].g] -= (int64_t)R->size[T->fr[j].rec];
-      j++;
+      val -= (int64_t)R->size[T->fr[j++].rec];
     } else {
       const struct tev *e = &T->al[i++];
       int64_t ts = tev_ts(e);
       if (ts > t2) break;
-      val[e->g] += (int64_t)R->size[e->rec];
-      if (val[e->g] > (int64_t)g[e->g].agg.peak) { g[e->g].agg.peak = (uint64_t)val[e->g]; g[e->g].agg.peak_ts = ts; }
+      val += (int64_t)R->size[e->rec];
+      if (val > (int64_t)a->peak) { a->peak = (uint64_t)val; a->peak_ts = ts; }
     }
   }
-  free(val);
-  return 0;
 }
 
 /* -------------------------------------------------------------- grouping */
@@ -340,8 +331,8 @@ static int group_peaks(const hsi_life *lt, hsi_groups *out, int64_t t1, int64_t 
       T.al = malloc(most * sizeof *T.al);
       T.fr = malloc(most * sizeof *T.fr);
     }
-    if (!T.al || !T.fr || times_fill(R, &s, NULL, t1, t2, &T)) rc = HS_ENOMEM;
-    else rc = sweep_peaks(R, &T, t1, t2, &out->g[k], 1);
+    if (!T.al || !T.fr || times_fill(R, &s, t1, t2, &T)) rc = HS_ENOMEM;
+    else sweep_peak(R, &T, t1, t2, &out->g[k].agg);
   }
   times_free(&T);
   return rc;
@@ -650,7 +641,7 @@ int hsi_query_series(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t
   if (!lt || !out || t2 < t1) return HS_EARG;
   memset(out, 0, sizeof *out);
   R = hsi_life_recs(lt);
-  if (times_build(R, sel, NULL, t1, t2, &T)) return HS_ENOMEM;
+  if (times_build(R, sel, t1, t2, &T)) return HS_ENOMEM;
   /* Allocs then frees up to t: the values after t are exact either way. */
 #define APPLY_UNTIL(t) do { \
     while (i < T.na && tev_ts(&T.al[i]) <= (t)) { v += R->size[T.al[i].rec]; c++; i++; } \

@@ -899,17 +899,16 @@ int hsi_stacks_feed(hsi_stacks *st, const hs_event *ev) {
       || (!(ev->flags & HS_EVF_KERNEL) && ev->provider.d1 == G_STACKWALK.d1
           && ev->provider.d2 == G_STACKWALK.d2 && ev->provider.d3 == G_STACKWALK.d3
           && memcmp(ev->provider.d4, G_STACKWALK.d4, 8) == 0);
-  if (st->hold.on) {
-    /* Events that bring no stack leave the hold alone (its own event
-       first of all; a held target has no part, so leaving the window
-       would only free it).  Its own StackWalk, inside the window, may
-       complete it.  Anything else sees it in the slots, where it would
-       have been. */
+  /* Events that bring no stack leave the hold alone (its own event first
+     of all; a held target has no part, so leaving the window would only
+     free it). */
+  if (st->hold.on && (walk || (ev->flags & HS_EVF_EXT))) {
+    /* Its own StackWalk, inside the window, may complete it.  Anything
+       else sees it in the slots, where it would have been. */
     int64_t now = ev->timestamp > st->now ? ev->timestamp : st->now;
     int inside = !(now > st->hold.ts && (uint64_t)now - (uint64_t)st->hold.ts > (uint64_t)st->window);
-    int take = inside && walk && (ev->flags & (HS_EVF_KERNEL | HS_EVF_EXT)) == HS_EVF_KERNEL
-               && ev->hook == 0x1820;
-    if (!take && (walk || (ev->flags & HS_EVF_EXT)) && hold_flush(st) != 0) return HS_ENOMEM;
+    int take = inside && (ev->flags & (HS_EVF_KERNEL | HS_EVF_EXT)) == HS_EVF_KERNEL && ev->hook == 0x1820;
+    if (!take && hold_flush(st) != 0) return HS_ENOMEM;
     if (advance(st, ev->timestamp) != 0) return HS_ENOMEM;
     if (take) {
       int r = hold_take(st, ev);

@@ -19,7 +19,6 @@
 local report = require "report"
 
 local F = {}
-local find, match, gsub = string.find, string.match, string.gsub
 
 local function write(path, s)
   if path == "-" then io.stdout:write(s); return end
@@ -29,16 +28,6 @@ local function write(path, s)
   f:close()
 end
 F.write = write
-
--- A frame as flame graphs want it: no +0xOFFSET or [file:line] after a
--- function name (every call site of a function is one box), no ';' (the
--- separator).
-function F.flame_frame(f)
-  f = match(f, "^(.-) %[[^%]]*%]$") or f
-  if find(f, "!", 1, true) then f = match(f, "^(.-)%+0x%x+$") or f end
-  if find(f, ";", 1, true) then f = gsub(f, ";", ":") end
-  return f
-end
 
 -- What the flame view and --folded show: the AIFO records of each kind.
 function F.outstanding(r)
@@ -88,7 +77,7 @@ end }
 -- Bytes by stack, root first, kind as the root frame: {{text = "kind;f1;f2",
 -- frames = {...}, bytes = n}, ...} sorted by the folded text; the same
 -- folded text from two stacks is one line.  Stack:flame() names the frames
--- as F.flame_frame would (in C: 100,000 stacks are a million frames).
+-- (in C: 100,000 stacks are a million frames).
 function F.stacks(r)
   if r._stacks then return r._stacks end     -- --folded and --html share one
   local by, lines = {}, {}

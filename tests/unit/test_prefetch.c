@@ -28,10 +28,19 @@ static int write_trace(int n) {
   return hsi_writer_close(w);
 }
 
+/* The plain read: the reader itself as the source. */
+static int reader_src(void *ud, hs_event *ev, void *extra) {
+  (void)extra;
+  return hs_reader_next((hs_reader *)ud, ev);
+}
+
+static hsi_prefetch *open_reader(hs_reader *r) { return hsi_prefetch_open(reader_src, r, 0); }
+
 TEST(same_events_in_the_same_order) {
   hs_reader *a, *b;
   hsi_prefetch *pf;
-  hs_event x, y;
+  hs_event x;
+  const hs_event *py;
   const char *p = path;
   uint64_t n = 0, bad = 0;
   int ra, rb;
@@ -39,14 +48,16 @@ TEST(same_events_in_the_same_order) {
   CHECK_EQ(hs_reader_open(&a, &p, 1, NULL, NULL, 0), 0);
   CHECK_EQ(hs_reader_open(&b, &p, 1, NULL, NULL, 0), 0);
   setenv("HEAPSCRIPT_THREADS", "1", 1);
-  pf = hsi_prefetch_open(b);
+  pf = open_reader(b);
   CHECK(pf != NULL);
   if (!pf) return;
   for (;;) {
+    hs_event y;
     ra = hs_reader_next(a, &x);
-    rb = hsi_prefetch_next(pf, &y);
+    rb = hsi_prefetch_next(pf, &py, NULL);
     if (ra != rb) { bad++; break; }
     if (ra != 1) break;
+    y = *py;
     n++;
     if (x.timestamp != y.timestamp || x.record_len != y.record_len || x.payload_len != y.payload_len ||
         x.cpu != y.cpu || x.tid != y.tid || memcmp(x.record, y.record, x.record_len) != 0 ||
@@ -55,7 +66,7 @@ TEST(same_events_in_the_same_order) {
   }
   CHECK_EQ(n, 30001);
   CHECK_EQ(bad, 0);
-  CHECK_EQ(hsi_prefetch_next(pf, &y), 0);             /* the end stays the end */
+  CHECK_EQ(hsi_prefetch_next(pf, &py, NULL), 0);      /* the end stays the end */
   hsi_prefetch_close(pf);
   hs_reader_close(a);
   hs_reader_close(b);
@@ -82,7 +93,7 @@ static int stage(void *ud, hs_event *ev, void *extra) {
 TEST(a_stage_and_its_bytes) {
   hs_reader *r;
   hsi_prefetch *pf;
-  hs_event e;
+  const hs_event *e;
   struct stage_ud u;
   void *x = NULL;
   const char *p = path;
@@ -92,12 +103,12 @@ TEST(a_stage_and_its_bytes) {
   u.r = r;
   u.seq = 0;
   setenv("HEAPSCRIPT_THREADS", "1", 1);
-  pf = hsi_prefetch_open_src(stage, &u, sizeof(struct mark));
+  pf = hsi_prefetch_open(stage, &u, sizeof(struct mark));
   CHECK(pf != NULL);
   if (!pf) { hs_reader_close(r); return; }
-  while (hsi_prefetch_next_x(pf, &e, &x) == 1) {
+  while (hsi_prefetch_next(pf, &e, &x) == 1) {
     const struct mark *m = (const struct mark *)x;
-    if (m->seq != n || m->ts != e.timestamp || m->len != e.record_len) bad++;
+    if (m->seq != n || m->ts != e->timestamp || m->len != e->record_len) bad++;
     for (k = 0; k < sizeof m->pad; k++) if (m->pad[k] != (uint8_t)(n & 0xFF)) { bad++; break; }
     n++;
   }
@@ -110,16 +121,16 @@ TEST(a_stage_and_its_bytes) {
 TEST(early_stop_and_disabled) {
   hs_reader *r;
   hsi_prefetch *pf;
-  hs_event e;
+  const hs_event *e;
   const char *p = path;
   int i;
   CHECK_EQ(hs_reader_open(&r, &p, 1, NULL, NULL, 0), 0);
-  pf = hsi_prefetch_open(r);
+  pf = open_reader(r);
   CHECK(pf != NULL);
-  for (i = 0; pf && i < 10; i++) CHECK_EQ(hsi_prefetch_next(pf, &e), 1);
+  for (i = 0; pf && i < 10; i++) CHECK_EQ(hsi_prefetch_next(pf, &e, NULL), 1);
   hsi_prefetch_close(pf);                              /* the producer is mid-trace: must not hang */
   setenv("HEAPSCRIPT_THREADS", "0", 1);
-  CHECK(hsi_prefetch_open(r) == NULL);
+  CHECK(open_reader(r) == NULL);
   setenv("HEAPSCRIPT_THREADS", "1", 1);
   hs_reader_close(r);
   remove(path);
