@@ -494,17 +494,41 @@ void hsi_groups_free(hsi_groups *gs) {
   memset(gs, 0, sizeof *gs);
 }
 
+/*
+** One aggregate over the selection, without the grouping's index per
+** record and member list: the selection itself is the one group's
+** members.  Its peak is the tracker's when the selection is every record
+** of a kind over the whole trace (whole_peak), else swept.
+*/
 int hsi_query_agg(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t t2,
                   unsigned opts, hsi_agg *out) {
-  hsi_groups gs;
-  int rc;
-  if (!out) return HS_EARG;
+  const hsi_recs *R;
+  size_t i, n;
+  unsigned kinds = 0;
+  int whole = 1;
+  uint32_t prev = 0;
+  if (!lt || !out) return HS_EARG;
   memset(out, 0, sizeof *out);
+  R = hsi_life_recs(lt);
+  n = sel ? sel->n : R->n;
+  for (i = 0; i < n; i++) {
+    uint32_t r = sel ? sel->idx[i] : (uint32_t)i;
+    int cls = hsi_query_class(R->ts_alloc[r], R->ts_free[r], t1, t2);
+    if (hsi_stop_due(i)) return HSI_ESTOPPED;
+    if (cls < 0) continue;
+    if (out->count && r <= prev) whole = 0;
+    prev = r;
+    kinds |= 1u << (R->kind[r] & 31);
+    agg_add(out, R, r, cls);
+  }
+  agg_finish(out);
   out->peak_ts = t1;
-  rc = hsi_query_group(lt, sel, t1, t2, HSI_BY_NONE, NULL, opts & HSI_AGG_PEAK, &gs);
-  if (rc) return rc;
-  if (gs.n) *out = gs.g[0].agg;
-  hsi_groups_free(&gs);
+  if ((opts & HSI_AGG_PEAK) && out->count && !(whole && whole_peak(lt, (size_t)out->count, kinds, t1, t2, out))) {
+    struct times T;
+    if (times_build(R, sel, t1, t2, &T)) return HS_ENOMEM;
+    sweep_peak(R, &T, t1, t2, out);
+    times_free(&T);
+  }
   return 0;
 }
 
