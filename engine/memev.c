@@ -435,6 +435,8 @@ long hsi_memev_encode(const hsi_memop *op, int opcode_hint, int version, int ptr
   int g, t;
   size_t len, blob = 0;
   unsigned i;
+  if (group) *group = -1;
+  if (type) *type = -1;
   if (!op || (ptr != 4 && ptr != 8)) return HS_EARG;
   g = kind_group(op->kind);
   t = kind_type(op);

@@ -67,7 +67,8 @@ void hsi_memev_prepare(void);
 ** field are truncated.  Returns the payload length and writes it to out
 ** when cap is large enough (snprintf style: out may be NULL with cap 0),
 ** or HS_EARG.  *group and *type (may be NULL) receive the hook group
-** (HSI_MEMEV_SNAPSHOT for the snapshot provider) and opcode / event id.
+** (HSI_MEMEV_SNAPSHOT for the snapshot provider) and opcode / event id;
+** -1 when the operation cannot be encoded.
 */
 long hsi_memev_encode(const hsi_memop *op, int opcode_hint, int version, int ptr,
                       uint8_t *out, size_t cap, int *group, int *type);

@@ -325,6 +325,7 @@ size_t hsi_symmap_count(const hsi_symmap *sm) { return sm ? sm->nsyms : 0; }
 size_t hsi_symmap_nmodules(const hsi_symmap *sm) { return sm ? sm->nmods : 0; }
 
 const char *hsi_symmap_module(const hsi_symmap *sm, size_t i, size_t *nsyms) {
+  if (nsyms) *nsyms = 0;
   if (!sm || i >= sm->nmods) return NULL;
   if (nsyms) *nsyms = sm->mods[i].n;
   return sm->text + sm->mods[i].name;

@@ -208,6 +208,7 @@ static int reserve(hsi_writer *w, int cpu, size_t size, int64_t ts, uint8_t **ou
   uint32_t need = (uint32_t)ALIGN8(size);
   int rc;
 
+  *out = NULL;
   if (w->fatal) return w->fatal;
   if (cpu < 0 || (uint32_t)cpu >= w->o.cpus)
     return fail(w, HS_EARG, "cpu %d out of range: the trace has %u processors", cpu, (unsigned)w->o.cpus);

@@ -22,7 +22,7 @@ static const char *tmp_path(const char *name) {
 /* One heap/VirtualAlloc/pool event through the shared encoder, then its stack. */
 static void mem(hsi_writer *w, int ptr, hsi_memop *op, const uint64_t *frames, size_t n) {
   uint8_t pl[128];
-  int group, type;
+  int group = 0, type = 0;
   long len = hsi_memev_encode(op, 0, 0, ptr, pl, sizeof pl, &group, &type);
   int hk = ptr == 8 ? HS_HT_SYSTEM64 : HS_HT_SYSTEM32;
   CHECK(len > 0);

@@ -782,7 +782,7 @@ TEST(select_in) {
   const hsi_recs *R = hsi_life_recs(L);
   hsi_filter f;
   hsi_sel all, sub;
-  uint32_t in[64];
+  uint32_t in[64] = {0};
   size_t n = 0, i, j, want;
   memset(&all, 0, sizeof all);
   memset(&sub, 0, sizeof sub);
