@@ -10,9 +10,11 @@
 ** process instance has one open-addressed table of 8-byte slots (32-bit
 ** hash, 32-bit record index); the address is not stored again but read
 ** back from the record column, and the hash makes a false comparison
-** rare.  Deletion shifts entries back instead of leaving tombstones, and
-** a table halves when it falls under 1/8 full, so it shrinks as blocks
-** are freed.  One table per heap makes HeapDestroy a walk of that heap's
+** rare.  A table doubles before it is half full (probe runs stay short:
+** every free looks its block up and shifts the run behind it back),
+** deletion shifts entries back instead of leaving tombstones, and a
+** table halves when it falls under 1/8 full, so it shrinks as blocks are
+** freed.  One table per heap makes HeapDestroy a walk of that heap's
 ** table only.  Pool entries share one such table (kernel addresses,
 ** whatever the process).
 **
@@ -319,7 +321,7 @@ static uint32_t lm_find(const hsi_life *L, const livemap *m, uint32_t h, uint64_
 
 static int lm_insert(hsi_life *L, livemap *m, uint32_t h, uint32_t rec) {
   uint32_t mask, i;
-  if ((uint64_t)(m->n + 1) * 4 > (uint64_t)m->cap * 3) {
+  if ((uint64_t)(m->n + 1) * 2 > (uint64_t)m->cap) {
     if (m->cap >= 0x80000000u) { L->err = HS_ENOMEM; return -1; }
     if (lm_resize(L, m, m->cap ? m->cap * 2 : 16)) return -1;
   }
