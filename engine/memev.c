@@ -116,8 +116,13 @@ static int is_classic(int ht) {
 ** the tables are fixed, and a row is found once, not per event.
 */
 #define CACHE_V 8
-static const layout *kcache[3][256][CACHE_V];
-static uint8_t kcached[3][256][CACHE_V];
+typedef struct plan plan;
+static const plan *plan_of(const layout *L, int P);
+
+/* A kernel hook of the memory groups at one version: its row (NULL: not
+   a memory event) and the row's plans at P = 4 and 8. */
+typedef struct kcell { const layout *L; const plan *pl[2]; uint8_t ready; } kcell;
+static kcell kcells[3][256][CACHE_V];
 
 /* min_len of a row at P = 4 and 8, remembered per row (the tables are
    fixed); rows are found by their index in their provider's table. */
@@ -125,31 +130,38 @@ static size_t minlen_of(const layout *L, int P);
 
 static int group_slot(int g) { return g == 0x10 ? 0 : g == 0x02 ? 1 : g == 0x0E ? 2 : -1; }
 
-/* The row for an event, or NULL if it is not a memory event.  *kc is
-   its kernel cell (kcache, kplan) as group slot * 256 + type, with *kv
-   its version, or -1 when it has none.  Inlined into the decoder: it
+/* The cell of (group slot, type, version), filled when first asked
+   (hsi_memev_prepare fills them all before threads decode). */
+static const kcell *cell_of(int gs, int g, int t, int v) {
+  kcell *c = &kcells[gs][t][v];
+  if (!c->ready) {
+    c->L = pick(provider_of(g), t, v);
+    c->pl[0] = c->L ? plan_of(c->L, 4) : NULL;
+    c->pl[1] = c->L ? plan_of(c->L, 8) : NULL;
+    c->ready = 1;
+  }
+  return c;
+}
+
+/* The row for an event, or NULL if it is not a memory event; *cell its
+   kernel cell, or NULL when it has none.  Inlined into the decoder: it
    runs for every event of a trace. */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-static inline const layout *classify_k(const hs_event *ev, int *group, int *type, int *kc, int *kv) {
+static inline const layout *classify_k(const hs_event *ev, int *group, int *type, const kcell **cell) {
   const provider *pv;
   int g = -2, t = 0, v = 0;
   size_t i;
-  *kc = -1;
+  *cell = NULL;
   if (ev->flags & HS_EVF_KERNEL) {
     int gs;
     g = ev->hook >> 8; t = ev->hook & 0xFF; v = ev->version & 0xFF;  /* PEBS/PMC bits, if left in */
     if ((gs = group_slot(g)) < 0) return NULL;
     *group = g; *type = t;
     if (v < CACHE_V) {
-      if (!kcached[gs][t][v]) {
-        kcache[gs][t][v] = pick(provider_of(g), t, v);
-        kcached[gs][t][v] = 1;
-      }
-      *kc = gs * 256 + t;
-      *kv = v;
-      return kcache[gs][t][v];
+      *cell = cell_of(gs, g, t, v);
+      return (*cell)->L;
     }
   } else if (is_classic(ev->header_type)) {
     for (i = 0; i < COUNT(class_guids); i++)
@@ -165,8 +177,8 @@ static inline const layout *classify_k(const hs_event *ev, int *group, int *type
 }
 
 static const layout *classify(const hs_event *ev, int *group, int *type) {
-  int kc, kv;
-  return classify_k(ev, group, type, &kc, &kv);
+  const kcell *cell;
+  return classify_k(ev, group, type, &cell);
 }
 
 /* ----------------------------------------------------- hsi_memop fields */
@@ -240,19 +252,28 @@ static size_t minlen_of(const layout *L, int P) {
 ** once instead of per event (every memory event of a trace is decoded).
 */
 #define PLAN_FIELDS 16
-typedef struct plan {
+typedef struct pfield { uint16_t off, doff; uint8_t w, dw; uint64_t mask; } pfield;
+typedef struct pmove { uint16_t off, doff; } pmove;
+enum { MV_8TO8, MV_4TO8, MV_4TO4, MV_OTHER, MV_KINDS };
+struct plan {
   uint8_t ready, usable;      /* usable: the row fits the plan */
   uint16_t minlen, fulllen;
+  uint16_t whole;             /* a payload this long holds every field */
   uint8_t nf;
   /* off, w: in the payload; doff, dw: in hsi_memop (doff PLAN_PID: the
-     payload's pid); mask: the low w bytes */
-  struct { uint16_t off, doff; uint8_t w, dw; uint64_t mask; } f[PLAN_FIELDS];
-} plan;
+     payload's pid); mask: the low w bytes; f in the row's order.  For a
+     payload that holds every field, the same fields as moves by width
+     (payload to hsi_memop), each kind in the row's order; the pid apart,
+     as pid_at: its index in f + 1 (the last if several), 0 for none. */
+  pfield f[PLAN_FIELDS];
+  pmove mv[MV_KINDS][PLAN_FIELDS];
+  uint8_t nmv[MV_KINDS];
+  uint8_t pid_at;
+  hsi_memop tmpl;             /* what every event of the row starts from */
+};
 #define PLAN_PID 0xFFFF
 
 static plan plans[4][64][2];
-/* The plan of each cached kernel row (see classify), at P = 4 and 8. */
-static const plan *kplan[3][256][CACHE_V][2];
 
 /* Where each M_* destination lives in hsi_memop, and its width. */
 static const struct { uint16_t off; uint8_t w; } dests[M_LAST] = {
@@ -268,6 +289,14 @@ static const struct { uint16_t off; uint8_t w; } dests[M_LAST] = {
   [M_SOURCE] = { offsetof(hsi_memop, source), 4 },
 };
 
+/* The group of the provider whose table holds row L. */
+static int provider_of_row(const layout *L) {
+  size_t pi;
+  for (pi = 0; pi < COUNT(providers); pi++)
+    if (L >= providers[pi]->tab && L < providers[pi]->tab + providers[pi]->n) return providers[pi]->group;
+  return HSI_MEMEV_SNAPSHOT;
+}
+
 static const plan *plan_of(const layout *L, int P) {
   size_t pi, ri, i;
   int w = P == 8;
@@ -282,17 +311,37 @@ static const plan *plan_of(const layout *L, int P) {
     pl->usable = L->nf <= PLAN_FIELDS && min_len(L, P) <= 0xFFFF && full_len(L, P) <= 0xFFFF;
     pl->minlen = (uint16_t)min_len(L, P);
     pl->fulllen = (uint16_t)full_len(L, P);
-    pl->nf = 0;
+    pl->nf = pl->pid_at = 0;
+    memset(pl->nmv, 0, sizeof pl->nmv);
+    pl->whole = 0;
     for (i = 0; pl->usable && i < L->nf; i++) {
       const field *f = &L->f[i];
+      pfield *x = &pl->f[pl->nf];
       if (f->dest == M_NONE) continue;            /* shown by describe only */
-      pl->f[pl->nf].off = (uint16_t)foff(f, P);
-      pl->f[pl->nf].w = (uint8_t)fwidth(f, P);
-      pl->f[pl->nf].mask = fwidth(f, P) >= 8 ? ~0ull : (1ull << (8 * fwidth(f, P))) - 1;
-      pl->f[pl->nf].doff = f->dest == M_PID ? PLAN_PID : dests[f->dest].off;
-      pl->f[pl->nf].dw = f->dest == M_PID ? 4 : dests[f->dest].w;
+      x->off = (uint16_t)foff(f, P);
+      x->w = (uint8_t)fwidth(f, P);
+      x->mask = fwidth(f, P) >= 8 ? ~0ull : (1ull << (8 * fwidth(f, P))) - 1;
+      x->doff = f->dest == M_PID ? PLAN_PID : dests[f->dest].off;
+      x->dw = f->dest == M_PID ? 4 : dests[f->dest].w;
+      if (x->off + x->w > pl->whole) pl->whole = (uint16_t)(x->off + x->w);
+      if (f->dest == M_PID) {
+        pl->pid_at = (uint8_t)(pl->nf + 1);
+      } else {
+        int k = x->w == 8 && x->dw == 8 ? MV_8TO8 : x->w == 4 && x->dw == 8 ? MV_4TO8
+              : x->w == 4 && x->dw == 4 ? MV_4TO4 : MV_OTHER;
+        pl->mv[k][pl->nmv[k]].off = x->off;
+        pl->mv[k][pl->nmv[k]++].doff = x->doff;
+      }
       pl->nf++;
     }
+    /* The decoder's start (hsi_memev_decode sets ts and the ids): the
+       row's op is the event's type, its provider's group the hook's. */
+    memset(&pl->tmpl, 0, sizeof pl->tmpl);
+    pl->tmpl.kind = L->kind;
+    pl->tmpl.subop = L->op;
+    pl->tmpl.hook = provider_of_row(L) >= 0 ? (uint16_t)(provider_of_row(L) << 8 | L->op) : 0;
+    pl->tmpl.pointer_size = (uint8_t)P;
+    pl->tmpl.pid = pl->tmpl.tid = HS_NOID;
     pl->ready = 1;
   }
   return pl->usable ? pl : NULL;
@@ -314,46 +363,46 @@ void hsi_memev_prepare(void) {
     }
   for (gs = 0; gs < 3; gs++)
     for (t = 0; t < 256; t++)
-      for (v = 0; v < CACHE_V; v++)
-      {
-        if (!kcached[gs][t][v]) {
-          kcache[gs][t][v] = pick(provider_of(groups[gs]), t, v);
-          kcached[gs][t][v] = 1;
-        }
-        if (kcache[gs][t][v]) {
-          kplan[gs][t][v][0] = plan_of(kcache[gs][t][v], 4);
-          kplan[gs][t][v][1] = plan_of(kcache[gs][t][v], 8);
-        }
-      }
+      for (v = 0; v < CACHE_V; v++) (void)cell_of(gs, groups[gs], t, v);
   prepared = 1;
 }
 
 /* -------------------------------------------------------------- decode */
 
-int hsi_memev_decode(const hs_event *ev, hsi_memop *op) {
-  const layout *L;
-  const plan *pl;
-  int group = 0, type = 0, P = ev->pointer_size, present, kc, kv = 0;
-  uint32_t ppid = HS_NOID;
+/* Decode with a row's plan (P 4 or 8): 1, or -1 when the payload is too
+   short for the row. */
+static int run_plan(const plan *pl, const layout *L, const hs_event *ev, hsi_memop *op) {
+  const uint8_t *p = ev->payload;
+  uint32_t len = ev->payload_len, ppid = HS_NOID;
   int have_ppid = 0;
   unsigned i;
-  L = classify_k(ev, &group, &type, &kc, &kv);
-  if (!L) return 0;
-  memset(op, 0, sizeof *op);
-  op->kind = L->kind;
-  op->subop = type;
-  op->hook = group >= 0 ? (uint16_t)(group << 8 | type) : 0;
+  *op = pl->tmpl;
   op->ts = ev->timestamp;
-  op->pointer_size = ev->pointer_size;
   if (ev->flags & HS_EVF_HAS_IDS) { op->pid = ev->pid; op->tid = ev->tid; }
-  else op->pid = op->tid = HS_NOID;
-  if (P != 4 && P != 8) return -1;
-  if (prepared && kc >= 0) pl = kplan[kc >> 8][kc & 0xFF][kv][P == 8];
-  else pl = plan_of(L, P);
-  if (pl) {
-    const uint8_t *p = ev->payload;
-    uint32_t len = ev->payload_len;
-    if (len < pl->minlen || (!p && len)) return -1;
+  if (len < pl->minlen || (!p && len)) return -1;
+  if (len >= pl->whole && !pl->nmv[MV_OTHER]) {
+    /* the usual case: every field there, moved by width without a bound
+       to check */
+    const pmove *m;
+    for (i = 0, m = pl->mv[MV_8TO8]; i < pl->nmv[MV_8TO8]; i++) {
+      uint64_t v = rd64(p + m[i].off);
+      memcpy((char *)op + m[i].doff, &v, 8);
+    }
+    for (i = 0, m = pl->mv[MV_4TO8]; i < pl->nmv[MV_4TO8]; i++) {
+      uint64_t v = rd32(p + m[i].off);
+      memcpy((char *)op + m[i].doff, &v, 8);
+    }
+    for (i = 0, m = pl->mv[MV_4TO4]; i < pl->nmv[MV_4TO4]; i++) {
+      uint32_t v = rd32(p + m[i].off);
+      memcpy((char *)op + m[i].doff, &v, 4);
+    }
+    if (pl->pid_at) {
+      const pfield *f = &pl->f[pl->pid_at - 1];
+      ppid = (uint32_t)(f->w == 8 ? rd64(p + f->off) : f->w == 4 ? rd32(p + f->off)
+                        : f->w == 2 ? rd16(p + f->off) : p[f->off]);
+      have_ppid = 1;
+    }
+  } else {
     for (i = 0; i < pl->nf; i++) {
       uint32_t off = pl->f[i].off, w = pl->f[i].w;
       uint64_t v;
@@ -364,11 +413,34 @@ int hsi_memev_decode(const hs_event *ev, hsi_memop *op) {
       else if (pl->f[i].doff != PLAN_PID) { uint32_t v32 = (uint32_t)v; memcpy((char *)op + pl->f[i].doff, &v32, 4); }
       else { ppid = (uint32_t)v; have_ppid = 1; }
     }
-    if ((L->flags & L_BLOB) && op->size > (size_t)len - (size_t)pl->fulllen) return -1;
-    if (have_ppid && (L->pid == PID_PAYLOAD || (L->pid == PID_HDR_ELSE_PAYLOAD && op->pid == HS_NOID)))
-      op->pid = ppid;
-    return 1;
   }
+  if ((L->flags & L_BLOB) && op->size > (size_t)len - (size_t)pl->fulllen) return -1;
+  if (have_ppid && (L->pid == PID_PAYLOAD || (L->pid == PID_HDR_ELSE_PAYLOAD && op->pid == HS_NOID)))
+    op->pid = ppid;
+  return 1;
+}
+
+int hsi_memev_decode(const hs_event *ev, hsi_memop *op) {
+  const layout *L;
+  const plan *pl = NULL;
+  const kcell *cell;
+  int group = 0, type = 0, P = ev->pointer_size, present;
+  uint32_t ppid = HS_NOID;
+  int have_ppid = 0;
+  unsigned i;
+  L = classify_k(ev, &group, &type, &cell);
+  if (!L) return 0;
+  if (P == 4 || P == 8) pl = cell ? cell->pl[P == 8] : plan_of(L, P);
+  if (pl) return run_plan(pl, L, ev, op);
+  memset(op, 0, sizeof *op);
+  op->kind = L->kind;
+  op->subop = type;
+  op->hook = group >= 0 ? (uint16_t)(group << 8 | type) : 0;
+  op->ts = ev->timestamp;
+  op->pointer_size = ev->pointer_size;
+  if (ev->flags & HS_EVF_HAS_IDS) { op->pid = ev->pid; op->tid = ev->tid; }
+  else op->pid = op->tid = HS_NOID;
+  if (P != 4 && P != 8) return -1;
   if (ev->payload_len < minlen_of(L, P) || (!ev->payload && ev->payload_len)) return -1;
   for (i = 0; i < L->nf; i++) {
     const field *f = &L->f[i];
