@@ -186,7 +186,7 @@ static void run_close(hsi_life *L) {
   L->allocd = 0;
 }
 
-static void run_move(hsi_life *L, uint32_t i, int64_t ts, int alloc) {
+static inline void run_move(hsi_life *L, uint32_t i, int64_t ts, int alloc) {
   unsigned k = L->r.kind[i] < HSI_KIND_COUNT ? L->r.kind[i] : HSI_KIND_COUNT;
   uint64_t sz = L->r.size[i];
   if (ts != L->tick) {
@@ -233,7 +233,7 @@ static int grow_recs(hsi_life *L) {
   return 0;
 }
 
-static uint32_t newrec(hsi_life *L, int kind, uint32_t inst, uint64_t key, uint64_t addr,
+static inline uint32_t newrec(hsi_life *L, int kind, uint32_t inst, uint64_t key, uint64_t addr,
                        uint64_t size, int64_t ts, unsigned flags, unsigned source) {
   hsi_recs *r = &L->r;
   size_t i = r->n;
@@ -258,7 +258,7 @@ static uint32_t newrec(hsi_life *L, int kind, uint32_t inst, uint64_t key, uint6
 }
 
 /* A record this memop starts: its alloc event is the memop. */
-static uint32_t startrec(hsi_life *L, int kind, uint32_t inst, uint64_t key, uint64_t addr,
+static inline uint32_t startrec(hsi_life *L, int kind, uint32_t inst, uint64_t key, uint64_t addr,
                          uint64_t size, int64_t ts, unsigned flags, unsigned source) {
   uint32_t i = newrec(L, kind, inst, key, addr, size, ts, flags, source);
   if (i == HSI_NOREC) return i;
@@ -268,7 +268,7 @@ static uint32_t startrec(hsi_life *L, int kind, uint32_t inst, uint64_t key, uin
   return i;
 }
 
-static void endrec(hsi_life *L, uint32_t i, int64_t ts, int reason) {
+static inline void endrec(hsi_life *L, uint32_t i, int64_t ts, int reason) {
   if (hsi_rec_counts(&L->r, i)) run_move(L, i, ts, 0);
   L->r.ts_free[i] = ts;
   L->r.reason[i] = (uint8_t)reason;
@@ -304,7 +304,7 @@ static int lm_resize(hsi_life *L, livemap *m, uint32_t ncap) {
 }
 
 /* The record live at addr, or HSI_NOREC; *pos its slot. */
-static uint32_t lm_find(const hsi_life *L, const livemap *m, uint32_t h, uint64_t addr,
+static inline uint32_t lm_find(const hsi_life *L, const livemap *m, uint32_t h, uint64_t addr,
                         uint32_t *pos) {
   uint32_t mask, i;
   if (!m->cap) return HSI_NOREC;
@@ -319,7 +319,7 @@ static uint32_t lm_find(const hsi_life *L, const livemap *m, uint32_t h, uint64_
   }
 }
 
-static int lm_insert(hsi_life *L, livemap *m, uint32_t h, uint32_t rec) {
+static inline int lm_insert(hsi_life *L, livemap *m, uint32_t h, uint32_t rec) {
   uint32_t mask, i;
   if ((uint64_t)(m->n + 1) * 2 > (uint64_t)m->cap) {
     if (m->cap >= 0x80000000u) { L->err = HS_ENOMEM; return -1; }
@@ -333,7 +333,7 @@ static int lm_insert(hsi_life *L, livemap *m, uint32_t h, uint32_t rec) {
 }
 
 /* Backward-shift deletion keeps every probe chain unbroken without tombstones. */
-static void lm_delete(hsi_life *L, livemap *m, uint32_t pos) {
+static inline void lm_delete(hsi_life *L, livemap *m, uint32_t pos) {
   uint32_t mask = m->cap - 1, i = pos, j = pos;
   for (;;) {
     uint64_t s;
@@ -363,13 +363,10 @@ static void lm_free(livemap *m) {
 
 /* ------------------------------------------------------------ instances */
 
-static struct inst *get_inst(hsi_life *L, uint32_t id, uint32_t pid) {
+/* The instance `id` (made when new): get_inst, past its last answer. */
+static struct inst *get_inst_search(hsi_life *L, uint32_t id, uint32_t pid) {
   uint32_t mask, i;
   struct inst *I;
-  if (L->have_last && L->last_id == id) {
-    I = &L->in[L->last_ix];
-    goto found;
-  }
   if (L->imap_cap) {
     mask = L->imap_cap - 1;
     for (i = mix64(id) & mask; L->imap[i]; i = (i + 1) & mask)
@@ -410,6 +407,17 @@ found:
   return I;
 }
 
+/* Every memory operation asks, mostly for the instance asked for last:
+   that answer inline, the search out of line. */
+static inline struct inst *get_inst(hsi_life *L, uint32_t id, uint32_t pid) {
+  if (L->have_last && L->last_id == id) {
+    struct inst *I = &L->in[L->last_ix];
+    if (I->pid == HS_NOID) I->pid = pid;
+    return I;
+  }
+  return get_inst_search(L, id, pid);
+}
+
 static struct inst *find_inst(const hsi_life *L, uint32_t id) {
   uint32_t mask, i;
   if (!L->imap_cap) return NULL;
@@ -419,13 +427,12 @@ static struct inst *find_inst(const hsi_life *L, uint32_t id) {
   return NULL;
 }
 
-/* The live map of (instance, heap); created when `create`, else NULL if none. */
-static livemap *get_heap(hsi_life *L, uint32_t inst, uint64_t heap, int create) {
+/* The live map of (instance, heap); created when `create`, else NULL if
+   none: get_heap, past its last answer. */
+static livemap *get_heap_search(hsi_life *L, uint32_t inst, uint64_t heap, int create) {
   uint32_t mask, i;
   struct hheap *H;
   uint64_t hk;
-  if (L->have_last_hh && L->hh[L->last_hh].heap == heap && L->hh[L->last_hh].inst == inst)
-    return &L->hh[L->last_hh].m;
   hk = mix64(heap ^ ((uint64_t)inst << 32 | inst));
   if (L->hmap_cap) {
     mask = L->hmap_cap - 1;
@@ -466,6 +473,12 @@ static livemap *get_heap(hsi_life *L, uint32_t inst, uint64_t heap, int create) 
   L->last_hh = (uint32_t)L->nhh; L->have_last_hh = 1;
   L->nhh++;
   return &H->m;
+}
+
+static inline livemap *get_heap(hsi_life *L, uint32_t inst, uint64_t heap, int create) {
+  if (L->have_last_hh && L->hh[L->last_hh].heap == heap && L->hh[L->last_hh].inst == inst)
+    return &L->hh[L->last_hh].m;
+  return get_heap_search(L, inst, heap, create);
 }
 
 /* End every block of a heap map (destroy, process end) and empty it. */
