@@ -518,7 +518,7 @@ static int retire(hsi_stacks *st, uint32_t si) {
 }
 
 /* Retire targets that left the window as of time `now`. */
-static int advance(hsi_stacks *st, int64_t now) {
+static inline int advance(hsi_stacks *st, int64_t now) {
   int rc = 0;
   if (now > st->now) st->now = now;
   while (st->fcount) {
