@@ -42,6 +42,7 @@ struct fctx {
   uint32_t last_inst;    /* one-entry cache of the instance test */
   int last_ok, have_last;
   int sized;             /* the size range excludes unknown sizes */
+  int window_only;       /* nothing asked beyond kinds, window and classes */
 };
 
 static int cmp_u32(const void *a, const void *b) {
@@ -54,6 +55,8 @@ static int fctx_init(struct fctx *c, const hsi_life *lt, const hsi_filter *f) {
   c->lt = lt;
   c->f = f;
   c->sized = f->size_min > 0 || f->size_max != UINT64_MAX;
+  c->window_only = !f->reasons && !f->flags_all && !f->flags_none && !f->has_heap && !f->has_tag
+                   && !c->sized && !f->stacks && !f->insts && f->pid == HS_NOID;
   if (f->insts) {
     c->insts = malloc((f->ninsts ? f->ninsts : 1) * sizeof *c->insts);
     if (!c->insts) return HS_ENOMEM;
@@ -81,6 +84,7 @@ static int matches(struct fctx *c, const hsi_recs *R, uint32_t i) {
   if (f->kinds && !(f->kinds & (1u << R->kind[i]))) return 0;
   cls = hsi_query_class(R->ts_alloc[i], R->ts_free[i], f->t1, f->t2);
   if (cls < 0 || (f->classes && !(f->classes & (1u << cls)))) return 0;
+  if (c->window_only) return 1;          /* most selections: the rest would only look */
   if (f->reasons && !(f->reasons & (1u << R->reason[i]))) return 0;
   if ((R->flags[i] & f->flags_all) != f->flags_all || (R->flags[i] & f->flags_none)) return 0;
   if (f->has_heap && (R->kind[i] != HSI_KIND_HEAP || R->key[i] != f->heap)) return 0;
