@@ -172,7 +172,7 @@ static int explained(const hsi_lcheck_row *r, size_t len) {
   return len >= r->min_len && len <= r->max_len;
 }
 
-static xrow *lookup(hsi_lcheck *lc, const hs_event *ev, uint16_t hook) {
+static inline xrow *lookup(hsi_lcheck *lc, const hs_event *ev, uint16_t hook) {
   uint32_t key = row_key(hook, ev);
   unsigned slot = cache_slot(key);
   if (lc->crow[slot] && lc->ckey[slot] == key) return &lc->rows[lc->crow[slot] - 1];
@@ -180,7 +180,7 @@ static xrow *lookup(hsi_lcheck *lc, const hs_event *ev, uint16_t hook) {
 }
 
 /* Count ev and its payload length in its row. */
-static void count_length(xrow *x, uint32_t len) {
+static inline void count_length(xrow *x, uint32_t len) {
   hsi_lcheck_row *r = &x->r;
   int i;
   r->events++;
@@ -201,7 +201,7 @@ static void count_length(xrow *x, uint32_t len) {
 static void check_fields(xrow *x, const hs_event *ev, int d, const hsi_memop *op);
 
 /* Are this event's fields checked (the n-th event of its row)? */
-static int sampled(const xrow *x) {
+static inline int sampled(const xrow *x) {
   return x->r.checked && (x->r.events <= HSI_LCHECK_FULL || x->r.events % HSI_LCHECK_EVERY == 0);
 }
 
