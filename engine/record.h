@@ -67,7 +67,10 @@ static inline void hsi_record_kernel_set(const hsi_krec *k, hs_event *ev) {
   ev->hook = k->hook;
   ev->opcode = (uint8_t)k->hook;
   ev->header_type = k->ht;
-  ev->pointer_size = (uint8_t)hsi_ht_ptr(k->ht);
-  ev->flags |= (uint8_t)(k->ht >= HS_HT_PERFINFO32 ? HS_EVF_KERNEL : HS_EVF_KERNEL | HS_EVF_HAS_IDS);
+  /* hsi_ht_ptr and the ids for the kernel headers alone (ht 1-4, 0x10,
+     0x11): 4 bytes for SYSTEM32, COMPACT32 and PERFINFO32 (bits 1, 3,
+     16), no ids for PERFINFO; without branches, this runs per event */
+  ev->pointer_size = (uint8_t)(8u - 4u * ((0x1000Au >> k->ht) & 1u));
+  ev->flags |= (uint8_t)(HS_EVF_KERNEL | (k->ht < HS_HT_PERFINFO32 ? HS_EVF_HAS_IDS : 0));
 }
 #endif
