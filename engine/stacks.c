@@ -714,14 +714,15 @@ static uint32_t read_part(hsi_stacks *st, const uint8_t *p, size_t n, int w, uin
 /* A whole-frames part (op 32, ext STACK_TRACE) for (ts, pid, tid). */
 static int stack_part(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid,
                       const uint8_t *p, size_t n, int w, uint32_t si) {
-  uint64_t *f = NULL;
-  uint32_t part = read_part(st, p, n, w, &f);
+  uint32_t part;
   int kind;
-  if (part == NONE) return HS_ENOMEM;
-  if (!part) return 0;                    /* empty stack: nothing to add */
-  kind = hsi_addr_is_kernel(f[0], w) ? K_KERNEL : K_USER;
+  if (!n) return 0;                       /* empty stack: nothing to add */
+  kind = hsi_addr_is_kernel(w == 8 ? rd64(p) : rd32(p), w) ? K_KERNEL : K_USER;
   if (si == NONE) si = find_target(st, ts, pid, tid, kind);
+  /* A part no target wants is not interned: stacks of events nobody
+     tracks (or a scope that keeps nothing) cost no hashing. */
   if (si == NONE) { st->c.unmatched++; return 0; }
+  if ((part = read_part(st, p, n, w, NULL)) == NONE) return HS_ENOMEM;
   st->c.matched++;
   if (add_part(st, si, kind, part) != 0) return HS_ENOMEM;
   st->slots[si].width = (uint8_t)w;
