@@ -244,8 +244,11 @@ typedef struct kref {
 
 #define NMATCHID 64
 
+#define PCACHE 1024       /* recent parts by a cheap key (read_part) */
+
 struct hsi_stacks {
   itab parts, final;
+  uint32_t pcache[PCACHE]; /* part ids, 0 = empty */
   uint32_t *p2f;           /* part id -> final id of the same frames, 0 = not yet */
   uint32_t capp2f;
   tslot *slots;
@@ -615,7 +618,7 @@ int hsi_stacks_want(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint
   return advance(st, ts);
 }
 
-static uint32_t read_part(hsi_stacks *st, const uint8_t *p, size_t n, int w, uint64_t **first);
+static uint32_t read_part(hsi_stacks *st, const uint8_t *p, size_t n, int w, const uint64_t **first);
 
 /* Is a slot live for (ts, tid)? */
 static int tab_has(const hsi_stacks *st, int64_t ts, uint32_t tid) {
@@ -686,13 +689,50 @@ static int add_part(hsi_stacks *st, uint32_t si, int kind, uint32_t part) {
   return 0;
 }
 
-/* Frames of width w at p[0..n) into the scratch buffer, interned as a part. */
-static uint32_t read_part(hsi_stacks *st, const uint8_t *p, size_t n, int w, uint64_t **first) {
-  uint64_t *f = tmpbuf(st, n ? n : 1);
+/*
+** Most stacks come again (an allocation site in a loop), so recent parts
+** are remembered by a cheap key, the count and the first, middle and last
+** frames: a stack seen before costs a comparison of its frames, not a
+** copy, a hash and a lookup.  Another stack with the same key takes the
+** full way; either way the part id is the one interning gives.
+*/
+static uint32_t pcache_slot(const uint8_t *p, size_t n, int w) {
+  uint64_t a = w == 8 ? rd64(p) : rd32(p);
+  uint64_t m = w == 8 ? rd64(p + 8 * (n / 2)) : rd32(p + 4 * (n / 2));
+  uint64_t z = w == 8 ? rd64(p + 8 * (n - 1)) : rd32(p + 4 * (n - 1));
+  uint64_t h = (a ^ m * 0x9E3779B97F4A7C15ull ^ z * 0xC2B2AE3D27D4EB4Full ^ n) * 0xFF51AFD7ED558CCDull;
+  return (uint32_t)(h >> 40) & (PCACHE - 1);
+}
+
+static int same_frames(const uint64_t *f, const uint8_t *p, size_t n, int w) {
+  size_t i;
+  if (w == 8) {
+    for (i = 0; i < n; i++) if (f[i] != rd64(p + 8 * i)) return 0;
+  } else {
+    for (i = 0; i < n; i++) if (f[i] != rd32(p + 4 * i)) return 0;
+  }
+  return 1;
+}
+
+/* Frames of width w at p[0..n) interned as a part (through the scratch
+   buffer); *first, when asked, the part's frames. */
+static uint32_t read_part(hsi_stacks *st, const uint8_t *p, size_t n, int w, const uint64_t **first) {
+  uint64_t *f;
   uint64_t a = HASH_A0(n), b = HASH_B0;
   size_t i;
-  uint32_t id;
-  if (!f) return NONE;
+  uint32_t id, slot = 0;
+  if (n) {
+    slot = pcache_slot(p, n, w);
+    if ((id = st->pcache[slot]) != 0) {
+      size_t m;
+      const uint64_t *g = itab_frames(&st->parts, id, &m);
+      if (m == n && same_frames(g, p, n, w)) {
+        if (first) *first = g;
+        return id;
+      }
+    }
+  }
+  if (!(f = tmpbuf(st, n ? n : 1))) return NONE;
   /* copy and hash in one pass, the width decided once */
   if (w == 8)
     for (i = 0; i + 1 < n; i += 2) {
@@ -708,6 +748,7 @@ static uint32_t read_part(hsi_stacks *st, const uint8_t *p, size_t n, int w, uin
   if (first) *first = f;
   id = itab_intern_h(&st->parts, f, n, hash_end(a, b));
   if (id == NONE) st->nomem = 1;
+  else if (n) st->pcache[slot] = id;
   return id;
 }
 
@@ -782,7 +823,8 @@ static int resolve(hsi_stacks *st, int table, uint64_t key, uint32_t part, int w
 }
 
 static int key_def(hsi_stacks *st, const uint8_t *p, size_t len, int w) {
-  uint64_t key, *f = NULL;
+  uint64_t key;
+  const uint64_t *f = NULL;
   uint32_t part;
   size_t n;
   int table, r1, r2;

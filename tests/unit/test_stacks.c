@@ -140,6 +140,43 @@ TEST(op32_match) {
   hsi_stacks_free(st);
 }
 
+/* Stacks that agree on their count and their first, middle and last
+   frames (what read_part remembers recent parts by) but not elsewhere,
+   alternating, 64- and 32-bit: each keeps its own stack. */
+TEST(op32_recent_parts) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf b;
+  hs_event ev;
+  uint64_t f[4][5] = {
+    { U(0x10), U(0x20), U(0x30), U(0x40), U(0x50) },
+    { U(0x10), U(0x21), U(0x30), U(0x40), U(0x50) },
+    { U(0x10), U(0x20), U(0x30), U(0x41), U(0x50) },
+    { U(0x10), U(0x20), U(0x30), U(0x40), U(0x50) },
+  };
+  uint64_t g[2][4] = { { 0x00401000u, 0x00402000u, 0x00403000u, 0x00404000u },
+                       { 0x00401000u, 0x00402004u, 0x00403000u, 0x00404000u } };
+  uint32_t id[12];
+  int k;
+  for (k = 0; k < 12; k++) {
+    int64_t ts = 1000 + 10 * k;
+    CHECK_EQ(hsi_stacks_want(st, ts, 3, 4, (uint64_t)k), 0);
+    ev = k < 8 ? op32(&b, 8, ts + 1, ts, 3, 4, f[k % 4], 5) : op32(&b, 4, ts + 1, ts, 3, 4, g[k % 2], 4);
+    CHECK_EQ(hsi_stacks_feed(st, &ev), 1);
+  }
+  CHECK_EQ(hsi_stacks_finish(st), 0);
+  for (k = 0; k < 12; k++) {
+    id[k] = stack_of(st, (uint64_t)k);
+    CHECK(k < 8 ? frames_are(st, id[k], f[k % 4], 5) : frames_are(st, id[k], g[k % 2], 4));
+  }
+  CHECK_EQ(id[0], id[3]);
+  CHECK_EQ(id[0], id[4]);
+  CHECK(id[0] != id[1] && id[0] != id[2] && id[1] != id[2]);
+  CHECK(id[8] != id[9]);
+  CHECK_EQ(id[8], id[10]);
+  CHECK_EQ(hsi_stacks_count(st), 5);
+  hsi_stacks_free(st);
+}
+
 TEST(op32_32bit_frames) {
   hsi_stacks *st = hsi_stacks_new();
   buf b;
@@ -721,6 +758,7 @@ TEST(real_traces) {
 int main(void) {
   RUN(interning);
   RUN(op32_match);
+  RUN(op32_recent_parts);
   RUN(op32_32bit_frames);
   RUN(kernel_user_join);
   RUN(late_arrival_and_window);
