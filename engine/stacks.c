@@ -244,7 +244,7 @@ typedef struct kref {
 
 #define NMATCHID 64
 
-#define PCACHE 1024       /* recent parts by a cheap key (read_part) */
+#define PCACHE 4096       /* recent parts by a cheap key (read_part) */
 
 struct hsi_stacks {
   itab parts, final;
@@ -707,7 +707,11 @@ static uint32_t pcache_slot(const uint8_t *p, size_t n, int w) {
 static int same_frames(const uint64_t *f, const uint8_t *p, size_t n, int w) {
   size_t i;
   if (w == 8) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return memcmp(f, p, n * 8) == 0;      /* the payload's order is the host's */
+#else
     for (i = 0; i < n; i++) if (f[i] != rd64(p + 8 * i)) return 0;
+#endif
   } else {
     for (i = 0; i < n; i++) if (f[i] != rd32(p + 4 * i)) return 0;
   }
