@@ -433,7 +433,7 @@ static inline int least(const etlreader *r) {
     case 0: case 1: return lv[0];
     case 2: return lesser(r, lv[0], lv[1]);
     case 3: return lesser(r, lesser(r, lv[0], lv[1]), lv[2]);
-    case 4: return lesser(r, lesser(r, lv[0], lv[1]), lesser(r, lv[2], lv[3]));
+    case 4: return lesser(r, lesser(r, lv[0], lv[1]), lesser(r, lv[2], lv[3]));   /* as below, no loop */
     default:
       w = lesser(r, lesser(r, lv[0], lv[1]), lesser(r, lv[2], lv[3]));
       for (i = 4; i < r->nlv; i++) w = lesser(r, w, lv[i]);

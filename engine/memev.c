@@ -124,10 +124,6 @@ static const plan *plan_of(const layout *L, int P);
 typedef struct kcell { const layout *L; const plan *pl[2]; uint8_t ready; } kcell;
 static kcell kcells[3][256][CACHE_V];
 
-/* min_len of a row at P = 4 and 8, remembered per row (the tables are
-   fixed); rows are found by their index in their provider's table. */
-static size_t minlen_of(const layout *L, int P);
-
 static int group_slot(int g) { return g == 0x10 ? 0 : g == 0x02 ? 1 : g == 0x0E ? 2 : -1; }
 
 /* The cell of (group slot, type, version), filled when first asked
@@ -183,23 +179,6 @@ static const layout *classify(const hs_event *ev, int *group, int *type) {
 
 /* ----------------------------------------------------- hsi_memop fields */
 
-static void store(hsi_memop *op, int dest, uint64_t v) {
-  switch (dest) {
-  case M_HEAP: op->heap = v; break;
-  case M_ADDR: op->addr = v; break;
-  case M_SIZE: op->size = v; break;
-  case M_OLD_ADDR: op->old_addr = v; break;
-  case M_OLD_SIZE: op->old_size = v; break;
-  case M_FLAGS: op->flags = (uint32_t)v; break;
-  case M_TAG: op->tag = (uint32_t)v; break;
-  case M_POOLTYPE: op->pool_type = (uint32_t)v; break;
-  case M_SESSION: op->session = (uint32_t)v; break;
-  case M_SOURCE: op->source = (uint32_t)v; break;
-  case M_PID: op->pid = (uint32_t)v; break;
-  default: break;
-  }
-}
-
 static uint64_t fetch(const hsi_memop *op, int dest) {
   switch (dest) {
   case M_HEAP: return op->heap;
@@ -222,28 +201,7 @@ static uint64_t fetch(const hsi_memop *op, int dest) {
 static uint64_t read_field(const uint8_t *p, size_t len, int P, const field *f, int *present) {
   size_t off = foff(f, P), w = fwidth(f, P);
   *present = off + w <= len;              /* the only bounds check a field needs */
-  if (!*present) return 0;
-  switch (w) {
-  case 8: return rd64(p + off);
-  case 4: return rd32(p + off);
-  case 2: return rd16(p + off);
-  default: return p[off];
-  }
-}
-
-static size_t minlen_of(const layout *L, int P) {
-  static size_t memo[4][64][2];
-  static uint8_t known[4][64][2];
-  size_t pi, ri;
-  int w = P == 8;
-  for (pi = 0; pi < COUNT(providers); pi++) {
-    if (L < providers[pi]->tab || L >= providers[pi]->tab + providers[pi]->n) continue;
-    ri = (size_t)(L - providers[pi]->tab);
-    if (pi >= 4 || ri >= 64) break;
-    if (!known[pi][ri][w]) { memo[pi][ri][w] = min_len(L, P); known[pi][ri][w] = 1; }
-    return memo[pi][ri][w];
-  }
-  return min_len(L, P);
+  return *present ? rdw(p + off, (unsigned)w) : 0;
 }
 
 /*
@@ -358,8 +316,6 @@ void hsi_memev_prepare(void) {
     for (ri = 0; ri < providers[pi]->n && ri < 64; ri++) {
       plan_of(&providers[pi]->tab[ri], 4);
       plan_of(&providers[pi]->tab[ri], 8);
-      (void)minlen_of(&providers[pi]->tab[ri], 4);
-      (void)minlen_of(&providers[pi]->tab[ri], 8);
     }
   for (gs = 0; gs < 3; gs++)
     for (t = 0; t < 256; t++)
@@ -369,8 +325,8 @@ void hsi_memev_prepare(void) {
 
 /* -------------------------------------------------------------- decode */
 
-/* Decode with a row's plan (P 4 or 8): 1, or -1 when the payload is too
-   short for the row. */
+/* Decode with the row's plan for the event's pointer size: 1, or -1 when
+   the payload is too short for the row or the size is neither 4 nor 8. */
 static int run_plan(const plan *pl, const layout *L, const hs_event *ev, hsi_memop *op) {
   const uint8_t *p = ev->payload;
   uint32_t len = ev->payload_len, ppid = HS_NOID;
@@ -379,6 +335,7 @@ static int run_plan(const plan *pl, const layout *L, const hs_event *ev, hsi_mem
   *op = pl->tmpl;
   op->ts = ev->timestamp;
   if (ev->flags & HS_EVF_HAS_IDS) { op->pid = ev->pid; op->tid = ev->tid; }
+  if (ev->pointer_size != pl->tmpl.pointer_size) { op->pointer_size = ev->pointer_size; return -1; }
   if (len < pl->minlen || (!p && len)) return -1;
   if (len >= pl->whole && !pl->nmv[MV_OTHER]) {
     /* the usual case: every field there, moved by width without a bound
@@ -398,8 +355,7 @@ static int run_plan(const plan *pl, const layout *L, const hs_event *ev, hsi_mem
     }
     if (pl->pid_at) {
       const pfield *f = &pl->f[pl->pid_at - 1];
-      ppid = (uint32_t)(f->w == 8 ? rd64(p + f->off) : f->w == 4 ? rd32(p + f->off)
-                        : f->w == 2 ? rd16(p + f->off) : p[f->off]);
+      ppid = (uint32_t)rdw(p + f->off, f->w);
       have_ppid = 1;
     }
   } else {
@@ -408,7 +364,7 @@ static int run_plan(const plan *pl, const layout *L, const hs_event *ev, hsi_mem
       uint64_t v;
       if (off + 8 <= len) v = rd64(p + off) & pl->f[i].mask;   /* most fields: one load */
       else if (off + w > len) continue;    /* an optional field past the end */
-      else v = w == 8 ? rd64(p + off) : w == 4 ? rd32(p + off) : w == 2 ? rd16(p + off) : p[off];
+      else v = rdw(p + off, w);
       if (pl->f[i].dw == 8) memcpy((char *)op + pl->f[i].doff, &v, 8);
       else if (pl->f[i].doff != PLAN_PID) { uint32_t v32 = (uint32_t)v; memcpy((char *)op + pl->f[i].doff, &v32, 4); }
       else { ppid = (uint32_t)v; have_ppid = 1; }
@@ -422,37 +378,18 @@ static int run_plan(const plan *pl, const layout *L, const hs_event *ev, hsi_mem
 
 int hsi_memev_decode(const hs_event *ev, hsi_memop *op) {
   const layout *L;
-  const plan *pl = NULL;
+  const plan *pl;
   const kcell *cell;
-  int group = 0, type = 0, P = ev->pointer_size, present;
-  uint32_t ppid = HS_NOID;
-  int have_ppid = 0;
-  unsigned i;
+  int group = 0, type = 0, w = ev->pointer_size == 8;
   L = classify_k(ev, &group, &type, &cell);
   if (!L) return 0;
-  if (P == 4 || P == 8) pl = cell ? cell->pl[P == 8] : plan_of(L, P);
-  if (pl) return run_plan(pl, L, ev, op);
-  memset(op, 0, sizeof *op);
-  op->kind = L->kind;
-  op->subop = type;
-  op->hook = group >= 0 ? (uint16_t)(group << 8 | type) : 0;
-  op->ts = ev->timestamp;
-  op->pointer_size = ev->pointer_size;
-  if (ev->flags & HS_EVF_HAS_IDS) { op->pid = ev->pid; op->tid = ev->tid; }
-  else op->pid = op->tid = HS_NOID;
-  if (P != 4 && P != 8) return -1;
-  if (ev->payload_len < minlen_of(L, P) || (!ev->payload && ev->payload_len)) return -1;
-  for (i = 0; i < L->nf; i++) {
-    const field *f = &L->f[i];
-    uint64_t v = read_field(ev->payload, ev->payload_len, P, f, &present);
-    if (!present) continue;
-    if (f->dest == M_PID) { ppid = (uint32_t)v; have_ppid = 1; }
-    else store(op, f->dest, v);
+  pl = cell ? cell->pl[w] : plan_of(L, w ? 8 : 4);
+  if (!pl) {                             /* every row has its plans (hsi_memev_selfcheck) */
+    memset(op, 0, sizeof *op);
+    op->kind = L->kind;
+    return -1;
   }
-  if ((L->flags & L_BLOB) && op->size > ev->payload_len - full_len(L, P)) return -1;
-  if (have_ppid && (L->pid == PID_PAYLOAD || (L->pid == PID_HDR_ELSE_PAYLOAD && op->pid == HS_NOID)))
-    op->pid = ppid;
-  return 1;
+  return run_plan(pl, L, ev, op);
 }
 
 int hsi_memev_row(const hs_event *ev, const char **name, int *version, int *kind,
@@ -463,7 +400,7 @@ int hsi_memev_row(const hs_event *ev, const char **name, int *version, int *kind
   *name = L->name;
   *version = L->version;
   *kind = L->kind;
-  *lo = min_len(L, P);          /* rarely: not through the memo, which decode inlines */
+  *lo = min_len(L, P);
   *hi = (L->flags & (L_BLOB | L_PROV)) || L->nf == 0 ? (size_t)-1 : full_len(L, P);
   return 1;
 }
@@ -683,6 +620,9 @@ int hsi_memev_selfcheck(char *err, size_t errlen) {
         }
         if ((L->flags & L_BLOB) && (L->pad8 || seen_opt))
           FAIL("%s: a blob must follow the fields directly", L->name);
+        if (p >= 4 || i >= 64 || !plan_of(L, P))
+          FAIL("%s v%d: no decoding plan at P=%d (at most %d fields, 64 rows)", L->name, L->version, P,
+               PLAN_FIELDS);
       }
     }
   }

@@ -143,17 +143,13 @@ int hsi_query_select(const hsi_life *lt, const hsi_filter *f, hsi_sel *out) {
 }
 
 size_t hsi_query_select_buf(const hsi_life *lt, const hsi_filter *f, uint32_t *buf, size_t cap) {
-  const hsi_recs *R;
-  struct fctx c;
-  size_t i, n = 0;
-  if (!lt || !f || fctx_init(&c, lt, f)) return 0;
-  R = hsi_life_recs(lt);
-  for (i = 0; i < R->n; i++)
-    if (matches(&c, R, (uint32_t)i)) {
-      if (n < cap) buf[n] = (uint32_t)i;
-      n++;
-    }
-  free(c.insts);
+  hsi_sel s;
+  size_t n;
+  memset(&s, 0, sizeof s);
+  if (hsi_query_select(lt, f, &s)) return 0;
+  n = s.n;
+  if (n && cap) memcpy(buf, s.idx, (n < cap ? n : cap) * sizeof *buf);
+  hsi_sel_free(&s);
   return n;
 }
 

@@ -73,7 +73,8 @@ int hsi_query_select(const hsi_life *lt, const hsi_filter *f, hsi_sel *out);
    a selection costs its size, not the trace's). */
 int hsi_query_select_in(const hsi_life *lt, const hsi_filter *f, const uint32_t *in, size_t n,
                         hsi_sel *out);
-/* The same into a caller's buffer: returns how many match; writes at most cap. */
+/* The same into a caller's buffer: returns how many match (0 when out of memory or
+   stopped); writes at most cap. */
 size_t hsi_query_select_buf(const hsi_life *lt, const hsi_filter *f, uint32_t *buf, size_t cap);
 void hsi_sel_free(hsi_sel *s);
 

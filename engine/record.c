@@ -263,7 +263,7 @@ size_t hs_event_ext_stack(const hs_event *ev, uint64_t *frames, size_t max, uint
     if (match_id) *match_id = rd64(it.data);
     cnt = (it.size - 8) / w;        /* frame width from the item type, not the header [V] */
     for (i = 0; i < cnt && n < max; i++)
-      frames[n++] = w == 8 ? rd64(it.data + 8 + 8 * i) : rd32(it.data + 8 + 4 * i);
+      frames[n++] = rdw(it.data + 8 + (size_t)w * i, (unsigned)w);
   }
   return n;
 }

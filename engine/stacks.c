@@ -649,8 +649,8 @@ static int hold_take(hsi_stacks *st, const hs_event *ev) {
     return 0;
   n = (len - 16) / (size_t)w;
   if (!n) return 0;                        /* empty: nothing to add, the target stays */
-  inner = w == 8 ? rd64(p + 16) : rd32(p + 16);
-  outer = w == 8 ? rd64(p + 16 + 8 * (n - 1)) : rd32(p + 16 + 4 * (n - 1));
+  inner = rdw(p + 16, (unsigned)w);
+  outer = rdw(p + 16 + (size_t)w * (n - 1), (unsigned)w);
   /* a kernel part that ends in the kernel waits for its user part */
   if (hsi_addr_is_kernel(inner, w) && kern(outer, w)) return 0;
   if ((part = read_part(st, p + 16, n, w, NULL)) == NONE) return HS_ENOMEM;
@@ -697,9 +697,8 @@ static int add_part(hsi_stacks *st, uint32_t si, int kind, uint32_t part) {
 ** full way; either way the part id is the one interning gives.
 */
 static uint32_t pcache_slot(const uint8_t *p, size_t n, int w) {
-  uint64_t a = w == 8 ? rd64(p) : rd32(p);
-  uint64_t m = w == 8 ? rd64(p + 8 * (n / 2)) : rd32(p + 4 * (n / 2));
-  uint64_t z = w == 8 ? rd64(p + 8 * (n - 1)) : rd32(p + 4 * (n - 1));
+  uint64_t a = rdw(p, (unsigned)w), m = rdw(p + (size_t)w * (n / 2), (unsigned)w);
+  uint64_t z = rdw(p + (size_t)w * (n - 1), (unsigned)w);
   uint64_t h = (a ^ m * 0x9E3779B97F4A7C15ull ^ z * 0xC2B2AE3D27D4EB4Full ^ n) * 0xFF51AFD7ED558CCDull;
   return (uint32_t)(h >> 40) & (PCACHE - 1);
 }
@@ -748,7 +747,7 @@ static uint32_t read_part(hsi_stacks *st, const uint8_t *p, size_t n, int w, con
       f[i] = rd32(p + 4 * i); f[i + 1] = rd32(p + 4 * i + 4);
       HASH_A(a, f[i]); HASH_B(b, f[i + 1]);
     }
-  if (i < n) { f[i] = w == 8 ? rd64(p + 8 * i) : rd32(p + 4 * i); HASH_A(a, f[i]); }
+  if (i < n) { f[i] = rdw(p + (size_t)w * i, (unsigned)w); HASH_A(a, f[i]); }
   if (first) *first = f;
   id = itab_intern_h(&st->parts, f, n, hash_end(a, b));
   if (id == NONE) st->nomem = 1;
@@ -762,7 +761,7 @@ static int stack_part(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid,
   uint32_t part;
   int kind;
   if (!n) return 0;                       /* empty stack: nothing to add */
-  kind = hsi_addr_is_kernel(w == 8 ? rd64(p) : rd32(p), w) ? K_KERNEL : K_USER;
+  kind = hsi_addr_is_kernel(rdw(p, (unsigned)w), w) ? K_KERNEL : K_USER;
   if (si == NONE) si = find_target(st, ts, pid, tid, kind);
   /* A part no target wants is not interned: stacks of events nobody
      tracks (or a scope that keeps nothing) cost no hashing. */
@@ -834,7 +833,7 @@ static int key_def(hsi_stacks *st, const uint8_t *p, size_t len, int w) {
   int table, r1, r2;
   if (len < (size_t)w) { st->c.damaged++; return 0; }
   st->c.key_defs++;
-  key = w == 8 ? rd64(p) : rd32(p);
+  key = rdw(p, (unsigned)w);
   n = (len - (size_t)w) / (size_t)w;
   if ((part = read_part(st, p + w, n, w, &f)) == NONE) return HS_ENOMEM;
   table = n && hsi_addr_is_kernel(f[n - 1], w) ? K_KERNEL : K_USER;
@@ -867,7 +866,7 @@ static int feed_stackwalk(hsi_stacks *st, const hs_event *ev, int op) {
       uint64_t key;
       if (len < 16 + (size_t)w) { st->c.damaged++; return 1; }
       st->c.key_refs++;
-      key = w == 8 ? rd64(p + 16) : rd32(p + 16);
+      key = rdw(p + 16, (unsigned)w);
       si = find_target(st, (int64_t)rd64(p), rd32(p + 8), rd32(p + 12), kind);
       if (si == NONE) st->c.unmatched++; else st->c.matched++;
       return key_ref(st, kind, kind, key, si) != 0 ? HS_ENOMEM : 1;
@@ -926,7 +925,7 @@ static int feed_ext(hsi_stacks *st, const hs_event *ev) {
       if (!looked) { si = find_target(st, ev->timestamp, ev->pid, ev->tid, K_EXT); looked = 1; }
       st->c.key_refs++;
       mid = rd64(it.data);
-      key = w == 8 ? rd64(it.data + 8) : rd32(it.data + 8);
+      key = rdw(it.data + 8, (unsigned)w);
       {
         uint32_t tsi = mid ? matchid_slot(st, mid, si) : si;
         if (tsi == NONE) st->c.unmatched++; else st->c.matched++;
