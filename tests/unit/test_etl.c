@@ -10,6 +10,7 @@
 #include "heapscript.h"
 #include "bytes.h"
 #include "writer.h"
+#include "source.h"
 
 static char path[512];
 static uint8_t *img;
@@ -247,6 +248,110 @@ TEST(damage_is_reported_with_offsets) {
   remove(path);
 }
 
+/* What a walk of a reader saw: its events (count and a hash of their
+   times and CPUs), each damage report, the file's counters. */
+typedef struct seen {
+  uint64_t n, h;
+  int ndmg;
+  uint64_t dpos[16];
+  char dwhat[16][120];
+  hs_file_stats st;
+} seen;
+
+static void on_damage_seen(void *ud, const hs_damage *d) {
+  seen *s = (seen *)ud;
+  if (s->ndmg < 16) {
+    s->dpos[s->ndmg] = d->pos;
+    snprintf(s->dwhat[s->ndmg], sizeof s->dwhat[0], "%s", d->what);
+  }
+  s->ndmg++;
+}
+
+static void walk_seen(hs_reader *r, seen *s) {
+  hs_event ev;
+  while (hs_reader_next(r, &ev) == 1) {
+    s->n++;
+    s->h = (s->h ^ (uint64_t)ev.timestamp ^ ((uint64_t)ev.cpu << 48)) * 0x100000001B3ull;
+  }
+  s->st = *hs_reader_stats(r, 0);
+}
+
+static int same_seen(const seen *a, const seen *b) {
+  int i;
+  if (a->n != b->n || a->h != b->h || a->ndmg != b->ndmg) return 0;
+  for (i = 0; i < a->ndmg && i < 16; i++)
+    if (a->dpos[i] != b->dpos[i] || strcmp(a->dwhat[i], b->dwhat[i])) return 0;
+  return memcmp(&a->st, &b->st, sizeof a->st) == 0;
+}
+
+/* A reopened reader takes the index of the reader it came from (no
+   header is read again) and reports the damage indexing found again,
+   over a file and over memory; a file whose size changed since is
+   indexed again. */
+TEST(reopen_takes_the_index_and_its_damage) {
+  hs_reader *r, *r2;
+  hs_reader_opts o;
+  seen a, b;
+  size_t b3, b5;
+  const char *p;
+  FILE *f;
+  CHECK_EQ(write_trace(tmp_path("reopen"), 2, 120, 0, 0), 0);
+  load(path);
+  make_tail(1);                                       /* buffer 0's end is split off for its tail */
+  b3 = buffer_at(3); b5 = buffer_at(5);
+  wr32(img + b3, 0x7FFFFFF0u);                        /* framing damage: indexing resyncs */
+  wr16(img + b5 + 0x48 + 0x48 + 4, 0x7000);           /* a record's Size past its buffer */
+  imglen -= 300;                                      /* the last buffer cut short */
+  f = fopen(path, "wb");
+  CHECK(f != NULL);
+  CHECK_EQ(fwrite(img, 1, imglen, f), imglen);
+  fclose(f);
+  p = path;
+  memset(&o, 0, sizeof o);
+  o.on_damage = on_damage_seen;
+  memset(&a, 0, sizeof a); memset(&b, 0, sizeof b);
+  o.ud = &a;
+  CHECK_EQ(hs_reader_open(&r, &p, 1, &o, NULL, 0), 0);
+  walk_seen(r, &a);
+  CHECK(a.ndmg >= 3); CHECK(a.n > 100);
+  CHECK(a.st.buffers_damaged >= 3);
+  o.ud = &b;
+  CHECK_EQ(hsi_reader_reopen(r, &r2, &o, NULL, 0), 0);
+  walk_seen(r2, &b);
+  CHECK(same_seen(&a, &b));
+  hs_reader_close(r2);
+  /* the file is cut shorter since r opened it: r2 reads it as it is now */
+  f = fopen(path, "wb");
+  CHECK(f != NULL);
+  CHECK_EQ(fwrite(img, 1, b5 + 0x100, f), b5 + 0x100);
+  fclose(f);
+  memset(&b, 0, sizeof b);
+  CHECK_EQ(hsi_reader_reopen(r, &r2, &o, NULL, 0), 0);
+  walk_seen(r2, &b);
+  CHECK(b.n < a.n);
+  CHECK_EQ(b.st.file_size, b5 + 0x100);
+  {
+    int k, cut = 0;                                   /* the cut buffer: found by indexing */
+    for (k = 0; k < b.ndmg && k < 16; k++) cut += b.dpos[k] == b5 && strstr(b.dwhat[k], "file ends") != NULL;
+    CHECK_EQ(cut, 1);
+  }
+  hs_reader_close(r2);
+  hs_reader_close(r);
+  /* over memory */
+  memset(&a, 0, sizeof a); memset(&b, 0, sizeof b);
+  o.ud = &a;
+  CHECK_EQ(hs_reader_open_mem(&r, img, imglen, "mem.etl", &o, NULL, 0), 0);
+  walk_seen(r, &a);
+  o.ud = &b;
+  CHECK_EQ(hsi_reader_reopen(r, &r2, &o, NULL, 0), 0);
+  walk_seen(r2, &b);
+  CHECK(a.ndmg >= 3);
+  CHECK(same_seen(&a, &b));
+  hs_reader_close(r2);
+  hs_reader_close(r);
+  remove(path);
+}
+
 int main(void) {
   RUN(buffers_written_is_not_trusted);
   RUN(merged_per_cpu_order_and_ties);
@@ -255,6 +360,7 @@ int main(void) {
   RUN(end_marker_ends_a_buffer);
   RUN(circular_logger_wraps);
   RUN(damage_is_reported_with_offsets);
+  RUN(reopen_takes_the_index_and_its_damage);
   free(img);
   return UNIT_DONE();
 }
