@@ -159,7 +159,7 @@ check: test
 $(B)/bench_%: tests/bench/bench_%.c $(LIB) | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-bench: heapscript $(B)/bench_read $(B)/bench_analysis $(B)/bench_lifetime $(B)/bench_pdb
+bench: heapscript $(B)/bench_read $(B)/bench_analysis $(B)/bench_floor $(B)/bench_lifetime $(B)/bench_pdb
 	HS_BUILD=$(B) sh tests/bench.sh
 
 clean:

@@ -6,8 +6,9 @@
 # Traces: the generated heap trace (tests/bench/gen_heap.lua: BENCH_EVENTS
 # heap events, default 5,000,000, each allocation with its StackWalk; kept
 # in $TMPDIR/heapscript-bench between runs) and the largest corpus trace.
-# Each figure is the best of BENCH_RUNS runs (default 5: on a shared
-# machine single runs of the same binary differ by a third).  Stages:
+# Each figure is the best of BENCH_RUNS rounds (default 5: on a shared
+# machine single runs of the same binary differ by a third), every stage
+# run once a round (see bench_trace).  Stages:
 #   read       read(2) of the whole file in 1 MiB chunks, page cache warm
 #   walk       hs_reader_next over every record (decoding workers on)
 #   walk -T    the same with HEAPSCRIPT_THREADS=0 (no extra thread)
@@ -15,6 +16,9 @@
 #   lifetimes  the C analysis pass: processes, memory decoders, stacks,
 #              lifetimes (the reader and memory decoding on another thread)
 #   lifetimes -T  the same with HEAPSCRIPT_THREADS=0
+#   floor      (generated trace) bench_floor: the least a leak pass must do
+#              (heap blocks in a map, records in columns, stack numbers), in
+#              the walk's loop: a yardstick for the two above, not heapscript
 #   leaks      `heapscript leaks TRACE` end to end (decode, processes,
 #              stacks, lifetimes, grouping, report)
 #   lua        trace:allocations():summary() and a group by stack
@@ -48,18 +52,13 @@ print(("scoped: %d records kept, %d memory events left out"):format(#A, trace:me
 LUA
 
 now_ns() { date +%s%N; }
-# best wall seconds of R runs of a command (its output dropped)
-best() {
-  b=""
-  i=0
-  while [ $i -lt "$R" ]; do
-    s=$(now_ns); "$@" >/dev/null 2>&1; e=$(now_ns)
-    t=$((e - s))
-    if [ -z "$b" ] || [ $t -lt $b ]; then b=$t; fi
-    i=$((i + 1))
-  done
-  echo "$b" | awk '{ printf "%.6f", $1 / 1e9 }'
+# wall seconds of one run of a command (its output dropped)
+once() {
+  s=$(now_ns); "$@" >/dev/null 2>&1; e=$(now_ns)
+  echo $((e - s)) | awk '{ printf "%.6f", $1 / 1e9 }'
 }
+# the smaller of two figures ("" is none yet)
+min() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }'; }
 # peak RSS (KB) of one run
 peak() {
   if [ -x /usr/bin/time ]; then /usr/bin/time -f "%M" "$@" 2>&1 >/dev/null | tail -1; else echo 0; fi
@@ -69,33 +68,60 @@ row() {  # name seconds read walk [note]
     'BEGIN { printf "  %-28s %9.3f s %8.2fx %8.2fx  %s\n", n, t, t / r, t / w, note }'
 }
 
+# R rounds over one trace, each running every stage once; each stage's
+# figure is its best round.  On a shared host the machine's speed changes
+# for minutes at a time (the threaded walk by half): stages timed in turn
+# see the same machine, so their ratios hold where R runs of one stage and
+# then R of the next would compare a fast minute with a slow one.
 bench_trace() {
-  f=$1
-  set -- $("$B/bench_read" -t "$R" "$f")
-  rd=$1 wk=$2 ev=$3 by=$4
-  wk0=$(HEAPSCRIPT_THREADS=0 "$B/bench_read" -t "$R" "$f" | cut -d' ' -f2)
+  f=$1 G_=$2
+  rd="" wk="" wk0="" inf="" la="" la0="" fl="" lk="" lu="" sc="" a="" flr=""
+  k=0
+  while [ $k -lt "$R" ]; do
+    set -- $("$B/bench_read" -t 1 "$f")
+    rd=$(min "$rd" "$1"); wk=$(min "$wk" "$2"); ev=$3 by=$4
+    wk0=$(min "$wk0" "$(HEAPSCRIPT_THREADS=0 "$B/bench_read" -t 1 "$f" | cut -d' ' -f2)")
+    inf=$(min "$inf" "$(once $HS info "$f")")
+    x=$("$B/bench_analysis" analyse "$f" 1)
+    t=$(echo "$x" | awk '{ print $2 }')
+    if [ -z "$la" ] || [ "$(min "$la" "$t")" != "$la" ]; then a=$x; fi
+    la=$(min "$la" "$t")
+    la0=$(min "$la0" "$(HEAPSCRIPT_THREADS=0 "$B/bench_analysis" analyse "$f" 1 | awk '{ print $2 }')")
+    if [ "$G_" = 1 ]; then
+      flr=$("$B/bench_floor" "$f" 1)
+      fl=$(min "$fl" "$(echo "$flr" | awk '{ print $2 }')")
+    fi
+    lk=$(min "$lk" "$(once $HS leaks "$f")")
+    lu=$(min "$lu" "$(once $HS "$T/e2e.lua" "$f")")
+    sc=$(min "$sc" "$(once $HS "$T/e2e-scoped.lua" "$f")")
+    k=$((k + 1))
+  done
   echo
   echo "== $(basename "$f"): $(awk -v b="$by" 'BEGIN { printf "%.1f MB", b / 1e6 }'), $ev events"
   printf "  %-28s %11s %9s %9s\n" "stage" "best of $R" "x read" "x walk"
   row "read(2) of the bytes" "$rd" "$rd" "$wk" "$(awk -v b="$by" -v t="$rd" 'BEGIN { printf "%.0f MB/s", b / 1e6 / t }')"
   row "walk" "$wk" "$rd" "$wk" "$(awk -v e="$ev" -v t="$wk" 'BEGIN { printf "%.1f M events/s", e / 1e6 / t }')"
   row "walk, HEAPSCRIPT_THREADS=0" "$wk0" "$rd" "$wk" "$(awk -v e="$ev" -v t="$wk0" 'BEGIN { printf "%.1f M events/s", e / 1e6 / t }')"
-  row "heapscript info" "$(best $HS info "$f")" "$rd" "$wk"
-  a=$("$B/bench_analysis" analyse "$f" "$R")
-  a0=$(HEAPSCRIPT_THREADS=0 "$B/bench_analysis" analyse "$f" "$R")
-  la=$(echo "$a" | awk '{ print $2 }')
+  row "heapscript info" "$inf" "$rd" "$wk"
   row "lifetimes (C pass)" "$la" "$rd" "$wk" \
     "$(echo "$a" | awk '{ printf "%s records, anon %s MB = %.0f B/record", $8, $15, $8 ? $15 * 1048576 / $8 : 0 }')"
-  row "lifetimes, THREADS=0" "$(echo "$a0" | awk '{ print $2 }')" "$rd" "$wk"
-  row "heapscript leaks, end to end" "$(best $HS leaks "$f")" "$rd" "$wk" "peak RSS $(peak $HS leaks "$f") KB"
-  row "lua summary + group by stack" "$(best $HS "$T/e2e.lua" "$f")" "$rd" "$wk" "peak RSS $(peak $HS "$T/e2e.lua" "$f") KB"
-  row "lua, trace:scope keeping none" "$(best $HS "$T/e2e-scoped.lua" "$f")" "$rd" "$wk" "peak RSS $(peak $HS "$T/e2e-scoped.lua" "$f") KB"
+  row "lifetimes, THREADS=0" "$la0" "$rd" "$wk"
+  if [ "$G_" = 1 ]; then
+    row "least pass (yardstick)" "$fl" "$rd" "$wk" \
+      "$(echo "$flr" | awk '{ printf "%s records, %s leaked, %s stacks", $4, $5, $6 }')"
+  fi
+  row "heapscript leaks, end to end" "$lk" "$rd" "$wk" "peak RSS $(peak $HS leaks "$f") KB"
+  row "lua summary + group by stack" "$lu" "$rd" "$wk" "peak RSS $(peak $HS "$T/e2e.lua" "$f") KB"
+  row "lua, trace:scope keeping none" "$sc" "$rd" "$wk" "peak RSS $(peak $HS "$T/e2e-scoped.lua" "$f") KB"
+  if [ "$G_" = 1 ]; then
+    awk -v l="$lk" -v p="$la" -v f="$fl" 'BEGIN { printf "  against the least pass: the C pass %.2fx, leaks %.2fx\n", p / f, l / f }'
+  fi
 }
 
 echo "heapscript bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc 2>/dev/null || echo '?') cores; load before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
-bench_trace "$G"
+bench_trace "$G" 1
 S="$C/Siemens-Healthineers_ETWAnalyzer__TraceLoggingTester.etl"
-if [ -f "$S" ]; then bench_trace "$S"; else echo; echo "(corpus not found in $C: the real-trace figures are skipped)"; fi
+if [ -f "$S" ]; then bench_trace "$S" 0; else echo; echo "(corpus not found in $C: the real-trace figures are skipped)"; fi
 echo
 echo "== the lifetime tracker and the window queries alone (synthetic memops, no trace)"
 "$B/bench_lifetime" 5000000
