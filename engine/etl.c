@@ -66,12 +66,12 @@ typedef struct etlfile {
   hs_file_stats st;
   bufinfo *bufs;
   uint32_t nbufs, capbufs;
-  uint32_t index_damaged;    /* buffers_damaged found while indexing */
   int file_ptr;
-  /* What indexing found, for a reopen to take instead of indexing again
-     (one read of each buffer's header: 9 ms for 11,000 buffers):
-     the buffers it listed, buffer 0's end before its tail was split off,
-     the counters it set, and the damage it reported. */
+  /* What indexing found, for a rewind to start from and a reopen to take
+     instead of indexing again (one read of each buffer's header: 9 ms for
+     11,000 buffers): the buffers it listed, buffer 0's end before its
+     tail was split off, the counters it set (buffers_damaged among them),
+     and the damage it reported. */
   uint32_t nidx, end0;
   hs_file_stats ist;
   struct idamage { uint64_t pos; uint32_t buffer; char what[112]; } *idmg;
@@ -1014,7 +1014,7 @@ static int etl_rewind(void *impl) {
     r->files[k].st.records = 0;
     r->files[k].st.records_duplicate = 0;
     r->files[k].st.records_damaged = 0;
-    r->files[k].st.buffers_damaged = r->files[k].index_damaged;
+    r->files[k].st.buffers_damaged = r->files[k].ist.buffers_damaged;
   }
   for (k = 0; k < r->nstreams; k++) reset_stream(&r->streams[k]);
   start_workers(r);
@@ -1080,7 +1080,6 @@ static int finish_open(etlreader *r, const etlreader *from, char *err, size_t er
         f->lf.compression = (fmt == 2 || fmt == 3 || fmt == 4) ? (int)fmt : HS_XCA_XPRESS;
       }
     }
-    f->index_damaged = f->st.buffers_damaged;
     /* Indexing touched every buffer header, and the kernel maps pages
        around each touch: give them back; the walk maps what it reads. */
     hsi_map_release(&f->map, 0, f->size);

@@ -212,7 +212,7 @@ static uint64_t read_field(const uint8_t *p, size_t len, int P, const field *f, 
 #define PLAN_FIELDS 16
 typedef struct pfield { uint16_t off, doff; uint8_t w, dw; uint64_t mask; } pfield;
 typedef struct pmove { uint16_t off, doff; } pmove;
-enum { MV_8TO8, MV_4TO8, MV_4TO4, MV_OTHER, MV_KINDS };
+enum { MV_8TO8, MV_4TO8, MV_4TO4, MV_KINDS };
 struct plan {
   uint8_t ready, usable;      /* usable: the row fits the plan */
   uint16_t minlen, fulllen;
@@ -221,12 +221,13 @@ struct plan {
   /* off, w: in the payload; doff, dw: in hsi_memop (doff PLAN_PID: the
      payload's pid); mask: the low w bytes; f in the row's order.  For a
      payload that holds every field, the same fields as moves by width
-     (payload to hsi_memop), each kind in the row's order; the pid apart,
-     as pid_at: its index in f + 1 (the last if several), 0 for none. */
+     (payload to hsi_memop), each kind in the row's order, unless a field
+     moves no such way (odd: 1 or 2 bytes wide); the pid apart, as pid_at:
+     its index in f + 1 (the last if several), 0 for none. */
   pfield f[PLAN_FIELDS];
   pmove mv[MV_KINDS][PLAN_FIELDS];
   uint8_t nmv[MV_KINDS];
-  uint8_t pid_at;
+  uint8_t odd, pid_at;
   hsi_memop tmpl;             /* what every event of the row starts from */
 };
 #define PLAN_PID 0xFFFF
@@ -257,7 +258,7 @@ static int provider_of_row(const layout *L) {
 
 static const plan *plan_of(const layout *L, int P) {
   size_t pi, ri, i;
-  int w = P == 8;
+  int w = P == 8, g;
   plan *pl;
   for (pi = 0; pi < COUNT(providers); pi++)
     if (L >= providers[pi]->tab && L < providers[pi]->tab + providers[pi]->n) break;
@@ -269,7 +270,7 @@ static const plan *plan_of(const layout *L, int P) {
     pl->usable = L->nf <= PLAN_FIELDS && min_len(L, P) <= 0xFFFF && full_len(L, P) <= 0xFFFF;
     pl->minlen = (uint16_t)min_len(L, P);
     pl->fulllen = (uint16_t)full_len(L, P);
-    pl->nf = pl->pid_at = 0;
+    pl->nf = pl->pid_at = pl->odd = 0;
     memset(pl->nmv, 0, sizeof pl->nmv);
     pl->whole = 0;
     for (i = 0; pl->usable && i < L->nf; i++) {
@@ -286,9 +287,12 @@ static const plan *plan_of(const layout *L, int P) {
         pl->pid_at = (uint8_t)(pl->nf + 1);
       } else {
         int k = x->w == 8 && x->dw == 8 ? MV_8TO8 : x->w == 4 && x->dw == 8 ? MV_4TO8
-              : x->w == 4 && x->dw == 4 ? MV_4TO4 : MV_OTHER;
-        pl->mv[k][pl->nmv[k]].off = x->off;
-        pl->mv[k][pl->nmv[k]++].doff = x->doff;
+              : x->w == 4 && x->dw == 4 ? MV_4TO4 : -1;
+        if (k < 0) pl->odd = 1;
+        else {
+          pl->mv[k][pl->nmv[k]].off = x->off;
+          pl->mv[k][pl->nmv[k]++].doff = x->doff;
+        }
       }
       pl->nf++;
     }
@@ -297,7 +301,8 @@ static const plan *plan_of(const layout *L, int P) {
     memset(&pl->tmpl, 0, sizeof pl->tmpl);
     pl->tmpl.kind = L->kind;
     pl->tmpl.subop = L->op;
-    pl->tmpl.hook = provider_of_row(L) >= 0 ? (uint16_t)(provider_of_row(L) << 8 | L->op) : 0;
+    g = provider_of_row(L);
+    pl->tmpl.hook = g >= 0 ? (uint16_t)(g << 8 | L->op) : 0;
     pl->tmpl.pointer_size = (uint8_t)P;
     pl->tmpl.pid = pl->tmpl.tid = HS_NOID;
     pl->ready = 1;
@@ -337,7 +342,7 @@ static int run_plan(const plan *pl, const layout *L, const hs_event *ev, hsi_mem
   if (ev->flags & HS_EVF_HAS_IDS) { op->pid = ev->pid; op->tid = ev->tid; }
   if (ev->pointer_size != pl->tmpl.pointer_size) { op->pointer_size = ev->pointer_size; return -1; }
   if (len < pl->minlen || (!p && len)) return -1;
-  if (len >= pl->whole && !pl->nmv[MV_OTHER]) {
+  if (len >= pl->whole && !pl->odd) {
     /* the usual case: every field there, moved by width without a bound
        to check */
     const pmove *m;

@@ -83,9 +83,8 @@ bench_trace() {
     wk0=$(min "$wk0" "$(HEAPSCRIPT_THREADS=0 "$B/bench_read" -t 1 "$f" | cut -d' ' -f2)")
     inf=$(min "$inf" "$(once $HS info "$f")")
     x=$("$B/bench_analysis" analyse "$f" 1)
-    t=$(echo "$x" | awk '{ print $2 }')
-    if [ -z "$la" ] || [ "$(min "$la" "$t")" != "$la" ]; then a=$x; fi
-    la=$(min "$la" "$t")
+    t=$(min "$la" "$(echo "$x" | awk '{ print $2 }')")
+    if [ "$t" != "$la" ]; then a=$x la=$t; fi     # the best round's line, for its memory
     la0=$(min "$la0" "$(HEAPSCRIPT_THREADS=0 "$B/bench_analysis" analyse "$f" 1 | awk '{ print $2 }')")
     if [ "$G_" = 1 ]; then
       flr=$("$B/bench_floor" "$f" 1)
