@@ -156,10 +156,20 @@ static uint64_t mix64(uint64_t x) {
   return x;
 }
 
-static uint32_t addr_hash(uint64_t addr) { return (uint32_t)(mix64(addr) >> 32); }
+/*
+** The hashes of every memory operation: one multiply.  The high half of
+** the product depends on every bit of the key (the low half of an aligned
+** address would not), and folding the key's high bits in first spreads
+** keys that differ only above bit 32.  mix64 serves the rare searches.
+*/
+static inline uint32_t mul_hash(uint64_t x) {
+  return (uint32_t)(((x ^ x >> 32) * 0x9E3779B97F4A7C15ULL) >> 32);
+}
 
-static uint32_t dead_slot(uint32_t h, uint32_t inst, uint64_t heap) {
-  return (h ^ (inst * 2654435761u) ^ (uint32_t)mix64(heap)) & ((1u << DEAD_BITS) - 1);
+static inline uint32_t addr_hash(uint64_t addr) { return mul_hash(addr); }
+
+static inline uint32_t dead_slot(uint32_t h, uint32_t inst, uint64_t heap) {
+  return (h ^ (inst * 2654435761u) ^ mul_hash(heap)) & ((1u << DEAD_BITS) - 1);
 }
 
 /* --------------------------------------------------------------- records */
@@ -176,13 +186,17 @@ static uint32_t dead_slot(uint32_t h, uint32_t inst, uint64_t heap) {
 */
 /* The tick ends: the kinds that had an alloc in it (bits of L->allocd)
    may have a new peak. */
+static void run_peak(struct run *u, int64_t tick) {
+  if (u->v > u->peak) { u->peak = u->v; u->peak_ts = tick; u->have_peak = 1; }
+}
+
+typedef char run_close_knows_three_kinds[HSI_KIND_COUNT == 3 ? 1 : -1];
+
 static void run_close(hsi_life *L) {
-  int k;
-  for (k = 0; k <= HSI_KIND_COUNT; k++) {
-    struct run *u = &L->run[k];
-    if (!(L->allocd & (1u << k))) continue;
-    if (u->v > u->peak) { u->peak = u->v; u->peak_ts = L->tick; u->have_peak = 1; }
-  }
+  static const unsigned char low[1u << HSI_KIND_COUNT] = { 0, 0, 1, 0, 2, 0, 1, 0 };
+  unsigned b = L->allocd & ((1u << HSI_KIND_COUNT) - 1);
+  run_peak(&L->run[HSI_KIND_COUNT], L->tick);  /* every alloc sets its bit */
+  for (; b; b &= b - 1) run_peak(&L->run[low[b]], L->tick);
   L->allocd = 0;
 }
 
@@ -504,20 +518,24 @@ static struct thr *get_thr(hsi_life *L, uint32_t tid, uint32_t inst) {
   uint32_t mask, i;
   struct thr *t;
   if (tid == HS_NOID) return NULL;
+  if (L->thr_cap) {  /* the usual case: a thread seen before, in the same instance */
+    t = &L->thr[mul_hash(tid) & (L->thr_cap - 1)];
+    if (t->used && t->tid == tid && t->inst == inst) return t;
+  }
   if ((L->nthr + 1) * 2 > L->thr_cap) {
     uint32_t nc = L->thr_cap ? L->thr_cap * 2 : 64, k;
     struct thr *nt = calloc(nc, sizeof *nt);
     if (!nt) { L->err = HS_ENOMEM; return NULL; }
     for (k = 0; k < L->thr_cap; k++) {
       if (!L->thr[k].used) continue;
-      for (i = mix64(L->thr[k].tid) & (nc - 1); nt[i].used; i = (i + 1) & (nc - 1)) {}
+      for (i = mul_hash(L->thr[k].tid) & (nc - 1); nt[i].used; i = (i + 1) & (nc - 1)) {}
       nt[i] = L->thr[k];
     }
     free(L->thr);
     L->thr = nt; L->thr_cap = nc;
   }
   mask = L->thr_cap - 1;
-  for (i = mix64(tid) & mask; L->thr[i].used; i = (i + 1) & mask)
+  for (i = mul_hash(tid) & mask; L->thr[i].used; i = (i + 1) & mask)
     if (L->thr[i].tid == tid) break;
   t = &L->thr[i];
   if (!t->used) { t->used = 1; t->tid = tid; t->inst = inst; t->n = 0; L->nthr++; }
