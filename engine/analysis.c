@@ -12,6 +12,7 @@
 #include "analysis.h"
 #include "attrib.h"
 #include "layoutcheck.h"
+#include "source.h"
 #include "stop.h"
 #include "text.h"
 
@@ -222,7 +223,11 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   a->scope = scope;
   hsi_stacks_on_match(a->st, on_stack, a);
   hsi_stacks_set_window(a->st, hs_time_freq(&a->lf), HSI_STACKS_MAX_LIVE);
+  /* With a prefetch thread the walk runs on it, and this thread works
+     beside it: the reader starts one decoding worker fewer (source.h). */
+  hsi_reader_beside(r, hsi_prefetch_wanted() ? 1 : 0);
   hs_reader_rewind(r);
+  hsi_reader_beside(r, 0);               /* a later rewind walks alone again */
   /* Events without ids wait for their StackWalk (attrib.h); the rest pass. */
   sc.at = hsi_attrib_new(hsi_attrib_reader_src, r);
   sc.lc = a->lc;

@@ -173,6 +173,7 @@ struct etlreader {
   size_t nseen, capseen;
   /* decoding workers; nworkers 0: the walk decodes */
   int nworkers;
+  int beside;                   /* threads the caller keeps busy beside the walk (source.h) */
   hsi_thread *workers;
   hsi_mutex mx;
   hsi_cond work, ready;  /* a chunk was given back / was filled */
@@ -715,14 +716,16 @@ static void stop_workers(etlreader *r) {
    whatever the size); without any, the walk decodes. */
 static void start_workers(etlreader *r) {
   uint64_t bytes = 0;
-  int k, want, auto_n = hsi_ncpu() - 1;
+  int k, want, auto_n = hsi_auto_workers(hsi_ncpu(), r->beside);
   for (k = 0; k < r->nfiles; k++) bytes += r->files[k].size;
-  if (auto_n < 1) auto_n = 1;
   want = hsi_threads_allowed(-1);
   if (want < 0) want = bytes >= THREADS_MIN_BYTES ? auto_n : 0;
   if (want > r->nstreams) want = r->nstreams;
   if (want <= 0) return;
-  if (!r->workers && !(r->workers = (hsi_thread *)malloc((size_t)want * sizeof *r->workers))) return;
+  /* room for the most a rewind may start (never more than the streams:
+     the number changes with the caller's threads, hsi_reader_beside) */
+  if (!r->workers && !(r->workers = (hsi_thread *)malloc((size_t)r->nstreams * sizeof *r->workers)))
+    return;
   r->nworkers = want;
   for (k = 0; k < want; k++) {
     worker_arg *a = (worker_arg *)malloc(sizeof *a);
@@ -1297,8 +1300,12 @@ static int etl_reopen(void *impl, hs_reader **out, const hs_reader_opts *o, char
   return wrap(out, rc, n);
 }
 
+static void etl_beside(void *impl, int n) { ((etlreader *)impl)->beside = n; }
+static int etl_workers(const void *impl) { return ((const etlreader *)impl)->nworkers; }
+
 static const hsi_source_ops etl_ops = {
-  etl_next, etl_rewind, etl_close, etl_nfiles, etl_path, etl_logfile, etl_stats, etl_reopen
+  etl_next, etl_rewind, etl_close, etl_nfiles, etl_path, etl_logfile, etl_stats, etl_reopen,
+  etl_beside, etl_workers
 };
 
 int hs_reader_open(hs_reader **out, const char *const *paths, int npaths,

@@ -115,10 +115,12 @@ static void free_blocks(hsi_prefetch *pf) {
   free(pf->b);
 }
 
+int hsi_prefetch_wanted(void) { return hsi_threads_allowed(1) != 0; }
+
 hsi_prefetch *hsi_prefetch_open(hsi_prefetch_src src, void *ud, size_t xsize) {
   hsi_prefetch *pf;
   int k;
-  if (hsi_threads_allowed(1) == 0) return NULL;
+  if (!hsi_prefetch_wanted()) return NULL;
   pf = (hsi_prefetch *)calloc(1, sizeof *pf);
   if (!pf) return NULL;
   pf->b = (block *)calloc(NBLOCK, sizeof(block));

@@ -27,6 +27,8 @@ typedef struct hsi_prefetch hsi_prefetch;
 */
 typedef int (*hsi_prefetch_src)(void *ud, hs_event *ev, void *extra);
 hsi_prefetch *hsi_prefetch_open(hsi_prefetch_src src, void *ud, size_t xsize);
+/* Will hsi_prefetch_open start a thread (threads allowed, HEAPSCRIPT_THREADS)? */
+int hsi_prefetch_wanted(void);
 /* 1 with *ev pointing at the next event in its block and *extra (if not
    NULL) at src's bytes about it, both valid until the next call; 0 at the
    end; negative: src's error code. */

@@ -28,6 +28,14 @@ int hsi_reader_reopen(hs_reader *r, hs_reader **out, const hs_reader_opts *o, ch
   return r->ops->reopen(r->impl, out, o, err, errlen);
 }
 
+void hsi_reader_beside(hs_reader *r, int n) {
+  if (r->ops->beside) r->ops->beside(r->impl, n);
+}
+
+int hsi_reader_workers(const hs_reader *r) {
+  return r->ops->workers ? r->ops->workers(r->impl) : 0;
+}
+
 void hs_reader_close(hs_reader *r) {
   if (!r) return;
   r->ops->close(r->impl);

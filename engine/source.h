@@ -20,6 +20,10 @@ typedef struct hsi_source_ops {
      again, with the options o, which may be NULL; the same records of a
      live store): 0 or a negative HS_E*. */
   int (*reopen)(void *impl, hs_reader **out, const hs_reader_opts *o, char *err, size_t errlen);
+  /* The caller runs n threads of its own beside the walk from the next
+     rewind on (hsi_auto_workers); NULL for a source without workers. */
+  void (*beside)(void *impl, int n);
+  int (*workers)(const void *impl);                 /* started at the last rewind; NULL: none */
 } hsi_source_ops;
 
 /* A reader over impl; NULL when out of memory (impl is then the caller's). */
@@ -27,4 +31,9 @@ hs_reader *hsi_reader_wrap(const hsi_source_ops *ops, void *impl);
 /* A second reader over what r reads, with its own options (o may be NULL:
    then without r's damage callback). */
 int hsi_reader_reopen(hs_reader *r, hs_reader **out, const hs_reader_opts *o, char *err, size_t errlen);
+/* The caller will keep n threads busy beside the walk (0: none), from the
+   next rewind on: the source starts that many fewer decoding workers. */
+void hsi_reader_beside(hs_reader *r, int n);
+/* Decoding workers the last rewind started (0: the walk decodes alone). */
+int hsi_reader_workers(const hs_reader *r);
 #endif

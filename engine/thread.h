@@ -115,6 +115,21 @@ static inline int hsi_atomic_get(const int *p) { return *(const volatile int *)p
 static inline void hsi_atomic_set(int *p, int v) { *(volatile int *)p = v; }
 #endif
 
+/*
+** Decoding workers for a walk on a machine of ncpu cores when its caller
+** keeps `beside` threads of its own busy next to the walk's (the analysis
+** pass: its thread beside the prefetch thread that walks): one core for
+** the walk, one for each of those, the rest for workers.  A walk alone
+** gets one worker even on one core (reading overlaps decoding); a walk
+** with company gets none rather than a third thread on two cores, which
+** takes its core from the busiest thread in turns (the pass on the
+** generated 5M-event trace: 0.569 s with a worker, 0.514 s without).
+*/
+static inline int hsi_auto_workers(int ncpu, int beside) {
+  int n = ncpu - 1 - (beside > 0 ? beside : 0);
+  return n > 0 ? n : beside > 0 ? 0 : 1;
+}
+
 /* How many extra threads a pass may start: HEAPSCRIPT_THREADS=0 none,
    =N at most N, unset or empty: `dflt`. */
 static inline int hsi_threads_allowed(int dflt) {

@@ -13,6 +13,8 @@
 #include "heapscript.h"
 #include "writer.h"
 #include "analysis.h"
+#include "source.h"
+#include "thread.h"
 
 typedef struct dmg_log { char text[16384]; size_t len; int n; } dmg_log;
 static int last_damage;      /* damage reports in the last compare_walks */
@@ -245,7 +247,49 @@ TEST(mapped_buffers_of_few_records) {
   remove(path);
 }
 
+/* The analysis walks on its prefetch thread and works beside it: its
+   reader starts one decoding worker fewer than a walk alone (none on two
+   cores), and a later rewind walks alone again. */
+TEST(workers_beside_the_pass) {
+  char path[512];
+  const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  hs_reader *r;
+  hsi_analysis *a = NULL;
+  char err[HS_ERRLEN];
+  const char *pp = path;
+  int ncpu = hsi_ncpu(), alone, beside;
+  CHECK_EQ(hsi_auto_workers(1, 0), 1);      /* reading overlaps decoding even on one core */
+  CHECK_EQ(hsi_auto_workers(2, 0), 1);
+  CHECK_EQ(hsi_auto_workers(8, 0), 7);
+  CHECK_EQ(hsi_auto_workers(1, 1), 0);
+  CHECK_EQ(hsi_auto_workers(2, 1), 0);      /* no third thread on two cores */
+  CHECK_EQ(hsi_auto_workers(4, 1), 2);
+  CHECK_EQ(hsi_auto_workers(8, 2), 5);
+  snprintf(path, sizeof path, "%s/hs-threads-beside-%d.etl", tmp, (int)getpid());
+  write_trace(path, 0, 40000);              /* 3 streams, over THREADS_MIN_BYTES */
+  alone = hsi_auto_workers(ncpu, 0) < 3 ? hsi_auto_workers(ncpu, 0) : 3;
+  beside = hsi_auto_workers(ncpu, 1) < 3 ? hsi_auto_workers(ncpu, 1) : 3;
+  unsetenv("HEAPSCRIPT_THREADS");
+  CHECK_EQ(hs_reader_open(&r, &pp, 1, NULL, err, sizeof err), 0);
+  if (!r) { remove(path); return; }
+  CHECK_EQ(hsi_reader_workers(r), alone);
+  CHECK_EQ(hsi_analysis_run(r, NULL, &a, err, sizeof err), 0);
+  CHECK_EQ(hsi_reader_workers(r), beside);
+  CHECK(a != NULL && hsi_analysis_counts_get(a)->events == 40001);
+  hsi_analysis_free(a);
+  CHECK_EQ(hs_reader_rewind(r), 0);
+  CHECK_EQ(hsi_reader_workers(r), alone);
+  setenv("HEAPSCRIPT_THREADS", "2", 1);     /* a number asked for is what it gets */
+  CHECK_EQ(hsi_analysis_run(r, NULL, &a, err, sizeof err), 0);
+  CHECK_EQ(hsi_reader_workers(r), 2);
+  unsetenv("HEAPSCRIPT_THREADS");
+  hsi_analysis_free(a);
+  hs_reader_close(r);
+  remove(path);
+}
+
 int main(void) {
+  RUN(workers_beside_the_pass);
   RUN(written_traces);
   RUN(mapped_buffers_of_few_records);
   RUN(corpus_and_examples);
