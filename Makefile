@@ -25,6 +25,10 @@ ifeq ($(SANITIZE),1)
   B ?= build/san
   CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
   LDFLAGS += -fsanitize=address,undefined
+else ifeq ($(SANITIZE),thread)
+  B ?= build/tsan
+  CFLAGS += -fsanitize=thread
+  LDFLAGS += -fsanitize=thread
 else
   B ?= build/rel
   CFLAGS += $(LTO)
@@ -117,6 +121,14 @@ fuzz-seeds: $(LIB)
 	$(B)/make_seeds tests/fuzz/corpus
 
 # The core engine must build for Windows.
+# The tests of what runs on several threads (the reader's workers and
+# helpers, the prefetch ring, the analysis over them) under ThreadSanitizer:
+# a data race fails them (its report, exit status 66).
+TSAN_TESTS := test_threads test_prefetch
+tsan:
+	$(MAKE) SANITIZE=thread $(TSAN_TESTS:%=build/tsan/tests/%)
+	for t in $(TSAN_TESTS); do build/tsan/tests/$$t || exit 1; done
+
 cross:
 	mkdir -p build/mingw
 	for f in $(CORE_SRC) $(WIN_SRC); do \
@@ -153,6 +165,7 @@ deps:
 # and heapscript.exe with its tests under Wine.
 check: test
 	$(MAKE) SANITIZE=1 test
+	$(MAKE) tsan
 	$(MAKE) cross
 	$(MAKE) windows test-windows
 
@@ -165,6 +178,6 @@ bench: heapscript $(B)/bench_read $(B)/bench_analysis $(B)/bench_floor $(B)/benc
 clean:
 	rm -rf build heapscript
 
-.PHONY: all heapscript test check deps fuzz fuzz-seeds golden cross bench clean
+.PHONY: all heapscript test check deps fuzz fuzz-seeds golden tsan cross bench clean
 
 include engine/win/win.mk

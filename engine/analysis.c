@@ -191,6 +191,8 @@ static int stage(void *ud, hs_event *ev, void *extra) {
   return 1;
 }
 
+static int help_reader(void *ud) { return hsi_reader_help((hs_reader *)ud); }
+
 /* Records of a process the trace does not name: heap and pool events
    without ids whose StackWalk never came. */
 static uint64_t count_no_process(const hsi_life *lt) {
@@ -224,7 +226,8 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   hsi_stacks_on_match(a->st, on_stack, a);
   hsi_stacks_set_window(a->st, hs_time_freq(&a->lf), HSI_STACKS_MAX_LIVE);
   /* With a prefetch thread the walk runs on it, and this thread works
-     beside it: the reader starts one decoding worker fewer (source.h). */
+     beside it: the reader starts one decoding worker fewer (source.h),
+     and this thread decodes for it whenever it waits for events. */
   hsi_reader_beside(r, hsi_prefetch_wanted() ? 1 : 0);
   hs_reader_rewind(r);
   hsi_reader_beside(r, 0);               /* a later rewind walks alone again */
@@ -235,7 +238,8 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   /* Reading, attribution and decoding cost about what the work below
      does: on a second core they run ahead (prefetch.h); without threads,
      here. */
-  else pf = hsi_prefetch_open(stage, &sc, sizeof(pre));
+  else if ((pf = hsi_prefetch_open(stage, &sc, sizeof(pre))) != NULL)
+    hsi_prefetch_on_idle(pf, help_reader, r);   /* waiting for events, decode some */
   while (rc == 0 && (n = pf ? hsi_prefetch_next(pf, &e, &xp) : stage(&sc, &ev, &own)) == 1) {
     int d;
     if (pf) x = (pre *)xp;

@@ -173,7 +173,10 @@ struct etlreader {
   size_t nseen, capseen;
   /* decoding workers; nworkers 0: the walk decodes */
   int nworkers;
-  int beside;                   /* threads the caller keeps busy beside the walk (source.h) */
+  int beside;            /* threads the caller keeps busy beside the walk (source.h) */
+  int shared;            /* chunks may be decoded off the walk's thread (workers, helpers):
+                            the ring of chunks and its lock are in use */
+  int help_at;           /* where a helper looks first */
   hsi_thread *workers;
   hsi_mutex mx;
   hsi_cond work, ready;  /* a chunk was given back / was filled */
@@ -511,14 +514,14 @@ static void note_damage(chunk *c, uint64_t pos, uint32_t buffer, const char *wha
    at most NCHUNK - 1 chunks are filled or walked while one is filled. */
 static int free_scratch(etlreader *r, stream *s) {
   int k, j, found = -1;
-  if (r->nworkers) hsi_mx_lock(&r->mx);
+  if (r->shared) hsi_mx_lock(&r->mx);
   for (k = 0; k < NCHUNK && found < 0; k++) {
     int used = 0;
     for (j = 0; j < NCHUNK; j++)
       if ((s->filled[j] || j == s->rslot) && s->ch[j].scr == k) used = 1;
     if (!used) found = k;
   }
-  if (r->nworkers) hsi_mx_unlock(&r->mx);
+  if (r->shared) hsi_mx_unlock(&r->mx);
   return found;
 }
 
@@ -700,16 +703,41 @@ static HSI_THREAD_FN worker(void *arg) {
   return HSI_THREAD_RET;
 }
 
+/* A helper: decode one chunk a stream wants, as a worker would, on the
+   caller's thread (source.h); 0 when none wants one now. */
+static int etl_help(void *impl) {
+  etlreader *r = (etlreader *)impl;
+  stream *s = NULL;
+  int k, n = r->nstreams;
+  if (!hsi_atomic_get(&r->shared)) return 0;
+  hsi_mx_lock(&r->mx);
+  if (r->shared) {
+    if (r->waiting >= 0 && wants_fill(&r->streams[r->waiting])) s = &r->streams[r->waiting];
+    for (k = 0; !s && k < n; k++) {
+      stream *x = &r->streams[(r->help_at + k) % n];
+      if (wants_fill(x)) { s = x; r->help_at = (int)(x - r->streams) + 1; }
+    }
+    if (s) {
+      fill_next(r, s);
+      if (r->waiting >= 0) hsi_cv_signal(&r->ready);
+    }
+  }
+  hsi_mx_unlock(&r->mx);
+  return s != NULL;
+}
+
 static void stop_workers(etlreader *r) {
   int k;
-  if (!r->nworkers) return;
-  hsi_mx_lock(&r->mx);
-  r->stop = 1;
-  hsi_cv_broadcast(&r->work);
-  hsi_mx_unlock(&r->mx);
-  for (k = 0; k < r->nworkers; k++) hsi_th_join(r->workers[k]);
-  r->stop = 0;
-  r->nworkers = 0;
+  if (r->nworkers) {
+    hsi_mx_lock(&r->mx);
+    r->stop = 1;
+    hsi_cv_broadcast(&r->work);
+    hsi_mx_unlock(&r->mx);
+    for (k = 0; k < r->nworkers; k++) hsi_th_join(r->workers[k]);
+    r->stop = 0;
+    r->nworkers = 0;
+  }
+  r->shared = 0;                /* a helper works only during a walk (source.h) */
 }
 
 /* Workers for a trace worth them (HEAPSCRIPT_THREADS=0: none; =N: N,
@@ -719,9 +747,14 @@ static void start_workers(etlreader *r) {
   int k, want, auto_n = hsi_auto_workers(hsi_ncpu(), r->beside);
   for (k = 0; k < r->nfiles; k++) bytes += r->files[k].size;
   want = hsi_threads_allowed(-1);
+  /* A caller working beside the walk may help it when idle: the chunks
+     go through the ring even with no worker of the reader's own (and
+     whatever the size: a helper costs no thread). */
+  r->shared = want != 0 && r->beside > 0;
   if (want < 0) want = bytes >= THREADS_MIN_BYTES ? auto_n : 0;
   if (want > r->nstreams) want = r->nstreams;
   if (want <= 0) return;
+  r->shared = 1;
   /* room for the most a rewind may start (never more than the streams:
      the number changes with the caller's threads, hsi_reader_beside) */
   if (!r->workers && !(r->workers = (hsi_thread *)malloc((size_t)r->nstreams * sizeof *r->workers)))
@@ -750,7 +783,7 @@ static void act(etlreader *r, stream *s, const note *n) {
 }
 
 static void give_back(etlreader *r, stream *s) {
-  if (r->nworkers) {
+  if (r->shared) {
     int k, nfree = 0;
     hsi_mx_lock(&r->mx);
     hsi_atomic_set(&s->filled[s->rslot], 0);
@@ -768,7 +801,7 @@ static void give_back(etlreader *r, stream *s) {
 }
 
 static void take_chunk(etlreader *r, stream *s) {
-  if (r->nworkers) {
+  if (r->shared) {
     int spin;
     hsi_mx_lock(&r->mx);
     /* The chunk is not decoded yet: rather than wait, the walk decodes
@@ -787,8 +820,9 @@ static void take_chunk(etlreader *r, stream *s) {
       fill_next(r, o);
     }
     if (!s->filled[s->nslot]) {
-      /* A worker is at it and usually nearly done: poll a little before
-         sleeping (a sleep and a wake-up are two system calls). */
+      /* A worker or a helper is at it and usually nearly done: poll a
+         little before sleeping (a sleep and a wake-up are two system
+         calls). */
       hsi_mx_unlock(&r->mx);
       for (spin = 0; spin < SPIN && !hsi_atomic_get(&s->filled[s->nslot]); spin++) {}
       hsi_mx_lock(&r->mx);
@@ -1305,7 +1339,7 @@ static int etl_workers(const void *impl) { return ((const etlreader *)impl)->nwo
 
 static const hsi_source_ops etl_ops = {
   etl_next, etl_rewind, etl_close, etl_nfiles, etl_path, etl_logfile, etl_stats, etl_reopen,
-  etl_beside, etl_workers
+  etl_beside, etl_workers, etl_help
 };
 
 int hs_reader_open(hs_reader **out, const char *const *paths, int npaths,

@@ -220,7 +220,7 @@ static int lr_reopen(void *impl, hs_reader **out, const hs_reader_opts *o, char 
 }
 
 static const hsi_source_ops live_ops = {
-  lr_next, lr_rewind, lr_close, lr_nfiles, lr_path, lr_logfile, lr_stats, lr_reopen, NULL, NULL
+  lr_next, lr_rewind, lr_close, lr_nfiles, lr_path, lr_logfile, lr_stats, lr_reopen, NULL, NULL, NULL
 };
 
 int hsi_live_reader(hsi_live *s, uint64_t n, hs_reader **out) {

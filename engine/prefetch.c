@@ -46,6 +46,8 @@ struct hsi_prefetch {
   int prod, cons;         /* next block to fill / to read */
   int pos;                /* next event in the consumer's block, -1: none taken */
   int done;               /* the consumer saw the end */
+  int (*idle)(void *);    /* the consumer's work while it waits, or NULL */
+  void *idle_ud;
   hsi_thread th;
 };
 
@@ -143,13 +145,27 @@ hsi_prefetch *hsi_prefetch_open(hsi_prefetch_src src, void *ud, size_t xsize) {
   return pf;
 }
 
+void hsi_prefetch_on_idle(hsi_prefetch *pf, int (*fn)(void *ud), void *ud) {
+  pf->idle = fn;
+  pf->idle_ud = ud;
+}
+
 int hsi_prefetch_next(hsi_prefetch *pf, const hs_event **ev, void **extra) {
   for (;;) {
     block *b;
     if (pf->done) return 0;
     if (pf->pos < 0) {                       /* take the next published block */
       hsi_mx_lock(&pf->mx);
-      while (pf->nfilled == 0) hsi_cv_wait(&pf->filled, &pf->mx);
+      while (pf->nfilled == 0) {
+        if (pf->idle) {                      /* help the reading side rather than sleep */
+          int did;
+          hsi_mx_unlock(&pf->mx);
+          did = pf->idle(pf->idle_ud);
+          hsi_mx_lock(&pf->mx);
+          if (did || pf->nfilled) continue;  /* a block may have come meanwhile */
+        }
+        hsi_cv_wait(&pf->filled, &pf->mx);
+      }
       hsi_mx_unlock(&pf->mx);
       pf->pos = 0;
     }

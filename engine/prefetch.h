@@ -29,6 +29,10 @@ typedef int (*hsi_prefetch_src)(void *ud, hs_event *ev, void *extra);
 hsi_prefetch *hsi_prefetch_open(hsi_prefetch_src src, void *ud, size_t xsize);
 /* Will hsi_prefetch_open start a thread (threads allowed, HEAPSCRIPT_THREADS)? */
 int hsi_prefetch_wanted(void);
+/* While the consumer waits for a block, call fn(ud) instead of sleeping
+   as long as it finds work (returns 1); it runs on the consumer's thread
+   beside the reading one (the analysis: hsi_reader_help). */
+void hsi_prefetch_on_idle(hsi_prefetch *pf, int (*fn)(void *ud), void *ud);
 /* 1 with *ev pointing at the next event in its block and *extra (if not
    NULL) at src's bytes about it, both valid until the next call; 0 at the
    end; negative: src's error code. */

@@ -32,6 +32,10 @@ void hsi_reader_beside(hs_reader *r, int n) {
   if (r->ops->beside) r->ops->beside(r->impl, n);
 }
 
+int hsi_reader_help(hs_reader *r) {
+  return r->ops->help ? r->ops->help(r->impl) : 0;
+}
+
 int hsi_reader_workers(const hs_reader *r) {
   return r->ops->workers ? r->ops->workers(r->impl) : 0;
 }

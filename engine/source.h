@@ -24,6 +24,11 @@ typedef struct hsi_source_ops {
      rewind on (hsi_auto_workers); NULL for a source without workers. */
   void (*beside)(void *impl, int n);
   int (*workers)(const void *impl);                 /* started at the last rewind; NULL: none */
+  /* From another thread, while the walk runs (the caller's thread beside
+     it, when idle): decode ahead one piece of what the walk will want, as
+     a worker would; 1 if it did, 0 if there was nothing to do.  NULL: no
+     help wanted. */
+  int (*help)(void *impl);
 } hsi_source_ops;
 
 /* A reader over impl; NULL when out of memory (impl is then the caller's). */
@@ -36,4 +41,6 @@ int hsi_reader_reopen(hs_reader *r, hs_reader **out, const hs_reader_opts *o, ch
 void hsi_reader_beside(hs_reader *r, int n);
 /* Decoding workers the last rewind started (0: the walk decodes alone). */
 int hsi_reader_workers(const hs_reader *r);
+/* Help the walk from a thread beside it (see help above): 1 or 0. */
+int hsi_reader_help(hs_reader *r);
 #endif

@@ -6,12 +6,20 @@ pass=0; fail=0; failed=""
 steplog=${TMPDIR:-/tmp}/heapscript-test.$$
 mkdir -p "$steplog"
 
+# A step that hangs (a lost wake-up between threads, say) fails after
+# STEP_TIMEOUT seconds (default 600) instead of holding the run: a guard,
+# not a measure of speed.
+if command -v timeout >/dev/null 2>&1; then guard="timeout -k 10 ${STEP_TIMEOUT:-600}"; else guard=""; fi
+
 step() {  # step NAME COMMAND...
   name=$1; shift
-  if "$@" >"$steplog/out" 2>&1; then
+  $guard "$@" >"$steplog/out" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ]; then
     pass=$((pass + 1)); echo "PASS $name"
     grep -i "skip" "$steplog/out" | head -3 | sed 's/^/    /'     # say what did not run, and why
   else
+    [ -n "$guard" ] && [ $rc -eq 124 ] && echo "timed out after ${STEP_TIMEOUT:-600} s" >>"$steplog/out"
     fail=$((fail + 1)); failed="$failed $name"; echo "FAIL $name"; sed 's/^/    /' "$steplog/out" | tail -40
   fi
 }

@@ -4,6 +4,8 @@
 ** size (records of up to 60 KB fill blocks early), also after an early
 ** stop; and the analysis built through it equals the one built without.
 */
+#include <time.h>
+#include <unistd.h>
 #include "unit.h"
 #include "heapscript.h"
 #include "writer.h"
@@ -118,6 +120,62 @@ TEST(a_stage_and_its_bytes) {
   hs_reader_close(r);
 }
 
+/* A consumer with work of its own while it waits (the analysis helps
+   its reader): every event still comes, in order, and a block published
+   while the consumer was busy is not missed (it would wait for a wake-up
+   already given: the producer, its ring full, gives no other, and the
+   alarm ends the test). */
+static void nap(long us) {
+  struct timespec t;
+  t.tv_sec = 0;
+  t.tv_nsec = us * 1000;
+  nanosleep(&t, NULL);
+}
+
+static int slow_src(void *ud, hs_event *ev, void *extra) {
+  static unsigned calls;
+  if (++calls % 500 == 0) nap(200);           /* a block takes over 1.5 ms */
+  return stage(ud, ev, extra);
+}
+
+static int idle_calls;
+static int busy_idle(void *ud) {
+  (void)ud;
+  nap(5000);                                   /* blocks come meanwhile */
+  return ++idle_calls % 3 == 0;                /* some calls found work */
+}
+
+TEST(idle_work_while_waiting) {
+  hs_reader *r;
+  hsi_prefetch *pf;
+  const hs_event *e;
+  struct stage_ud u;
+  void *x = NULL;
+  const char *p = path;
+  uint64_t n = 0, bad = 0;
+  CHECK_EQ(hs_reader_open(&r, &p, 1, NULL, NULL, 0), 0);
+  u.r = r;
+  u.seq = 0;
+  setenv("HEAPSCRIPT_THREADS", "1", 1);
+  pf = hsi_prefetch_open(slow_src, &u, sizeof(struct mark));
+  CHECK(pf != NULL);
+  if (!pf) { hs_reader_close(r); return; }
+  hsi_prefetch_on_idle(pf, busy_idle, NULL);
+  idle_calls = 0;
+  alarm(20);
+  while (hsi_prefetch_next(pf, &e, &x) == 1) {
+    const struct mark *m = (const struct mark *)x;
+    if (m->seq != n || m->ts != e->timestamp) bad++;
+    n++;
+  }
+  alarm(0);
+  CHECK_EQ(n, 30001);
+  CHECK_EQ(bad, 0);
+  CHECK(idle_calls > 3);
+  hsi_prefetch_close(pf);
+  hs_reader_close(r);
+}
+
 TEST(early_stop_and_disabled) {
   hs_reader *r;
   hsi_prefetch *pf;
@@ -139,6 +197,7 @@ TEST(early_stop_and_disabled) {
 int main(void) {
   RUN(same_events_in_the_same_order);
   RUN(a_stage_and_its_bytes);
+  RUN(idle_work_while_waiting);
   RUN(early_stop_and_disabled);
   return UNIT_DONE();
 }

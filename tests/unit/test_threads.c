@@ -108,6 +108,14 @@ static int compare_analysis(const char *path) {
     const hsi_analysis_counts *cx = hsi_analysis_counts_get(x), *cy = hsi_analysis_counts_get(y);
     same = memcmp(cx, cy, sizeof *cx) == 0 && hsi_life_recs(hsi_analysis_life(x))->n == hsi_life_recs(hsi_analysis_life(y))->n;
   } else same = x == y;
+  hsi_analysis_free(y);
+  y = NULL;
+  /* the default: the machine's workers, and the analysis thread helping */
+  if (same && hsi_analysis_run(b, NULL, &y, err, sizeof err)) y = NULL;
+  if (same && x && y) {
+    const hsi_analysis_counts *cx = hsi_analysis_counts_get(x), *cy = hsi_analysis_counts_get(y);
+    same = memcmp(cx, cy, sizeof *cx) == 0 && hsi_life_recs(hsi_analysis_life(x))->n == hsi_life_recs(hsi_analysis_life(y))->n;
+  } else if (same) same = x == y;
   hsi_analysis_free(x);
   hsi_analysis_free(y);
   hs_reader_close(a);
@@ -147,6 +155,55 @@ TEST(corpus_and_examples) {
   CHECK(files > 10);
 }
 
+/* A thread beside the walk that helps it (hsi_reader_help), as the
+   analysis thread does while it waits for events: the walk, with no
+   worker of its own, gives what the plain walk gives. */
+typedef struct helper { hs_reader *r; int stop; long helped; } helper;
+
+static HSI_THREAD_FN help_loop(void *arg) {
+  helper *h = (helper *)arg;
+  while (!hsi_atomic_get(&h->stop)) h->helped += hsi_reader_help(h->r);
+  return HSI_THREAD_RET;
+}
+
+static long compare_helped(const char *path) {
+  static dmg_log la, lb;
+  hs_reader *a = open_with(path, "0", &la), *b = open_with(path, "0", &lb);
+  helper h;
+  hsi_thread th;
+  hs_event x, y;
+  long n = 0, bad = 0, mine = 0;
+  int ra, rb;
+  if (!a || !b) { hs_reader_close(a); hs_reader_close(b); return -1; }
+  hsi_reader_beside(b, 1000);             /* no worker on any machine: the helper alone */
+  unsetenv("HEAPSCRIPT_THREADS");
+  hs_reader_rewind(b);
+  hsi_reader_beside(b, 0);
+  CHECK_EQ(hsi_reader_workers(b), 0);
+  memset(&h, 0, sizeof h);
+  h.r = b;
+  CHECK_EQ(hsi_th_start(&th, help_loop, &h), 0);
+  for (;;) {
+    ra = hs_reader_next(a, &x);
+    rb = hs_reader_next(b, &y);
+    if (ra != rb) { bad++; break; }
+    if (ra != 1) break;
+    n++;
+    if (!same_event(&x, &y)) { bad++; fprintf(stderr, "%s: event %ld differs (helped)\n", path, n); break; }
+    if (n % 64 == 0) mine += hsi_reader_help(b);   /* and this thread between events */
+  }
+  hsi_atomic_set(&h.stop, 1);
+  hsi_th_join(th);
+  if (memcmp(hs_reader_stats(a, 0), hs_reader_stats(b, 0), sizeof(hs_file_stats)) != 0) bad++;
+  if (la.n != lb.n || la.len != lb.len || memcmp(la.text, lb.text, la.len) != 0) bad++;
+  last_damage = la.n;
+  if (mine == 0) { fprintf(stderr, "%s: helping found nothing to do\n", path); bad++; }
+  CHECK_EQ(hsi_reader_help(b), 0);        /* after the walk: nothing */
+  hs_reader_close(a);
+  hs_reader_close(b);
+  return bad ? -1 : n;
+}
+
 /* Written traces: compressed buffers (scratch slots), buffers of a single
    tiny record (notes fill chunks), and a damaged copy. */
 static void write_trace(const char *path, int compress, int n) {
@@ -179,6 +236,7 @@ TEST(written_traces) {
     write_trace(path, formats[c], 20000);
     CHECK(compare_walks(path, "1") == 20001);
     CHECK(compare_walks(path, "3") == 20001);
+    CHECK(compare_helped(path) == 20001);
     /* damage: every 7th KiB page gets a bad record marker */
     bytes = slurp_len(path, &len);
     CHECK(bytes != NULL);
@@ -193,6 +251,8 @@ TEST(written_traces) {
     if (last_damage <= 3) fprintf(stderr, "format %d: %d damage reports\n", formats[c], last_damage);
     CHECK(last_damage > 3);
     CHECK(compare_walks(bad, "2") >= 0);
+    CHECK(compare_helped(bad) >= 0);
+    CHECK(last_damage >= 2);                /* one walk (the others: two) */
     remove(path);
     remove(bad);
   }
