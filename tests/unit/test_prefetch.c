@@ -92,29 +92,46 @@ static int stage(void *ud, hs_event *ev, void *extra) {
   return 1;
 }
 
+/* The trace through a prefetch thread running src (a stage over u); NULL
+   (checked) when it cannot be had. */
+static hsi_prefetch *open_staged(hs_reader **r, struct stage_ud *u, hsi_prefetch_src src) {
+  const char *p = path;
+  hsi_prefetch *pf;
+  CHECK_EQ(hs_reader_open(r, &p, 1, NULL, NULL, 0), 0);
+  if (!*r) return NULL;
+  u->r = *r;
+  u->seq = 0;
+  setenv("HEAPSCRIPT_THREADS", "1", 1);
+  pf = hsi_prefetch_open(src, u, sizeof(struct mark));
+  CHECK(pf != NULL);
+  if (!pf) hs_reader_close(*r);
+  return pf;
+}
+
+/* Every event to the end, each with the stage's mark of it: the events
+   taken, *bad those whose mark is not theirs. */
+static uint64_t drain_marks(hsi_prefetch *pf, uint64_t *bad) {
+  const hs_event *e;
+  void *x = NULL;
+  uint64_t n = 0;
+  size_t k;
+  *bad = 0;
+  while (hsi_prefetch_next(pf, &e, &x) == 1) {
+    const struct mark *m = (const struct mark *)x;
+    if (m->seq != n || m->ts != e->timestamp || m->len != e->record_len) ++*bad;
+    for (k = 0; k < sizeof m->pad; k++) if (m->pad[k] != (uint8_t)(n & 0xFF)) { ++*bad; break; }
+    n++;
+  }
+  return n;
+}
+
 TEST(a_stage_and_its_bytes) {
   hs_reader *r;
   hsi_prefetch *pf;
-  const hs_event *e;
   struct stage_ud u;
-  void *x = NULL;
-  const char *p = path;
-  uint64_t n = 0, bad = 0;
-  size_t k;
-  CHECK_EQ(hs_reader_open(&r, &p, 1, NULL, NULL, 0), 0);
-  u.r = r;
-  u.seq = 0;
-  setenv("HEAPSCRIPT_THREADS", "1", 1);
-  pf = hsi_prefetch_open(stage, &u, sizeof(struct mark));
-  CHECK(pf != NULL);
-  if (!pf) { hs_reader_close(r); return; }
-  while (hsi_prefetch_next(pf, &e, &x) == 1) {
-    const struct mark *m = (const struct mark *)x;
-    if (m->seq != n || m->ts != e->timestamp || m->len != e->record_len) bad++;
-    for (k = 0; k < sizeof m->pad; k++) if (m->pad[k] != (uint8_t)(n & 0xFF)) { bad++; break; }
-    n++;
-  }
-  CHECK_EQ(n, 30001);
+  uint64_t bad;
+  if (!(pf = open_staged(&r, &u, stage))) return;
+  CHECK_EQ(drain_marks(pf, &bad), 30001);
   CHECK_EQ(bad, 0);
   hsi_prefetch_close(pf);
   hs_reader_close(r);
@@ -148,26 +165,13 @@ static int busy_idle(void *ud) {
 TEST(idle_work_while_waiting) {
   hs_reader *r;
   hsi_prefetch *pf;
-  const hs_event *e;
   struct stage_ud u;
-  void *x = NULL;
-  const char *p = path;
-  uint64_t n = 0, bad = 0;
-  CHECK_EQ(hs_reader_open(&r, &p, 1, NULL, NULL, 0), 0);
-  u.r = r;
-  u.seq = 0;
-  setenv("HEAPSCRIPT_THREADS", "1", 1);
-  pf = hsi_prefetch_open(slow_src, &u, sizeof(struct mark));
-  CHECK(pf != NULL);
-  if (!pf) { hs_reader_close(r); return; }
+  uint64_t n, bad;
+  if (!(pf = open_staged(&r, &u, slow_src))) return;
   hsi_prefetch_on_idle(pf, busy_idle, NULL);
   idle_calls = 0;
   alarm(20);
-  while (hsi_prefetch_next(pf, &e, &x) == 1) {
-    const struct mark *m = (const struct mark *)x;
-    if (m->seq != n || m->ts != e->timestamp) bad++;
-    n++;
-  }
+  n = drain_marks(pf, &bad);
   alarm(0);
   CHECK_EQ(n, 30001);
   CHECK_EQ(bad, 0);

@@ -54,6 +54,24 @@ static hs_reader *open_with(const char *path, const char *threads, dmg_log *log)
   return r;
 }
 
+/* Walk a and b to their end side by side: the events they gave, or -1 at
+   the first difference.  Every `help` events (0: never) this thread also
+   helps b's walk (hsi_reader_help), adding what it did to *helped. */
+static long walk_pair(const char *path, hs_reader *a, hs_reader *b, int help, long *helped) {
+  hs_event x, y;
+  long n = 0;
+  int ra, rb;
+  for (;;) {
+    ra = hs_reader_next(a, &x);
+    rb = hs_reader_next(b, &y);
+    if (ra != rb) return -1;
+    if (ra != 1) return n;
+    n++;
+    if (!same_event(&x, &y)) { fprintf(stderr, "%s: event %ld differs\n", path, n); return -1; }
+    if (help && n % help == 0) *helped += hsi_reader_help(b);
+  }
+}
+
 /* Walk path both ways (twice each: the second walk after a rewind);
    returns the number of events, or -1 when a difference was found. */
 static long compare_walks(const char *path, const char *threads) {
@@ -63,18 +81,9 @@ static long compare_walks(const char *path, const char *threads) {
   int pass;
   if (!a || !b) { hs_reader_close(a); hs_reader_close(b); return a == b ? 0 : -1; }
   for (pass = 0; pass < 2 && !bad; pass++) {
-    hs_event x, y;
-    int ra, rb;
-    n = 0;
     if (pass) { hs_reader_rewind(a); hs_reader_rewind(b); }
-    for (;;) {
-      ra = hs_reader_next(a, &x);
-      rb = hs_reader_next(b, &y);
-      if (ra != rb) { bad++; break; }
-      if (ra != 1) break;
-      n++;
-      if (!same_event(&x, &y)) { bad++; fprintf(stderr, "%s: event %ld differs\n", path, n); break; }
-    }
+    n = walk_pair(path, a, b, 0, NULL);
+    if (n < 0) bad++;
     {
       const hs_file_stats *sa = hs_reader_stats(a, 0), *sb = hs_reader_stats(b, 0);
       if (memcmp(sa, sb, sizeof *sa) != 0) { bad++; fprintf(stderr, "%s: file stats differ\n", path); }
@@ -171,9 +180,7 @@ static long compare_helped(const char *path) {
   hs_reader *a = open_with(path, "0", &la), *b = open_with(path, "0", &lb);
   helper h;
   hsi_thread th;
-  hs_event x, y;
-  long n = 0, bad = 0, mine = 0;
-  int ra, rb;
+  long n, bad = 0, mine = 0;
   if (!a || !b) { hs_reader_close(a); hs_reader_close(b); return -1; }
   hsi_reader_beside(b, 1000);             /* no worker on any machine: the helper alone */
   unsetenv("HEAPSCRIPT_THREADS");
@@ -183,15 +190,8 @@ static long compare_helped(const char *path) {
   memset(&h, 0, sizeof h);
   h.r = b;
   CHECK_EQ(hsi_th_start(&th, help_loop, &h), 0);
-  for (;;) {
-    ra = hs_reader_next(a, &x);
-    rb = hs_reader_next(b, &y);
-    if (ra != rb) { bad++; break; }
-    if (ra != 1) break;
-    n++;
-    if (!same_event(&x, &y)) { bad++; fprintf(stderr, "%s: event %ld differs (helped)\n", path, n); break; }
-    if (n % 64 == 0) mine += hsi_reader_help(b);   /* and this thread between events */
-  }
+  n = walk_pair(path, a, b, 64, &mine);     /* this thread helps too, between events */
+  if (n < 0) bad++;
   hsi_atomic_set(&h.stop, 1);
   hsi_th_join(th);
   if (memcmp(hs_reader_stats(a, 0), hs_reader_stats(b, 0), sizeof(hs_file_stats)) != 0) bad++;
