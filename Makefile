@@ -169,7 +169,7 @@ check: test
 	$(MAKE) cross
 	$(MAKE) windows test-windows
 
-$(B)/bench_%: tests/bench/bench_%.c $(LIB) | $(B)
+$(B)/bench_%: tests/bench/bench_%.c tests/bench/clock.h $(LIB) | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 bench: heapscript $(B)/bench_read $(B)/bench_analysis $(B)/bench_floor $(B)/bench_lifetime $(B)/bench_pdb

@@ -22,6 +22,8 @@
 #   leaks      `heapscript leaks TRACE` end to end (decode, processes,
 #              stacks, lifetimes, grouping, report)
 #   lua        trace:allocations():summary() and a group by stack
+# and, under each table, the processor time of the walk, the least pass,
+# the C pass and leaks (every thread): the work, whatever the overlap.
 #
 # Then: the report files of leaks on 100,000 distinct stacks, against leaks
 # alone; and the PDB reader: opening a ~100 MB PDB made with clang + lld,
@@ -59,6 +61,12 @@ once() {
 }
 # the smaller of two figures ("" is none yet)
 min() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }'; }
+# processor time of one run, every thread (user + system seconds), or ""
+cpu_of() {
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f "%U %S" -o "$T/cpu" "$@" >/dev/null 2>&1 && awk '{ print $1 + $2 }' "$T/cpu"
+  fi
+}
 # peak RSS (KB) of one run
 peak() {
   if [ -x /usr/bin/time ]; then /usr/bin/time -f "%M" "$@" 2>&1 >/dev/null | tail -1; else echo 0; fi
@@ -76,21 +84,25 @@ row() {  # name seconds read walk [note]
 bench_trace() {
   f=$1 G_=$2
   rd="" wk="" wk0="" inf="" la="" la0="" fl="" lk="" lu="" sc="" a="" flr=""
+  wkc="" lac="" flc="" lkc=""     # processor time, every thread
   k=0
   while [ $k -lt "$R" ]; do
     set -- $("$B/bench_read" -t 1 "$f")
-    rd=$(min "$rd" "$1"); wk=$(min "$wk" "$2"); ev=$3 by=$4
+    rd=$(min "$rd" "$1"); wk=$(min "$wk" "$2"); ev=$3 by=$4 wkc=$(min "$wkc" "$5")
     wk0=$(min "$wk0" "$(HEAPSCRIPT_THREADS=0 "$B/bench_read" -t 1 "$f" | cut -d' ' -f2)")
     inf=$(min "$inf" "$(once $HS info "$f")")
     x=$("$B/bench_analysis" analyse "$f" 1)
     t=$(min "$la" "$(echo "$x" | awk '{ print $2 }')")
     if [ "$t" != "$la" ]; then a=$x la=$t; fi     # the best round's line, for its memory
+    lac=$(min "$lac" "$(echo "$x" | awk '{ print $(NF - 1) }')")
     la0=$(min "$la0" "$(HEAPSCRIPT_THREADS=0 "$B/bench_analysis" analyse "$f" 1 | awk '{ print $2 }')")
     if [ "$G_" = 1 ]; then
       flr=$("$B/bench_floor" "$f" 1)
       fl=$(min "$fl" "$(echo "$flr" | awk '{ print $2 }')")
+      flc=$(min "$flc" "$(echo "$flr" | awk '{ print $7 }')")
     fi
     lk=$(min "$lk" "$(once $HS leaks "$f")")
+    c=$(cpu_of $HS leaks "$f"); [ -n "$c" ] && lkc=$(min "$lkc" "$c")
     lu=$(min "$lu" "$(once $HS "$T/e2e.lua" "$f")")
     sc=$(min "$sc" "$(once $HS "$T/e2e-scoped.lua" "$f")")
     k=$((k + 1))
@@ -115,6 +127,13 @@ bench_trace() {
   if [ "$G_" = 1 ]; then
     awk -v l="$lk" -v p="$la" -v f="$fl" 'BEGIN { printf "  against the least pass: the C pass %.2fx, leaks %.2fx\n", p / f, l / f }'
   fi
+  # the work, whatever the threads overlap: processor time against the walk's
+  awk -v w="$wkc" -v f="$flc" -v p="$lac" -v l="$lkc" 'BEGIN {
+    printf "  processor time, every thread, x the walk: walk %.3f s", w
+    if (f != "") printf "; least pass %.3f s, %.2fx", f, f / w
+    printf "\n    C pass %.3f s, %.2fx", p, p / w
+    if (l != "") printf "; leaks %.3f s, %.2fx", l, l / w
+    printf "\n" }'
 }
 
 echo "heapscript bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc 2>/dev/null || echo '?') cores; load before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"

@@ -18,12 +18,8 @@
 #include <time.h>
 #include "lifetime.h"
 #include "query.h"
+#include "clock.h"
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static long vm_hwm_kb(void) {
   FILE *f = fopen("/proc/self/status", "r");

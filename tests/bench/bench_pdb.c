@@ -13,12 +13,8 @@
 #include <stdlib.h>
 #include <time.h>
 #include "pdb.h"
+#include "clock.h"
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int main(int argc, char **argv) {
   hsi_pdb *p;
