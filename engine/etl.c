@@ -176,13 +176,12 @@ struct etlreader {
   int beside;            /* threads the caller keeps busy beside the walk (source.h) */
   int shared;            /* chunks may be decoded off the walk's thread (workers, helpers):
                             the ring of chunks and its lock are in use */
-  int help_at;           /* where a helper looks first */
   hsi_thread *workers;
   hsi_mutex mx;
   hsi_cond work, ready;  /* a chunk was given back / was filled */
   int stop;              /* workers: leave */
   int waiting;           /* the stream the walk waits for, -1 */
-  int help;              /* where the walk looks first for a chunk to decode */
+  int help;              /* where the walk or a helper looks first for a chunk to decode */
   int nsleep;            /* workers waiting for work */
   uint32_t read_max;     /* buffers up to this size are read into scratch slots */
 };
@@ -680,6 +679,18 @@ static void fill_next(etlreader *r, stream *s) {
   s->wslot = (s->wslot + 1) % NCHUNK;
 }
 
+/* The stream whose next chunk to decode: s if it wants one, else the
+   first from r->help on that does; NULL when none does.  With the lock
+   held (the walk's and a helper's choice; a worker keeps to its share). */
+static stream *to_fill(etlreader *r, stream *s) {
+  int j, n = r->nstreams;
+  for (j = -1; j < n; j++) {
+    stream *x = j < 0 ? s : &r->streams[(r->help + j) % n];
+    if (x && wants_fill(x)) { r->help = (int)(x - r->streams) + 1; return x; }
+  }
+  return NULL;
+}
+
 static HSI_THREAD_FN worker(void *arg) {
   etlreader *r = ((worker_arg *)arg)->r;
   int id = ((worker_arg *)arg)->id, start = id;
@@ -708,19 +719,11 @@ static HSI_THREAD_FN worker(void *arg) {
 static int etl_help(void *impl) {
   etlreader *r = (etlreader *)impl;
   stream *s = NULL;
-  int k, n = r->nstreams;
   if (!hsi_atomic_get(&r->shared)) return 0;
   hsi_mx_lock(&r->mx);
-  if (r->shared) {
-    if (r->waiting >= 0 && wants_fill(&r->streams[r->waiting])) s = &r->streams[r->waiting];
-    for (k = 0; !s && k < n; k++) {
-      stream *x = &r->streams[(r->help_at + k) % n];
-      if (wants_fill(x)) { s = x; r->help_at = (int)(x - r->streams) + 1; }
-    }
-    if (s) {
-      fill_next(r, s);
-      if (r->waiting >= 0) hsi_cv_signal(&r->ready);
-    }
+  if (r->shared && (s = to_fill(r, r->waiting >= 0 ? &r->streams[r->waiting] : NULL)) != NULL) {
+    fill_next(r, s);
+    if (r->waiting >= 0) hsi_cv_signal(&r->ready);
   }
   hsi_mx_unlock(&r->mx);
   return s != NULL;
@@ -728,33 +731,19 @@ static int etl_help(void *impl) {
 
 static void stop_workers(etlreader *r) {
   int k;
-  if (r->nworkers) {
-    hsi_mx_lock(&r->mx);
-    r->stop = 1;
-    hsi_cv_broadcast(&r->work);
-    hsi_mx_unlock(&r->mx);
-    for (k = 0; k < r->nworkers; k++) hsi_th_join(r->workers[k]);
-    r->stop = 0;
-    r->nworkers = 0;
-  }
-  r->shared = 0;                /* a helper works only during a walk (source.h) */
+  if (!r->nworkers) return;
+  hsi_mx_lock(&r->mx);
+  r->stop = 1;
+  hsi_cv_broadcast(&r->work);
+  hsi_mx_unlock(&r->mx);
+  for (k = 0; k < r->nworkers; k++) hsi_th_join(r->workers[k]);
+  r->stop = 0;
+  r->nworkers = 0;
 }
 
-/* Workers for a trace worth them (HEAPSCRIPT_THREADS=0: none; =N: N,
-   whatever the size); without any, the walk decodes. */
-static void start_workers(etlreader *r) {
-  uint64_t bytes = 0;
-  int k, want, auto_n = hsi_auto_workers(hsi_ncpu(), r->beside);
-  for (k = 0; k < r->nfiles; k++) bytes += r->files[k].size;
-  want = hsi_threads_allowed(-1);
-  /* A caller working beside the walk may help it when idle: the chunks
-     go through the ring even with no worker of the reader's own (and
-     whatever the size: a helper costs no thread). */
-  r->shared = want != 0 && r->beside > 0;
-  if (want < 0) want = bytes >= THREADS_MIN_BYTES ? auto_n : 0;
-  if (want > r->nstreams) want = r->nstreams;
-  if (want <= 0) return;
-  r->shared = 1;
+/* Start `want` workers; none when threads cannot be had. */
+static void spawn_workers(etlreader *r, int want) {
+  int k;
   /* room for the most a rewind may start (never more than the streams:
      the number changes with the caller's threads, hsi_reader_beside) */
   if (!r->workers && !(r->workers = (hsi_thread *)malloc((size_t)r->nstreams * sizeof *r->workers)))
@@ -766,12 +755,29 @@ static void start_workers(etlreader *r) {
     if (!a || hsi_th_start(&r->workers[k], worker, a) != 0) {
       free(a);
       /* the ones started stop; the walk decodes alone */
-      if (k == 0) { r->nworkers = 0; return; }
       r->nworkers = k;
       stop_workers(r);
       return;
     }
   }
+}
+
+/* Workers for a trace worth them (HEAPSCRIPT_THREADS=0: none; =N: N,
+   whatever the size); without any, the walk decodes. */
+static void start_workers(etlreader *r) {
+  uint64_t bytes = 0;
+  int k, want, helped, auto_n = hsi_auto_workers(hsi_ncpu(), r->beside);
+  for (k = 0; k < r->nfiles; k++) bytes += r->files[k].size;
+  want = hsi_threads_allowed(-1);
+  helped = want != 0 && r->beside > 0;
+  if (want < 0) want = bytes >= THREADS_MIN_BYTES ? auto_n : 0;
+  if (want > r->nstreams) want = r->nstreams;
+  /* The ring of chunks is shared, and locked, with workers, and with a
+     caller working beside the walk: it may help when idle even with no
+     worker of the reader's own (whatever the size: a helper costs no
+     thread).  Decided before a worker runs, and for the whole walk. */
+  r->shared = want > 0 || helped;
+  if (want > 0) spawn_workers(r, want);
 }
 
 /* ---------------------------------------------------------- the walk */
@@ -809,14 +815,8 @@ static void take_chunk(etlreader *r, stream *s) {
        (so the decoding is shared out over the walk and the workers,
        whichever has time). */
     while (!s->filled[s->nslot]) {
-      int j, n = r->nstreams;
-      stream *o = wants_fill(s) ? s : NULL;
-      for (j = 0; !o && j < n; j++) {
-        stream *x = &r->streams[(r->help + j) % n];
-        if (wants_fill(x)) o = x;
-      }
+      stream *o = to_fill(r, s);
       if (!o) break;
-      r->help = (int)(o - r->streams) + 1;
       fill_next(r, o);
     }
     if (!s->filled[s->nslot]) {

@@ -514,13 +514,20 @@ static size_t heap_end_all(hsi_life *L, livemap *m, int64_t ts, int reason) {
 
 /* ------------------------------------------------------- thread history */
 
+/* The history of thread tid (made when new); the table grows only when a
+   thread is added, so a thread seen before costs its probe alone. */
 static struct thr *get_thr(hsi_life *L, uint32_t tid, uint32_t inst) {
   uint32_t mask, i;
   struct thr *t;
   if (tid == HS_NOID) return NULL;
-  if (L->thr_cap) {  /* the usual case: a thread seen before, in the same instance */
-    t = &L->thr[mul_hash(tid) & (L->thr_cap - 1)];
-    if (t->used && t->tid == tid && t->inst == inst) return t;
+  if (L->thr_cap) {
+    mask = L->thr_cap - 1;
+    for (i = mul_hash(tid) & mask; L->thr[i].used; i = (i + 1) & mask)
+      if (L->thr[i].tid == tid) {
+        t = &L->thr[i];
+        if (t->inst != inst) { t->inst = inst; t->n = 0; }  /* the tid was reused */
+        return t;
+      }
   }
   if ((L->nthr + 1) * 2 > L->thr_cap) {
     uint32_t nc = L->thr_cap ? L->thr_cap * 2 : 64, k;
@@ -535,11 +542,10 @@ static struct thr *get_thr(hsi_life *L, uint32_t tid, uint32_t inst) {
     L->thr = nt; L->thr_cap = nc;
   }
   mask = L->thr_cap - 1;
-  for (i = mul_hash(tid) & mask; L->thr[i].used; i = (i + 1) & mask)
-    if (L->thr[i].tid == tid) break;
+  for (i = mul_hash(tid) & mask; L->thr[i].used; i = (i + 1) & mask) {}
   t = &L->thr[i];
-  if (!t->used) { t->used = 1; t->tid = tid; t->inst = inst; t->n = 0; L->nthr++; }
-  if (t->inst != inst) { t->inst = inst; t->n = 0; }  /* the tid was reused */
+  t->used = 1; t->tid = tid; t->inst = inst; t->n = 0;
+  L->nthr++;
   return t;
 }
 

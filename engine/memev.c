@@ -248,14 +248,6 @@ static const struct { uint16_t off; uint8_t w; } dests[M_LAST] = {
   [M_SOURCE] = { offsetof(hsi_memop, source), 4 },
 };
 
-/* The group of the provider whose table holds row L. */
-static int provider_of_row(const layout *L) {
-  size_t pi;
-  for (pi = 0; pi < COUNT(providers); pi++)
-    if (L >= providers[pi]->tab && L < providers[pi]->tab + providers[pi]->n) return providers[pi]->group;
-  return HSI_MEMEV_SNAPSHOT;
-}
-
 static const plan *plan_of(const layout *L, int P) {
   size_t pi, ri, i;
   int w = P == 8, g;
@@ -301,7 +293,7 @@ static const plan *plan_of(const layout *L, int P) {
     memset(&pl->tmpl, 0, sizeof pl->tmpl);
     pl->tmpl.kind = L->kind;
     pl->tmpl.subop = L->op;
-    g = provider_of_row(L);
+    g = providers[pi]->group;
     pl->tmpl.hook = g >= 0 ? (uint16_t)(g << 8 | L->op) : 0;
     pl->tmpl.pointer_size = (uint8_t)P;
     pl->tmpl.pid = pl->tmpl.tid = HS_NOID;

@@ -43,8 +43,10 @@ uint32_t hsi_record_kernel_scan(const uint8_t *b, uint32_t *pos, uint32_t end, h
 
 /* Payload pointer width of a header type: 4 for SYSTEM32, COMPACT32,
    FULL32, INSTANCE32, PERFINFO32 and EVENT32 (types 1, 3, 0x0A, 0x0B,
-   0x10, 0x12), else 8. */
-static inline int hsi_ht_ptr(unsigned ht) { return ht < 32 && ((0x50C0Au >> ht) & 1) ? 4 : 8; }
+   0x10, 0x12), else 8.  hsi_ht_ptr_small for a type known below 32 (a
+   kernel record's, for every event: without a branch). */
+static inline int hsi_ht_ptr_small(unsigned ht) { return (int)(8u - 4u * ((0x50C0Au >> ht) & 1u)); }
+static inline int hsi_ht_ptr(unsigned ht) { return ht < 32 ? hsi_ht_ptr_small(ht) : 8; }
 
 /* Group of the hook that stands for Image Load under the Process group. */
 #define HSI_HOOK_IMAGE_LOAD 0x030A
@@ -67,10 +69,8 @@ static inline void hsi_record_kernel_set(const hsi_krec *k, hs_event *ev) {
   ev->hook = k->hook;
   ev->opcode = (uint8_t)k->hook;
   ev->header_type = k->ht;
-  /* hsi_ht_ptr and the ids for the kernel headers alone (ht 1-4, 0x10,
-     0x11): 4 bytes for SYSTEM32, COMPACT32 and PERFINFO32 (bits 1, 3,
-     16), no ids for PERFINFO; without branches, this runs per event */
-  ev->pointer_size = (uint8_t)(8u - 4u * ((0x1000Au >> k->ht) & 1u));
+  ev->pointer_size = (uint8_t)hsi_ht_ptr_small(k->ht);    /* kernel types: 1-4, 0x10, 0x11 */
+  /* no ids for PERFINFO; without a branch, this runs per event */
   ev->flags |= (uint8_t)(HS_EVF_KERNEL | (k->ht < HS_HT_PERFINFO32 ? HS_EVF_HAS_IDS : 0));
 }
 #endif

@@ -61,16 +61,16 @@ once() {
 }
 # the smaller of two figures ("" is none yet)
 min() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }'; }
-# processor time of one run, every thread (user + system seconds), or ""
-cpu_of() {
-  if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f "%U %S" -o "$T/cpu" "$@" >/dev/null 2>&1 && awk '{ print $1 + $2 }' "$T/cpu"
-  fi
+# processor time of one run, every thread (user + system seconds), and its
+# peak RSS (KB); "- 0" without /usr/bin/time
+usage() {
+  if [ -x /usr/bin/time ] && /usr/bin/time -f "%U %S %M" -o "$T/usage" "$@" >/dev/null 2>&1; then
+    awk '{ print $1 + $2, $3 }' "$T/usage"
+  else echo "- 0"; fi
 }
-# peak RSS (KB) of one run
-peak() {
-  if [ -x /usr/bin/time ]; then /usr/bin/time -f "%M" "$@" 2>&1 >/dev/null | tail -1; else echo 0; fi
-}
+peak() { usage "$@" | cut -d' ' -f2; }
+# events a second at t seconds
+rate() { awk -v e="$ev" -v t="$1" 'BEGIN { printf "%.1f M events/s", e / 1e6 / t }'; }
 row() {  # name seconds read walk [note]
   awk -v n="$1" -v t="$2" -v r="$3" -v w="$4" -v note="$5" \
     'BEGIN { printf "  %-28s %9.3f s %8.2fx %8.2fx  %s\n", n, t, t / r, t / w, note }'
@@ -84,7 +84,7 @@ row() {  # name seconds read walk [note]
 bench_trace() {
   f=$1 G_=$2
   rd="" wk="" wk0="" inf="" la="" la0="" fl="" lk="" lu="" sc="" a="" flr=""
-  wkc="" lac="" flc="" lkc=""     # processor time, every thread
+  wkc="" lac="" flc="" lkc="" lkm=0     # processor time, every thread; leaks' peak RSS
   k=0
   while [ $k -lt "$R" ]; do
     set -- $("$B/bench_read" -t 1 "$f")
@@ -102,7 +102,9 @@ bench_trace() {
       flc=$(min "$flc" "$(echo "$flr" | awk '{ print $7 }')")
     fi
     lk=$(min "$lk" "$(once $HS leaks "$f")")
-    c=$(cpu_of $HS leaks "$f"); [ -n "$c" ] && lkc=$(min "$lkc" "$c")
+    set -- $(usage $HS leaks "$f")
+    [ "$1" != - ] && lkc=$(min "$lkc" "$1")
+    lkm=$2
     lu=$(min "$lu" "$(once $HS "$T/e2e.lua" "$f")")
     sc=$(min "$sc" "$(once $HS "$T/e2e-scoped.lua" "$f")")
     k=$((k + 1))
@@ -111,8 +113,8 @@ bench_trace() {
   echo "== $(basename "$f"): $(awk -v b="$by" 'BEGIN { printf "%.1f MB", b / 1e6 }'), $ev events"
   printf "  %-28s %11s %9s %9s\n" "stage" "best of $R" "x read" "x walk"
   row "read(2) of the bytes" "$rd" "$rd" "$wk" "$(awk -v b="$by" -v t="$rd" 'BEGIN { printf "%.0f MB/s", b / 1e6 / t }')"
-  row "walk" "$wk" "$rd" "$wk" "$(awk -v e="$ev" -v t="$wk" 'BEGIN { printf "%.1f M events/s", e / 1e6 / t }')"
-  row "walk, HEAPSCRIPT_THREADS=0" "$wk0" "$rd" "$wk" "$(awk -v e="$ev" -v t="$wk0" 'BEGIN { printf "%.1f M events/s", e / 1e6 / t }')"
+  row "walk" "$wk" "$rd" "$wk" "$(rate "$wk")"
+  row "walk, HEAPSCRIPT_THREADS=0" "$wk0" "$rd" "$wk" "$(rate "$wk0")"
   row "heapscript info" "$inf" "$rd" "$wk"
   row "lifetimes (C pass)" "$la" "$rd" "$wk" \
     "$(echo "$a" | awk '{ printf "%s records, anon %s MB = %.0f B/record", $8, $15, $8 ? $15 * 1048576 / $8 : 0 }')"
@@ -121,7 +123,7 @@ bench_trace() {
     row "least pass (yardstick)" "$fl" "$rd" "$wk" \
       "$(echo "$flr" | awk '{ printf "%s records, %s leaked, %s stacks", $4, $5, $6 }')"
   fi
-  row "heapscript leaks, end to end" "$lk" "$rd" "$wk" "peak RSS $(peak $HS leaks "$f") KB"
+  row "heapscript leaks, end to end" "$lk" "$rd" "$wk" "peak RSS $lkm KB"
   row "lua summary + group by stack" "$lu" "$rd" "$wk" "peak RSS $(peak $HS "$T/e2e.lua" "$f") KB"
   row "lua, trace:scope keeping none" "$sc" "$rd" "$wk" "peak RSS $(peak $HS "$T/e2e-scoped.lua" "$f") KB"
   if [ "$G_" = 1 ]; then

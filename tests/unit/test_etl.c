@@ -37,6 +37,15 @@ static void load(const char *p) {
   fclose(f);
 }
 
+/* The first len bytes of img back into path. */
+static void save(size_t len) {
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  if (!f) return;
+  CHECK_EQ(fwrite(img, 1, len, f), len);
+  fclose(f);
+}
+
 /* cpus CPUs, n events per CPU at timestamps 100 + 10*i + cpu, 1 KiB buffers. */
 static int write_trace(const char *p, int cpus, int n, uint32_t mode, int64_t t0) {
   hsi_writer *w;
@@ -294,7 +303,6 @@ TEST(reopen_takes_the_index_and_its_damage) {
   seen a, b;
   size_t b3, b5;
   const char *p;
-  FILE *f;
   CHECK_EQ(write_trace(tmp_path("reopen"), 2, 120, 0, 0), 0);
   load(path);
   make_tail(1);                                       /* buffer 0's end is split off for its tail */
@@ -302,10 +310,7 @@ TEST(reopen_takes_the_index_and_its_damage) {
   wr32(img + b3, 0x7FFFFFF0u);                        /* framing damage: indexing resyncs */
   wr16(img + b5 + 0x48 + 0x48 + 4, 0x7000);           /* a record's Size past its buffer */
   imglen -= 300;                                      /* the last buffer cut short */
-  f = fopen(path, "wb");
-  CHECK(f != NULL);
-  CHECK_EQ(fwrite(img, 1, imglen, f), imglen);
-  fclose(f);
+  save(imglen);
   p = path;
   memset(&o, 0, sizeof o);
   o.on_damage = on_damage_seen;
@@ -321,10 +326,7 @@ TEST(reopen_takes_the_index_and_its_damage) {
   CHECK(same_seen(&a, &b));
   hs_reader_close(r2);
   /* the file is cut shorter since r opened it: r2 reads it as it is now */
-  f = fopen(path, "wb");
-  CHECK(f != NULL);
-  CHECK_EQ(fwrite(img, 1, b5 + 0x100, f), b5 + 0x100);
-  fclose(f);
+  save(b5 + 0x100);
   memset(&b, 0, sizeof b);
   CHECK_EQ(hsi_reader_reopen(r, &r2, &o, NULL, 0), 0);
   walk_seen(r2, &b);
