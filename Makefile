@@ -175,9 +175,13 @@ $(B)/bench_%: tests/bench/bench_%.c tests/bench/clock.h $(LIB) | $(B)
 bench: heapscript $(B)/bench_read $(B)/bench_analysis $(B)/bench_floor $(B)/bench_lifetime $(B)/bench_pdb
 	HS_BUILD=$(B) sh tests/bench.sh
 
+# A trace past 4 GiB end to end (writes ~4.6 GB; not part of test or check).
+bigcheck: heapscript
+	HS_BIN=./heapscript sh tests/bigtrace.sh
+
 clean:
 	rm -rf build heapscript
 
-.PHONY: all heapscript test check deps fuzz fuzz-seeds golden tsan cross bench clean
+.PHONY: all heapscript test check deps fuzz fuzz-seeds golden tsan cross bench bigcheck clean
 
 include engine/win/win.mk
