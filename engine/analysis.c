@@ -207,12 +207,11 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
                      char *err, size_t errlen) {
   hsi_analysis *a = (hsi_analysis *)calloc(1, sizeof *a);
   hs_event ev;
-  const hs_event *e = &ev;
+  const hs_event *e = &ev, *evs = NULL;   /* evs: the prefetch block's events */
   hsi_prefetch *pf = NULL;
   stage_ctx sc;
-  pre own, *x = &own;
-  void *xp = NULL;
-  int rc = 0, n = 0;
+  pre own, *x = &own, *xs = NULL;         /* xs: their stage bytes */
+  int rc = 0, n = 0, nb = 0, ib = 0;
   *out = NULL;
   if (!a || !(a->pm = hsi_procmap_new()) || !(a->st = hsi_stacks_new()) || !(a->lt = hsi_life_new())
       || !(a->lc = hsi_lcheck_new()) || !(a->sy = hsi_syms_new(a->pm))) {
@@ -240,9 +239,21 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
      here. */
   else if ((pf = hsi_prefetch_open(stage, &sc, sizeof(pre))) != NULL)
     hsi_prefetch_on_idle(pf, help_reader, r);   /* waiting for events, decode some */
-  while (rc == 0 && (n = pf ? hsi_prefetch_next(pf, &e, &xp) : stage(&sc, &ev, &own)) == 1) {
+  while (rc == 0) {
     int d;
-    if (pf) x = (pre *)xp;
+    if (!pf) {
+      if ((n = stage(&sc, &ev, &own)) != 1) break;
+    } else {
+      if (ib == nb) {                    /* the next block, the last one given back */
+        void *xp = NULL;
+        if ((n = hsi_prefetch_take(pf, &evs, &xp)) <= 0) break;
+        xs = (pre *)xp;
+        nb = n;
+        ib = 0;
+      }
+      e = &evs[ib];
+      x = &xs[ib++];
+    }
     d = x->d;
     if (hsi_stop_due(a->c.events)) { rc = HSI_ESTOPPED; break; }   /* a time limit (stop.h) */
     if (a->c.events++ == 0) a->c.first_ts = e->timestamp;

@@ -6,7 +6,8 @@
 ** into the copy), then publishes it; the consumer walks a published block
 ** and gives it back when it asks for the first event of the next one.
 ** Handing over whole blocks keeps the locking to one lock per thousands of
-** events.  The threads are behind the wrappers of thread.h.
+** events, and the consumer walks a block's events as an array, with no
+** call per event.  The threads are behind the wrappers of thread.h.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +17,6 @@
 #define NBLOCK 4
 #define BLOCK_EVENTS 4096
 #define BLOCK_BYTES (1u << 20)   /* >= one record of the largest size (64 KiB) */
-#define AHEAD 8                  /* events prefetched ahead by the consumer */
-#if defined(__GNUC__) || defined(__clang__)
-#define HSI_PREFETCH(p) __builtin_prefetch(p)
-#else
-#define HSI_PREFETCH(p) ((void)(p))
-#endif
 
 #include "thread.h"
 
@@ -44,7 +39,7 @@ struct hsi_prefetch {
   int nfilled;            /* published and not yet given back */
   int stop;               /* the consumer is closing */
   int prod, cons;         /* next block to fill / to read */
-  int pos;                /* next event in the consumer's block, -1: none taken */
+  int held;               /* the consumer holds block cons */
   int done;               /* the consumer saw the end */
   int (*idle)(void *);    /* the consumer's work while it waits, or NULL */
   void *idle_ud;
@@ -132,7 +127,7 @@ hsi_prefetch *hsi_prefetch_open(hsi_prefetch_src src, void *ud, size_t xsize) {
   pf->src = src;
   pf->ud = ud;
   pf->xsize = xsize;
-  pf->pos = -1;
+  pf->held = 0;
   hsi_mx_init(&pf->mx);
   hsi_cv_init(&pf->filled);
   hsi_cv_init(&pf->freed);
@@ -150,54 +145,37 @@ void hsi_prefetch_on_idle(hsi_prefetch *pf, int (*fn)(void *ud), void *ud) {
   pf->idle_ud = ud;
 }
 
-int hsi_prefetch_next(hsi_prefetch *pf, const hs_event **ev, void **extra) {
-  for (;;) {
-    block *b;
-    if (pf->done) return 0;
-    if (pf->pos < 0) {                       /* take the next published block */
-      hsi_mx_lock(&pf->mx);
-      while (pf->nfilled == 0) {
-        if (pf->idle) {                      /* help the reading side rather than sleep */
-          int did;
-          hsi_mx_unlock(&pf->mx);
-          did = pf->idle(pf->idle_ud);
-          hsi_mx_lock(&pf->mx);
-          if (did || pf->nfilled) continue;  /* a block may have come meanwhile */
-        }
-        hsi_cv_wait(&pf->filled, &pf->mx);
-      }
-      hsi_mx_unlock(&pf->mx);
-      pf->pos = 0;
-    }
+int hsi_prefetch_take(hsi_prefetch *pf, const hs_event **ev, void **extra) {
+  block *b;
+  if (pf->held) {                            /* give the block taken last back */
     b = &pf->b[pf->cons];
-    if (pf->pos < b->n) {
-      /* The block was written on the other core: ask for what comes a
-         few events later now, so it is here when it is wanted. */
-      if (pf->pos + AHEAD < b->n) {
-        const hs_event *f = &b->ev[pf->pos + AHEAD];
-        HSI_PREFETCH(f);
-        HSI_PREFETCH((const char *)f + 64);
-        HSI_PREFETCH(f->record);
-        HSI_PREFETCH(f->record + 64);
-        if (pf->xsize) {
-          const uint8_t *fx = b->x + (size_t)(pf->pos + AHEAD) * pf->xsize;
-          HSI_PREFETCH(fx);
-          HSI_PREFETCH(fx + 64);
-        }
-      }
-      if (extra) *extra = b->x + (size_t)pf->pos * pf->xsize;
-      *ev = &b->ev[pf->pos++];
-      return 1;
-    }
+    pf->held = 0;
     if (b->end) { pf->done = 1; return b->rc < 0 ? b->rc : 0; }
-    /* give the block back and move on */
     hsi_mx_lock(&pf->mx);
     pf->nfilled--;
     hsi_cv_signal(&pf->freed);
     hsi_mx_unlock(&pf->mx);
     pf->cons = (pf->cons + 1) % NBLOCK;
-    pf->pos = -1;
   }
+  if (pf->done) return 0;
+  hsi_mx_lock(&pf->mx);
+  while (pf->nfilled == 0) {
+    if (pf->idle) {                          /* help the reading side rather than sleep */
+      int did;
+      hsi_mx_unlock(&pf->mx);
+      did = pf->idle(pf->idle_ud);
+      hsi_mx_lock(&pf->mx);
+      if (did || pf->nfilled) continue;      /* a block may have come meanwhile */
+    }
+    hsi_cv_wait(&pf->filled, &pf->mx);
+  }
+  hsi_mx_unlock(&pf->mx);
+  b = &pf->b[pf->cons];
+  if (b->n == 0 && b->end) { pf->done = 1; return b->rc < 0 ? b->rc : 0; }
+  pf->held = 1;
+  *ev = b->ev;
+  if (extra) *extra = b->x;
+  return b->n;
 }
 
 void hsi_prefetch_close(hsi_prefetch *pf) {

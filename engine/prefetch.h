@@ -3,8 +3,8 @@
 ** on the events already read: the source (the reader and a stage of the
 ** caller's) reads, decodes and copies events into
 ** blocks, the consumer takes whole blocks.  Events come out exactly as
-** the source gives them, in the same order; each one stays valid until
-** the next hsi_prefetch_next call, like the reader's own.
+** the source gives them, in the same order; a block's events stay valid
+** until the next hsi_prefetch_take call.
 **
 ** Used by the analysis pass, whose per-event work and the decoding are of
 ** the same order of cost: on two cores they overlap.  Where threads are
@@ -33,10 +33,11 @@ int hsi_prefetch_wanted(void);
    as long as it finds work (returns 1); it runs on the consumer's thread
    beside the reading one (the analysis: hsi_reader_help). */
 void hsi_prefetch_on_idle(hsi_prefetch *pf, int (*fn)(void *ud), void *ud);
-/* 1 with *ev pointing at the next event in its block and *extra (if not
-   NULL) at src's bytes about it, both valid until the next call; 0 at the
-   end; negative: src's error code. */
-int hsi_prefetch_next(hsi_prefetch *pf, const hs_event **ev, void **extra);
+/* The events of the next block: n > 0 of them at *ev (an array, in the
+   source's order) and, if extra is not NULL, src's bytes about them at
+   *extra (n times xsize), valid until the next call, which gives the
+   block back; 0 at the end; negative: src's error code. */
+int hsi_prefetch_take(hsi_prefetch *pf, const hs_event **ev, void **extra);
 /* Stop the thread (whatever it has not delivered is dropped) and free. */
 void hsi_prefetch_close(hsi_prefetch *pf);
 #endif

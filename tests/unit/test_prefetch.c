@@ -38,14 +38,37 @@ static int reader_src(void *ud, hs_event *ev, void *extra) {
 
 static hsi_prefetch *open_reader(hs_reader *r) { return hsi_prefetch_open(reader_src, r, 0); }
 
+/* One event at a time out of the blocks hsi_prefetch_take hands over: 1
+   with *e (and *x, the stage's bytes) set, 0 at the end, negative: the
+   source's error. */
+struct cur { hsi_prefetch *pf; size_t xsize; const hs_event *ev; uint8_t *x; int n, i, blocks; };
+
+static int cur_next(struct cur *c, const hs_event **e, void **x) {
+  if (c->i == c->n) {
+    void *xp = NULL;
+    int n = hsi_prefetch_take(c->pf, &c->ev, &xp);
+    if (n <= 0) return n;
+    c->x = (uint8_t *)xp;
+    c->n = n;
+    c->i = 0;
+    c->blocks++;
+  }
+  *e = &c->ev[c->i];
+  if (x) *x = c->x + (size_t)c->i * c->xsize;
+  c->i++;
+  return 1;
+}
+
 TEST(same_events_in_the_same_order) {
   hs_reader *a, *b;
   hsi_prefetch *pf;
   hs_event x;
   const hs_event *py;
   const char *p = path;
+  struct cur c;
   uint64_t n = 0, bad = 0;
   int ra, rb;
+  memset(&c, 0, sizeof c);
   CHECK_EQ(write_trace(30000), 0);
   CHECK_EQ(hs_reader_open(&a, &p, 1, NULL, NULL, 0), 0);
   CHECK_EQ(hs_reader_open(&b, &p, 1, NULL, NULL, 0), 0);
@@ -53,10 +76,11 @@ TEST(same_events_in_the_same_order) {
   pf = open_reader(b);
   CHECK(pf != NULL);
   if (!pf) return;
+  c.pf = pf;
   for (;;) {
     hs_event y;
     ra = hs_reader_next(a, &x);
-    rb = hsi_prefetch_next(pf, &py, NULL);
+    rb = cur_next(&c, &py, NULL);
     if (ra != rb) { bad++; break; }
     if (ra != 1) break;
     y = *py;
@@ -68,7 +92,8 @@ TEST(same_events_in_the_same_order) {
   }
   CHECK_EQ(n, 30001);
   CHECK_EQ(bad, 0);
-  CHECK_EQ(hsi_prefetch_next(pf, &py, NULL), 0);      /* the end stays the end */
+  CHECK(c.blocks >= 8);                               /* whole blocks: 4096 events at most */
+  CHECK_EQ(hsi_prefetch_take(pf, &py, NULL), 0);      /* the end stays the end */
   hsi_prefetch_close(pf);
   hs_reader_close(a);
   hs_reader_close(b);
@@ -113,10 +138,14 @@ static hsi_prefetch *open_staged(hs_reader **r, struct stage_ud *u, hsi_prefetch
 static uint64_t drain_marks(hsi_prefetch *pf, uint64_t *bad) {
   const hs_event *e;
   void *x = NULL;
+  struct cur c;
   uint64_t n = 0;
   size_t k;
+  memset(&c, 0, sizeof c);
+  c.pf = pf;
+  c.xsize = sizeof(struct mark);
   *bad = 0;
-  while (hsi_prefetch_next(pf, &e, &x) == 1) {
+  while (cur_next(&c, &e, &x) == 1) {
     const struct mark *m = (const struct mark *)x;
     if (m->seq != n || m->ts != e->timestamp || m->len != e->record_len) ++*bad;
     for (k = 0; k < sizeof m->pad; k++) if (m->pad[k] != (uint8_t)(n & 0xFF)) { ++*bad; break; }
@@ -185,11 +214,10 @@ TEST(early_stop_and_disabled) {
   hsi_prefetch *pf;
   const hs_event *e;
   const char *p = path;
-  int i;
   CHECK_EQ(hs_reader_open(&r, &p, 1, NULL, NULL, 0), 0);
   pf = open_reader(r);
   CHECK(pf != NULL);
-  for (i = 0; pf && i < 10; i++) CHECK_EQ(hsi_prefetch_next(pf, &e, NULL), 1);
+  CHECK(pf && hsi_prefetch_take(pf, &e, NULL) > 0);   /* one block taken, held */
   hsi_prefetch_close(pf);                              /* the producer is mid-trace: must not hang */
   setenv("HEAPSCRIPT_THREADS", "0", 1);
   CHECK(open_reader(r) == NULL);
