@@ -49,7 +49,14 @@ size_t hs_cur_wstr(hs_cursor *c, const uint8_t **s) {
   size_t i, start = c->pos;
   *s = NULL;
   if (c->bad) return 0;
-  for (i = start; i + 1 < c->len && (c->p[i] | c->p[i + 1]) != 0; i += 2) {}
+  /* four characters at a time while none of them is 0 (image paths run
+     to a hundred and more), then one at a time */
+  for (i = start; i + 8 <= c->len; i += 8) {
+    uint64_t w;
+    memcpy(&w, c->p + i, 8);
+    if (((w - 0x0001000100010001ull) & ~w & 0x8000800080008000ull) != 0) break;   /* a 0 unit */
+  }
+  for (; i + 1 < c->len && (c->p[i] | c->p[i + 1]) != 0; i += 2) {}
   *s = c->p + start;
   if (i + 1 < c->len) { c->pos = i + 2; return i - start; }
   c->pos = c->len;                       /* no NUL: runs to the end */
@@ -132,10 +139,20 @@ size_t hs_sid_format(const uint8_t *s, size_t n, char *out, size_t outlen) {
 }
 
 uint32_t hsi_hash_bytes(const char *s, size_t n) {
-  uint32_t h = 2166136261u;
-  size_t i;
-  for (i = 0; i < n; i++) { h ^= (uint8_t)s[i]; h *= 16777619u; }
-  return h;
+  /* eight bytes a step (paths run long), then the rest; the host's byte
+     order only moves strings between slots */
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 32;
+  }
+  for (; i < n; i++) h = (h ^ (uint8_t)s[i]) * 0x100000001B3ull;
+  h ^= h >> 29;
+  h *= 0xC4CEB9FE1A85EC53ull;
+  return (uint32_t)(h ^ h >> 32);
 }
 
 int hsi_strieq(const char *a, const char *b) {

@@ -152,6 +152,7 @@ typedef struct proc {
   uint32_t name, cmdline;
   uint32_t prev;           /* older instance of the same pid, 0 = none */
   uint32_t *img;           /* image ids sorted by base */
+  uint64_t *base;          /* base[i]: img[i]'s, searched without reaching the images */
   uint64_t *maxend;        /* maxend[i] = max(base + size) over img[0..i] */
   uint32_t nimg, capimg;
 } proc;
@@ -176,6 +177,12 @@ typedef struct pending_id {
 
 struct hsi_procmap {
   strtab strs;
+  /* A rundown names the same image paths for process after process: each
+     UTF-16 path is converted once (wstrs: its bytes, w2u: its UTF-8 id)
+     and its module name found once (modof: path id -> module id). */
+  strtab wstrs;
+  uint32_t *w2u, nw2u;
+  uint32_t *modof, nmodof;
   proc *procs;             /* [0] unused */
   uint32_t nprocs, capprocs;
   u32map pid_latest;
@@ -212,7 +219,7 @@ hsi_procmap *hsi_procmap_new(void) {
   hsi_procmap *pm = calloc(1, sizeof *pm);
   if (!pm) return NULL;
   pm->gen = 1;                             /* last.gen 0: nothing remembered */
-  if (str_init(&pm->strs) != 0) { hsi_procmap_free(pm); return NULL; }
+  if (str_init(&pm->strs) != 0 || str_init(&pm->wstrs) != 0) { hsi_procmap_free(pm); return NULL; }
   /* index 0 of both arrays is "none" */
   pm->capprocs = 64;
   pm->capthreads = 256;
@@ -230,7 +237,10 @@ void hsi_procmap_free(hsi_procmap *pm) {
   uint32_t i;
   if (!pm) return;
   str_free(&pm->strs);
-  for (i = 1; i < pm->nprocs; i++) { free(pm->procs[i].img); free(pm->procs[i].maxend); }
+  str_free(&pm->wstrs);
+  free(pm->w2u);
+  free(pm->modof);
+  for (i = 1; i < pm->nprocs; i++) { free(pm->procs[i].img); free(pm->procs[i].base); free(pm->procs[i].maxend); }
   free(pm->procs);
   free(pm->pid_latest.key); free(pm->pid_latest.val);
   free(pm->threads);
@@ -261,13 +271,32 @@ static char *scratch(hsi_procmap *pm, size_t n) {
 }
 
 /* UTF-16LE bytes -> interned UTF-8. */
+/* (*a)[k] = v, the array grown (zeros) to hold k; a cache: on ENOMEM it
+   just does not remember. */
+static void idmap_set(uint32_t **a, uint32_t *n, uint32_t k, uint32_t v) {
+  if (k >= *n) {
+    uint32_t nc = *n ? *n : 256, *na;
+    while (nc <= k) nc *= 2;
+    if (!(na = realloc(*a, (size_t)nc * sizeof *na))) return;
+    memset(na + *n, 0, (size_t)(nc - *n) * sizeof *na);
+    *a = na;
+    *n = nc;
+  }
+  (*a)[k] = v;
+}
+
 static uint32_t intern_w(hsi_procmap *pm, const uint8_t *s, size_t nbytes) {
   size_t cap = nbytes / 2 * 3 + 1, n;
+  uint32_t w, id;
   char *buf;
   if (!s || nbytes < 2) return 0;
+  w = str_intern(&pm->wstrs, (const char *)s, nbytes);
+  if (w && w < pm->nw2u && pm->w2u[w]) return pm->w2u[w];
   if (!(buf = scratch(pm, cap))) return 0;
   n = hs_utf16_to_utf8(s, nbytes, buf, cap);
-  return str_intern(&pm->strs, buf, n);
+  id = str_intern(&pm->strs, buf, n);
+  if (w && id) idmap_set(&pm->w2u, &pm->nw2u, w, id);
+  return id;
 }
 
 /* ANSI bytes, read as Latin-1 (§6.5: Latin-1 safe) -> interned UTF-8. */
@@ -561,9 +590,10 @@ static hsi_image *image_new(hsi_procmap *pm) {
 /* First index in p->img whose image base is > addr. */
 static uint32_t upper(const hsi_procmap *pm, const proc *p, uint64_t addr) {
   uint32_t lo = 0, hi = p->nimg;
+  (void)pm;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (IMG(pm, p->img[mid])->base <= addr) lo = mid + 1; else hi = mid;
+    if (p->base[mid] <= addr) lo = mid + 1; else hi = mid;
   }
   return lo;
 }
@@ -573,16 +603,20 @@ static int proc_add_image(hsi_procmap *pm, proc *p, const hsi_image *im) {
   if (p->nimg == p->capimg) {
     uint32_t nc = p->capimg ? p->capimg * 2 : 32;
     uint32_t *ni = realloc(p->img, nc * sizeof *ni);
-    uint64_t *nm;
+    uint64_t *nm, *nb;
     if (!ni) return -1;
     p->img = ni;
+    if (!(nb = realloc(p->base, nc * sizeof *nb))) return -1;
+    p->base = nb;
     if (!(nm = realloc(p->maxend, nc * sizeof *nm))) return -1;
     p->maxend = nm;
     p->capimg = nc;
   }
   pos = upper(pm, p, im->base);
   memmove(p->img + pos + 1, p->img + pos, (p->nimg - pos) * sizeof *p->img);
+  memmove(p->base + pos + 1, p->base + pos, (p->nimg - pos) * sizeof *p->base);
   p->img[pos] = im->id;
+  p->base[pos] = im->base;
   p->nimg++;
   for (i = pos; i < p->nimg; i++) {
     const hsi_image *x = IMG(pm, p->img[i]);
@@ -639,9 +673,14 @@ const hsi_image *hsi_procmap_image_at(const hsi_procmap *pm, uint32_t inst, uint
 
 /* Basename of a UTF-8 path, extension kept. */
 static uint32_t module_of(hsi_procmap *pm, uint32_t path) {
-  const char *s = hsi_procmap_str(pm, path), *b = s, *q;
+  const char *s, *b, *q;
+  uint32_t m;
+  if (path < pm->nmodof && pm->modof[path]) return pm->modof[path];
+  s = b = hsi_procmap_str(pm, path);
   for (q = s; *q; q++) if (*q == '\\' || *q == '/') b = q + 1;
-  return str_intern(&pm->strs, b, strlen(b));
+  m = str_intern(&pm->strs, b, strlen(b));
+  if (m) idmap_set(&pm->modof, &pm->nmodof, path, m);
+  return m;
 }
 
 static void attach_pending(hsi_procmap *pm, hsi_image *im, uint32_t pid, int64_t ts);

@@ -399,6 +399,44 @@ TEST(images) {
   hsi_procmap_free(pm);
 }
 
+/* A rundown as real traces have it: many images a process, bases in no
+   order, the same paths in process after process (each converted once,
+   its module found once).  Every image is found by any address inside
+   it, in its own process, and nothing between them. */
+TEST(rundown_of_many_images) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  uint32_t inst[3], k, i, bad = 0;
+  enum { N = 300 };
+  char path[96], want[32];
+  for (k = 0; k < 3; k++) {
+    process(&b, 4, 8, 500 + k, 1, 0, 0, "svc.exe", "svc");
+    ev = kev(0x0303, 4, 8, 1, &b); hsi_procmap_feed(pm, &ev);
+    inst[k] = hsi_procmap_find(pm, 500 + k, 1);
+    for (i = 0; i < N; i++) {
+      uint32_t j = (i * 7919u + k * 13u) % N;        /* every slot once, in no order */
+      snprintf(path, sizeof path, "\\Device\\HarddiskVolume3\\Windows\\System32\\m%03u.dll", j);
+      image(&b, 8, 0x7FF800000000ull + (uint64_t)j * 0x100000, 0x80000, 500 + k, path);
+      ev = kev(0x1403, 3, 8, 2, &b);
+      if (hsi_procmap_feed(pm, &ev) != 1) bad++;
+    }
+  }
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(hsi_procmap_nimages(pm), 3 * N);
+  for (k = 0; k < 3; k++)
+    for (i = 0; i < N; i++) {
+      uint64_t base = 0x7FF800000000ull + (uint64_t)i * 0x100000;
+      const hsi_image *im = hsi_procmap_image_at(pm, inst[k], base + 0x7FFFF, 3);
+      snprintf(want, sizeof want, "m%03u.dll", i);
+      if (!im || im->base != base || im->instance != inst[k] || strcmp(hsi_procmap_str(pm, im->module), want) != 0)
+        bad++;
+      if (hsi_procmap_image_at(pm, inst[k], base + 0x80000, 3) != NULL) bad++;   /* the gap after it */
+    }
+  CHECK_EQ(bad, 0);
+  hsi_procmap_free(pm);
+}
+
 /* KernelTraceControl ImageId (op 0) and DbgID_RSDS (op 36), §6.8. */
 static void imageid(buf *b, int p, uint64_t base, uint64_t size, uint32_t pid, const char *orig) {
   b->n = 0;
@@ -635,7 +673,7 @@ int main(void) {
   RUN(pid_reuse);
   RUN(instance_remembered);
   RUN(threads);
-  RUN(images);
+  RUN(images); RUN(rundown_of_many_images);
   RUN(dbgid_attach);
   RUN(mof_width_fallback);
   RUN(strings);

@@ -175,7 +175,35 @@ TEST(strings_and_sid) {
   CHECK_STR(out, "ab");
 }
 
+/* Wide strings of every length to 40 characters, at every start, with
+   characters whose low or high byte is 0: the length is where the first 0
+   character is (or the end), as a plain scan finds it. */
+TEST(wide_string_lengths) {
+  static uint8_t p[128];
+  uint32_t len, at, start, bad = 0, i;
+  for (start = 0; start < 4; start++)
+    for (len = 0; len <= 40; len++)
+      for (at = 0; at <= len; at++) {
+        hs_cursor c;
+        const uint8_t *w;
+        size_t n, want;
+        for (i = 0; i < sizeof p; i++) p[i] = (uint8_t)(i % 3 == 0 ? 0 : 'a' + i % 26);  /* 0 high or low bytes */
+        for (i = 0; i < len; i++) {
+          uint8_t *q = p + start + 2 * i;
+          if (i == at) { q[0] = q[1] = 0; continue; }
+          if (q[0] == 0 && q[1] == 0) q[1] = 1;
+        }
+        hs_cur_init(&c, p, start + 2 * len, 8);
+        c.pos = start;
+        n = hs_cur_wstr(&c, &w);
+        want = at < len ? 2 * (size_t)at : 2 * (size_t)len;
+        if (n != want || w != p + start || c.pos != (at < len ? start + 2 * at + 2 : start + 2 * len)) bad++;
+      }
+  CHECK_EQ(bad, 0);
+}
+
 int main(void) {
+  RUN(wide_string_lengths);
   RUN(system64_with_ids); RUN(compact_and_perfinfo); RUN(pebs_and_pmc_words_are_not_payload);
   RUN(image_load_under_process_group); RUN(full_and_instance); RUN(event_header_ext_items_and_stack);
   RUN(message_optional_fields); RUN(end_of_data_and_damage); RUN(guid_text); RUN(strings_and_sid);
