@@ -99,13 +99,23 @@ static size_t put_utf8(char *out, size_t cap, size_t n, unsigned cp) {
 }
 
 size_t hs_utf16_to_utf8(const uint8_t *s, size_t nbytes, char *out, size_t outlen) {
-  size_t i, n = 0;
+  size_t i = 0, n = 0, m;
   if (outlen == 0) return 0;
-  for (i = 0; i + 1 < nbytes; i += 2) {
+  /* four ASCII characters at a time, none of them 0 (paths, names) */
+  for (; i + 8 <= nbytes && n + 5 < outlen; i += 8, n += 4) {
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    if ((w & 0xFF80FF80FF80FF80ull) || ((w - 0x0001000100010001ull) & ~w & 0x8000800080008000ull)) break;
+    out[n] = (char)s[i];
+    out[n + 1] = (char)s[i + 2];
+    out[n + 2] = (char)s[i + 4];
+    out[n + 3] = (char)s[i + 6];
+  }
+  for (; i + 1 < nbytes; i += 2) {
     unsigned u = rd16(s + i), cp = u;
     if (u < 0x80) {                        /* ASCII, most paths and names: as put_utf8 would */
-      if (u == 0) break;
-      if (n + 1 < outlen) out[n++] = (char)u;
+      if (u == 0 || n + 1 >= outlen) break;
+      out[n++] = (char)u;
       continue;
     }
     if (u >= 0xD800 && u < 0xDC00) {
@@ -113,7 +123,8 @@ size_t hs_utf16_to_utf8(const uint8_t *s, size_t nbytes, char *out, size_t outle
       if (v >= 0xDC00 && v < 0xE000) { cp = 0x10000 + ((u - 0xD800) << 10) + (v - 0xDC00); i += 2; }
       else cp = 0xFFFD;
     } else if (u >= 0xDC00 && u < 0xE000) cp = 0xFFFD;
-    n = put_utf8(out, outlen, n, cp);
+    if ((m = put_utf8(out, outlen, n, cp)) == n) break;   /* full: a prefix, no split character */
+    n = m;
   }
   out[n] = 0;
   return n;

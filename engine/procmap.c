@@ -677,7 +677,8 @@ static uint32_t module_of(hsi_procmap *pm, uint32_t path) {
   uint32_t m;
   if (path < pm->nmodof && pm->modof[path]) return pm->modof[path];
   s = b = hsi_procmap_str(pm, path);
-  for (q = s; *q; q++) if (*q == '\\' || *q == '/') b = q + 1;
+  if ((q = strrchr(s, '\\')) != NULL) b = q + 1;
+  if ((q = strrchr(b, '/')) != NULL) b = q + 1;
   m = str_intern(&pm->strs, b, strlen(b));
   if (m) idmap_set(&pm->modof, &pm->nmodof, path, m);
   return m;

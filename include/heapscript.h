@@ -298,8 +298,10 @@ size_t hs_cur_cstr(hs_cursor *c, const char **s);
 size_t hs_cur_wstr(hs_cursor *c, const uint8_t **s);   /* UTF-16LE, length in bytes */
 /* SID as in kernel payloads (§6.5): skips it, returns its start and length. */
 size_t hs_cur_sid(hs_cursor *c, const uint8_t **s);
-/* UTF-16LE to UTF-8 (invalid units become U+FFFD); returns bytes written
-   without NUL; out is always NUL-terminated when outlen > 0. */
+/* UTF-16LE to UTF-8 (invalid units become U+FFFD), up to the first 0
+   unit; returns bytes written without NUL; out is always NUL-terminated
+   when outlen > 0, and a string too long for it is cut after the last
+   whole character that fits. */
 size_t hs_utf16_to_utf8(const uint8_t *s, size_t nbytes, char *out, size_t outlen);
 /* "S-1-5-21-..." from SID bytes; 0 if malformed. */
 size_t hs_sid_format(const uint8_t *s, size_t n, char *out, size_t outlen);

@@ -202,8 +202,48 @@ TEST(wide_string_lengths) {
   CHECK_EQ(bad, 0);
 }
 
+/* UTF-16 to UTF-8 against a plain conversion: strings of every length to
+   40 mixing ASCII with 2-byte characters, a 0 anywhere, into outputs of
+   every size (the output never splits a character and always ends in 0). */
+static size_t ref_utf8(const uint16_t *u, size_t n, char *out, size_t cap) {
+  size_t i, k = 0;
+  for (i = 0; i < n && u[i]; i++) {
+    size_t need = u[i] < 0x80 ? 1 : 2;
+    if (k + need >= cap) break;
+    if (need == 1) out[k++] = (char)u[i];
+    else { out[k++] = (char)(0xC0 | u[i] >> 6); out[k++] = (char)(0x80 | (u[i] & 0x3F)); }
+  }
+  out[k] = 0;
+  return k;
+}
+
+TEST(utf16_to_utf8_runs) {
+  static const uint16_t alphabet[] = { 'a', 'Z', '\\', '.', 0xE9, 0x100, 0x7F, 0x80 };
+  uint16_t u[48];
+  uint8_t raw[96];
+  char got[128], want[128];
+  uint32_t len, at, cap, seed = 1, bad = 0, i;
+  for (len = 0; len <= 40; len++)
+    for (at = 0; at <= len; at++)
+      for (cap = 1; cap <= 90; cap += (cap < 12 ? 1 : 13)) {
+        size_t gn, wn;
+        for (i = 0; i < len; i++) {
+          seed = seed * 1103515245u + 12345u;
+          u[i] = (seed >> 16) % 4 ? alphabet[(seed >> 20) % 4] : alphabet[4 + (seed >> 20) % 4];
+          if (i == at) u[i] = 0;
+          raw[2 * i] = (uint8_t)u[i];
+          raw[2 * i + 1] = (uint8_t)(u[i] >> 8);
+        }
+        memset(got, 0x55, sizeof got);
+        gn = hs_utf16_to_utf8(raw, 2 * (size_t)len, got, cap);
+        wn = ref_utf8(u, len, want, cap);
+        if (gn != wn || memcmp(got, want, wn + 1) != 0 || got[cap] != 0x55) bad++;
+      }
+  CHECK_EQ(bad, 0);
+}
+
 int main(void) {
-  RUN(wide_string_lengths);
+  RUN(wide_string_lengths); RUN(utf16_to_utf8_runs);
   RUN(system64_with_ids); RUN(compact_and_perfinfo); RUN(pebs_and_pmc_words_are_not_payload);
   RUN(image_load_under_process_group); RUN(full_and_instance); RUN(event_header_ext_items_and_stack);
   RUN(message_optional_fields); RUN(end_of_data_and_damage); RUN(guid_text); RUN(strings_and_sid);
