@@ -5,9 +5,12 @@
 ** events and copies of their record bytes (an event's pointers are moved
 ** into the copy), then publishes it; the consumer walks a published block
 ** and gives it back when it asks for the first event of the next one.
-** Handing over whole blocks keeps the locking to one lock per thousands of
+** Handing over whole blocks keeps the locking to one lock per thousand
 ** events, and the consumer walks a block's events as an array, with no
-** call per event.  The threads are behind the wrappers of thread.h.
+** call per event.  The ring is small (2 MB): its pages are faulted in
+** once a pass, which a pass over a trace of tens of MB feels (4 MB
+** blocks were 1,900 of the 5,900 page faults of `leaks` on a 43 MB
+** trace).  The threads are behind the wrappers of thread.h.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +18,8 @@
 #include "prefetch.h"
 
 #define NBLOCK 4
-#define BLOCK_EVENTS 4096
-#define BLOCK_BYTES (1u << 20)   /* >= one record of the largest size (64 KiB) */
+#define BLOCK_EVENTS 1024
+#define BLOCK_BYTES (256u << 10) /* >= one record of the largest size (64 KiB) */
 
 #include "thread.h"
 

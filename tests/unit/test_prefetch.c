@@ -92,7 +92,7 @@ TEST(same_events_in_the_same_order) {
   }
   CHECK_EQ(n, 30001);
   CHECK_EQ(bad, 0);
-  CHECK(c.blocks >= 8);                               /* whole blocks: 4096 events at most */
+  CHECK(c.blocks >= 29);                              /* whole blocks: 1,024 events at most */
   CHECK_EQ(hsi_prefetch_take(pf, &py, NULL), 0);      /* the end stays the end */
   hsi_prefetch_close(pf);
   hs_reader_close(a);
