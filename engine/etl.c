@@ -22,6 +22,7 @@
 ** next call.
 */
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "heapscript.h"
@@ -158,6 +159,14 @@ typedef struct stream {
   const int64_t *keys; /* of the chunk walked */
   int ended;
   PAD(pad3);
+  /* A compressed buffer inflated ahead, off the filling thread, by a
+     thread that would otherwise wait for this stream (ahead_of): its
+     index in bufs (-1: none), its bytes as a scratch slot would hold
+     them, and what inflating gave.  Under the reader's lock. */
+  int ahead_buf, ahead_busy;
+  uint8_t *ahead;
+  size_t ahead_cap;
+  long ahead_n;
 } stream;
 
 struct etlreader {
@@ -535,6 +544,79 @@ static int free_scratch(etlreader *r, stream *s) {
   return found;
 }
 
+/* Inflate compressed buffer bi into *dst (grown to hold it, header
+   first, as a scratch slot holds a buffer): the count inflated (compared
+   with bi->end - BUFHDR by the caller), negative on a bad stream, or
+   LONG_MIN when the memory cannot be had. */
+#if defined(__GNUC__)
+#define COLD __attribute__((noinline))   /* per buffer, not per record: kept out of the hot loops */
+#else
+#define COLD
+#endif
+static COLD long inflate(const etlfile *f, const bufinfo *bi, uint8_t **dst, size_t *cap) {
+  int fmt = f->lf.compression ? f->lf.compression : HS_XCA_XPRESS;
+  if (*cap < bi->end) {
+    uint8_t *ns = (uint8_t *)realloc(*dst, bi->end);
+    if (!ns) return LONG_MIN;
+    *dst = ns;
+    *cap = bi->end;
+  }
+  memcpy(*dst, f->data + bi->pos, BUFHDR);
+  return hs_xca_decompress(fmt, f->data + bi->pos + BUFHDR, bi->size - BUFHDR, *dst + BUFHDR, bi->end - BUFHDR);
+}
+
+static int inflatable(const bufinfo *bi) { return bi->compressed && !bi->truncated && bi->end != 0; }
+
+/*
+** A thread that would wait for stream s's chunk (a worker is filling it)
+** inflates the stream's next compressed buffer instead, the slowest step
+** of a compressed trace: two threads on one stream's buffers, where the
+** chunks themselves must be filled in order.  With the lock held; returns
+** with it held, 1 if it inflated.  The filler that reaches that buffer
+** takes the bytes (load_buffer), or waits for them if they are not ready.
+*/
+static COLD int ahead_of(etlreader *r, stream *s) {
+  const etlfile *f = &r->files[s->file];
+  const bufinfo *bi;
+  uint32_t j = __atomic_load_n(&s->next_buf, __ATOMIC_ACQUIRE);
+  long n;
+  /* The filler claims j without the lock but looks for it here with the
+     lock held (take_ahead): whichever comes first, nothing is lost. */
+  if (s->ahead_buf >= 0 || j >= s->nbufs) return 0;
+  bi = &f->bufs[s->bufs[j]];
+  if (!inflatable(bi)) return 0;
+  s->ahead_buf = (int)j;
+  s->ahead_busy = 1;
+  hsi_mx_unlock(&r->mx);
+  n = inflate(f, bi, &s->ahead, &s->ahead_cap);
+  hsi_mx_lock(&r->mx);
+  s->ahead_n = n;
+  s->ahead_busy = 0;
+  hsi_cv_broadcast(&r->ready);
+  return 1;
+}
+
+/* The stream's buffer j is claimed by its filler: taken out of the ahead
+   slot into scratch slot k if it was inflated there (1, *n what that
+   gave), waited for if it is being inflated, else 0. */
+static COLD int take_ahead(etlreader *r, stream *s, uint32_t j, int k, long *n) {
+  int got = 0;
+  if (!r->shared) return 0;
+  hsi_mx_lock(&r->mx);
+  while (s->ahead_buf == (int)j && s->ahead_busy) hsi_cv_wait(&r->ready, &r->mx);
+  if (s->ahead_buf == (int)j) {
+    uint8_t *t = s->scratch[k];
+    size_t c = s->scratch_cap[k];
+    s->scratch[k] = s->ahead; s->scratch_cap[k] = s->ahead_cap;
+    s->ahead = t; s->ahead_cap = c;
+    *n = s->ahead_n;
+    s->ahead_buf = -1;
+    got = 1;
+  }
+  hsi_mx_unlock(&r->mx);
+  return got;
+}
+
 /* Make the stream's next buffer current: 1, 0 when it has none left, -1
    when the chunk has no room for more notes (the next chunk goes on). */
 static int load_buffer(etlreader *r, stream *s, chunk *c) {
@@ -542,9 +624,13 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
   while (s->next_buf < s->nbufs) {
     const bufinfo *bi;
     const uint8_t *b;
+    uint32_t j;
     int k;
+    long n;
     if (c->nnotes > MAX_NOTES - 2) return -1;
-    bi = &f->bufs[s->bufs[s->next_buf++]];
+    j = s->next_buf;                      /* the claim: read by ahead_of, under the lock */
+    __atomic_store_n(&s->next_buf, j + 1, __ATOMIC_RELEASE);
+    bi = &f->bufs[s->bufs[j]];
     b = f->data + bi->pos;
     if (!bi->compressed) {
       /* read into a scratch slot when that works (cheaper than faulting
@@ -577,23 +663,15 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
     }
     k = free_scratch(r, s);
     if (k < 0) { note_damage(c, bi->pos, bi->index, "memory to inflate the buffer", 0, 0); continue; }
-    if (s->scratch_cap[k] < bi->end) {
-      uint8_t *ns = (uint8_t *)realloc(s->scratch[k], bi->end);
-      if (!ns) { note_damage(c, bi->pos, bi->index, "memory to inflate the buffer", 0, 0); continue; }
-      s->scratch[k] = ns;
-      s->scratch_cap[k] = bi->end;
-    }
-    memcpy(s->scratch[k], b, BUFHDR);
-    {
+    if (!take_ahead(r, s, j, k, &n)) n = inflate(f, bi, &s->scratch[k], &s->scratch_cap[k]);
+    if (n == LONG_MIN) { note_damage(c, bi->pos, bi->index, "memory to inflate the buffer", 0, 0); continue; }
+    if (n != (long)(bi->end - BUFHDR)) {
+      char msg[128];
       int fmt = f->lf.compression ? f->lf.compression : HS_XCA_XPRESS;
-      long n = hs_xca_decompress(fmt, b + BUFHDR, bi->size - BUFHDR, s->scratch[k] + BUFHDR, bi->end - BUFHDR);
-      if (n != (long)(bi->end - BUFHDR)) {
-        char msg[128];
-        snprintf(msg, sizeof msg, n < 0 ? "a valid compressed stream (format %d)"
-                 : "a compressed stream inflating to SavedOffset-0x48 bytes (format %d)", fmt);
-        note_damage(c, bi->pos, bi->index, msg, 0, 1);
-        continue;
-      }
+      snprintf(msg, sizeof msg, n < 0 ? "a valid compressed stream (format %d)"
+               : "a compressed stream inflating to SavedOffset-0x48 bytes (format %d)", fmt);
+      note_damage(c, bi->pos, bi->index, msg, 0, 1);
+      continue;
     }
     s->base = s->scratch[k];
     s->cur = bi;
@@ -735,6 +813,8 @@ static int etl_help(void *impl) {
   if (r->shared && (s = to_fill(r, r->waiting >= 0 ? &r->streams[r->waiting] : NULL)) != NULL) {
     fill_next(r, s);
     if (r->waiting >= 0) hsi_cv_signal(&r->ready);
+  } else if (r->shared && r->waiting >= 0 && ahead_of(r, &r->streams[r->waiting])) {
+    s = &r->streams[r->waiting];
   }
   hsi_mx_unlock(&r->mx);
   return s != NULL;
@@ -827,8 +907,8 @@ static void take_chunk(etlreader *r, stream *s) {
        whichever has time). */
     while (!s->filled[s->nslot]) {
       stream *o = to_fill(r, s);
-      if (!o) break;
-      fill_next(r, o);
+      if (o) fill_next(r, o);
+      else if (!ahead_of(r, s)) break;
     }
     if (!s->filled[s->nslot]) {
       /* A worker or a helper is at it and usually nearly done: poll a
@@ -909,6 +989,8 @@ static void reset_stream(stream *s) {
   s->cur = NULL;
   s->cur_scr = -1;
   s->wslot = s->wdone = s->busy = 0;
+  s->ahead_buf = -1;
+  s->ahead_busy = 0;
   for (k = 0; k < NCHUNK; k++) { s->filled[k] = 0; s->ch[k].scr = -1; s->ch[k].nrel = 0; }
   s->rslot = -1;
   s->nslot = 0;
@@ -1239,6 +1321,7 @@ static void etl_close(void *impl) {
     free(r->streams[i].bufs);
     free(r->streams[i].ch);
     for (k = 0; k < NCHUNK; k++) free(r->streams[i].scratch[k]);
+    free(r->streams[i].ahead);
   }
   for (i = 0; i < r->nfiles; i++) {
     hsi_map_close(&r->files[i].map);
