@@ -45,6 +45,11 @@ size_t hs_cur_cstr(hs_cursor *c, const char **s) {
   return i - start;
 }
 
+/* Does w, four UTF-16 units, hold a 0 unit? */
+static int has_zero_unit(uint64_t w) {
+  return ((w - 0x0001000100010001ull) & ~w & 0x8000800080008000ull) != 0;
+}
+
 size_t hs_cur_wstr(hs_cursor *c, const uint8_t **s) {
   size_t i, start = c->pos;
   *s = NULL;
@@ -54,7 +59,7 @@ size_t hs_cur_wstr(hs_cursor *c, const uint8_t **s) {
   for (i = start; i + 8 <= c->len; i += 8) {
     uint64_t w;
     memcpy(&w, c->p + i, 8);
-    if (((w - 0x0001000100010001ull) & ~w & 0x8000800080008000ull) != 0) break;   /* a 0 unit */
+    if (has_zero_unit(w)) break;
   }
   for (; i + 1 < c->len && (c->p[i] | c->p[i + 1]) != 0; i += 2) {}
   *s = c->p + start;
@@ -105,7 +110,7 @@ size_t hs_utf16_to_utf8(const uint8_t *s, size_t nbytes, char *out, size_t outle
   for (; i + 8 <= nbytes && n + 5 < outlen; i += 8, n += 4) {
     uint64_t w;
     memcpy(&w, s + i, 8);
-    if ((w & 0xFF80FF80FF80FF80ull) || ((w - 0x0001000100010001ull) & ~w & 0x8000800080008000ull)) break;
+    if ((w & 0xFF80FF80FF80FF80ull) || has_zero_unit(w)) break;
     out[n] = (char)s[i];
     out[n + 1] = (char)s[i + 2];
     out[n + 2] = (char)s[i + 4];

@@ -554,7 +554,6 @@ static int free_scratch(etlreader *r, stream *s) {
 #define COLD
 #endif
 static COLD long inflate(const etlfile *f, const bufinfo *bi, uint8_t **dst, size_t *cap) {
-  int fmt = f->lf.compression ? f->lf.compression : HS_XCA_XPRESS;
   if (*cap < bi->end) {
     uint8_t *ns = (uint8_t *)realloc(*dst, bi->end);
     if (!ns) return LONG_MIN;
@@ -562,7 +561,8 @@ static COLD long inflate(const etlfile *f, const bufinfo *bi, uint8_t **dst, siz
     *cap = bi->end;
   }
   memcpy(*dst, f->data + bi->pos, BUFHDR);
-  return hs_xca_decompress(fmt, f->data + bi->pos + BUFHDR, bi->size - BUFHDR, *dst + BUFHDR, bi->end - BUFHDR);
+  /* lf.compression: set by finish_open whenever a buffer is compressed */
+  return hs_xca_decompress(f->lf.compression, f->data + bi->pos + BUFHDR, bi->size - BUFHDR, *dst + BUFHDR, bi->end - BUFHDR);
 }
 
 static int inflatable(const bufinfo *bi) { return bi->compressed && !bi->truncated && bi->end != 0; }
@@ -667,9 +667,8 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
     if (n == LONG_MIN) { note_damage(c, bi->pos, bi->index, "memory to inflate the buffer", 0, 0); continue; }
     if (n != (long)(bi->end - BUFHDR)) {
       char msg[128];
-      int fmt = f->lf.compression ? f->lf.compression : HS_XCA_XPRESS;
       snprintf(msg, sizeof msg, n < 0 ? "a valid compressed stream (format %d)"
-               : "a compressed stream inflating to SavedOffset-0x48 bytes (format %d)", fmt);
+               : "a compressed stream inflating to SavedOffset-0x48 bytes (format %d)", f->lf.compression);
       note_damage(c, bi->pos, bi->index, msg, 0, 1);
       continue;
     }
@@ -807,17 +806,19 @@ static HSI_THREAD_FN worker(void *arg) {
    caller's thread (source.h); 0 when none wants one now. */
 static int etl_help(void *impl) {
   etlreader *r = (etlreader *)impl;
-  stream *s = NULL;
+  stream *s;
+  int did = 0;
   if (!hsi_atomic_get(&r->shared)) return 0;
   hsi_mx_lock(&r->mx);
   if (r->shared && (s = to_fill(r, r->waiting >= 0 ? &r->streams[r->waiting] : NULL)) != NULL) {
     fill_next(r, s);
     if (r->waiting >= 0) hsi_cv_signal(&r->ready);
-  } else if (r->shared && r->waiting >= 0 && ahead_of(r, &r->streams[r->waiting])) {
-    s = &r->streams[r->waiting];
+    did = 1;
+  } else if (r->shared && r->waiting >= 0) {
+    did = ahead_of(r, &r->streams[r->waiting]);
   }
   hsi_mx_unlock(&r->mx);
-  return s != NULL;
+  return did;
 }
 
 static void stop_workers(etlreader *r) {

@@ -130,7 +130,6 @@ hsi_prefetch *hsi_prefetch_open(hsi_prefetch_src src, void *ud, size_t xsize) {
   pf->src = src;
   pf->ud = ud;
   pf->xsize = xsize;
-  pf->held = 0;
   hsi_mx_init(&pf->mx);
   hsi_cv_init(&pf->filled);
   hsi_cv_init(&pf->freed);

@@ -270,7 +270,6 @@ static char *scratch(hsi_procmap *pm, size_t n) {
   return pm->scratch;
 }
 
-/* UTF-16LE bytes -> interned UTF-8. */
 /* (*a)[k] = v, the array grown (zeros) to hold k; a cache: on ENOMEM it
    just does not remember. */
 static void idmap_set(uint32_t **a, uint32_t *n, uint32_t k, uint32_t v) {
@@ -285,6 +284,7 @@ static void idmap_set(uint32_t **a, uint32_t *n, uint32_t k, uint32_t v) {
   (*a)[k] = v;
 }
 
+/* UTF-16LE bytes -> interned UTF-8. */
 static uint32_t intern_w(hsi_procmap *pm, const uint8_t *s, size_t nbytes) {
   size_t cap = nbytes / 2 * 3 + 1, n;
   uint32_t w, id;
@@ -588,9 +588,8 @@ static hsi_image *image_new(hsi_procmap *pm) {
 }
 
 /* First index in p->img whose image base is > addr. */
-static uint32_t upper(const hsi_procmap *pm, const proc *p, uint64_t addr) {
+static uint32_t upper(const proc *p, uint64_t addr) {
   uint32_t lo = 0, hi = p->nimg;
-  (void)pm;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
     if (p->base[mid] <= addr) lo = mid + 1; else hi = mid;
@@ -612,7 +611,7 @@ static int proc_add_image(hsi_procmap *pm, proc *p, const hsi_image *im) {
     p->maxend = nm;
     p->capimg = nc;
   }
-  pos = upper(pm, p, im->base);
+  pos = upper(p, im->base);
   memmove(p->img + pos + 1, p->img + pos, (p->nimg - pos) * sizeof *p->img);
   memmove(p->base + pos + 1, p->base + pos, (p->nimg - pos) * sizeof *p->base);
   p->img[pos] = im->id;
@@ -632,7 +631,7 @@ static int live_at(const hsi_image *im, int64_t ts) {
 
 /* The image of instance p loaded at `base` and live at ts (newest first). */
 static hsi_image *image_at_base(const hsi_procmap *pm, const proc *p, uint64_t base, int64_t ts) {
-  uint32_t i = upper(pm, p, base);
+  uint32_t i = upper(p, base);
   while (i > 0) {
     hsi_image *im = IMG(pm, p->img[--i]);
     if (im->base != base) break;
@@ -642,7 +641,7 @@ static hsi_image *image_at_base(const hsi_procmap *pm, const proc *p, uint64_t b
 }
 
 static const hsi_image *search(const hsi_procmap *pm, const proc *p, uint64_t addr, int64_t ts) {
-  uint32_t i = upper(pm, p, addr);
+  uint32_t i = upper(p, addr);
   while (i > 0) {
     const hsi_image *im;
     if (p->maxend[--i] <= addr) break;

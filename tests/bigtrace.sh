@@ -42,11 +42,13 @@ echo "trace: $size bytes, $records records, $allocs allocations, $leaked leaked"
 [ "$size" = "$bytes" ] && [ "$size" -gt 4294967296 ] && ok "the file is $size bytes, past 4 GiB" \
   || bad "the file is $size bytes (generator: $bytes), not past 4 GiB"
 
+# num KEY: the first number after "KEY": in standard input (JSON)
+num() { sed -n "s/.*\"$1\": *\([0-9][0-9]*\).*/\1/p" | head -1; }
+
 # info: every record, every buffer, no damage
 info=$($HS info --json "$G") || bad "info exited $?"
-field() { echo "$info" | sed -n "s/.*\"$1\": *\([0-9][0-9]*\).*/\1/p" | head -1; }
-bufs=$(echo "$info" | grep '"buffers": *{')
-inbufs() { echo "$bufs" | sed -n "s/.*\"$1\": *\([0-9][0-9]*\).*/\1/p"; }
+field() { echo "$info" | num "$1"; }
+inbufs() { echo "$info" | grep '"buffers": *{' | num "$1"; }
 ev=$(field events); written=$(field buffers_written); walked=$(inbufs walked); damaged=$(inbufs damaged)
 [ "$ev" = "$((records + 1))" ] && ok "info: $ev events (the generator's $records records and the logfile header)" \
   || bad "info: $ev events, expected $((records + 1))"
@@ -58,7 +60,7 @@ bsize=$(field buffer_size)
 dur=$($HS info "$G" | sed -n 's/^duration: *\([0-9.]*\) s.*/\1/p')
 from=$(echo "$dur" | awk '{ printf "%.6f", ($1 > 0.01 ? $1 - 0.01 : 0) }')
 last=$($HS dump --jsonl --from "$from" "$G" | tail -1)
-buf=$(echo "$last" | sed -n 's/.*"buffer": *\([0-9][0-9]*\).*/\1/p')
+buf=$(echo "$last" | num buffer)
 [ -n "$buf" ] && [ -n "$bsize" ] && [ $((buf * bsize)) -gt 4294967296 ] \
   && ok "dump: the last event is in buffer $buf, at byte $((buf * bsize)) and beyond" \
   || bad "dump: the last event's buffer is '$buf' (buffer size '$bsize'): $last"
@@ -67,8 +69,8 @@ buf=$(echo "$last" | sed -n 's/.*"buffer": *\([0-9][0-9]*\).*/\1/p')
 tm=""
 [ -x /usr/bin/time ] && tm="/usr/bin/time -f %M -o $D/rss"
 $tm $HS leaks --json "$D/leaks.json" "$G" > /dev/null || bad "leaks exited $?"
-recs=$(sed -n 's/.*"records": *\([0-9][0-9]*\).*/\1/p' "$D/leaks.json" | head -1)
-lc=$(sed -n 's/.*"leaked_count": *\([0-9][0-9]*\).*/\1/p' "$D/leaks.json" | head -1)
+recs=$(num records < "$D/leaks.json")
+lc=$(num leaked_count < "$D/leaks.json")
 [ "$recs" = "$allocs" ] && ok "leaks: $recs heap records" || bad "leaks: $recs heap records, expected $allocs"
 [ "$lc" = "$leaked" ] && ok "leaks: $lc leaked" || bad "leaks: $lc leaked, expected $leaked"
 if [ -s "$D/rss" ]; then
