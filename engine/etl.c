@@ -193,6 +193,8 @@ struct etlreader {
   size_t nseen, capseen;
   /* decoding workers; nworkers 0: the walk decodes */
   int nworkers;
+  int primed;            /* the walk has begun since the last rewind (prime) */
+  int want;              /* the workers the rewind chose, started by prime */
   int beside;            /* threads the caller keeps busy beside the walk (source.h) */
   int shared;            /* chunks may be decoded off the walk's thread (workers, helpers):
                             the ring of chunks and its lock are in use */
@@ -855,8 +857,9 @@ static void spawn_workers(etlreader *r, int want) {
 }
 
 /* Workers for a trace worth them (HEAPSCRIPT_THREADS=0: none; =N: N,
-   whatever the size); without any, the walk decodes. */
-static void start_workers(etlreader *r) {
+   whatever the size); without any, the walk decodes.  Chosen at a rewind,
+   started by prime when the walk begins. */
+static void choose_workers(etlreader *r) {
   uint64_t bytes = 0;
   int k, want, helped, auto_n = hsi_auto_workers(hsi_ncpu(), r->beside);
   for (k = 0; k < r->nfiles; k++) bytes += r->files[k].size;
@@ -869,7 +872,7 @@ static void start_workers(etlreader *r) {
      worker of the reader's own (whatever the size: a helper costs no
      thread).  Decided before a worker runs, and for the whole walk. */
   r->shared = want > 0 || helped;
-  if (want > 0) spawn_workers(r, want);
+  r->want = want;
 }
 
 /* ---------------------------------------------------------- the walk */
@@ -1148,7 +1151,19 @@ static int etl_rewind(void *impl) {
     r->files[k].st.buffers_damaged = r->files[k].ist.buffers_damaged;
   }
   for (k = 0; k < r->nstreams; k++) reset_stream(&r->streams[k]);
-  start_workers(r);
+  choose_workers(r);
+  r->primed = 0;
+  return 0;
+}
+
+/* The walk's first step after a rewind: the workers start, and each
+   stream's first record is found.  Not done by the rewind itself, so a
+   reader opened and never walked (a script's trace it only analyses,
+   a reopen rewound again at once) decodes nothing and starts no thread. */
+static void prime(etlreader *r) {
+  int k;
+  r->primed = 1;
+  if (r->want > 0) spawn_workers(r, r->want);
   r->live = r->nlv = 0;
   for (k = 0; k < r->nstreams; k++) {
     stream *s = &r->streams[k];
@@ -1159,7 +1174,6 @@ static int etl_rewind(void *impl) {
     else end_stream(r, k);
   }
   r->winner = r->nstreams ? play(r, 1) : 0;
-  return 0;
 }
 
 /* Take file fi's index from `from` (a reader of the same bytes), and
@@ -1348,6 +1362,7 @@ static void etl_close(void *impl) {
 
 static int etl_next(void *impl, hs_event *ev) {
   etlreader *r = (etlreader *)impl;
+  if (!r->primed) prime(r);
   for (;;) {
     stream *s;
     if (r->pending >= 0) {
@@ -1430,7 +1445,11 @@ static int etl_reopen(void *impl, hs_reader **out, const hs_reader_opts *o, char
 }
 
 static void etl_beside(void *impl, int n) { ((etlreader *)impl)->beside = n; }
-static int etl_workers(const void *impl) { return ((const etlreader *)impl)->nworkers; }
+/* The workers of the walk: running, or chosen for a walk not begun. */
+static int etl_workers(const void *impl) {
+  const etlreader *r = (const etlreader *)impl;
+  return r->primed ? r->nworkers : r->want;
+}
 
 static const hsi_source_ops etl_ops = {
   etl_next, etl_rewind, etl_close, etl_nfiles, etl_path, etl_logfile, etl_stats, etl_reopen,

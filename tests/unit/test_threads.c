@@ -307,6 +307,56 @@ TEST(mapped_buffers_of_few_records) {
   remove(path);
 }
 
+/* Threads of this process now (Linux); -1 where that cannot be seen.  A
+   joined thread may stay listed for a moment: wait up to a second for
+   the count `want`. */
+static int tasks(int want) {
+  int n = -1, tries;
+  for (tries = 0; tries < 100; tries++) {
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    if (!d) return -1;
+    for (n = 0; (e = readdir(d)) != NULL;) if (e->d_name[0] != '.') n++;
+    closedir(d);
+    if (n == want || want < 0) break;
+    hsi_sleep_ms(10);
+  }
+  return n;
+}
+
+/* A reader starts its workers when it is first walked, not at its open or
+   rewind: a script's trace that is only analysed (the pass reads the
+   files again) and a reopen rewound at once start no thread. */
+TEST(workers_start_with_the_walk) {
+  char path[512];
+  const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  hs_reader *r;
+  hs_event ev;
+  char err[HS_ERRLEN];
+  const char *pp = path;
+  int base = tasks(-1), i;
+  if (base < 0) { printf("  (no /proc/self/task here: thread counts not checked)\n"); return; }
+  snprintf(path, sizeof path, "%s/hs-threads-lazy-%d.etl", tmp, (int)getpid());
+  write_trace(path, 0, 40000);              /* 3 streams, over THREADS_MIN_BYTES */
+  setenv("HEAPSCRIPT_THREADS", "2", 1);
+  CHECK_EQ(hs_reader_open(&r, &pp, 1, NULL, err, sizeof err), 0);
+  if (!r) { unsetenv("HEAPSCRIPT_THREADS"); remove(path); return; }
+  CHECK_EQ(hsi_reader_workers(r), 2);       /* chosen */
+  CHECK_EQ(tasks(base), base);              /* not started */
+  CHECK_EQ(hs_reader_next(r, &ev), 1);
+  CHECK_EQ(tasks(base + 2), base + 2);
+  for (i = 0; i < 100; i++) CHECK_EQ(hs_reader_next(r, &ev), 1);
+  CHECK_EQ(hs_reader_rewind(r), 0);
+  CHECK_EQ(tasks(base), base);              /* stopped, and not started again */
+  CHECK_EQ(hsi_reader_workers(r), 2);
+  unsetenv("HEAPSCRIPT_THREADS");
+  for (i = 0; hs_reader_next(r, &ev) == 1; i++) {}
+  CHECK_EQ(i, 40001);
+  hs_reader_close(r);
+  CHECK_EQ(tasks(base), base);
+  remove(path);
+}
+
 /* The analysis walks on its prefetch thread and works beside it: its
    reader starts one decoding worker fewer than a walk alone (none on two
    cores), and a later rewind walks alone again. */
@@ -350,6 +400,7 @@ TEST(workers_beside_the_pass) {
 
 int main(void) {
   RUN(workers_beside_the_pass);
+  RUN(workers_start_with_the_walk);
   RUN(written_traces);
   RUN(mapped_buffers_of_few_records);
   RUN(corpus_and_examples);
