@@ -144,6 +144,8 @@ typedef struct stream {
   int cur_read;        /* the current buffer was read, not mapped */
   uint8_t *scratch[NCHUNK];
   size_t scratch_cap[NCHUNK];
+  uint8_t *zin;        /* a compressed buffer's bytes, read to inflate */
+  size_t zin_cap;
   int wslot;           /* next chunk to fill */
   int wdone;           /* decoded to the end */
   int busy;            /* a thread is filling its chunk wslot (under the lock) */
@@ -164,9 +166,10 @@ typedef struct stream {
      index in bufs (-1: none), its bytes as a scratch slot would hold
      them, and what inflating gave.  Under the reader's lock. */
   int ahead_buf, ahead_busy;
-  uint8_t *ahead;
-  size_t ahead_cap;
+  uint8_t *ahead, *ahead_in;
+  size_t ahead_cap, ahead_incap;
   long ahead_n;
+  int ahead_mapped;
 } stream;
 
 struct etlreader {
@@ -549,22 +552,37 @@ static int free_scratch(etlreader *r, stream *s) {
 /* Inflate compressed buffer bi into *dst (grown to hold it, header
    first, as a scratch slot holds a buffer): the count inflated (compared
    with bi->end - BUFHDR by the caller), negative on a bad stream, or
-   LONG_MIN when the memory cannot be had. */
+   LONG_MIN when the memory cannot be had.  The compressed bytes are read
+   into *in (a few KiB a buffer): the mapping is not touched, so there
+   are no pages to give back behind the walk, each a flush of the other
+   cores' TLBs; *mapped is 1 when they had to be taken from the mapping
+   after all (a trace in memory, or a failed read). */
 #if defined(__GNUC__)
 #define COLD __attribute__((noinline))   /* per buffer, not per record: kept out of the hot loops */
 #else
 #define COLD
 #endif
-static COLD long inflate(const etlfile *f, const bufinfo *bi, uint8_t **dst, size_t *cap) {
+static COLD long inflate(const etlfile *f, const bufinfo *bi, uint8_t **dst, size_t *cap,
+                         uint8_t **in, size_t *incap, int *mapped) {
+  const uint8_t *src = f->data + bi->pos;
   if (*cap < bi->end) {
     uint8_t *ns = (uint8_t *)realloc(*dst, bi->end);
     if (!ns) return LONG_MIN;
     *dst = ns;
     *cap = bi->end;
   }
-  memcpy(*dst, f->data + bi->pos, BUFHDR);
+  *mapped = 1;
+  if (f->map.data && *incap < bi->size) {
+    uint8_t *ns = (uint8_t *)realloc(*in, bi->size);
+    if (ns) { *in = ns; *incap = bi->size; }
+  }
+  if (f->map.data && *incap >= bi->size && hsi_map_read(&f->map, bi->pos, *in, bi->size) == 0) {
+    src = *in;
+    *mapped = 0;
+  }
+  memcpy(*dst, src, BUFHDR);
   /* lf.compression: set by finish_open whenever a buffer is compressed */
-  return hs_xca_decompress(f->lf.compression, f->data + bi->pos + BUFHDR, bi->size - BUFHDR, *dst + BUFHDR, bi->end - BUFHDR);
+  return hs_xca_decompress(f->lf.compression, src + BUFHDR, bi->size - BUFHDR, *dst + BUFHDR, bi->end - BUFHDR);
 }
 
 static int inflatable(const bufinfo *bi) { return bi->compressed && !bi->truncated && bi->end != 0; }
@@ -582,6 +600,7 @@ static COLD int ahead_of(etlreader *r, stream *s) {
   const bufinfo *bi;
   uint32_t j = __atomic_load_n(&s->next_buf, __ATOMIC_ACQUIRE);
   long n;
+  int mapped;
   /* The filler claims j without the lock but looks for it here with the
      lock held (take_ahead): whichever comes first, nothing is lost. */
   if (s->ahead_buf >= 0 || j >= s->nbufs) return 0;
@@ -590,9 +609,10 @@ static COLD int ahead_of(etlreader *r, stream *s) {
   s->ahead_buf = (int)j;
   s->ahead_busy = 1;
   hsi_mx_unlock(&r->mx);
-  n = inflate(f, bi, &s->ahead, &s->ahead_cap);
+  n = inflate(f, bi, &s->ahead, &s->ahead_cap, &s->ahead_in, &s->ahead_incap, &mapped);
   hsi_mx_lock(&r->mx);
   s->ahead_n = n;
+  s->ahead_mapped = mapped;
   s->ahead_busy = 0;
   hsi_cv_broadcast(&r->ready);
   return 1;
@@ -601,7 +621,7 @@ static COLD int ahead_of(etlreader *r, stream *s) {
 /* The stream's buffer j is claimed by its filler: taken out of the ahead
    slot into scratch slot k if it was inflated there (1, *n what that
    gave), waited for if it is being inflated, else 0. */
-static COLD int take_ahead(etlreader *r, stream *s, uint32_t j, int k, long *n) {
+static COLD int take_ahead(etlreader *r, stream *s, uint32_t j, int k, long *n, int *mapped) {
   int got = 0;
   if (!r->shared) return 0;
   hsi_mx_lock(&r->mx);
@@ -612,6 +632,7 @@ static COLD int take_ahead(etlreader *r, stream *s, uint32_t j, int k, long *n) 
     s->scratch[k] = s->ahead; s->scratch_cap[k] = s->ahead_cap;
     s->ahead = t; s->ahead_cap = c;
     *n = s->ahead_n;
+    *mapped = s->ahead_mapped;
     s->ahead_buf = -1;
     got = 1;
   }
@@ -627,7 +648,7 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
     const bufinfo *bi;
     const uint8_t *b;
     uint32_t j;
-    int k;
+    int k, mapped;
     long n;
     if (c->nnotes > MAX_NOTES - 2) return -1;
     j = s->next_buf;                      /* the claim: read by ahead_of, under the lock */
@@ -658,14 +679,15 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
       s->pos = bi->start;
       return 1;
     }
-    s->cur_read = 0;
     if (bi->truncated || bi->end == 0) {
       note_damage(c, bi->pos, bi->index, "a complete compressed buffer", 0, 0);
       continue;
     }
     k = free_scratch(r, s);
     if (k < 0) { note_damage(c, bi->pos, bi->index, "memory to inflate the buffer", 0, 0); continue; }
-    if (!take_ahead(r, s, j, k, &n)) n = inflate(f, bi, &s->scratch[k], &s->scratch_cap[k]);
+    if (!take_ahead(r, s, j, k, &n, &mapped))
+      n = inflate(f, bi, &s->scratch[k], &s->scratch_cap[k], &s->zin, &s->zin_cap, &mapped);
+    s->cur_read = !mapped;
     if (n == LONG_MIN) { note_damage(c, bi->pos, bi->index, "memory to inflate the buffer", 0, 0); continue; }
     if (n != (long)(bi->end - BUFHDR)) {
       char msg[128];
@@ -1337,6 +1359,8 @@ static void etl_close(void *impl) {
     free(r->streams[i].ch);
     for (k = 0; k < NCHUNK; k++) free(r->streams[i].scratch[k]);
     free(r->streams[i].ahead);
+    free(r->streams[i].ahead_in);
+    free(r->streams[i].zin);
   }
   for (i = 0; i < r->nfiles; i++) {
     hsi_map_close(&r->files[i].map);
