@@ -147,6 +147,8 @@ typedef struct stream {
   uint8_t *zin;        /* a compressed buffer's bytes, read to inflate */
   size_t zin_cap;
   int wslot;           /* next chunk to fill */
+  unsigned fresh;      /* chunks not filled since the rewind (bit k: ch[k]): the
+                          buffers their last filling ended belong to no walk */
   int wdone;           /* decoded to the end */
   int busy;            /* a thread is filling its chunk wslot (under the lock) */
   PAD(pad1);
@@ -713,6 +715,8 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
 static void fill(etlreader *r, stream *s, chunk *c) {
   etlfile *f = &r->files[s->file];
   uint32_t k;
+  unsigned bit = 1u << (c - s->ch);
+  if (s->fresh & bit) { s->fresh &= ~bit; c->nrel = 0; }
   for (k = 0; k < c->nrel; k++) hsi_map_release(&f->map, c->rel_pos[k], c->rel_size[k]);
   c->n = c->nnotes = c->nrel = c->nbufs = 0;
   c->last = 0;
@@ -1017,7 +1021,10 @@ static void reset_stream(stream *s) {
   s->wslot = s->wdone = s->busy = 0;
   s->ahead_buf = -1;
   s->ahead_busy = 0;
-  for (k = 0; k < NCHUNK; k++) { s->filled[k] = 0; s->ch[k].scr = -1; s->ch[k].nrel = 0; }
+  /* the chunks themselves are not touched: a stream of a few buffers
+     fills few of them, and the rest are pages never faulted in */
+  s->fresh = (1u << NCHUNK) - 1;
+  for (k = 0; k < NCHUNK; k++) s->filled[k] = 0;
   s->rslot = -1;
   s->nslot = 0;
   s->i = s->ni = 0;
