@@ -23,7 +23,8 @@ typedef struct hsi_source_ops {
   /* The caller runs n threads of its own beside the walk from the next
      rewind on (hsi_auto_workers); NULL for a source without workers. */
   void (*beside)(void *impl, int n);
-  int (*workers)(const void *impl);                 /* started at the last rewind; NULL: none */
+  int (*workers)(const void *impl);   /* chosen at the last rewind, started by the walk's first
+                                         step after it; NULL: none */
   /* From another thread, while the walk runs (the caller's thread beside
      it, when idle): decode ahead one piece of what the walk will want, as
      a worker would; 1 if it did, 0 if there was nothing to do.  NULL: no
@@ -39,7 +40,8 @@ int hsi_reader_reopen(hs_reader *r, hs_reader **out, const hs_reader_opts *o, ch
 /* The caller will keep n threads busy beside the walk (0: none), from the
    next rewind on: the source starts that many fewer decoding workers. */
 void hsi_reader_beside(hs_reader *r, int n);
-/* Decoding workers the last rewind started (0: the walk decodes alone). */
+/* Decoding workers the last rewind chose (0: the walk decodes alone);
+   they start with the walk's first step, not at the rewind. */
 int hsi_reader_workers(const hs_reader *r);
 /* Help the walk from a thread beside it (see help above): 1 or 0. */
 int hsi_reader_help(hs_reader *r);
