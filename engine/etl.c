@@ -44,6 +44,7 @@
                                        inflated buffer and after MAX_NOTES mapped ones */
 #define READ_MAX (1u << 20)          /* buffers up to this size are read, not mapped, */
 #define READ_BUDGET (16u << 20)      /* when streams x NCHUNK slots of them fit in this */
+#define NAHEAD 3                    /* compressed buffers a stream inflates ahead */
 #define SPIN 2000                   /* polls of a chunk's flag before sleeping */
 #define THREADS_MIN_BYTES (4u << 20) /* smaller traces are walked without workers */
 
@@ -122,6 +123,18 @@ typedef struct chunk {
    group off the others' lines (the streams sit side by side in one
    array): measured, a 40-byte change of the struct's size moved the pass
    by 8% until the groups were kept apart. */
+/* A compressed buffer of a stream inflated ahead: its index in the
+   stream's bufs (-1: the slot is free), whether a thread is inflating it
+   (outside the lock), its bytes as a scratch slot would hold them, the
+   compressed bytes read for it, and what inflating gave. */
+typedef struct ahead {
+  int buf, busy;
+  uint8_t *out, *in;
+  size_t outcap, incap;
+  long n;
+  int mapped;
+} ahead;
+
 #define PAD(n) char n[64]
 typedef struct stream {
   /* set when the trace is opened */
@@ -163,15 +176,9 @@ typedef struct stream {
   const int64_t *keys; /* of the chunk walked */
   int ended;
   PAD(pad3);
-  /* A compressed buffer inflated ahead, off the filling thread, by a
-     thread that would otherwise wait for this stream (ahead_of): its
-     index in bufs (-1: none), its bytes as a scratch slot would hold
-     them, and what inflating gave.  Under the reader's lock. */
-  int ahead_buf, ahead_busy;
-  uint8_t *ahead, *ahead_in;
-  size_t ahead_cap, ahead_incap;
-  long ahead_n;
-  int ahead_mapped;
+  /* Compressed buffers inflated ahead, off the filling thread, by a
+     thread that would otherwise wait (ahead_of).  Under the reader's lock. */
+  ahead ah[NAHEAD];
 } stream;
 
 struct etlreader {
@@ -590,52 +597,69 @@ static COLD long inflate(const etlfile *f, const bufinfo *bi, uint8_t **dst, siz
 static int inflatable(const bufinfo *bi) { return bi->compressed && !bi->truncated && bi->end != 0; }
 
 /*
-** A thread that would wait for stream s's chunk (a worker is filling it)
-** inflates the stream's next compressed buffer instead, the slowest step
-** of a compressed trace: two threads on one stream's buffers, where the
-** chunks themselves must be filled in order.  With the lock held; returns
-** with it held, 1 if it inflated.  The filler that reaches that buffer
-** takes the bytes (load_buffer), or waits for them if they are not ready.
+** A thread that would wait for stream s (its chunk is being filled, or
+** the buffer its filler needs is being inflated) inflates one of the
+** stream's next compressed buffers instead, the slowest step of a
+** compressed trace: threads on one stream's buffers, where the chunks
+** themselves must be filled in order.  It takes the first buffer not
+** claimed by the filler nor inflated yet, among the next NAHEAD, into a
+** free slot.  With the lock held; returns with it held, 1 if it
+** inflated.  The filler that reaches that buffer takes the bytes
+** (take_ahead).
 */
 static COLD int ahead_of(etlreader *r, stream *s) {
   const etlfile *f = &r->files[s->file];
-  const bufinfo *bi;
-  uint32_t j = __atomic_load_n(&s->next_buf, __ATOMIC_ACQUIRE);
+  const bufinfo *bi = NULL;
+  ahead *a = NULL;
+  uint32_t j, j0 = __atomic_load_n(&s->next_buf, __ATOMIC_ACQUIRE);
+  int mapped, k;
   long n;
-  int mapped;
-  /* The filler claims j without the lock but looks for it here with the
-     lock held (take_ahead): whichever comes first, nothing is lost. */
-  if (s->ahead_buf >= 0 || j >= s->nbufs) return 0;
-  bi = &f->bufs[s->bufs[j]];
-  if (!inflatable(bi)) return 0;
-  s->ahead_buf = (int)j;
-  s->ahead_busy = 1;
+  /* The filler claims a buffer without the lock but looks for it here
+     with the lock held (take_ahead): whichever comes first, a buffer is
+     inflated once. */
+  for (k = 0; k < NAHEAD && !a; k++) if (s->ah[k].buf < 0) a = &s->ah[k];
+  for (j = j0; a && j < s->nbufs && j < j0 + NAHEAD; j++) {
+    for (k = 0; k < NAHEAD && s->ah[k].buf != (int)j; k++) {}
+    if (k < NAHEAD) continue;                      /* in a slot already */
+    bi = &f->bufs[s->bufs[j]];
+    if (inflatable(bi)) break;
+    bi = NULL;
+  }
+  if (!a || !bi) return 0;
+  a->buf = (int)j;
+  a->busy = 1;
   hsi_mx_unlock(&r->mx);
-  n = inflate(f, bi, &s->ahead, &s->ahead_cap, &s->ahead_in, &s->ahead_incap, &mapped);
+  n = inflate(f, bi, &a->out, &a->outcap, &a->in, &a->incap, &mapped);
   hsi_mx_lock(&r->mx);
-  s->ahead_n = n;
-  s->ahead_mapped = mapped;
-  s->ahead_busy = 0;
+  a->n = n;
+  a->mapped = mapped;
+  a->busy = 0;
   hsi_cv_broadcast(&r->ready);
   return 1;
 }
 
-/* The stream's buffer j is claimed by its filler: taken out of the ahead
+/* The stream's buffer j is claimed by its filler: taken out of its ahead
    slot into scratch slot k if it was inflated there (1, *n what that
-   gave), waited for if it is being inflated, else 0. */
+   gave); while another thread is inflating it, the filler inflates one
+   of the next ones, or waits; 0 when no slot has it. */
 static COLD int take_ahead(etlreader *r, stream *s, uint32_t j, int k, long *n, int *mapped) {
-  int got = 0;
+  int got = 0, i;
   if (!r->shared) return 0;
   hsi_mx_lock(&r->mx);
-  while (s->ahead_buf == (int)j && s->ahead_busy) hsi_cv_wait(&r->ready, &r->mx);
-  if (s->ahead_buf == (int)j) {
+  for (;;) {
+    for (i = 0; i < NAHEAD && s->ah[i].buf != (int)j; i++) {}
+    if (i == NAHEAD || !s->ah[i].busy) break;
+    if (!ahead_of(r, s)) hsi_cv_wait(&r->ready, &r->mx);
+  }
+  if (i < NAHEAD) {
+    ahead *a = &s->ah[i];
     uint8_t *t = s->scratch[k];
     size_t c = s->scratch_cap[k];
-    s->scratch[k] = s->ahead; s->scratch_cap[k] = s->ahead_cap;
-    s->ahead = t; s->ahead_cap = c;
-    *n = s->ahead_n;
-    *mapped = s->ahead_mapped;
-    s->ahead_buf = -1;
+    s->scratch[k] = a->out; s->scratch_cap[k] = a->outcap;
+    a->out = t; a->outcap = c;
+    *n = a->n;
+    *mapped = a->mapped;
+    a->buf = -1;
     got = 1;
   }
   hsi_mx_unlock(&r->mx);
@@ -1019,8 +1043,7 @@ static void reset_stream(stream *s) {
   s->cur = NULL;
   s->cur_scr = -1;
   s->wslot = s->wdone = s->busy = 0;
-  s->ahead_buf = -1;
-  s->ahead_busy = 0;
+  for (k = 0; k < NAHEAD; k++) { s->ah[k].buf = -1; s->ah[k].busy = 0; }
   /* the chunks themselves are not touched: a stream of a few buffers
      fills few of them, and the rest are pages never faulted in */
   s->fresh = (1u << NCHUNK) - 1;
@@ -1365,8 +1388,7 @@ static void etl_close(void *impl) {
     free(r->streams[i].bufs);
     free(r->streams[i].ch);
     for (k = 0; k < NCHUNK; k++) free(r->streams[i].scratch[k]);
-    free(r->streams[i].ahead);
-    free(r->streams[i].ahead_in);
+    for (k = 0; k < NAHEAD; k++) { free(r->streams[i].ah[k].out); free(r->streams[i].ah[k].in); }
     free(r->streams[i].zin);
   }
   for (i = 0; i < r->nfiles; i++) {
