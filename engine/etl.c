@@ -118,11 +118,6 @@ typedef struct chunk {
   uint64_t rel_pos[MAX_NOTES];
 } chunk;
 
-/* The threads that decode a stream and the walk that reads it write
-   different fields; a pad of a cache line between the groups keeps each
-   group off the others' lines (the streams sit side by side in one
-   array): measured, a 40-byte change of the struct's size moved the pass
-   by 8% until the groups were kept apart. */
 /* A compressed buffer of a stream inflated ahead: its index in the
    stream's bufs (-1: the slot is free), whether a thread is inflating it
    (outside the lock), its bytes as a scratch slot would hold them, the
@@ -135,6 +130,11 @@ typedef struct ahead {
   int mapped;
 } ahead;
 
+/* The threads that decode a stream and the walk that reads it write
+   different fields; a pad of a cache line between the groups keeps each
+   group off the others' lines (the streams sit side by side in one
+   array): measured, a 40-byte change of the struct's size moved the pass
+   by 8% until the groups were kept apart. */
 #define PAD(n) char n[64]
 typedef struct stream {
   /* set when the trace is opened */
