@@ -127,7 +127,6 @@ typedef struct ahead {
   uint8_t *out, *in;
   size_t outcap, incap;
   long n;
-  int mapped;
 } ahead;
 
 /* The threads that decode a stream and the walk that reads it write
@@ -154,7 +153,8 @@ typedef struct stream {
   const bufinfo *cur;
   uint32_t pos;
   int cur_scr;         /* scratch slot of the current buffer, -1: mapped */
-  int cur_read;        /* the current buffer was read, not mapped */
+  int cur_read;        /* the current buffer was read (or inflated from bytes read):
+                          no pages of the mapping to give back after it */
   uint8_t *scratch[NCHUNK];
   size_t scratch_cap[NCHUNK];
   uint8_t *zin;        /* a compressed buffer's bytes, read to inflate */
@@ -558,37 +558,42 @@ static int free_scratch(etlreader *r, stream *s) {
   return found;
 }
 
+/* *buf grown to hold n bytes: 0, or -1 when the memory cannot be had. */
+static int grow(uint8_t **buf, size_t *cap, size_t n) {
+  uint8_t *nb;
+  if (*cap >= n) return 0;
+  if (!(nb = (uint8_t *)realloc(*buf, n))) return -1;
+  *buf = nb;
+  *cap = n;
+  return 0;
+}
+
+/* The n bytes of file f at pos, read into *buf (grown to hold them); NULL
+   when they cannot be read that way (a trace in memory, no memory, a
+   failed read): the caller then takes them from the mapping. */
+static const uint8_t *read_into(const etlfile *f, uint64_t pos, size_t n, uint8_t **buf, size_t *cap) {
+  if (!f->map.data || grow(buf, cap, n) || hsi_map_read(&f->map, pos, *buf, n) != 0) return NULL;
+  return *buf;
+}
+
 /* Inflate compressed buffer bi into *dst (grown to hold it, header
    first, as a scratch slot holds a buffer): the count inflated (compared
    with bi->end - BUFHDR by the caller), negative on a bad stream, or
    LONG_MIN when the memory cannot be had.  The compressed bytes are read
-   into *in (a few KiB a buffer): the mapping is not touched, so there
-   are no pages to give back behind the walk, each a flush of the other
-   cores' TLBs; *mapped is 1 when they had to be taken from the mapping
-   after all (a trace in memory, or a failed read). */
+   into *in (a few KiB a buffer), not taken from the mapping, so there are
+   no pages to give back behind the walk, each a flush of the other cores'
+   TLBs; only where they cannot be read are they taken from the mapping,
+   whose pages then stay until the file is closed. */
 #if defined(__GNUC__)
 #define COLD __attribute__((noinline))   /* per buffer, not per record: kept out of the hot loops */
 #else
 #define COLD
 #endif
 static COLD long inflate(const etlfile *f, const bufinfo *bi, uint8_t **dst, size_t *cap,
-                         uint8_t **in, size_t *incap, int *mapped) {
-  const uint8_t *src = f->data + bi->pos;
-  if (*cap < bi->end) {
-    uint8_t *ns = (uint8_t *)realloc(*dst, bi->end);
-    if (!ns) return LONG_MIN;
-    *dst = ns;
-    *cap = bi->end;
-  }
-  *mapped = 1;
-  if (f->map.data && *incap < bi->size) {
-    uint8_t *ns = (uint8_t *)realloc(*in, bi->size);
-    if (ns) { *in = ns; *incap = bi->size; }
-  }
-  if (f->map.data && *incap >= bi->size && hsi_map_read(&f->map, bi->pos, *in, bi->size) == 0) {
-    src = *in;
-    *mapped = 0;
-  }
+                         uint8_t **in, size_t *incap) {
+  const uint8_t *src = read_into(f, bi->pos, bi->size, in, incap);
+  if (!src) src = f->data + bi->pos;
+  if (grow(dst, cap, bi->end)) return LONG_MIN;
   memcpy(*dst, src, BUFHDR);
   /* lf.compression: set by finish_open whenever a buffer is compressed */
   return hs_xca_decompress(f->lf.compression, src + BUFHDR, bi->size - BUFHDR, *dst + BUFHDR, bi->end - BUFHDR);
@@ -612,7 +617,7 @@ static COLD int ahead_of(etlreader *r, stream *s) {
   const bufinfo *bi = NULL;
   ahead *a = NULL;
   uint32_t j, j0 = __atomic_load_n(&s->next_buf, __ATOMIC_ACQUIRE);
-  int mapped, k;
+  int k;
   long n;
   /* The filler claims a buffer without the lock but looks for it here
      with the lock held (take_ahead): whichever comes first, a buffer is
@@ -629,10 +634,9 @@ static COLD int ahead_of(etlreader *r, stream *s) {
   a->buf = (int)j;
   a->busy = 1;
   hsi_mx_unlock(&r->mx);
-  n = inflate(f, bi, &a->out, &a->outcap, &a->in, &a->incap, &mapped);
+  n = inflate(f, bi, &a->out, &a->outcap, &a->in, &a->incap);
   hsi_mx_lock(&r->mx);
   a->n = n;
-  a->mapped = mapped;
   a->busy = 0;
   hsi_cv_broadcast(&r->ready);
   return 1;
@@ -642,7 +646,7 @@ static COLD int ahead_of(etlreader *r, stream *s) {
    slot into scratch slot k if it was inflated there (1, *n what that
    gave); while another thread is inflating it, the filler inflates one
    of the next ones, or waits; 0 when no slot has it. */
-static COLD int take_ahead(etlreader *r, stream *s, uint32_t j, int k, long *n, int *mapped) {
+static COLD int take_ahead(etlreader *r, stream *s, uint32_t j, int k, long *n) {
   int got = 0, i;
   if (!r->shared) return 0;
   hsi_mx_lock(&r->mx);
@@ -658,7 +662,6 @@ static COLD int take_ahead(etlreader *r, stream *s, uint32_t j, int k, long *n, 
     s->scratch[k] = a->out; s->scratch_cap[k] = a->outcap;
     a->out = t; a->outcap = c;
     *n = a->n;
-    *mapped = a->mapped;
     a->buf = -1;
     got = 1;
   }
@@ -674,7 +677,7 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
     const bufinfo *bi;
     const uint8_t *b;
     uint32_t j;
-    int k, mapped;
+    int k;
     long n;
     if (c->nnotes > MAX_NOTES - 2) return -1;
     j = s->next_buf;                      /* the claim: read by ahead_of, under the lock */
@@ -684,20 +687,15 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
     if (!bi->compressed) {
       /* read into a scratch slot when that works (cheaper than faulting
          the mapping in and giving it back), else a view of the mapping */
-      if (bi->end <= r->read_max && (k = free_scratch(r, s)) >= 0) {
-        if (s->scratch_cap[k] < bi->end) {
-          uint8_t *ns = (uint8_t *)realloc(s->scratch[k], bi->end);
-          if (ns) { s->scratch[k] = ns; s->scratch_cap[k] = bi->end; }
-        }
-        if (s->scratch_cap[k] >= bi->end && hsi_map_read(&f->map, bi->pos, s->scratch[k], bi->end) == 0) {
-          s->base = s->scratch[k];
-          s->cur = bi;
-          s->pos = bi->start;
-          s->cur_scr = k;
-          s->cur_read = 1;
-          c->scr = k;
-          return 1;
-        }
+      if (bi->end <= r->read_max && (k = free_scratch(r, s)) >= 0
+          && read_into(f, bi->pos, bi->end, &s->scratch[k], &s->scratch_cap[k])) {
+        s->base = s->scratch[k];
+        s->cur = bi;
+        s->pos = bi->start;
+        s->cur_scr = k;
+        s->cur_read = 1;
+        c->scr = k;
+        return 1;
       }
       s->cur_read = 0;
       s->base = b;
@@ -711,9 +709,9 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
     }
     k = free_scratch(r, s);
     if (k < 0) { note_damage(c, bi->pos, bi->index, "memory to inflate the buffer", 0, 0); continue; }
-    if (!take_ahead(r, s, j, k, &n, &mapped))
-      n = inflate(f, bi, &s->scratch[k], &s->scratch_cap[k], &s->zin, &s->zin_cap, &mapped);
-    s->cur_read = !mapped;
+    if (!take_ahead(r, s, j, k, &n))
+      n = inflate(f, bi, &s->scratch[k], &s->scratch_cap[k], &s->zin, &s->zin_cap);
+    s->cur_read = 1;
     if (n == LONG_MIN) { note_damage(c, bi->pos, bi->index, "memory to inflate the buffer", 0, 0); continue; }
     if (n != (long)(bi->end - BUFHDR)) {
       char msg[128];
@@ -862,11 +860,11 @@ static int etl_help(void *impl) {
   int did = 0;
   if (!hsi_atomic_get(&r->shared)) return 0;
   hsi_mx_lock(&r->mx);
-  if (r->shared && (s = to_fill(r, r->waiting >= 0 ? &r->streams[r->waiting] : NULL)) != NULL) {
+  if ((s = to_fill(r, r->waiting >= 0 ? &r->streams[r->waiting] : NULL)) != NULL) {
     fill_next(r, s);
     if (r->waiting >= 0) hsi_cv_signal(&r->ready);
     did = 1;
-  } else if (r->shared && r->waiting >= 0) {
+  } else if (r->waiting >= 0) {
     did = ahead_of(r, &r->streams[r->waiting]);
   }
   hsi_mx_unlock(&r->mx);

@@ -107,25 +107,22 @@ static int matches(struct fctx *c, const hsi_recs *R, uint32_t i) {
 /* Every record asked by kinds, window and classes alone (most selections):
    the room for all of them at once, and a loop without branches on what
    each record is. */
-static int select_window(const hsi_recs *R, const hsi_filter *f, struct fctx *c, hsi_sel *out) {
+static int select_window(const hsi_recs *R, const hsi_filter *f, hsi_sel *out) {
   uint32_t kinds = f->kinds ? f->kinds : ~0u, classes = f->classes ? f->classes : ~0u;
   size_t i, k = out->n;
-  int64_t t1 = f->t1, t2 = f->t2;
   if (R->n > out->cap) {
     uint32_t *p = realloc(out->idx, R->n * sizeof *p);
-    if (!p) { free(c->insts); return HS_ENOMEM; }
+    if (!p) return HS_ENOMEM;
     out->idx = p;
     out->cap = R->n;
   }
   for (i = 0; i < R->n; i++) {
-    int64_t a = R->ts_alloc[i], e = R->ts_free[i];
-    unsigned cls = (a < t1 ? 2u : 0u) + (e > t2 ? 1u : 0u);
-    if (hsi_stop_due(i)) { free(c->insts); return HSI_ESTOPPED; }
+    int cls = hsi_query_class(R->ts_alloc[i], R->ts_free[i], f->t1, f->t2);
+    if (hsi_stop_due(i)) return HSI_ESTOPPED;
     out->idx[k] = (uint32_t)i;
-    k += (kinds >> (R->kind[i] & 31u) & (classes >> cls) & (unsigned)(a <= t2 && e >= t1)) & 1u;
+    k += (unsigned)(cls >= 0) & kinds >> (R->kind[i] & 31u) & classes >> (cls & 3);
   }
   out->n = k;
-  free(c->insts);
   return 0;
 }
 
@@ -146,7 +143,7 @@ int hsi_query_select_in(const hsi_life *lt, const hsi_filter *f, const uint32_t 
   if (fctx_init(&c, lt, f)) return HS_ENOMEM;
   R = hsi_life_recs(lt);
   if (in == NULL) n = R->n;
-  if (in == NULL && c.window_only) return select_window(R, f, &c, out);
+  if (in == NULL && c.window_only) return select_window(R, f, out);   /* no instances to free */
   for (i = 0; i < n; i++) {
     uint32_t r = in ? in[i] : (uint32_t)i;
     if (hsi_stop_due(i)) { free(c.insts); return HSI_ESTOPPED; }
