@@ -14,7 +14,6 @@
 #include "clock.h"
 #include "analysis.h"
 
-
 static double status_mb(const char *key) {
   FILE *f = fopen("/proc/self/status", "r");
   char line[256];

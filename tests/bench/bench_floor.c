@@ -23,7 +23,6 @@
 #include "heapscript.h"
 #include "clock.h"
 
-
 static uint64_t ld64(const uint8_t *p) {
   uint64_t v;
   memcpy(&v, p, 8);

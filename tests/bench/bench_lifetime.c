@@ -20,7 +20,6 @@
 #include "query.h"
 #include "clock.h"
 
-
 static long vm_hwm_kb(void) {
   FILE *f = fopen("/proc/self/status", "r");
   char line[256];

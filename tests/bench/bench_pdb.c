@@ -15,7 +15,6 @@
 #include "pdb.h"
 #include "clock.h"
 
-
 int main(int argc, char **argv) {
   hsi_pdb *p;
   char err[HS_ERRLEN];

@@ -17,7 +17,6 @@
 #include "heapscript.h"
 #include "clock.h"
 
-
 static double read_all(const char *path, unsigned long long *bytes) {
   static char buf[1 << 20];
   double t0 = now();
