@@ -320,13 +320,16 @@ static int parse_logfile(etlfile *f, const uint8_t *b, uint32_t end, char *err, 
 /* --------------------------------------------------------- the index */
 
 /* A buffer header that could be real: used at offset 0 checks and to
-   find the next buffer after damage. */
+   find the next buffer after damage.  b holds avail bytes, at least
+   BUFHDR; the first record's flags byte is looked at only where the
+   buffer's data holds it (data of 1 to 3 bytes holds no record). */
 static int plausible(const uint8_t *b, uint64_t avail) {
   uint32_t size = rd32(b), off = rd32(b + 0x30);
   uint16_t flag = rd16(b + 0x34), type = rd16(b + 0x36);
   if (size < BUFHDR || size > MAX_BUFFER || type > 7 || (flag & 0xFF80)) return 0;
   if (!(flag & 0x40) && (off < BUFHDR || off > size)) return 0;
-  if (!(flag & 0x40) && off > BUFHDR && size <= avail && (b[BUFHDR + 3] & 0x80) == 0) return 0;
+  if (!(flag & 0x40) && off > BUFHDR && size <= avail
+      && (off < BUFHDR + 4 || (b[BUFHDR + 3] & 0x80) == 0)) return 0;
   return 1;
 }
 

@@ -43,7 +43,8 @@ static int seed(const char *dir, const char *name, int ptr, int compress, int ol
   hsi_writer_process(w, 0, 3, ptr, 100, 4, 10, "seed.exe", "seed.exe -x");
   hsi_writer_thread(w, 0, 3, ptr, 100, 101, 0x401000, 11);
   hsi_writer_image(w, 0, 3, ptr, 100, 0x400000, 0x10000, 12, "\\Device\\HarddiskVolume1\\seed.exe");
-  hs_guid_parse("22fb2cd6-0e7b-422b-a0c7-2fad1fd0e716", &g);
+  memset(&g, 0, sizeof g);                 /* parsed below; said so to the compiler */
+  if (hs_guid_parse("22fb2cd6-0e7b-422b-a0c7-2fad1fd0e716", &g) != 0) return 1;
   hsi_writer_event(w, 1, ptr == 8 ? HS_HT_EVENT64 : HS_HT_EVENT32, &g, 5, 1, 0, 4, 0, 0x10, 100, 101, 13,
                    "abcd", 4, stack, 2);
   hsi_writer_mof(w, 1, ptr == 8 ? HS_HT_FULL64 : HS_HT_FULL32, &g, 1, 2, 100, 101, 14, "xyz", 3);
@@ -82,6 +83,22 @@ static int truncated(const char *dir, const char *from, const char *name, long k
   return 0;
 }
 
+/* A copy of `from` ending with a buffer too short to hold a record: a
+   header of len bytes (0x49..0x4B) whose BufferSize and Offset are len,
+   so that its data holds 1 to 3 bytes (read past the file end once). */
+static int short_tail(const char *dir, const char *from, const char *name, int len) {
+  unsigned char h[0x4B] = { 0 };
+  char a[1024];
+  FILE *out;
+  if (truncated(dir, from, name, 1L << 30)) return 1;
+  snprintf(a, sizeof a, "%s/%s", dir, name);
+  if (!(out = fopen(a, "ab"))) return 1;
+  h[0] = h[0x30] = (unsigned char)len;    /* BufferSize, Offset */
+  h[0x36] = 1;                             /* BufferType */
+  fwrite(h, 1, (size_t)len, out);
+  return fclose(out) != 0;
+}
+
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : "tests/fuzz/corpus";
   int bad = 0;
@@ -96,5 +113,6 @@ int main(int argc, char **argv) {
   perfinfo = 0;
   bad |= truncated(dir, "seed-64.etl", "seed-64-cut.etl", 1024 + 700);
   bad |= truncated(dir, "seed-64-xpress.etl", "seed-64-xpress-cut.etl", 1500);
+  bad |= short_tail(dir, "seed-64.etl", "seed-64-short-tail.etl", 0x49);
   return bad;
 }
