@@ -68,6 +68,38 @@ if [ -n "$C" ]; then
   compressed "$C/microsoft_perfview__net.4.5.2.x64.etl" $((0x3a9fd + 0x60)) 100000 179474
 fi
 
+# 5. a trace followed by 42 MB of damage: 524,288 blocks of 80 bytes, each
+# a short empty buffer (BufferSize 0x48) at byte 3 and garbage after it,
+# so that every block is one damage and the next buffer is found 8 bytes
+# on, never at a multiple of the logfile's BufferSize (patched to 0x48);
+# the 3 bytes before the first block are a damage too, and the last block,
+# too short to be a buffer (77 bytes), trails: 524,288 damaged buffers and
+# 5 + 524,287 walked.  Each damage scanned those
+# multiples to the end of the file once: 1.5e11 looks, about 9 minutes
+# here (13 MB took 21 s).  Found in linear time, it takes 2-4 s; the
+# processor-time limit of 60 s is a guard against that hang, not a
+# measure of speed.
+A=tests/fuzz/corpus/seed-64.etl
+ht=$(od -An -tu1 -j74 -N1 "$A" | tr -d ' ')
+cp "$A" "$T/adv.etl"
+printf '\110\000\000\000' | dd of="$T/adv.etl" bs=1 seek=$((0x48 + (ht <= 2 ? 0x20 : 0x10))) conv=notrunc 2>/dev/null
+dd if=/dev/zero of="$T/u" bs=80 count=1 2>/dev/null
+for at in 3 51; do printf '\110' | dd of="$T/u" bs=1 seek=$at conv=notrunc 2>/dev/null; done
+printf '\001' | dd of="$T/u" bs=1 seek=57 conv=notrunc 2>/dev/null
+for k in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19; do cat "$T/u" "$T/u" >"$T/u2"; mv "$T/u2" "$T/u"; done
+cat "$T/u" >>"$T/adv.etl"
+rm -f "$T/u"
+lines=$( (ulimit -t 60; "$HS" info --json "$T/adv.etl" 2>&1 >"$T/out"; echo "rc $?" >"$T/rc") \
+         | grep -c 'damaged: expected a buffer header')
+rc=$(sed -n 's/^rc //p' "$T/rc")
+dmg=$(sed -n 's/.*"buffers": {.*"damaged": \([0-9]*\).*/\1/p' "$T/out")
+walked=$(sed -n 's/.*"buffers": {"walked": \([0-9]*\).*/\1/p' "$T/out")
+rm -f "$T/adv.etl"
+[ "$rc" = 1 ] || no "42 MB of damage: exit $rc, expected 1 (a status above 128: killed at the limit)"
+[ "$dmg" = 524288 ] && [ "$walked" = $((5 + 524287)) ] || no "42 MB of damage: $dmg damaged, $walked walked; expected 524288 and 524292"
+[ "$lines" = 524288 ] || no "42 MB of damage: $lines damage lines on stderr, expected 524288"
+echo "ok 42 MB of damage: exit $rc, $dmg damaged buffers, $walked walked"
+
 # 6. not an ETL file at all, and an empty file: exit 2, one clear message
 printf 'hello, this is not a trace' >"$T/text.etl"
 : >"$T/empty.etl"
