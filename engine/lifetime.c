@@ -50,6 +50,7 @@
 */
 #include <stdlib.h>
 #include <string.h>
+#include "hash.h"
 #include "lifetime.h"
 #include "vmem.h"
 
@@ -149,18 +150,11 @@ static int v64_pair(hsi_life *L, vec64 *v, uint64_t a, uint64_t b) {
 
 /* ---------------------------------------------------------------- hashes */
 
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-
 /*
 ** The hashes of every memory operation: one multiply.  The high half of
 ** the product depends on every bit of the key (the low half of an aligned
 ** address would not), and folding the key's high bits in first spreads
-** keys that differ only above bit 32.  mix64 serves the rare searches.
+** keys that differ only above bit 32.  hsi_mix64 serves the rare searches.
 */
 static inline uint32_t mul_hash(uint64_t x) {
   return (uint32_t)(((x ^ x >> 32) * 0x9E3779B97F4A7C15ULL) >> 32);
@@ -383,7 +377,7 @@ static struct inst *get_inst_search(hsi_life *L, uint32_t id, uint32_t pid) {
   struct inst *I;
   if (L->imap_cap) {
     mask = L->imap_cap - 1;
-    for (i = mix64(id) & mask; L->imap[i]; i = (i + 1) & mask)
+    for (i = hsi_mix64(id) & mask; L->imap[i]; i = (i + 1) & mask)
       if (L->in[L->imap[i] - 1].id == id) {
         L->last_id = id; L->last_ix = L->imap[i] - 1; L->have_last = 1;
         I = &L->in[L->last_ix];
@@ -401,14 +395,14 @@ static struct inst *get_inst_search(hsi_life *L, uint32_t id, uint32_t pid) {
     uint32_t *nm = calloc(nc, sizeof *nm);
     if (!nm) { L->err = HS_ENOMEM; return NULL; }
     for (k = 0; k < L->nin; k++) {
-      for (i = mix64(L->in[k].id) & (nc - 1); nm[i]; i = (i + 1) & (nc - 1)) {}
+      for (i = hsi_mix64(L->in[k].id) & (nc - 1); nm[i]; i = (i + 1) & (nc - 1)) {}
       nm[i] = k + 1;
     }
     free(L->imap);
     L->imap = nm; L->imap_cap = nc;
   }
   mask = L->imap_cap - 1;
-  for (i = mix64(id) & mask; L->imap[i]; i = (i + 1) & mask) {}
+  for (i = hsi_mix64(id) & mask; L->imap[i]; i = (i + 1) & mask) {}
   L->imap[i] = (uint32_t)L->nin + 1;
   I = &L->in[L->nin];
   memset(I, 0, sizeof *I);
@@ -436,7 +430,7 @@ static struct inst *find_inst(const hsi_life *L, uint32_t id) {
   uint32_t mask, i;
   if (!L->imap_cap) return NULL;
   mask = L->imap_cap - 1;
-  for (i = mix64(id) & mask; L->imap[i]; i = (i + 1) & mask)
+  for (i = hsi_mix64(id) & mask; L->imap[i]; i = (i + 1) & mask)
     if (L->in[L->imap[i] - 1].id == id) return &L->in[L->imap[i] - 1];
   return NULL;
 }
@@ -447,7 +441,7 @@ static livemap *get_heap_search(hsi_life *L, uint32_t inst, uint64_t heap, int c
   uint32_t mask, i;
   struct hheap *H;
   uint64_t hk;
-  hk = mix64(heap ^ ((uint64_t)inst << 32 | inst));
+  hk = hsi_mix64(heap ^ ((uint64_t)inst << 32 | inst));
   if (L->hmap_cap) {
     mask = L->hmap_cap - 1;
     for (i = (uint32_t)hk & mask; L->hmap[i]; i = (i + 1) & mask) {
@@ -470,7 +464,7 @@ static livemap *get_heap_search(hsi_life *L, uint32_t inst, uint64_t heap, int c
     uint32_t *nm = calloc(nc, sizeof *nm);
     if (!nm) { L->err = HS_ENOMEM; return NULL; }
     for (k = 0; k < L->nhh; k++) {
-      uint64_t kk = mix64(L->hh[k].heap ^ ((uint64_t)L->hh[k].inst << 32 | L->hh[k].inst));
+      uint64_t kk = hsi_mix64(L->hh[k].heap ^ ((uint64_t)L->hh[k].inst << 32 | L->hh[k].inst));
       for (i = (uint32_t)kk & (nc - 1); nm[i]; i = (i + 1) & (nc - 1)) {}
       nm[i] = k + 1;
     }

@@ -10,6 +10,7 @@
 */
 #include <stdlib.h>
 #include <string.h>
+#include "hash.h"
 #include "query.h"
 #include "stop.h"
 
@@ -408,12 +409,6 @@ static uint64_t group_key(const hsi_life *lt, const hsi_recs *R, uint32_t r, siz
   }
 }
 
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
 
 int hsi_query_group(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t t2, int by,
                     const uint64_t *keys, unsigned opts, hsi_groups *out) {
@@ -443,14 +438,14 @@ int hsi_query_group(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t 
         uint32_t *nh = calloc(nc, sizeof *nh);
         if (!nh) goto done;
         for (k = 0; k < out->n; k++) {
-          for (h = (uint32_t)(mix64(out->g[k].key) & (nc - 1)); nh[h]; h = (uint32_t)((h + 1) & (nc - 1))) {}
+          for (h = (uint32_t)(hsi_mix64(out->g[k].key) & (nc - 1)); nh[h]; h = (uint32_t)((h + 1) & (nc - 1))) {}
           nh[h] = (uint32_t)k + 1;
         }
         free(hash);
         hash = nh;
         hcap = nc;
       }
-      for (h = (uint32_t)(mix64(key) & (hcap - 1)); hash[h]; h = (uint32_t)((h + 1) & (hcap - 1)))
+      for (h = (uint32_t)(hsi_mix64(key) & (hcap - 1)); hash[h]; h = (uint32_t)((h + 1) & (hcap - 1)))
         if (out->g[hash[h] - 1].key == key) break;
       if (hash[h]) {
         g = hash[h] - 1;

@@ -33,6 +33,7 @@
 #include <string.h>
 #include "heapscript.h"
 #include "bytes.h"
+#include "hash.h"
 #include "stacks.h"
 
 #define NONE 0xFFFFFFFFu
@@ -166,15 +167,11 @@ typedef struct kmap {
   uint32_t cap, n;
 } kmap;
 
-static uint32_t mix64(uint64_t x) {
-  x ^= x >> 33; x *= 0xFF51AFD7ED558CCDull; x ^= x >> 33; x *= 0xC4CEB9FE1A85EC53ull; x ^= x >> 33;
-  return (uint32_t)x;
-}
 
 static uint32_t kmap_get(const kmap *m, uint64_t k) {
   uint32_t i;
   if (!m->cap) return 0;
-  for (i = mix64(k) & (m->cap - 1); m->val[i]; i = (i + 1) & (m->cap - 1))
+  for (i = (uint32_t)hsi_mix64(k) & (m->cap - 1); m->val[i]; i = (i + 1) & (m->cap - 1))
     if (m->key[i] == k) return m->val[i];
   return 0;
 }
@@ -187,13 +184,13 @@ static int kmap_put(kmap *m, uint64_t k, uint32_t v) {
     uint32_t *nv = calloc(nc, sizeof *nv);
     if (!nk || !nv) { free(nk); free(nv); return -1; }
     for (j = 0; j < m->cap; j++) if (m->val[j]) {
-      for (i = mix64(m->key[j]) & (nc - 1); nv[i]; i = (i + 1) & (nc - 1)) {}
+      for (i = (uint32_t)hsi_mix64(m->key[j]) & (nc - 1); nv[i]; i = (i + 1) & (nc - 1)) {}
       nk[i] = m->key[j]; nv[i] = m->val[j];
     }
     free(m->key); free(m->val);
     m->key = nk; m->val = nv; m->cap = nc;
   }
-  for (i = mix64(k) & (m->cap - 1); m->val[i]; i = (i + 1) & (m->cap - 1))
+  for (i = (uint32_t)hsi_mix64(k) & (m->cap - 1); m->val[i]; i = (i + 1) & (m->cap - 1))
     if (m->key[i] == k) { m->val[i] = v; return 0; }
   m->key[i] = k; m->val[i] = v; m->n++;
   return 0;
@@ -202,14 +199,14 @@ static int kmap_put(kmap *m, uint64_t k, uint32_t v) {
 static void kmap_del(kmap *m, uint64_t k) {
   uint32_t i, j, mask = m->cap - 1;
   if (!m->cap) return;
-  for (i = mix64(k) & mask; m->val[i]; i = (i + 1) & mask)
+  for (i = (uint32_t)hsi_mix64(k) & mask; m->val[i]; i = (i + 1) & mask)
     if (m->key[i] == k) break;
   if (!m->val[i]) return;
   for (j = i;;) {
     uint32_t h;
     j = (j + 1) & mask;
     if (!m->val[j]) break;
-    h = mix64(m->key[j]) & mask;
+    h = (uint32_t)hsi_mix64(m->key[j]) & mask;
     /* move j back to i unless its home lies cyclically in (i, j] */
     if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
       m->key[i] = m->key[j]; m->val[i] = m->val[j];
@@ -350,7 +347,7 @@ static uint64_t *tmpbuf(hsi_stacks *st, size_t n) {
 /* ------------------------------------------------- the (ts, tid) table */
 
 static uint32_t slot_hash(int64_t ts, uint32_t tid) {
-  return mix64((uint64_t)ts ^ ((uint64_t)tid << 40 | tid));
+  return (uint32_t)hsi_mix64((uint64_t)ts ^ ((uint64_t)tid << 40 | tid));
 }
 
 static int tab_grow(hsi_stacks *st) {
