@@ -277,7 +277,3 @@ int hsi_info_text(const hsi_info *in, const hs_reader *r, int file, FILE *o) {
   return 0;
 }
 
-void hsi_damage_line(FILE *o, const char *path, const hs_damage *d) {
-  fprintf(o, "heapscript: %s: offset 0x%llx (buffer %u): damaged: expected %s; skipped\n",
-          path, (unsigned long long)d->pos, d->buffer, d->what ? d->what : "");
-}

@@ -17,8 +17,4 @@ struct hsi_lcheck;
 void hsi_info_set_layouts(hsi_info *in, const struct hsi_lcheck *lc);
 /* s as a JSON string literal, quotes included. */
 void hsi_json_str(FILE *o, const char *s);
-/* The one wording of a skipped damage report, shared by `info`, `dump`
-   and script mode so that a user sees the same line whatever ran:
-   "heapscript: PATH: offset 0x.. (buffer N): damaged: expected WHAT; skipped". */
-void hsi_damage_line(FILE *o, const char *path, const hs_damage *d);
 #endif

@@ -13,20 +13,10 @@
 #include <string.h>
 
 #include "evfilter.h"
-#include "info.h"
+#include "damlog.h"
 #include "lua_run.h"
 #include "lua_sandbox.h"
 #include "stop.h"
-
-/* Damage reports kept for trace:damage(); the total is counted beyond this. */
-#define MAX_DAMAGE 4096
-
-typedef struct damage {
-  int file;
-  uint32_t buffer;
-  uint64_t pos;
-  char *what;
-} damage;
 
 typedef struct Trace {
   hsi_lua_evsrc src;         /* reader + current record, shown by Events */
@@ -34,10 +24,7 @@ typedef struct Trace {
   unsigned gen;              /* bumped by every rewind; loops hold a copy */
   int nfiles;
   int64_t *start_ns;         /* per file, see hsi_lua_evsrc */
-  damage *dmg;               /* distinct reports, malloc'd */
-  size_t ndmg, capdmg;
-  uint64_t dmg_total;        /* every report, repeats included */
-  uint64_t dmg_unstored;     /* reports beyond MAX_DAMAGE (repeats included) */
+  hsi_damlog dmg;            /* the damage every reader of the files met */
   char **paths;              /* nfiles copies: damage names its file after close */
   int walked;                /* some reader of these files went through every record */
   hsi_lua_trace_hook hook;   /* a live trace: run before its first use */
@@ -71,35 +58,11 @@ hs_reader *hsi_lua_checkreader(lua_State *L, int idx) {
 /*
 ** Called by the reader, possibly from inside hs_reader_next: no Lua
 ** calls here (an error would unwind through the reader), only malloc.
-** A rewound reader reports the same damage again, so repeats are
-** counted in dmg_total but not stored twice.
+** A rewound reader, and the pass's own reader of the same files, report
+** the same damage again: kept once (damlog.h).
 */
 static void on_damage(void *ud, const hs_damage *d) {
-  Trace *t = (Trace *)ud;
-  const char *what = d->what ? d->what : "";
-  size_t i, n;
-  t->dmg_total++;
-  for (i = 0; i < t->ndmg; i++) {
-    damage *o = &t->dmg[i];
-    if (o->file == d->file && o->pos == d->pos && o->buffer == d->buffer &&
-        strcmp(o->what, what) == 0) return;
-  }
-  if (t->ndmg == MAX_DAMAGE) { t->dmg_unstored++; return; }
-  if (t->ndmg == t->capdmg) {
-    size_t cap = t->capdmg ? t->capdmg * 2 : 16;
-    damage *p = (damage *)realloc(t->dmg, cap * sizeof *p);
-    if (!p) return;
-    t->dmg = p;
-    t->capdmg = cap;
-  }
-  n = strlen(what);
-  t->dmg[t->ndmg].what = (char *)malloc(n + 1);
-  if (!t->dmg[t->ndmg].what) return;
-  memcpy(t->dmg[t->ndmg].what, what, n + 1);
-  t->dmg[t->ndmg].file = d->file;
-  t->dmg[t->ndmg].pos = d->pos;
-  t->dmg[t->ndmg].buffer = d->buffer;
-  t->ndmg++;
+  (void)hsi_damlog_add(&((Trace *)ud)->dmg, d);
 }
 
 /* Close the reader; with `all`, free the damage list too (kept after
@@ -118,10 +81,7 @@ static void release(Trace *t, int all) {
   for (i = 0; t->paths && i < (size_t)t->nfiles; i++) free(t->paths[i]);
   free(t->paths);
   t->paths = NULL;
-  for (i = 0; i < t->ndmg; i++) free(t->dmg[i].what);
-  free(t->dmg);
-  t->dmg = NULL;
-  t->ndmg = t->capdmg = 0;
+  hsi_damlog_free(&t->dmg);
 }
 
 /*
@@ -357,20 +317,21 @@ static int t_damage(lua_State *L) {
   Trace *t = totrace(L, 1);
   size_t i;
   settle(t);
-  lua_createtable(L, (int)t->ndmg, 0);
-  for (i = 0; i < t->ndmg; i++) {
+  lua_createtable(L, (int)t->dmg.n, 0);
+  for (i = 0; i < t->dmg.n; i++) {
+    const hsi_damage_rec *d = &t->dmg.e[i];
     lua_createtable(L, 0, 6);
-    SETI("file", t->dmg[i].file + 1);
-    lua_pushstring(L, t->paths ? t->paths[t->dmg[i].file] : "");
+    SETI("file", d->file + 1);
+    lua_pushstring(L, t->paths ? t->paths[d->file] : "");
     lua_setfield(L, -2, "path");
-    SETI("offset", t->dmg[i].pos);
-    SETI("pos", t->dmg[i].pos);
-    SETI("buffer", t->dmg[i].buffer);
-    lua_pushstring(L, t->dmg[i].what);
+    SETI("offset", d->pos);
+    SETI("pos", d->pos);
+    SETI("buffer", d->buffer);
+    lua_pushstring(L, d->what);
     lua_setfield(L, -2, "what");
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
-  lua_pushinteger(L, (lua_Integer)t->dmg_total);
+  lua_pushinteger(L, (lua_Integer)t->dmg.total);
   return 2;
 }
 
@@ -413,21 +374,9 @@ static void settle(Trace *t) {
 
 size_t hsi_lua_trace_report_damage(lua_State *L, int idx, FILE *to, int walk) {
   Trace *t = (Trace *)luaL_testudata(L, idx, HSI_LUA_TRACE);
-  size_t i;
   if (t && walk) settle(t);
-  if (!t || (t->ndmg == 0 && t->dmg_unstored == 0)) return 0;
-  for (i = 0; i < t->ndmg; i++) {
-    hs_damage d;
-    d.file = t->dmg[i].file;
-    d.pos = t->dmg[i].pos;
-    d.buffer = t->dmg[i].buffer;
-    d.what = t->dmg[i].what;
-    hsi_damage_line(to, t->paths ? t->paths[d.file] : "?", &d);
-  }
-  if (t->dmg_unstored)
-    fprintf(to, "heapscript: %s: %llu more damage reports not listed (only the first %d are kept)\n",
-            t->paths ? t->paths[0] : "?", (unsigned long long)t->dmg_unstored, MAX_DAMAGE);
-  return t->ndmg + (size_t)t->dmg_unstored;
+  if (!t) return 0;
+  return hsi_damlog_print(to, &t->dmg, (const char *const *)t->paths);
 }
 
 /* ------------------------------------------------------------- filters */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "heapscript.h"
 #include "evfilter.h"
+#include "damlog.h"
 #include "info.h"
 #include "lua_run.h"
 #include "lua_sandbox.h"
@@ -73,19 +74,35 @@ static const char *dump_usage =
   "(heap=, addr=, size=...).  In text, ids taken from the StackWalk end with\n"
   "'*'; --pid/--tid test them when the header has none.\n";
 
+/* The damage a command's reader meets: each report on stderr as it
+   comes, once, the first HSI_DAMLOG_MAX of them; the count of the rest
+   when the walk is over (damage_done). */
+typedef struct damage_out {
+  char **paths;
+  hsi_damlog log;
+} damage_out;
+
 static void on_damage(void *ud, const hs_damage *d) {
-  const char **paths = (const char **)ud;
-  hsi_damage_line(stderr, paths[d->file], d);
+  damage_out *o = (damage_out *)ud;
+  if (hsi_damlog_add(&o->log, d) == 1) hsi_damage_line(stderr, o->paths[d->file], d);
 }
 
-static int open_reader(hs_reader **r, char **paths, int n) {
+static void damage_done(damage_out *o) {
+  hsi_damlog_more(stderr, &o->log, o->paths[0]);
+  hsi_damlog_free(&o->log);
+}
+
+static int open_reader(hs_reader **r, char **paths, int n, damage_out *dout) {
   char err[HS_ERRLEN];
   hs_reader_opts o;
+  memset(dout, 0, sizeof *dout);
+  dout->paths = paths;
   memset(&o, 0, sizeof o);
   o.on_damage = on_damage;
-  o.ud = paths;
+  o.ud = dout;
   if (hs_reader_open(r, (const char *const *)paths, n, &o, err, sizeof err) != 0) {
     fprintf(stderr, "heapscript: %s\n", err);
+    damage_done(dout);
     return 2;
   }
   return 0;
@@ -155,14 +172,15 @@ static int cmd_info(int argc, char **argv) {
     hsi_lcheck *lc;
     hsi_procmap *pm;
     hs_event ev;
-    int n, frc = open_reader(&r, &files[i], 1);
+    damage_out dout;
+    int n, frc = open_reader(&r, &files[i], 1, &dout);
     if (frc) { rc = frc; continue; }
     in = hsi_info_new();
     lc = hsi_lcheck_new();
     pm = hsi_procmap_new();
     if (!in || !lc || !pm) {
       hsi_info_free(in); hsi_lcheck_free(lc); hsi_procmap_free(pm);
-      hs_reader_close(r); free(files);
+      hs_reader_close(r); damage_done(&dout); free(files);
       return 2;
     }
     while ((n = hs_reader_next(r, &ev)) == 1)
@@ -184,6 +202,7 @@ static int cmd_info(int argc, char **argv) {
     hsi_lcheck_free(lc);
     hsi_procmap_free(pm);
     hs_reader_close(r);
+    damage_done(&dout);
   }
   if (json && nfiles > 1) printf("]\n");
   free(files);
@@ -242,6 +261,7 @@ static int cmd_dump(int argc, char **argv) {
   hs_event ev;
   hsi_attrib *at;
   hsi_ids ids;
+  damage_out dout;
   char **files = (char **)calloc((size_t)argc + 1, sizeof *files);
   int i, n, nfiles = 0, jsonl = 0, rc;
   uint64_t shown = 0;
@@ -284,9 +304,9 @@ static int cmd_dump(int argc, char **argv) {
     files[nfiles++] = argv[i];
   }
   if (nfiles == 0) { fputs(dump_usage, stderr); free(files); return 2; }
-  if ((rc = open_reader(&r, files, nfiles)) != 0) { free(files); return rc; }
+  if ((rc = open_reader(&r, files, nfiles, &dout)) != 0) { free(files); return rc; }
   /* events without ids show those of their StackWalk (attrib.h) */
-  if (!(at = hsi_attrib_new(hsi_attrib_reader_src, r))) { hs_reader_close(r); free(files); return 2; }
+  if (!(at = hsi_attrib_new(hsi_attrib_reader_src, r))) { hs_reader_close(r); damage_done(&dout); free(files); return 2; }
   while ((n = hsi_attrib_next(at, &ev, &ids)) == 1) {
     if (f.limit >= 0 && (int64_t)shown >= f.limit) break;
     if (!hsi_evfilter_match(&f, &ev, &ids,
@@ -298,6 +318,7 @@ static int cmd_dump(int argc, char **argv) {
   hsi_attrib_free(at);
   rc = n < 0 ? 2 : damaged(r) ? 1 : 0;
   hs_reader_close(r);
+  damage_done(&dout);
   free(files);
   return rc;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "heapscript.h"
+#include "damlog.h"
 #include "info.h"
 #include "procmap.h"
 #include "sym.h"
@@ -34,10 +35,15 @@ static void say(void *ud, const char *msg) {
   fprintf(stderr, "heapscript: %s\n", msg);
 }
 
+/* Each damage report once on stderr as it comes (damlog.h). */
+typedef struct damage_out {
+  char **paths;
+  hsi_damlog log;
+} damage_out;
+
 static void on_damage(void *ud, const hs_damage *d) {
-  const char **paths = (const char **)ud;
-  fprintf(stderr, "heapscript: %s: offset 0x%llx (buffer %u): damaged: expected %s; skipped\n",
-          paths[d->file], (unsigned long long)d->pos, d->buffer, d->what);
+  damage_out *o = (damage_out *)ud;
+  if (hsi_damlog_add(&o->log, d) == 1) hsi_damage_line(stderr, o->paths[d->file], d);
 }
 
 /* Directory of path ("." when it has none) into out. */
@@ -179,6 +185,7 @@ int hsi_sym_cmd(int argc, char **argv) {
   int i, n, nfiles = 0, json = 0, rc = 0;
   hs_reader *r = NULL;
   hs_reader_opts o;
+  damage_out dout;
   hs_event ev;
   hsi_procmap *pm = NULL;
   hsi_syms *sy = NULL;
@@ -198,11 +205,14 @@ int hsi_sym_cmd(int argc, char **argv) {
     else files[nfiles++] = argv[i];
   }
   if (nfiles == 0) { fputs(usage, stderr); free(files); return 2; }
+  memset(&dout, 0, sizeof dout);
+  dout.paths = files;
   memset(&o, 0, sizeof o);
   o.on_damage = on_damage;
-  o.ud = files;
+  o.ud = &dout;
   if (hs_reader_open(&r, (const char *const *)files, nfiles, &o, err, sizeof err) != 0) {
     fprintf(stderr, "heapscript: %s\n", err);
+    hsi_damlog_free(&dout.log);
     free(files);
     return 2;
   }
@@ -244,6 +254,8 @@ done:
   hsi_symmap_free(sm);
   hsi_procmap_free(pm);
   hs_reader_close(r);
+  hsi_damlog_more(stderr, &dout.log, files[0]);
+  hsi_damlog_free(&dout.log);
   free(files);
   return rc;
 }

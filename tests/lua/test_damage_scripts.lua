@@ -143,5 +143,34 @@ check(code == 0 and err == "", "os.exit(true) on a sound trace: exit 0, silent",
 code, out, err = run(q(script("trace = nil; collectgarbage(); return 0\n")) .. " " .. q(copies[1]))
 check(code == 1 and #damage_lines(err) >= 1, "a script that drops `trace`: the damage is still reported", code .. err)
 
+-- more damage than is kept: a sound trace followed by 5,000 blocks of 200
+-- bytes, each a short empty buffer at byte 3 and garbage after it (each
+-- block one damage, the 3 bytes before the first one more: 5,001).  The
+-- script's trace and the analysis pass's reader both meet all of it: the
+-- first 4,096 are listed once, the rest counted once, not once a reader.
+do
+  local seed = slurp("tests/fuzz/corpus/seed-64.etl")
+  local block = ("\0"):rep(3) .. string.pack("<I4", 0x48) .. ("\0"):rep(0x2C) .. string.pack("<I4", 0x48)
+                .. ("\0"):rep(2) .. string.pack("<I2", 1) .. ("\0"):rep(200 - 3 - 0x38)
+  assert(#block == 200)
+  local p = dir .. "/many.etl"
+  spit(p, seed .. block:rep(5000))
+  local icode, iout = run("info --json " .. q(p))
+  local dmg = tonumber(iout:match('"damaged": (%d+)'))
+  eq(icode, 1, "5,001 damages: info exits 1")
+  eq(dmg, 5001, "5,001 damages: info counts them")
+  local code, out, err = run(q(script("local l, total = trace:damage(); print(#trace:allocations{}, #l, total)\n"))
+                             .. " " .. q(p))
+  local n, listed, total = out:match("^(%d+)\t(%d+)\t(%d+)")
+  eq(code, 1, "5,001 damages: the script exits 1")
+  eq(listed, "4096", "5,001 damages: trace:damage() lists the first 4,096")
+  check(tonumber(total) >= 5001, "5,001 damages: its total counts every report", total)
+  eq(#damage_lines(err), 4096, "5,001 damages: 4,096 lines on stderr")
+  check(err:find(": 905 more damage reports not listed (only the first 4096 are kept)", 1, true),
+        "5,001 damages: the 905 not listed are counted once", err:sub(-300))
+  local _, sout = run(q(script("print(#trace:allocations{})\n")) .. " tests/fuzz/corpus/seed-64.etl")
+  eq(n, sout:match("^(%d+)"), "5,001 damages: the sound part's allocations, all of them")
+end
+
 os.execute("rm -rf " .. q(dir))
 return T.done("test_damage_scripts")

@@ -1,0 +1,103 @@
+/*
+** test_damlog.c -- damage reports kept once each (damlog.h): a repeat is
+** counted in the total and nothing else, reports differing in any of
+** file, offset, buffer or wording are distinct, the first HSI_DAMLOG_MAX
+** are kept in order and the rest only counted, and the lines printed are
+** the kept ones and one for the rest.
+*/
+#include "unit.h"
+#include "damlog.h"
+
+static hs_damage dmg(int file, uint64_t pos, uint32_t buffer, const char *what) {
+  hs_damage d;
+  d.file = file;
+  d.pos = pos;
+  d.buffer = buffer;
+  d.what = what;
+  return d;
+}
+
+TEST(repeats_and_distinct) {
+  hsi_damlog l;
+  hs_damage a = dmg(0, 0x1400, 5, "a buffer header"), d;
+  memset(&l, 0, sizeof l);
+  CHECK_EQ(hsi_damlog_add(&l, &a), 1);
+  CHECK_EQ(hsi_damlog_add(&l, &a), 0);               /* a rewound reader's repeat */
+  d = dmg(1, 0x1400, 5, "a buffer header");          /* another file */
+  CHECK_EQ(hsi_damlog_add(&l, &d), 1);
+  d = dmg(0, 0x1401, 5, "a buffer header");          /* another offset */
+  CHECK_EQ(hsi_damlog_add(&l, &d), 1);
+  d = dmg(0, 0x1400, 6, "a buffer header");          /* another buffer */
+  CHECK_EQ(hsi_damlog_add(&l, &d), 1);
+  d = dmg(0, 0x1400, 5, "a record");                 /* another wording */
+  CHECK_EQ(hsi_damlog_add(&l, &d), 1);
+  d = dmg(0, 0x1400, 5, NULL);                       /* none: the empty wording */
+  CHECK_EQ(hsi_damlog_add(&l, &d), 1);
+  d.what = "";
+  CHECK_EQ(hsi_damlog_add(&l, &d), 0);
+  CHECK_EQ(l.n, 6);
+  CHECK_EQ(l.total, 8);
+  CHECK_EQ(l.unlisted, 0);
+  CHECK_EQ(l.e[0].pos, 0x1400);
+  CHECK_STR(l.e[0].what, "a buffer header");
+  CHECK_EQ(l.e[1].file, 1);
+  CHECK_STR(l.e[5].what, "");
+  hsi_damlog_free(&l);
+  CHECK(l.n == 0 && l.e == NULL && l.seen == NULL && l.total == 0);
+  CHECK_EQ(hsi_damlog_add(&l, &a), 1);               /* empty again, usable again */
+  hsi_damlog_free(&l);
+}
+
+TEST(kept_then_counted) {
+  hsi_damlog l;
+  uint64_t k;
+  memset(&l, 0, sizeof l);
+  for (k = 0; k < HSI_DAMLOG_MAX + 1000; k++) {
+    hs_damage d = dmg(0, 0x48 * k, (uint32_t)k, "a buffer header");
+    CHECK_EQ(hsi_damlog_add(&l, &d), k < HSI_DAMLOG_MAX ? 1 : 2);
+  }
+  for (k = 0; k < HSI_DAMLOG_MAX + 1000; k++) {      /* the pass's reader: all again */
+    hs_damage d = dmg(0, 0x48 * k, (uint32_t)k, "a buffer header");
+    if (hsi_damlog_add(&l, &d) != 0) break;
+  }
+  CHECK_EQ(k, HSI_DAMLOG_MAX + 1000);
+  CHECK_EQ(l.n, HSI_DAMLOG_MAX);
+  CHECK_EQ(l.unlisted, 1000);
+  CHECK_EQ(l.total, 2 * (HSI_DAMLOG_MAX + 1000));
+  CHECK_EQ(l.e[HSI_DAMLOG_MAX - 1].buffer, HSI_DAMLOG_MAX - 1);
+  hsi_damlog_free(&l);
+}
+
+TEST(lines) {
+  hsi_damlog l;
+  hs_damage d = dmg(1, 0x2a0, 3, "a record Size of at least 8 bytes");
+  const char *paths[2] = { "a.etl", "b.etl" };
+  char buf[512];
+  FILE *f = tmpfile();
+  size_t n;
+  uint64_t k;
+  memset(&l, 0, sizeof l);
+  CHECK(f != NULL);
+  if (!f) return;
+  hsi_damlog_add(&l, &d);
+  CHECK_EQ(hsi_damlog_print(f, &l, paths), 1);
+  for (k = 0; k < HSI_DAMLOG_MAX + 2; k++) {
+    hs_damage e = dmg(0, 0x10000 * k, (uint32_t)k, "x");
+    hsi_damlog_add(&l, &e);
+  }
+  hsi_damlog_more(f, &l, paths[0]);
+  rewind(f);
+  n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = 0;
+  CHECK_STR(buf, "heapscript: b.etl: offset 0x2a0 (buffer 3): damaged: expected a record Size of at least 8 bytes; skipped\n"
+                 "heapscript: a.etl: 3 more damage reports not listed (only the first 4096 are kept)\n");
+  fclose(f);
+  hsi_damlog_free(&l);
+}
+
+int main(void) {
+  RUN(repeats_and_distinct);
+  RUN(kept_then_counted);
+  RUN(lines);
+  return UNIT_DONE();
+}
