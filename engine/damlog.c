@@ -81,6 +81,16 @@ void hsi_damlog_more(FILE *o, const hsi_damlog *l, const char *path) {
             path, (unsigned long long)l->unlisted, HSI_DAMLOG_MAX);
 }
 
+void hsi_damage_stderr(void *ud, const hs_damage *d) {
+  hsi_damage_out *o = (hsi_damage_out *)ud;
+  if (hsi_damlog_add(&o->log, d) == 1) hsi_damage_line(stderr, o->paths[d->file], d);
+}
+
+void hsi_damage_stderr_done(hsi_damage_out *o) {
+  hsi_damlog_more(stderr, &o->log, o->paths[0]);
+  hsi_damlog_free(&o->log);
+}
+
 size_t hsi_damlog_print(FILE *o, const hsi_damlog *l, const char *const *paths) {
   size_t i;
   for (i = 0; i < l->n; i++) {

@@ -47,4 +47,15 @@ size_t hsi_damlog_print(FILE *o, const hsi_damlog *l, const char *const *paths);
    file's): "heapscript: PATH: N more damage reports not listed (only the
    first 4096 are kept)". */
 void hsi_damlog_more(FILE *o, const hsi_damlog *l, const char *path);
+
+/* A command's damage on stderr: each kept report as it comes
+   (hsi_damage_stderr, a reader's on_damage with this as its ud), the
+   count of the rest when the walk is over (hsi_damage_stderr_done, which
+   frees the log).  paths: the reader's files. */
+typedef struct hsi_damage_out {
+  char *const *paths;
+  hsi_damlog log;
+} hsi_damage_out;
+void hsi_damage_stderr(void *ud, const hs_damage *d);
+void hsi_damage_stderr_done(hsi_damage_out *o);
 #endif

@@ -74,35 +74,17 @@ static const char *dump_usage =
   "(heap=, addr=, size=...).  In text, ids taken from the StackWalk end with\n"
   "'*'; --pid/--tid test them when the header has none.\n";
 
-/* The damage a command's reader meets: each report on stderr as it
-   comes, once, the first HSI_DAMLOG_MAX of them; the count of the rest
-   when the walk is over (damage_done). */
-typedef struct damage_out {
-  char **paths;
-  hsi_damlog log;
-} damage_out;
-
-static void on_damage(void *ud, const hs_damage *d) {
-  damage_out *o = (damage_out *)ud;
-  if (hsi_damlog_add(&o->log, d) == 1) hsi_damage_line(stderr, o->paths[d->file], d);
-}
-
-static void damage_done(damage_out *o) {
-  hsi_damlog_more(stderr, &o->log, o->paths[0]);
-  hsi_damlog_free(&o->log);
-}
-
-static int open_reader(hs_reader **r, char **paths, int n, damage_out *dout) {
+static int open_reader(hs_reader **r, char **paths, int n, hsi_damage_out *dout) {
   char err[HS_ERRLEN];
   hs_reader_opts o;
   memset(dout, 0, sizeof *dout);
   dout->paths = paths;
   memset(&o, 0, sizeof o);
-  o.on_damage = on_damage;
+  o.on_damage = hsi_damage_stderr;
   o.ud = dout;
   if (hs_reader_open(r, (const char *const *)paths, n, &o, err, sizeof err) != 0) {
     fprintf(stderr, "heapscript: %s\n", err);
-    damage_done(dout);
+    hsi_damage_stderr_done(dout);
     return 2;
   }
   return 0;
@@ -172,7 +154,7 @@ static int cmd_info(int argc, char **argv) {
     hsi_lcheck *lc;
     hsi_procmap *pm;
     hs_event ev;
-    damage_out dout;
+    hsi_damage_out dout;
     int n, frc = open_reader(&r, &files[i], 1, &dout);
     if (frc) { rc = frc; continue; }
     in = hsi_info_new();
@@ -180,7 +162,7 @@ static int cmd_info(int argc, char **argv) {
     pm = hsi_procmap_new();
     if (!in || !lc || !pm) {
       hsi_info_free(in); hsi_lcheck_free(lc); hsi_procmap_free(pm);
-      hs_reader_close(r); damage_done(&dout); free(files);
+      hs_reader_close(r); hsi_damage_stderr_done(&dout); free(files);
       return 2;
     }
     while ((n = hs_reader_next(r, &ev)) == 1)
@@ -202,7 +184,7 @@ static int cmd_info(int argc, char **argv) {
     hsi_lcheck_free(lc);
     hsi_procmap_free(pm);
     hs_reader_close(r);
-    damage_done(&dout);
+    hsi_damage_stderr_done(&dout);
   }
   if (json && nfiles > 1) printf("]\n");
   free(files);
@@ -261,7 +243,7 @@ static int cmd_dump(int argc, char **argv) {
   hs_event ev;
   hsi_attrib *at;
   hsi_ids ids;
-  damage_out dout;
+  hsi_damage_out dout;
   char **files = (char **)calloc((size_t)argc + 1, sizeof *files);
   int i, n, nfiles = 0, jsonl = 0, rc;
   uint64_t shown = 0;
@@ -306,7 +288,7 @@ static int cmd_dump(int argc, char **argv) {
   if (nfiles == 0) { fputs(dump_usage, stderr); free(files); return 2; }
   if ((rc = open_reader(&r, files, nfiles, &dout)) != 0) { free(files); return rc; }
   /* events without ids show those of their StackWalk (attrib.h) */
-  if (!(at = hsi_attrib_new(hsi_attrib_reader_src, r))) { hs_reader_close(r); damage_done(&dout); free(files); return 2; }
+  if (!(at = hsi_attrib_new(hsi_attrib_reader_src, r))) { hs_reader_close(r); hsi_damage_stderr_done(&dout); free(files); return 2; }
   while ((n = hsi_attrib_next(at, &ev, &ids)) == 1) {
     if (f.limit >= 0 && (int64_t)shown >= f.limit) break;
     if (!hsi_evfilter_match(&f, &ev, &ids,
@@ -318,7 +300,7 @@ static int cmd_dump(int argc, char **argv) {
   hsi_attrib_free(at);
   rc = n < 0 ? 2 : damaged(r) ? 1 : 0;
   hs_reader_close(r);
-  damage_done(&dout);
+  hsi_damage_stderr_done(&dout);
   free(files);
   return rc;
 }

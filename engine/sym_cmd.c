@@ -35,16 +35,6 @@ static void say(void *ud, const char *msg) {
   fprintf(stderr, "heapscript: %s\n", msg);
 }
 
-/* Each damage report once on stderr as it comes (damlog.h). */
-typedef struct damage_out {
-  char **paths;
-  hsi_damlog log;
-} damage_out;
-
-static void on_damage(void *ud, const hs_damage *d) {
-  damage_out *o = (damage_out *)ud;
-  if (hsi_damlog_add(&o->log, d) == 1) hsi_damage_line(stderr, o->paths[d->file], d);
-}
 
 /* Directory of path ("." when it has none) into out. */
 static void dir_of(const char *path, char *out, size_t cap) {
@@ -185,7 +175,7 @@ int hsi_sym_cmd(int argc, char **argv) {
   int i, n, nfiles = 0, json = 0, rc = 0;
   hs_reader *r = NULL;
   hs_reader_opts o;
-  damage_out dout;
+  hsi_damage_out dout;
   hs_event ev;
   hsi_procmap *pm = NULL;
   hsi_syms *sy = NULL;
@@ -208,7 +198,7 @@ int hsi_sym_cmd(int argc, char **argv) {
   memset(&dout, 0, sizeof dout);
   dout.paths = files;
   memset(&o, 0, sizeof o);
-  o.on_damage = on_damage;
+  o.on_damage = hsi_damage_stderr;
   o.ud = &dout;
   if (hs_reader_open(&r, (const char *const *)files, nfiles, &o, err, sizeof err) != 0) {
     fprintf(stderr, "heapscript: %s\n", err);
@@ -254,8 +244,7 @@ done:
   hsi_symmap_free(sm);
   hsi_procmap_free(pm);
   hs_reader_close(r);
-  hsi_damlog_more(stderr, &dout.log, files[0]);
-  hsi_damlog_free(&dout.log);
+  hsi_damage_stderr_done(&dout);
   free(files);
   return rc;
 }
