@@ -142,6 +142,64 @@ TEST(merged_per_cpu_order_and_ties) {
   remove(path);
 }
 
+/*
+** Many CPUs (the tournament, not the scan of a few streams) and ties:
+** 37 CPUs whose events share timestamps with each other's and with their
+** own neighbours' (steps of 0, 1 or 2 ticks), 1 KiB buffers.  Merged, the
+** events come in (timestamp, CPU) order and each CPU's in its own order,
+** all of them, with the decoding workers and without.
+*/
+TEST(many_cpus_ties_in_order) {
+  enum { NC = 37, NE = 300 };
+  hsi_writer *w;
+  hsi_writer_opts o;
+  int64_t ts[NC];
+  uint32_t seq[NC];
+  unsigned x = 12345;
+  int i, c, pass;
+  uint8_t pl[8];
+  memset(&o, 0, sizeof o);
+  o.cpus = NC; o.buffer_size = 1024;
+  CHECK_EQ(hsi_writer_open(&w, tmp_path("many"), &o, NULL, 0), 0);
+  for (c = 0; c < NC; c++) ts[c] = 1000;
+  for (i = 0; i < NE; i++)
+    for (c = 0; c < NC; c++) {
+      x = x * 1103515245u + 12345u;
+      ts[c] += (x >> 16) % 3;
+      wr32(pl, (uint32_t)c);
+      wr32(pl + 4, (uint32_t)i);
+      hsi_writer_kernel(w, c, HS_HT_SYSTEM64, 0x05, 36, 2, 4, 1000, ts[c], pl, sizeof pl);
+    }
+  CHECK_EQ(hsi_writer_close(w), 0);
+  for (pass = 0; pass < 2; pass++) {
+    hs_reader *r;
+    hs_event ev;
+    const char *p = path;
+    int64_t last = INT64_MIN;
+    int last_cpu = -1, ordered = 1, own = 1;
+    uint64_t n = 0;
+    if (pass == 1) setenv("HEAPSCRIPT_THREADS", "0", 1);
+    CHECK_EQ(hs_reader_open(&r, &p, 1, NULL, NULL, 0), 0);
+    memset(seq, 0, sizeof seq);
+    while (hs_reader_next(r, &ev) == 1) {
+      if (ev.hook != 0x0524) continue;
+      c = (int)rd32(ev.payload);
+      if (c != ev.cpu || c >= NC) { own = 0; continue; }
+      if (ev.timestamp < last || (ev.timestamp == last && ev.cpu < last_cpu)) ordered = 0;
+      if (rd32(ev.payload + 4) != seq[c]++) own = 0;
+      last = ev.timestamp;
+      last_cpu = ev.cpu;
+      n++;
+    }
+    hs_reader_close(r);
+    CHECK(ordered);
+    CHECK(own);
+    CHECK_EQ(n, NC * NE);
+  }
+  unsetenv("HEAPSCRIPT_THREADS");
+  remove(path);
+}
+
 TEST(two_files_merge_like_xperf) {
   char a[512], b[512];
   const char *paths[2];
@@ -357,6 +415,7 @@ TEST(reopen_takes_the_index_and_its_damage) {
 int main(void) {
   RUN(buffers_written_is_not_trusted);
   RUN(merged_per_cpu_order_and_ties);
+  RUN(many_cpus_ties_in_order);
   RUN(two_files_merge_like_xperf);
   RUN(buffer0_tail_repeats_counted_once_unique_kept);
   RUN(end_marker_ends_a_buffer);
