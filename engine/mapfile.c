@@ -87,7 +87,10 @@ int hsi_map_open(hsi_map *m, const char *path, char *err, size_t errlen) {
   void *p;
   int fd;
   memset(m, 0, sizeof *m);
-  fd = open(path, O_RDONLY);
+  /* O_NONBLOCK: a FIFO without a writer would block the open; it is
+     refused below like anything else that is not a regular file (a
+     regular file's reads ignore the flag) */
+  fd = open(path, O_RDONLY | O_NONBLOCK);
   if (fd < 0) { snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno)); return HS_EIO; }
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     snprintf(err, errlen, "%s: not a regular file", path);

@@ -114,4 +114,11 @@ done
 "$HS" info "$T/does-not-exist.etl" >/dev/null 2>"$T/err"; rc=$?
 [ "$rc" -eq 2 ] && grep -q "does-not-exist.etl: cannot open" "$T/err" || no "missing file: exit $rc: $(cat "$T/err")"
 
+# 7. a FIFO nobody writes to: refused at once, not waited on (timeout
+# stops a wait: a hang guard)
+if mkfifo "$T/fifo.etl" 2>/dev/null; then
+  timeout 60 "$HS" info "$T/fifo.etl" >/dev/null 2>"$T/err"; rc=$?
+  [ "$rc" -eq 2 ] && grep -q "fifo.etl: not a regular file" "$T/err" || no "a FIFO: exit $rc (124: it waited): $(cat "$T/err")"
+fi
+
 [ "$fails" -eq 0 ]
