@@ -7,6 +7,7 @@
 #include "heapscript.h"
 #include "bytes.h"
 #include "merge.h"
+#include "osfile.h"
 #include "writer.h"
 
 #define MAX_ITEMS 64
@@ -21,6 +22,11 @@ int hsi_merge(const char *const *in, int nin, const char *out, hsi_merge_counts 
   hsi_ext items[MAX_ITEMS];
   int i, n, rc;
   memset(c, 0, sizeof *c);
+  for (i = 0; i < nin; i++)       /* writing it would destroy it under the reader */
+    if (hsi_same_file(out, in[i])) {
+      snprintf(err, errlen, "%s: is also a trace to merge (%s); the merged file must be a new one", out, in[i]);
+      return HS_EARG;
+    }
   if ((rc = hs_reader_open(&r, in, nin, NULL, err, errlen)) < 0) return rc;
   lf = hs_reader_logfile(r, 0);
   memset(&o, 0, sizeof o);

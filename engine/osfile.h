@@ -21,6 +21,8 @@ int hsi_rename(const char *from, const char *to);
 int hsi_tmpname(char *buf, size_t len);
 /* 1 when path names a regular file. */
 int hsi_is_file(const char *path);
+/* 1 when both paths name the same existing file (links included). */
+int hsi_same_file(const char *a, const char *b);
 /* UTF-8 to a malloc'd UTF-16 string (NULL if not valid UTF-8 or no memory). */
 wchar_t *hsi_wide(const char *utf8);
 /* UTF-16 to a malloc'd UTF-8 string (NULL if no memory). */
@@ -40,6 +42,10 @@ char *hsi_realpath(const char *path);
 static inline int hsi_is_file(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+static inline int hsi_same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 #endif
 #endif

@@ -37,6 +37,27 @@ char *hsi_utf8(const wchar_t *w) {
   return s;
 }
 
+/* The volume and file index of an existing file (0: it cannot be opened). */
+static int file_id(const char *path, BY_HANDLE_FILE_INFORMATION *fi) {
+  wchar_t *w = hsi_wide(path);
+  HANDLE h;
+  int ok;
+  if (!w) return 0;
+  h = CreateFileW(w, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
+                  FILE_FLAG_BACKUP_SEMANTICS, NULL);
+  free(w);
+  if (h == INVALID_HANDLE_VALUE) return 0;
+  ok = GetFileInformationByHandle(h, fi) != 0;
+  CloseHandle(h);
+  return ok;
+}
+
+int hsi_same_file(const char *a, const char *b) {
+  BY_HANDLE_FILE_INFORMATION fa, fb;
+  return file_id(a, &fa) && file_id(b, &fb) && fa.dwVolumeSerialNumber == fb.dwVolumeSerialNumber
+         && fa.nFileIndexHigh == fb.nFileIndexHigh && fa.nFileIndexLow == fb.nFileIndexLow;
+}
+
 FILE *hsi_fopen(const char *path, const char *mode) {
   wchar_t *wp = hsi_wide(path), *wm = hsi_wide(mode);
   FILE *f = wp && wm ? _wfopen(wp, wm) : fopen(path, mode);

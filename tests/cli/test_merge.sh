@@ -36,5 +36,15 @@ else
   n=$("$HS" info --json "$T/d.etl" | sed -n 's/^  "events": \([0-9]*\),$/\1/p')
   [ "$n" = 16338 ] && echo "ok one logfile header: 16338 events (16339 less one header)" || no "merged events: $n"
 fi
+# the output named as one of the traces (itself, or a link to it): refused
+# before anything is written; writing it destroyed the trace under the
+# reader, which then died of SIGBUS
+cp examples/memorytestapp.etl "$T/in.etl"
+ln -s "$T/in.etl" "$T/link.etl"
+for o in "$T/in.etl" "$T/link.etl"; do
+  "$HS" merge -o "$o" "$T/in.etl" examples/notmyfault.etl >/dev/null 2>"$T/err"; rc=$?
+  [ $rc = 2 ] && grep -q "is also a trace to merge" "$T/err" || no "merge -o $(basename "$o") onto its input: exit $rc: $(cat "$T/err")"
+  cmp -s "$T/in.etl" examples/memorytestapp.etl || no "merge -o $(basename "$o") onto its input: the trace was changed"
+done
 echo "merge: $fails failed"
 [ $fails = 0 ]
