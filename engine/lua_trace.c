@@ -14,6 +14,7 @@
 
 #include "evfilter.h"
 #include "damlog.h"
+#include "osfile.h"
 #include "lua_run.h"
 #include "lua_sandbox.h"
 #include "stop.h"
@@ -286,6 +287,18 @@ static int t_files(lua_State *L) {
     lua_pushstring(L, hs_reader_path(t->src.reader, i));
     lua_rawseti(L, -2, i + 1);
   }
+  return 1;
+}
+
+/* trace:same_file(path) -> the trace's file that path names (itself or
+   a link to it), or nil: a script's output must not overwrite its trace */
+static int t_same_file(lua_State *L) {
+  Trace *t = totrace(L, 1);
+  const char *p = luaL_checkstring(L, 2);
+  int i;
+  for (i = 0; t->paths && i < t->nfiles; i++)
+    if (hsi_same_file(p, t->paths[i])) { lua_pushstring(L, t->paths[i]); return 1; }
+  lua_pushnil(L);
   return 1;
 }
 
@@ -575,6 +588,7 @@ static int t_count(lua_State *L) {
 static const luaL_Reg methods[] = {
   {"header", t_header},
   {"files", t_files},
+  {"same_file", t_same_file},
   {"stats", t_stats},
   {"damage", t_damage},
   {"events", t_events},

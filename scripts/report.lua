@@ -243,14 +243,25 @@ function M.json(v, indent, cur)
   return "{" .. nl .. table.concat(parts, "," .. nl) .. nl .. cur .. "}"
 end
 
--- Write a JSON document to a path ("-" = standard output).
-function M.write_json(path, v)
-  local s = M.json(v, "  ") .. "\n"
+-- Write the text s to a path ("-" = standard output), never over one of
+-- the trace's files (a typo would destroy the trace): a file that is the
+-- trace, or cannot be written, says so on stderr and exits with status 2.
+function M.write(path, s)
   if path == "-" or path == true then io.stdout:write(s); return end
-  local f, err = io.open(path, "w")
-  if not f then io.stderr:write("heapscript: " .. err .. "\n"); os.exit(2) end
+  local same = trace and trace.same_file and trace:same_file(path)
+  if same then
+    io.stderr:write(("heapscript: %s: is the trace %s; a report is written to another file\n"):format(path, same))
+    os.exit(2)
+  end
+  local f, err = io.open(path, "wb")
+  if not f then io.stderr:write("heapscript: " .. tostring(err) .. "\n"); os.exit(2) end
   f:write(s)
   f:close()
+end
+
+-- Write a JSON document to a path ("-" = standard output), as M.write.
+function M.write_json(path, v)
+  M.write(path, M.json(v, "  ") .. "\n")
 end
 
 -- The damage the reader skipped in the trace's files (whatever read them:

@@ -20,14 +20,7 @@ local report = require "report"
 
 local F = {}
 
-local function write(path, s)
-  if path == "-" then io.stdout:write(s); return end
-  local f, err = io.open(path, "wb")
-  if not f then io.stderr:write("heapscript: " .. tostring(err) .. "\n"); os.exit(2) end
-  f:write(s)
-  f:close()
-end
-F.write = write
+local write = report.write
 
 -- What the flame view and --folded show: the AIFO records of each kind.
 function F.outstanding(r)
