@@ -15,7 +15,7 @@ local argv = {}
 for i = 1, arg and #arg or 0 do argv[i] = arg[i] end
 if argv[1] == "-h" then io.stdout:write(usage); return 0 end
 local print = report.print              -- text fits the terminal (report.term)
-local o = report.options({ top = "number", provider = "string", json = "string" }, {}, argv, usage)
+local o = report.options({ top = "count", provider = "string", json = "string" }, {}, argv, usage)
 local top, provider = o.top, o.provider
 if not trace then
   io.stderr:write("events.lua: no trace given\nusage: heapscript events TRACE...\n")

@@ -19,7 +19,7 @@ usage: heapscript growth TRACE... [OPTIONS]
 ]] .. report.OUTPUT_USAGE
 
 local o = report.options({ kind = "list", min_step = "number", step_span = "string", baseline = "string",
-  min_rate = "number", process = "string", pid = "number", window = "window", frames = "number",
+  min_rate = "number", process = "string", pid = "count", window = "window", frames = "count",
   symbols = "string", json = "string" },
   { kind = { "virtual", "heap", "pool" }, min_step = 1024 * 1024, step_span = "1", min_rate = 1, frames = 10 },
   { ... }, usage)

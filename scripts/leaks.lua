@@ -21,8 +21,8 @@ usage: heapscript leaks TRACE... [OPTIONS]
                              for `heapscript diff` and `policy --baseline`
 ]] .. report.OUTPUT_USAGE
 
-local o = report.options({ kind = "list", process = "string", pid = "number", tag = "string",
-  window = "window", top = "number", frames = "number", min_bytes = "number", symbols = "string",
+local o = report.options({ kind = "list", process = "string", pid = "count", tag = "string",
+  window = "window", top = "count", frames = "count", min_bytes = "number", symbols = "string",
   json = "string" }, { top = 5, frames = 12, min_bytes = 0, kind = { "heap", "virtual", "pool" } },
   { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end
@@ -91,7 +91,7 @@ out.notes = {
   records_without_process = stats.records_no_process or 0,
 }
 if text then
-  if #out.kinds == 0 then print("no heap, VirtualAlloc or pool allocations in this trace") end
+  if #out.kinds == 0 then print(report.none(o, "heap, VirtualAlloc or pool", o.kind)) end
   local n = out.notes
   if n.frees_of_unknown_blocks > 0 or n.double_frees > 0 then
     print(("note: %d frees of blocks allocated before the trace, %d double frees")

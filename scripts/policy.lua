@@ -17,7 +17,7 @@ usage: heapscript policy TRACE... [OPTIONS]
 Exit status: 0 all rules hold (warnings allowed), 1 an error rule is broken, 2 usage or bad rules.
 ]] .. report.OUTPUT_USAGE
 
-local o = report.options({ rules = "string", json = "string", symbols = "string", frames = "number",
+local o = report.options({ rules = "string", json = "string", symbols = "string", frames = "count",
   baseline = "string", junit = "string" },
   { rules = "rules.default", frames = 8 }, { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end

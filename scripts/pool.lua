@@ -12,8 +12,8 @@ usage: heapscript pool TRACE... [OPTIONS]
   --tag TAG        one tag only; --window T1,T2; --frames N (default 12); --symbols FILE; --json FILE
 ]] .. report.OUTPUT_USAGE
 
-local o = report.options({ top = "number", stacks = "number", tag = "string", window = "window",
-  frames = "number", symbols = "string", json = "string" }, { top = 10, stacks = 2, frames = 12 }, { ... }, usage)
+local o = report.options({ top = "count", stacks = "count", tag = "string", window = "window",
+  frames = "count", symbols = "string", json = "string" }, { top = 10, stacks = 2, frames = 12 }, { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end
 report.load_symbols(o.symbols)
 local text = report.text(o)
@@ -24,7 +24,7 @@ report.layouts()
 local out = { tags = {} }
 local findings = {}
 if #P == 0 then
-  if text then print("no pool allocations in this trace") end
+  if text then print(report.none(o, "pool", { "pool" })) end
   report.finish(o, out, { script = "pool", findings = findings, filters = f })
   return 0
 end

@@ -23,6 +23,7 @@ function M.options(spec, defaults, argv, usage)
     local name, inline = a:match("^%-%-([%w_-]+)=(.*)$")
     name = name or a:match("^%-%-([%w_-]+)$")
     if not name then fail("unexpected argument " .. a) end
+    local flag = "--" .. name          -- as typed, for the messages
     name = name:gsub("-", "_")
     local kind = spec[name]
     if name == "help" then
@@ -31,16 +32,21 @@ function M.options(spec, defaults, argv, usage)
     end
     -- every script takes --symbol-path: where the images' PDBs are (docs/SYMBOLS.md)
     if name == "symbol_path" and not kind then kind = "string" end
-    if not kind then fail("unknown option --" .. name) end
+    if not kind then fail("unknown option " .. flag) end
     if kind == "flag" then
       o[name] = true
     else
       local v = inline
       if v == nil then i = i + 1; v = argv[i] end
-      if v == nil then fail("--" .. name .. " needs a value") end
+      if v == nil then fail(flag .. " needs a value") end
       if kind == "number" then
         local n = M.parse_size(v)
-        if not n then fail("--" .. name .. ": not a number: " .. v) end
+        if not n then fail(flag .. ": expected a number of 0 or more (64k, 1MiB accepted): " .. v) end
+        o[name] = n
+      elseif kind == "count" then
+        local n = tonumber(v)
+        n = n and math.tointeger(n)
+        if not n or n < 0 or n > 2^53 then fail(flag .. ": expected a whole number of 0 or more: " .. v) end
         o[name] = n
       elseif kind == "list" then
         local l = {}
@@ -50,7 +56,7 @@ function M.options(spec, defaults, argv, usage)
         local a1, a2 = v:match("^%s*([^,]*),([^,]*)%s*$")
         local t1, t2 = tonumber(a1), tonumber(a2)
         if not a1 or (a1 ~= "" and not t1) or (a2 ~= "" and not t2) then
-          fail("--" .. name .. ": expected T1,T2 in seconds: " .. v)
+          fail(flag .. ": expected T1,T2 in seconds: " .. v)
         end
         o[name] = { t1, t2 }
       else
@@ -312,6 +318,24 @@ function M.filters(o)
   if o.tag then f.tag = (o.tag .. "    "):sub(1, 4) end   -- "Irp" is the tag "Irp "
   if o.window then f.window = o.window end
   return f
+end
+
+-- What to say when a selection is empty: "no WHAT allocations in this
+-- trace", or, when the options filter by process, pid, tag or window,
+-- "no WHAT allocations under --pid 1 (the trace has N of them)": a filter
+-- that matches nothing is not a trace without allocations.
+function M.none(o, what, kinds)
+  local on = {}
+  if o.process then on[#on + 1] = "--process " .. o.process end
+  if o.pid then on[#on + 1] = "--pid " .. tostring(o.pid) end
+  if o.tag then on[#on + 1] = "--tag " .. o.tag end
+  if o.window then
+    on[#on + 1] = ("--window %s,%s"):format(o.window[1] or "", o.window[2] or "")
+  end
+  if #on == 0 or not trace then return ("no %s allocations in this trace"):format(what) end
+  local n = 0
+  for _, kind in ipairs(kinds) do n = n + #trace:allocations{ kind = kind } end
+  return ("no %s allocations under %s (the trace has %d of them)"):format(what, table.concat(on, " "), n)
 end
 
 -- For each kind asked for (o.kind), the non-empty selection of that kind

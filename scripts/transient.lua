@@ -14,7 +14,7 @@ usage: heapscript transient TRACE... [OPTIONS]
 ]] .. report.OUTPUT_USAGE
 
 local o = report.options({ kind = "list", min_size = "number", max_lifetime = "string", process = "string",
-  pid = "number", window = "window", top = "number", frames = "number", symbols = "string", json = "string" },
+  pid = "count", window = "window", top = "count", frames = "count", symbols = "string", json = "string" },
   { kind = { "virtual", "heap" }, min_size = 1024 * 1024, max_lifetime = "1", top = 5, frames = 12 },
   { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end

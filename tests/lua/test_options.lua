@@ -52,5 +52,29 @@ check(code == 0 and out:find("usage: heapscript leaks", 1, true), "leaks TRACE -
 code, out = run("--help")
 check(out:find("--top 10", 1, true) and out:find("--", 1, true), "heapscript --help shows options after the traces and --", out)
 
+-- counts are whole numbers of 0 or more, sizes numbers of 0 or more; the
+-- option is named as typed; nothing reaches the script's Lua as a bad value
+for _, c in ipairs{ { "--top -1", "--top: expected a whole number of 0 or more: -1" },
+                    { "--top 99999999999999999999", "--top: expected a whole number of 0 or more: 99999999999999999999" },
+                    { "--frames 2.5", "--frames: expected a whole number of 0 or more: 2.5" },
+                    { "--pid x", "--pid: expected a whole number of 0 or more: x" },
+                    { "--min-bytes -5", "--min-bytes: expected a number of 0 or more (64k, 1MiB accepted): -5" },
+                    { "--no-such 1", "unknown option --no-such" } } do
+  code, out, err = run("leaks " .. M .. " " .. c[1])
+  check(code == 2 and err:find("leaks: " .. c[2], 1, true) and out == "", "leaks " .. c[1] .. ": exit 2, " .. c[2], err)
+end
+code, out = run("leaks " .. M .. " --top 1e1 --kind heap")
+check(code == 0 and out:find("#1", 1, true), "--top 1e1: a whole number", out)
+code, out = run("pool " .. N .. " --top 0x2")
+check(code == 0 and out:find("'Irp '", 1, true) and not out:find("'File'", 1, true), "pool --top 0x2: two tags", out)
+
+-- a filter that matches nothing is not a trace without allocations
+code, out = run("leaks " .. M .. " --pid 1")
+eq(out, "no heap, VirtualAlloc or pool allocations under --pid 1 (the trace has 5012 of them)\n", "leaks --pid 1")
+code, out = run("pool " .. N .. " --tag Zzzz --window 1,")
+eq(out, "no pool allocations under --tag Zzzz --window 1, (the trace has 1640 of them)\n", "pool --tag --window")
+code, out = run("pool " .. M)
+eq(out, "no pool allocations in this trace\n", "pool on a trace without pool events")
+
 os.remove(jf); os.remove(pf)
 return T.done("test_options")
