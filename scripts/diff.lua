@@ -24,8 +24,8 @@ usage: heapscript diff BASE.etl NEW.etl [-- OPTIONS]
   --json FILE              the differences as JSON ("-" for standard output, then no text)
 ]] .. report.OUTPUT_USAGE
 
-local o = report.options({ baseline = "string", kind = "list", process = "string", pid = "count", tag = "string",
-  window = "window", by = "list", all = "flag", top = "count", frames = "count", symbols = "string",
+local o = report.options({ baseline = "string", kind = report.KINDS, process = "string", pid = "count", tag = "string",
+  window = "window", by = { "stack", "tag", "process" }, all = "flag", top = "count", frames = "count", symbols = "string",
   json = "string" }, { kind = { "heap", "virtual", "pool" }, by = { "stack", "tag", "process" }, top = 10, frames = 6 },
   { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end

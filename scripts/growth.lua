@@ -18,14 +18,14 @@ usage: heapscript growth TRACE... [OPTIONS]
   --process NAME, --pid N, --window T1,T2, --frames N (default 10), --symbols FILE, --json FILE
 ]] .. report.OUTPUT_USAGE
 
-local o = report.options({ kind = "list", min_step = "number", step_span = "string", baseline = "string",
+local o = report.options({ kind = report.KINDS, min_step = "number", step_span = "seconds", baseline = "seconds",
   min_rate = "number", process = "string", pid = "count", window = "window", frames = "count",
   symbols = "string", json = "string" },
-  { kind = { "virtual", "heap", "pool" }, min_step = 1024 * 1024, step_span = "1", min_rate = 1, frames = 10 },
+  { kind = { "virtual", "heap", "pool" }, min_step = 1024 * 1024, step_span = 1, min_rate = 1, frames = 10 },
   { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end
 report.load_symbols(o.symbols)
-local span = tonumber(o.step_span) or 1
+local span = o.step_span
 local text = report.text(o)
 local out = { kinds = {} }
 report.layouts()
@@ -35,7 +35,7 @@ for kind, A in report.kinds(o) do
   do
     local s = A:summary()
     local t1, t2 = s.window[1], s.window[2]
-    local base_end = t1 + (tonumber(o.baseline) or (t2 - t1) * 0.05)   -- seconds into the window
+    local base_end = t1 + (o.baseline or (t2 - t1) * 0.05)   -- seconds into the window
     local kept = A:filter{ class = "AIFO" }
     local k = { kind = kind, start = s.outstanding_start, ["end"] = s.outstanding_end, growth = s.impacting,
                 window = s.window, baseline = {}, steps = {}, steady = {} }

@@ -35,6 +35,19 @@ function M.options(spec, defaults, argv, usage)
     if not kind then fail("unknown option " .. flag) end
     if kind == "flag" then
       o[name] = true
+    elseif type(kind) == "table" then    -- a list of these words, in any case
+      local v = inline
+      if v == nil then i = i + 1; v = argv[i] end
+      if v == nil then fail(flag .. " needs a value") end
+      local l, ok = {}, {}
+      for _, w in ipairs(kind) do ok[w] = true end
+      for item in v:gmatch("[^,]+") do
+        local w = item:lower()
+        if not ok[w] then fail(("%s: %s is none of %s"):format(flag, item, table.concat(kind, ", "))) end
+        l[#l + 1] = w
+      end
+      if #l == 0 then fail(flag .. ": expected one or more of " .. table.concat(kind, ", ")) end
+      o[name] = l
     else
       local v = inline
       if v == nil then i = i + 1; v = argv[i] end
@@ -47,6 +60,10 @@ function M.options(spec, defaults, argv, usage)
         local n = tonumber(v)
         n = n and math.tointeger(n)
         if not n or n < 0 or n > 2^53 then fail(flag .. ": expected a whole number of 0 or more: " .. v) end
+        o[name] = n
+      elseif kind == "seconds" then
+        local n = M.parse_seconds(v)
+        if not n then fail(flag .. ": expected seconds of 0 or more (0.5, 500ms, 2s accepted): " .. v) end
         o[name] = n
       elseif kind == "list" then
         local l = {}
@@ -96,6 +113,16 @@ function M.parse_size(s)
   if not mult then return nil end
   n = n * mult
   return math.tointeger(n) or n
+end
+
+-- "0.5", "500ms", "2s", "250us", "1min" -> seconds (a number of 0 or
+-- more), or nil.
+function M.parse_seconds(s)
+  local num, unit = tostring(s):match("^%s*(%d*%.?%d+[eE]?[-+]?%d*)%s*(%a*)%s*$")
+  local n = num and tonumber(num)
+  local mult = ({ [""] = 1, s = 1, ms = 1e-3, us = 1e-6, ns = 1e-9, min = 60 })[(unit or ""):lower()]
+  if not n or not mult then return nil end
+  return n * mult
 end
 
 -- Symbol maps: --symbols FILE, else NAME.sym beside each trace NAME.etl.
@@ -413,6 +440,8 @@ end
 -- accepts these options for every spec; a script hands its findings to
 -- report.emit at the end (report_formats.lua, report_html.lua).
 M.OUTPUTS = { html = "string", csv = "string", markdown = "string", folded = "string" }
+-- The kinds a --kind option may name (report.options: a list of words).
+M.KINDS = { "heap", "virtual", "pool" }
 M.OUTPUT_USAGE = [[
   --html FILE, --csv FILE, --markdown FILE, --folded FILE
                              report files: a page, the findings as CSV, a pull-request summary,

@@ -8,18 +8,18 @@ local usage = [[
 usage: heapscript transient TRACE... [OPTIONS]
   --kind heap,virtual,pool   kinds to look at (default: virtual,heap)
   --min-size N               smallest allocation that counts as a spike (default 1MiB)
-  --max-lifetime S           longest lifetime, in seconds (default 1)
+  --max-lifetime S           longest lifetime, in seconds (default 1; 500ms, 250us accepted)
   --process NAME, --pid N, --window T1,T2, --top N (default 5), --frames N (default 12)
   --symbols FILE, --json FILE
 ]] .. report.OUTPUT_USAGE
 
-local o = report.options({ kind = "list", min_size = "number", max_lifetime = "string", process = "string",
+local o = report.options({ kind = report.KINDS, min_size = "number", max_lifetime = "seconds", process = "string",
   pid = "count", window = "window", top = "count", frames = "count", symbols = "string", json = "string" },
-  { kind = { "virtual", "heap" }, min_size = 1024 * 1024, max_lifetime = "1", top = 5, frames = 12 },
+  { kind = { "virtual", "heap" }, min_size = 1024 * 1024, max_lifetime = 1, top = 5, frames = 12 },
   { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end
 report.load_symbols(o.symbols)
-local maxlife = tonumber(o.max_lifetime) or 1
+local maxlife = o.max_lifetime
 local text = report.text(o)
 local out = { min_size = o.min_size, max_lifetime = maxlife, kinds = {} }
 report.layouts()

@@ -63,6 +63,26 @@ for _, c in ipairs{ { "--top -1", "--top: expected a whole number of 0 or more: 
   code, out, err = run("leaks " .. M .. " " .. c[1])
   check(code == 2 and err:find("leaks: " .. c[2], 1, true) and out == "", "leaks " .. c[1] .. ": exit 2, " .. c[2], err)
 end
+-- seconds with their units, and words from a list: a value that is none
+-- is refused, never replaced by the default
+for _, c in ipairs{ { "transient", "--max-lifetime abc", "--max-lifetime: expected seconds of 0 or more (0.5, 500ms, 2s accepted): abc" },
+                    { "transient", "--max-lifetime -1", "--max-lifetime: expected seconds of 0 or more (0.5, 500ms, 2s accepted): -1" },
+                    { "growth", "--step-span 1x", "--step-span: expected seconds of 0 or more (0.5, 500ms, 2s accepted): 1x" },
+                    { "growth", "--baseline soon", "--baseline: expected seconds of 0 or more (0.5, 500ms, 2s accepted): soon" },
+                    { "leaks", "--kind heap,bogus", "--kind: bogus is none of heap, virtual, pool" },
+                    { "leaks", "--kind ,", "--kind: expected one or more of heap, virtual, pool" } } do
+  code, out, err = run(c[1] .. " " .. M .. " " .. c[2])
+  check(code == 2 and err:find(c[1] .. ": " .. c[3], 1, true) and out == "", c[1] .. " " .. c[2] .. ": exit 2, " .. c[3], err)
+end
+code, out, err = run("diff " .. M .. " examples/memorytestapp-newleak.etl --by bogus")
+check(code == 2 and err:find("diff: --by: bogus is none of stack, tag, process", 1, true), "diff --by bogus: exit 2", err)
+local _, a = run("transient " .. M .. " --max-lifetime 150ms --kind virtual")
+local _, b = run("transient " .. M .. " --max-lifetime 0.15 --kind Virtual")
+check(a == b and a:find("living at most 0.15 s", 1, true) and a:find("^virtual:"), "150ms = 0.15; Virtual = virtual", a)
+_, a = run("growth " .. M .. " --baseline 2s --step-span 500ms")
+_, b = run("growth " .. M .. " --baseline 2 --step-span 0.5")
+check(a == b and #a > 0, "growth: 2s = 2, 500ms = 0.5", a)
+
 code, out = run("leaks " .. M .. " --top 1e1 --kind heap")
 check(code == 0 and out:find("#1", 1, true), "--top 1e1: a whole number", out)
 code, out = run("pool " .. N .. " --top 0x2")
