@@ -72,9 +72,11 @@ function M.options(spec, defaults, argv, usage)
       elseif kind == "window" then
         local a1, a2 = v:match("^%s*([^,]*),([^,]*)%s*$")
         local t1, t2 = tonumber(a1), tonumber(a2)
-        if not a1 or (a1 ~= "" and not t1) or (a2 ~= "" and not t2) then
+        local function finite(t) return t == nil or (t == t and t > -math.huge and t < math.huge) end
+        if not a1 or (a1 ~= "" and not t1) or (a2 ~= "" and not t2) or not finite(t1) or not finite(t2) then
           fail(flag .. ": expected T1,T2 in seconds: " .. v)
         end
+        if t1 and t2 and t1 > t2 then fail(("%s: the start (%g s) is after the end (%g s): %s"):format(flag, t1, t2, v)) end
         o[name] = { t1, t2 }
       else
         o[name] = v

@@ -70,7 +70,9 @@ for _, c in ipairs{ { "transient", "--max-lifetime abc", "--max-lifetime: expect
                     { "growth", "--step-span 1x", "--step-span: expected seconds of 0 or more (0.5, 500ms, 2s accepted): 1x" },
                     { "growth", "--baseline soon", "--baseline: expected seconds of 0 or more (0.5, 500ms, 2s accepted): soon" },
                     { "leaks", "--kind heap,bogus", "--kind: bogus is none of heap, virtual, pool" },
-                    { "leaks", "--kind ,", "--kind: expected one or more of heap, virtual, pool" } } do
+                    { "leaks", "--kind ,", "--kind: expected one or more of heap, virtual, pool" },
+                    { "leaks", "--window 5,1", "--window: the start (5 s) is after the end (1 s): 5,1" },
+                    { "leaks", "--window 1e309,", "--window: expected T1,T2 in seconds: 1e309," } } do
   code, out, err = run(c[1] .. " " .. M .. " " .. c[2])
   check(code == 2 and err:find(c[1] .. ": " .. c[3], 1, true) and out == "", c[1] .. " " .. c[2] .. ": exit 2, " .. c[3], err)
 end
