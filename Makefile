@@ -78,10 +78,13 @@ $(B)/tests/%: tests/unit/%.c tests/unit/unit.h tests/unit/corpus.h $(LIB) | $(B)
 	@mkdir -p $(B)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-# Replays tests/fuzz/corpus through the fuzz target with a plain driver.
-$(B)/tests/fuzz_reader: tests/fuzz/fuzz_reader.c tests/fuzz/driver.c $(LIB) | $(B)
+# The fuzz targets (tests/fuzz/fuzz_*.c) with a plain driver, replaying
+# their corpora in make test: reader (corpus), PDB (pdb_corpus), symbol
+# maps (symmap_corpus).
+FUZZ := reader pdb symmap
+$(B)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(LIB) | $(B)
 	@mkdir -p $(B)/tests
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ tests/fuzz/fuzz_reader.c tests/fuzz/driver.c $(LIB) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/driver.c $(LIB) $(LDLIBS)
 
 # The PDB reader's test tools: pdbdump (diffed against LLVM's tools) and
 # pdbmangle (damaged copies, fuzz seeds).
@@ -89,27 +92,21 @@ $(B)/tests/pdbdump $(B)/tests/pdbmangle: $(B)/tests/%: tests/tools/%.c $(LIB) | 
 	@mkdir -p $(B)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-# Replays tests/fuzz/pdb_corpus through the PDB fuzz target.
-$(B)/tests/fuzz_pdb: tests/fuzz/fuzz_pdb.c tests/fuzz/driver.c $(LIB) | $(B)
-	@mkdir -p $(B)/tests
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ tests/fuzz/fuzz_pdb.c tests/fuzz/driver.c $(LIB) $(LDLIBS)
-
 $(B):
 	mkdir -p $(B)
 
 # The tests run the binary of this build ($(B)/heapscript), so a sanitizer
 # run never replaces ./heapscript.
-test: $(B)/heapscript $(UNIT_BIN) $(B)/tests/fuzz_reader $(B)/tests/pdbdump $(B)/tests/pdbmangle $(B)/tests/fuzz_pdb
+test: $(B)/heapscript $(UNIT_BIN) $(FUZZ:%=$(B)/tests/fuzz_%) $(B)/tests/pdbdump $(B)/tests/pdbmangle
 	HS_BUILD=$(B) HS_BIN=$(B)/heapscript sh tests/run.sh
 
 # libFuzzer build (clang): make fuzz, then ./build/fuzz/fuzz_reader tests/fuzz/corpus
-# (and ./build/fuzz/fuzz_pdb tests/fuzz/pdb_corpus)
+# (./build/fuzz/fuzz_pdb tests/fuzz/pdb_corpus, ./build/fuzz/fuzz_symmap tests/fuzz/symmap_corpus)
 fuzz:
 	mkdir -p build/fuzz
-	clang -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o build/fuzz/fuzz_reader \
-	  tests/fuzz/fuzz_reader.c $(CORE_SRC)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o build/fuzz/fuzz_pdb \
-	  tests/fuzz/fuzz_pdb.c $(CORE_SRC)
+	for t in $(FUZZ); do \
+	  clang -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o build/fuzz/fuzz_$$t \
+	    tests/fuzz/fuzz_$$t.c $(CORE_SRC) || exit 1; done
 
 # Write the golden report files (tests/golden/cases.txt) again; review the diff.
 golden: heapscript
