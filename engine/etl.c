@@ -351,10 +351,9 @@ static int resync_ok(const uint8_t *b, uint64_t avail) {
 ** (0 at the first damage of a file) is where the last scan of multiples
 ** stopped: every multiple between its start and there failed, and damage
 ** is met in file order, so a later scan starts there rather than look at
-** them again (each damaged buffer scanning the multiples to the end made a
-** damaged file quadratic: 16 MB of short buffers took 3 s, and 64 MiB of
-** scan a damage on a large file).  The byte scan ends where the next one
-** begins, so it is linear as it is.
+** them again.  (Each damage looking at every multiple up to 64 MiB ahead
+** made a damaged file quadratic: 16 MB of short buffers took 3 s.)  The
+** byte scan ends where the next one begins, so it is linear as it is.
 */
 static uint64_t resync(const uint8_t *d, uint64_t size, uint64_t pos, uint32_t bufsize,
                        uint64_t *aligned) {
