@@ -47,6 +47,10 @@
 #define NAHEAD 3                    /* compressed buffers a stream inflates ahead */
 #define SPIN 2000                   /* polls of a chunk's flag before sleeping */
 #define THREADS_MIN_BYTES (4u << 20) /* smaller traces are walked without workers */
+/* A buffer the file no longer holds: cut short after it was opened (its
+   view would raise SIGBUS; mapfile.h hsi_map_holds). */
+#define CUT_SHORT "a buffer the file still holds (the file was cut short after it was opened)"
+#define INFLATE_CUT (LONG_MIN + 1)   /* inflate: the file no longer holds the buffer */
 
 typedef struct bufinfo {
   uint64_t pos;       /* file offset */
@@ -595,7 +599,8 @@ static const uint8_t *read_into(const etlfile *f, uint64_t pos, size_t n, uint8_
 /* Inflate compressed buffer bi into *dst (grown to hold it, header
    first, as a scratch slot holds a buffer): the count inflated (compared
    with bi->end - BUFHDR by the caller), negative on a bad stream, or
-   LONG_MIN when the memory cannot be had.  The compressed bytes are read
+   LONG_MIN when the memory cannot be had, INFLATE_CUT when the file no
+   longer holds the buffer.  The compressed bytes are read
    into *in (a few KiB a buffer), not taken from the mapping, so there are
    no pages to give back behind the walk, each a flush of the other cores'
    TLBs; only where they cannot be read are they taken from the mapping,
@@ -608,7 +613,10 @@ static const uint8_t *read_into(const etlfile *f, uint64_t pos, size_t n, uint8_
 static COLD long inflate(const etlfile *f, const bufinfo *bi, uint8_t **dst, size_t *cap,
                          uint8_t **in, size_t *incap) {
   const uint8_t *src = read_into(f, bi->pos, bi->size, in, incap);
-  if (!src) src = f->data + bi->pos;
+  if (!src) {
+    if (!hsi_map_holds(&f->map, bi->pos, bi->size)) return INFLATE_CUT;
+    src = f->data + bi->pos;
+  }
   if (grow(dst, cap, bi->end)) return LONG_MIN;
   memcpy(*dst, src, BUFHDR);
   /* lf.compression: set by finish_open whenever a buffer is compressed */
@@ -713,6 +721,10 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
         c->scr = k;
         return 1;
       }
+      if (!hsi_map_holds(&f->map, bi->pos, bi->end)) {
+        note_damage(c, bi->pos, bi->index, CUT_SHORT, 0, 1);
+        continue;
+      }
       s->cur_read = 0;
       s->base = b;
       s->cur = bi;
@@ -729,6 +741,7 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
       n = inflate(f, bi, &s->scratch[k], &s->scratch_cap[k], &s->zin, &s->zin_cap);
     s->cur_read = 1;
     if (n == LONG_MIN) { note_damage(c, bi->pos, bi->index, "memory to inflate the buffer", 0, 0); continue; }
+    if (n == INFLATE_CUT) { note_damage(c, bi->pos, bi->index, CUT_SHORT, 0, 1); continue; }
     if (n != (long)(bi->end - BUFHDR)) {
       char msg[128];
       snprintf(msg, sizeof msg, n < 0 ? "a valid compressed stream (format %d)"

@@ -76,6 +76,8 @@ int hsi_map_read(const hsi_map *m, uint64_t off, void *buf, size_t len) {
   return -1;                             /* the view is read directly */
 }
 
+int hsi_map_holds(const hsi_map *m, uint64_t off, uint64_t len) { (void)m; (void)off; (void)len; return 1; }
+
 #else
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -133,6 +135,13 @@ int hsi_map_read(const hsi_map *m, uint64_t off, void *buf, size_t len) {
     p += n; off += (uint64_t)n; len -= (size_t)n;
   }
   return 0;
+}
+
+int hsi_map_holds(const hsi_map *m, uint64_t off, uint64_t len) {
+  int fd = m->handle ? (int)((intptr_t)m->handle - 1) : -1;
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) return 1;
+  return (uint64_t)st.st_size >= off && (uint64_t)st.st_size - off >= len;
 }
 
 void hsi_map_advise(hsi_map *m, int sequential) {

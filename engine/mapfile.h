@@ -27,4 +27,10 @@ void hsi_map_advise(hsi_map *m, int sequential);
    page-cache-warm file a read costs less than the page faults and the
    release of mapping the same bytes (thread-safe: pread). */
 int hsi_map_read(const hsi_map *m, uint64_t off, void *buf, size_t len);
+/* Does the file still hold [off, off+len)?  A file cut short after it was
+   mapped raises SIGBUS where the view is read past its new end: the
+   reader asks before it reads a buffer from the view.  1 where it cannot
+   tell or need not (no file behind the map; Windows, which refuses to cut
+   a file that has a view). */
+int hsi_map_holds(const hsi_map *m, uint64_t off, uint64_t len);
 #endif
