@@ -266,8 +266,9 @@ static int cmd_dump(int argc, char **argv) {
       else if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
         char *end;
         double s = strtod(val, &end);
-        ok = *val && !*end && s >= 0;
-        if (a[2] == 'f') { f.from_ns = (int64_t)(s * 1e9); f.from_set = 1; }
+        ok = *val && !*end && s >= 0 && s < 9e9;   /* in nanoseconds, an int64 */
+        if (!ok) ;
+        else if (a[2] == 'f') { f.from_ns = (int64_t)(s * 1e9); f.from_set = 1; }
         else { f.to_ns = (int64_t)(s * 1e9); f.to_set = 1; }
       } else if (!(ok = parse_num(val, &v))) ;
       else if (strcmp(a, "--opcode") == 0) ok = hsi_evfilter_add(&f.opcode, v, 0xFF) == 0;
@@ -286,6 +287,11 @@ static int cmd_dump(int argc, char **argv) {
     files[nfiles++] = argv[i];
   }
   if (nfiles == 0) { fputs(dump_usage, stderr); free(files); return 2; }
+  if (f.from_set && f.to_set && f.from_ns > f.to_ns) {
+    fprintf(stderr, "heapscript dump: --from is after --to\n%s", dump_usage);
+    free(files);
+    return 2;
+  }
   if ((rc = open_reader(&r, files, nfiles, &dout)) != 0) { free(files); return rc; }
   /* events without ids show those of their StackWalk (attrib.h) */
   if (!(at = hsi_attrib_new(hsi_attrib_reader_src, r))) { hs_reader_close(r); hsi_damage_stderr_done(&dout); free(files); return 2; }

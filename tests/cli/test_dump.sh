@@ -30,6 +30,12 @@ done
 "$HS" dump --opcode x "$S" >/dev/null 2>&1; [ $? -eq 2 ] || no "bad --opcode: exit 2"
 "$HS" dump --provider NoSuchProvider "$S" >/dev/null 2>&1; [ $? -eq 2 ] || no "unknown provider name: exit 2"
 "$HS" dump --bogus 1 "$S" >/dev/null 2>&1; [ $? -eq 2 ] || no "unknown option: exit 2"
+# times: finite, of 0 or more, --from not after --to (1e300 s once printed every event)
+for t in "--from 1e300" "--from inf" "--to nan" "--from -1"; do
+  out=$("$HS" dump $t "$S" 2>/dev/null); rc=$?
+  [ $rc -eq 2 ] && [ -z "$out" ] || no "dump $t: exit $rc, $(echo "$out" | wc -l) lines"
+done
+"$HS" dump --from 5 --to 1 "$S" 2>&1 >/dev/null | grep -q "from is after --to" || no "dump --from 5 --to 1: message"
 "$HS" dump >/dev/null 2>&1; [ $? -eq 2 ] || no "no trace: exit 2"
 "$HS" dump --help | grep -q "usage: heapscript dump" || no "dump --help"
 "$HS" info --help | grep -q "usage: heapscript info" || no "info --help"
