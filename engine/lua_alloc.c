@@ -1039,6 +1039,10 @@ static int a_series(lua_State *L) {
       lua_pop(L, 1);
     }
   }
+  /* an end beyond every time (a window of -inf or 1e300 s) is the trace's:
+     points spread over all time would each be -inf, inf or NaN */
+  if (t1 <= EDGE_LO) t1 = A->an->span1;
+  if (t2 >= EDGE_HI) t2 = A->an->span2;
   if (t2 < t1) t2 = t1;   /* a window between two ticks: one point */
   sc = newscratch(L);
   if (hsi_query_series(A->an->lt, &s, t1, t2, (size_t)points, &sc->series)) return nomem(L);

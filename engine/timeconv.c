@@ -14,10 +14,29 @@ int64_t hs_time_freq(const hs_logfile *lf) {
   }
 }
 
-/* ticks * unit / freq without overflow for |ticks| < 2^63. */
+/* ticks * unit / freq, saturated at the int64 range rather than
+   overflowing: a tick far outside any trace (a window's open end, a
+   damaged stamp) converts to the range's end.  rem * unit fits whenever
+   freq <= INT64_MAX / unit (every real clock); a larger one, only from a
+   damaged header, is scaled through doubles. */
 static int64_t scale(int64_t ticks, int64_t freq, int64_t unit) {
-  int64_t whole = ticks / freq, rem = ticks % freq;
-  return whole * unit + rem * unit / freq;
+  int64_t whole = ticks / freq, rem = ticks % freq, part;
+  if (whole > INT64_MAX / unit - 1) return INT64_MAX;
+  if (whole < INT64_MIN / unit + 1) return INT64_MIN;
+  part = freq <= INT64_MAX / unit ? rem * unit / freq : (int64_t)((double)rem / (double)freq * (double)unit);
+  return whole * unit + part;
+}
+
+/* a - b and a + b, saturated at the int64 range. */
+static int64_t sub_sat(int64_t a, int64_t b) {
+  if (b > 0 && a < INT64_MIN + b) return INT64_MIN;
+  if (b < 0 && a > INT64_MAX + b) return INT64_MAX;
+  return a - b;
+}
+static int64_t add_sat(int64_t a, int64_t b) {
+  if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+  if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+  return a + b;
 }
 
 /* The clock's zero: system-time traces stamp FILETIMEs, so the session
@@ -27,12 +46,12 @@ static int64_t origin(const hs_logfile *lf) {
 }
 
 int64_t hs_time_ns(const hs_logfile *lf, int64_t ts) {
-  return scale(ts - origin(lf), hs_time_freq(lf), 1000000000);
+  return scale(sub_sat(ts, origin(lf)), hs_time_freq(lf), 1000000000);
 }
 
 int64_t hs_time_filetime(const hs_logfile *lf, int64_t ts) {
   if (lf->clock_type == 2) return ts;
-  return lf->start_time + scale(ts - lf->header_ts, hs_time_freq(lf), 10000000);
+  return add_sat(lf->start_time, scale(sub_sat(ts, lf->header_ts), hs_time_freq(lf), 10000000));
 }
 
 char *hs_filetime_format(int64_t ft, char *out, size_t outlen) {

@@ -192,4 +192,25 @@ test("filter errors", function()
   raises(function() t:events(5) end, "table expected", "the filter must be a table")
 end)
 
+-- windows reaching far outside the trace: the records of the whole trace
+-- or none, never an overflow converting their ends (make SANITIZE=1 test
+-- runs this under UBSan, which used to stop at timeconv.c's scale)
+test("windows far outside the trace", function()
+  local t <close> = assert(heapscript.open("examples/memorytestapp.etl"))
+  local all = #t:allocations{}
+  for _, w in ipairs{ { -1e300, 1e300 }, { -1 / 0, 1 / 0 }, { -1e300, nil }, { nil, 1e300 } } do
+    local A = t:allocations{ window = w }
+    eq(#A, all, ("window {%s, %s}: every record"):format(tostring(w[1]), tostring(w[2])))
+    local s = A:summary(w)
+    check(s.count == all and s.window[1] <= 0 and s.window[2] >= 20, "its summary", s.window[1], s.window[2])
+    local S = A:series{ points = 4, window = w }
+    check(#S.time == 4 and S.time[1] == 0 and S.time[4] > 19 and S.time[4] < 21 and S.bytes[4] > 0,
+          "its series spans the trace, not all time", S.time[1], S.time[4])
+  end
+  for _, w in ipairs{ { 1e300, 2e300 }, { -2e300, -1e300 } } do
+    local A = t:allocations{ window = w }
+    check(A:summary(w).AIFO.count == 0, ("window {%g, %g}: nothing outstanding in it"):format(w[1], w[2]))
+  end
+end)
+
 return T.done("test_filters")

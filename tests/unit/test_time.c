@@ -30,7 +30,31 @@ TEST(system_time_and_cycles) {
   CHECK_EQ(hs_time_filetime(&lf, 1000 + 2000), 5 + 10);
 }
 
+/* Ticks far outside any trace (a window's open ends, EDGE_LO/EDGE_HI of
+   lua_alloc.c; a damaged stamp) and clocks no machine has (a damaged
+   header's frequency) saturate at the int64 range instead of overflowing
+   (undefined behaviour: UBSan fails the sanitizer build). */
+TEST(extremes_saturate) {
+  hs_logfile lf;
+  memset(&lf, 0, sizeof lf);
+  lf.perf_freq = 10000000; lf.header_ts = 5000000000;
+  CHECK_EQ(hs_time_ns(&lf, INT64_MAX - 1), INT64_MAX);
+  CHECK_EQ(hs_time_ns(&lf, INT64_MIN + 1), INT64_MIN);
+  CHECK_EQ(hs_time_ns(&lf, 5000000000 + 10000000 * 3 + 5), 3000000500);   /* ordinary ticks unchanged */
+  lf.header_ts = -5000000000;                 /* ts - origin past INT64_MAX */
+  CHECK_EQ(hs_time_ns(&lf, INT64_MAX - 1), INT64_MAX);
+  lf.perf_freq = INT64_MAX / 2;              /* rem * 1e9 would overflow */
+  lf.header_ts = 0;
+  CHECK_EQ(hs_time_ns(&lf, INT64_MAX / 4), 500000000);
+  CHECK_EQ(hs_time_ns(&lf, INT64_MAX - 1), 2000000000);     /* two ticks */
+  lf.perf_freq = 1;                           /* a tick a second: seconds * 1e9 past the range */
+  CHECK_EQ(hs_time_ns(&lf, 20000000000), INT64_MAX);
+  CHECK_EQ(hs_time_ns(&lf, -20000000000), INT64_MIN);
+  lf.start_time = INT64_MAX - 10;             /* FILETIME start + offset past the range */
+  CHECK_EQ(hs_time_filetime(&lf, 1000), INT64_MAX);
+}
+
 int main(void) {
-  RUN(qpc); RUN(system_time_and_cycles);
+  RUN(qpc); RUN(system_time_and_cycles); RUN(extremes_saturate);
   return UNIT_DONE();
 }
