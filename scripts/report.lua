@@ -35,24 +35,21 @@ function M.options(spec, defaults, argv, usage)
     if not kind then fail("unknown option " .. flag) end
     if kind == "flag" then
       o[name] = true
-    elseif type(kind) == "table" then    -- a list of these words, in any case
-      local v = inline
-      if v == nil then i = i + 1; v = argv[i] end
-      if v == nil then fail(flag .. " needs a value") end
-      local l, ok = {}, {}
-      for _, w in ipairs(kind) do ok[w] = true end
-      for item in v:gmatch("[^,]+") do
-        local w = item:lower()
-        if not ok[w] then fail(("%s: %s is none of %s"):format(flag, item, table.concat(kind, ", "))) end
-        l[#l + 1] = w
-      end
-      if #l == 0 then fail(flag .. ": expected one or more of " .. table.concat(kind, ", ")) end
-      o[name] = l
     else
       local v = inline
       if v == nil then i = i + 1; v = argv[i] end
       if v == nil then fail(flag .. " needs a value") end
-      if kind == "number" then
+      if type(kind) == "table" then        -- a list of these words, in any case
+        local l, ok = {}, {}
+        for _, w in ipairs(kind) do ok[w] = true end
+        for item in v:gmatch("[^,]+") do
+          local w = item:lower()
+          if not ok[w] then fail(("%s: %s is none of %s"):format(flag, item, table.concat(kind, ", "))) end
+          l[#l + 1] = w
+        end
+        if #l == 0 then fail(flag .. ": expected one or more of " .. table.concat(kind, ", ")) end
+        o[name] = l
+      elseif kind == "number" then
         local n = M.parse_size(v)
         if not n then fail(flag .. ": expected a number of 0 or more (64k, 1MiB accepted): " .. v) end
         o[name] = n
