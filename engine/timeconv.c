@@ -54,6 +54,11 @@ int64_t hs_time_filetime(const hs_logfile *lf, int64_t ts) {
   return add_sat(lf->start_time, scale(sub_sat(ts, lf->header_ts), hs_time_freq(lf), 10000000));
 }
 
+int64_t hs_time_from_filetime(const hs_logfile *lf, int64_t ft) {
+  if (lf->clock_type == 2) return ft;
+  return add_sat(lf->header_ts, scale(sub_sat(ft, lf->start_time), 10000000, hs_time_freq(lf)));
+}
+
 char *hs_filetime_format(int64_t ft, char *out, size_t outlen) {
   /* FILETIME: 100 ns since 1601-01-01; days to civil date (proleptic Gregorian). */
   int64_t secs = ft / 10000000, frac = ft % 10000000, days, rem;

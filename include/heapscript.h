@@ -253,6 +253,8 @@ const char *hs_reader_error(const hs_reader *r);
 
 /* Raw ticks of file `lf` to FILETIME (100 ns since 1601), integer math. */
 int64_t hs_time_filetime(const hs_logfile *lf, int64_t ts);
+/* And back: the tick of file `lf`'s clock at a FILETIME. */
+int64_t hs_time_from_filetime(const hs_logfile *lf, int64_t ft);
 /* Nanoseconds since the session start (the logfile header record). */
 int64_t hs_time_ns(const hs_logfile *lf, int64_t ts);
 /* Ticks per second of the file's clock. */
