@@ -37,8 +37,14 @@ int hsi_merge(const char *const *in, int nin, const char *out, hsi_merge_counts 
   o.clock_type = (int)lf->clock_type;
   o.perf_freq = lf->perf_freq;
   o.cpu_mhz = lf->cpu_mhz;
+  /* the new file starts with the earliest of them, in the first's clock:
+     no record comes before its start */
   o.start_time = lf->start_time;
-  o.start_ticks = lf->header_ts;
+  for (i = 1; i < hs_reader_nfiles(r); i++) {
+    const hs_logfile *f = hs_reader_logfile(r, i);
+    if (f->start_time > 0 && (o.start_time <= 0 || f->start_time < o.start_time)) o.start_time = f->start_time;
+  }
+  o.start_ticks = o.start_time == lf->start_time ? lf->header_ts : hs_time_from_filetime(lf, o.start_time);
   o.logger_name = lf->logger_name[0] ? lf->logger_name : "heapscript merge";
   o.log_file_name = out;
   for (i = 0; i < hs_reader_nfiles(r); i++) {
@@ -51,6 +57,11 @@ int hsi_merge(const char *const *in, int nin, const char *out, hsi_merge_counts 
   if ((rc = hsi_writer_open(&w, out, &o, err, errlen)) < 0) { hs_reader_close(r); return rc; }
   while (rc == 0 && (n = hs_reader_next(r, &ev)) == 1) {
     int cpu = ev.cpu < o.cpus ? ev.cpu : 0;
+    const hs_logfile *ef = hs_reader_logfile(r, ev.file);
+    /* the new file has the first file's clock: a file with another one
+       has its times moved there, through their FILETIME */
+    if (ev.file != 0 && (ef->clock_type != lf->clock_type || hs_time_freq(ef) != hs_time_freq(lf)))
+      ev.timestamp = hs_time_from_filetime(lf, hs_time_filetime(ef, ev.timestamp));
     switch (ev.header_type) {
       case HS_HT_SYSTEM32: case HS_HT_SYSTEM64: case HS_HT_COMPACT32: case HS_HT_COMPACT64:
       case HS_HT_PERFINFO32: case HS_HT_PERFINFO64:

@@ -243,7 +243,21 @@ test("files of different clocks", function()
     check(math.abs(life[0xB000 + 16] - 0.5) < 1e-6 and math.abs(life[0xA000 + 16] - 0.5) < 1e-6,
           order[3] .. ": lifetimes in seconds of either clock", life[0xB000 + 16], life[0xA000 + 16])
   end
-  os.remove(pa); os.remove(pb)
+  -- merged into one file (B's clock, B first): the same records at the same
+  -- times from the earliest start; none left out (A's were refused as
+  -- going back in time, read in B's clock)
+  local pm = dir .. "-m.etl"
+  local code, _, err = T.run("merge -o " .. T.q(pm) .. " " .. T.q(pb) .. " " .. T.q(pa))
+  check(code == 0 and err:find("20 records from 2 files", 1, true) and err:find("0 left out", 1, true),
+        "merge of the two: every record", err)
+  local t <close> = assert(heapscript.open(pm))
+  local at = {}
+  for a in t:allocations{ kind = "heap" }:each() do at[a.address] = a.alloc_time end
+  local ok = true
+  for k = 1, 10 do ok = ok and at[0xA000 + 16 * k] and math.abs(at[0xA000 + 16 * k] - k) < 1e-6 end
+  for k = 1, 4 do ok = ok and at[0xB000 + 16 * k] and math.abs(at[0xB000 + 16 * k] - (2 + k)) < 1e-6 end
+  check(ok, "the merged file: A's at k s, B's at 2 + k s from its start", at[0xA000 + 16], at[0xB000 + 16])
+  os.remove(pa); os.remove(pb); os.remove(pm)
 end)
 
 return T.done("test_trace")
