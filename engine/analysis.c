@@ -179,20 +179,14 @@ typedef struct pre {
   hsi_memop op;
 } pre;
 
-/*
-** Files whose clock is not the first file's (another rate or kind: the
-** reader then merges on FILETIME) keep raw ticks of their own clock in
-** their events; the pass counts every time in the first file's ticks, so
-** an event of such a file has its time moved there, through its
-** FILETIME, once it is read (its StackWalk, of the same file, moves with
-** it).  clock[i]: file i's clock, or NULL when it is the first file's.
-*/
+/* The pass counts every time on the first file's clock (hsi_reader_clocks):
+   an event of a file with another one has its time moved there once it is
+   read, its StackWalk (of the same file) with it. */
 typedef struct stage_ctx {
   hsi_attrib *at;
   hsi_lcheck *lc;
-  const hs_logfile *first;
-  const hs_logfile **clock;     /* NULL when every file shares the first's */
-  int nfiles;
+  const hs_reader *r;
+  const hs_logfile **clocks;
 } stage_ctx;
 
 static int stage(void *ud, hs_event *ev, void *extra) {
@@ -200,29 +194,13 @@ static int stage(void *ud, hs_event *ev, void *extra) {
   pre *x = (pre *)extra;
   int n = hsi_attrib_next(sc->at, ev, &x->ids);
   if (n != 1) return n;
-  if (sc->clock && ev->file < sc->nfiles && sc->clock[ev->file])
-    ev->timestamp = hs_time_from_filetime(sc->first, hs_time_filetime(sc->clock[ev->file], ev->timestamp));
+  hsi_rebase(sc->r, sc->clocks, ev);
   x->d = hsi_memev_decode(ev, &x->op);
   if (x->d != 0 && hsi_lcheck_add(sc->lc, ev, x->d, &x->op)) return HS_ENOMEM;
   return 1;
 }
 
 static int help_reader(void *ud) { return hsi_reader_help((hs_reader *)ud); }
-
-/* sc's clocks (stage_ctx): 0, or HS_ENOMEM. */
-static int clocks_of(hs_reader *r, stage_ctx *sc) {
-  int i, n = hs_reader_nfiles(r);
-  sc->first = hs_reader_logfile(r, 0);
-  sc->clock = NULL;
-  sc->nfiles = n;
-  for (i = 1; i < n; i++) {
-    const hs_logfile *lf = hs_reader_logfile(r, i);
-    if (lf->clock_type == sc->first->clock_type && hs_time_freq(lf) == hs_time_freq(sc->first)) continue;
-    if (!sc->clock && !(sc->clock = (const hs_logfile **)calloc((size_t)n, sizeof *sc->clock))) return HS_ENOMEM;
-    sc->clock[i] = lf;
-  }
-  return 0;
-}
 
 /* Records of a process the trace does not name: heap and pool events
    without ids whose StackWalk never came. */
@@ -264,7 +242,8 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   /* Events without ids wait for their StackWalk (attrib.h); the rest pass. */
   sc.at = hsi_attrib_new(hsi_attrib_reader_src, r);
   sc.lc = a->lc;
-  if (clocks_of(r, &sc) != 0) rc = HS_ENOMEM;
+  sc.r = r;
+  if (hsi_reader_clocks(r, &sc.clocks) != 0) rc = HS_ENOMEM;
   else if (!sc.at) rc = HS_ENOMEM;
   /* Reading, attribution and decoding cost about what the work below
      does: on a second core they run ahead (prefetch.h); without threads,
@@ -303,7 +282,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   hsi_prefetch_close(pf);                /* the attribution and the checks are ours again */
   if (sc.at) a->c.ids_missing = hsi_attrib_counts_get(sc.at)->no_stack;
   hsi_attrib_free(sc.at);
-  free((void *)sc.clock);
+  free((void *)sc.clocks);
   if (rc == 0 && n == HS_ENOMEM) rc = n;
   else if (rc == 0 && n < 0) {
     snprintf(err, errlen, "reading the trace failed: %s", hs_reader_error(r));

@@ -364,7 +364,7 @@ static uint64_t resync(const uint8_t *d, uint64_t size, uint64_t pos, uint32_t b
   uint64_t p, lim = pos + MAX_DAMAGE_SCAN;
   if (bufsize >= BUFHDR && bufsize <= MAX_BUFFER) {
     p = (pos / bufsize + 1) * bufsize;
-    if (p < *aligned && *aligned % bufsize == 0) p = *aligned;
+    if (p < *aligned) p = *aligned;
     for (; p + BUFHDR <= size && p < lim; p += bufsize)
       if (resync_ok(d + p, size - p)) { *aligned = p; return p; }
     *aligned = p;
@@ -596,6 +596,13 @@ static const uint8_t *read_into(const etlfile *f, uint64_t pos, size_t n, uint8_
   return *buf;
 }
 
+/* The n bytes of file f at pos as a view of the mapping; NULL when the
+   file no longer holds them (cut short after it was opened: reading the
+   view there would raise SIGBUS). */
+static const uint8_t *view(const etlfile *f, uint64_t pos, size_t n) {
+  return hsi_map_holds(&f->map, pos, n) ? f->data + pos : NULL;
+}
+
 /* Inflate compressed buffer bi into *dst (grown to hold it, header
    first, as a scratch slot holds a buffer): the count inflated (compared
    with bi->end - BUFHDR by the caller), negative on a bad stream, or
@@ -613,10 +620,7 @@ static const uint8_t *read_into(const etlfile *f, uint64_t pos, size_t n, uint8_
 static COLD long inflate(const etlfile *f, const bufinfo *bi, uint8_t **dst, size_t *cap,
                          uint8_t **in, size_t *incap) {
   const uint8_t *src = read_into(f, bi->pos, bi->size, in, incap);
-  if (!src) {
-    if (!hsi_map_holds(&f->map, bi->pos, bi->size)) return INFLATE_CUT;
-    src = f->data + bi->pos;
-  }
+  if (!src && !(src = view(f, bi->pos, bi->size))) return INFLATE_CUT;
   if (grow(dst, cap, bi->end)) return LONG_MIN;
   memcpy(*dst, src, BUFHDR);
   /* lf.compression: set by finish_open whenever a buffer is compressed */
@@ -707,7 +711,6 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
     j = s->next_buf;                      /* the claim: read by ahead_of, under the lock */
     __atomic_store_n(&s->next_buf, j + 1, __ATOMIC_RELEASE);
     bi = &f->bufs[s->bufs[j]];
-    b = f->data + bi->pos;
     if (!bi->compressed) {
       /* read into a scratch slot when that works (cheaper than faulting
          the mapping in and giving it back), else a view of the mapping */
@@ -721,7 +724,7 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
         c->scr = k;
         return 1;
       }
-      if (!hsi_map_holds(&f->map, bi->pos, bi->end)) {
+      if (!(b = view(f, bi->pos, bi->end))) {
         note_damage(c, bi->pos, bi->index, CUT_SHORT, 0, 1);
         continue;
       }
@@ -1309,9 +1312,7 @@ static int finish_open(etlreader *r, const etlreader *from, char *err, size_t er
     hsi_map_release(&f->map, 0, f->size);
     hsi_map_advise(&f->map, 1);
     if (build_streams(r, i)) { snprintf(err, errlen, "%s: out of memory", f->path); return HS_ENOMEM; }
-    if (i > 0 && (f->lf.clock_type != r->files[0].lf.clock_type ||
-                  f->lf.perf_freq != r->files[0].lf.perf_freq))
-      r->by_filetime = 1;
+    if (i > 0 && !hs_time_same_clock(&f->lf, &r->files[0].lf)) r->by_filetime = 1;
   }
   {
     size_t n = (size_t)(r->nstreams ? r->nstreams : 1);

@@ -3,11 +3,13 @@
 ** (see merge.h), with the project's writer.
 */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "heapscript.h"
 #include "bytes.h"
 #include "merge.h"
 #include "osfile.h"
+#include "source.h"
 #include "writer.h"
 
 #define MAX_ITEMS 64
@@ -17,7 +19,7 @@ int hsi_merge(const char *const *in, int nin, const char *out, hsi_merge_counts 
   hs_reader *r;
   hsi_writer *w;
   hsi_writer_opts o;
-  const hs_logfile *lf;
+  const hs_logfile *lf, **clocks = NULL;
   hs_event ev;
   hsi_ext items[MAX_ITEMS];
   int i, n, rc;
@@ -54,14 +56,15 @@ int hsi_merge(const char *const *in, int nin, const char *out, hsi_merge_counts 
     o.buffers_lost += f->buffers_lost;
   }
   if (o.cpus == 0) o.cpus = 1;
-  if ((rc = hsi_writer_open(&w, out, &o, err, errlen)) < 0) { hs_reader_close(r); return rc; }
+  if (hsi_reader_clocks(r, &clocks) != 0) {
+    snprintf(err, errlen, "%s: out of memory", out);
+    hs_reader_close(r);
+    return HS_ENOMEM;
+  }
+  if ((rc = hsi_writer_open(&w, out, &o, err, errlen)) < 0) { free((void *)clocks); hs_reader_close(r); return rc; }
   while (rc == 0 && (n = hs_reader_next(r, &ev)) == 1) {
     int cpu = ev.cpu < o.cpus ? ev.cpu : 0;
-    const hs_logfile *ef = hs_reader_logfile(r, ev.file);
-    /* the new file has the first file's clock: a file with another one
-       has its times moved there, through their FILETIME */
-    if (ev.file != 0 && (ef->clock_type != lf->clock_type || hs_time_freq(ef) != hs_time_freq(lf)))
-      ev.timestamp = hs_time_from_filetime(lf, hs_time_filetime(ef, ev.timestamp));
+    hsi_rebase(r, clocks, &ev);             /* the new file has the first file's clock */
     switch (ev.header_type) {
       case HS_HT_SYSTEM32: case HS_HT_SYSTEM64: case HS_HT_COMPACT32: case HS_HT_COMPACT64:
       case HS_HT_PERFINFO32: case HS_HT_PERFINFO64:
@@ -98,6 +101,7 @@ int hsi_merge(const char *const *in, int nin, const char *out, hsi_merge_counts 
   else if (n < 0) { snprintf(err, errlen, "%s", hs_reader_error(r)); rc = n; }
   i = hsi_writer_close(w);
   if (rc == 0 && i < 0) { snprintf(err, errlen, "%s: cannot finish the file", out); rc = i; }
+  free((void *)clocks);
   hs_reader_close(r);
   return rc;
 }

@@ -409,7 +409,6 @@ static uint64_t group_key(const hsi_life *lt, const hsi_recs *R, uint32_t r, siz
   }
 }
 
-
 int hsi_query_group(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t t2, int by,
                     const uint64_t *keys, unsigned opts, hsi_groups *out) {
   const hsi_recs *R;

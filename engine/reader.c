@@ -45,3 +45,16 @@ void hs_reader_close(hs_reader *r) {
   r->ops->close(r->impl);
   free(r);
 }
+
+int hsi_reader_clocks(const hs_reader *r, const hs_logfile ***clocks) {
+  int i, n = hs_reader_nfiles(r);
+  const hs_logfile *first = hs_reader_logfile(r, 0);
+  *clocks = NULL;
+  for (i = 1; i < n; i++) {
+    const hs_logfile *lf = hs_reader_logfile(r, i);
+    if (hs_time_same_clock(lf, first)) continue;
+    if (!*clocks && !(*clocks = (const hs_logfile **)calloc((size_t)n, sizeof **clocks))) return HS_ENOMEM;
+    (*clocks)[i] = lf;
+  }
+  return 0;
+}

@@ -45,4 +45,19 @@ void hsi_reader_beside(hs_reader *r, int n);
 int hsi_reader_workers(const hs_reader *r);
 /* Help the walk from a thread beside it (see help above): 1 or 0. */
 int hsi_reader_help(hs_reader *r);
+
+/*
+** Files whose clock is not the first file's (hs_time_same_clock: the
+** reader merges them on FILETIME) keep raw ticks of their own clock in
+** their events.  Whoever counts every time on one clock (the analysis,
+** merge) takes the first file's and moves such an event's time there
+** through its FILETIME.  *clocks: per file, its clock, or NULL when it is
+** the first file's; *clocks NULL when every file's is (0, or HS_ENOMEM).
+*/
+int hsi_reader_clocks(const hs_reader *r, const hs_logfile ***clocks);
+static inline void hsi_rebase(const hs_reader *r, const hs_logfile *const *clocks, hs_event *ev) {
+  if (clocks && ev->file < hs_reader_nfiles(r) && clocks[ev->file])
+    ev->timestamp = hs_time_from_filetime(hs_reader_logfile(r, 0),
+                                          hs_time_filetime(clocks[ev->file], ev->timestamp));
+}
 #endif

@@ -54,6 +54,10 @@ int64_t hs_time_filetime(const hs_logfile *lf, int64_t ts) {
   return add_sat(lf->start_time, scale(sub_sat(ts, lf->header_ts), hs_time_freq(lf), 10000000));
 }
 
+int hs_time_same_clock(const hs_logfile *a, const hs_logfile *b) {
+  return a->clock_type == b->clock_type && hs_time_freq(a) == hs_time_freq(b);
+}
+
 int64_t hs_time_from_filetime(const hs_logfile *lf, int64_t ft) {
   if (lf->clock_type == 2) return ft;
   return add_sat(lf->header_ts, scale(sub_sat(ft, lf->start_time), 10000000, hs_time_freq(lf)));
