@@ -47,10 +47,13 @@
 #define NAHEAD 3                    /* compressed buffers a stream inflates ahead */
 #define SPIN 2000                   /* polls of a chunk's flag before sleeping */
 #define THREADS_MIN_BYTES (4u << 20) /* smaller traces are walked without workers */
-/* A buffer the file no longer holds: cut short after it was opened (its
-   view would raise SIGBUS; mapfile.h hsi_map_holds). */
+/* A buffer whose view cannot be read (mapfile.h hsi_map_check): the file
+   no longer holds it (cut short after it was opened), or the device
+   failed to read a page of it. */
 #define CUT_SHORT "a buffer the file still holds (the file was cut short after it was opened)"
+#define DEVICE_LOST "a buffer the device can read (a page of it could not be read: a disk or network error)"
 #define INFLATE_CUT (LONG_MIN + 1)   /* inflate: the file no longer holds the buffer */
+#define INFLATE_LOST (LONG_MIN + 2)  /* inflate: the device could not read it */
 
 typedef struct bufinfo {
   uint64_t pos;       /* file offset */
@@ -596,18 +599,23 @@ static const uint8_t *read_into(const etlfile *f, uint64_t pos, size_t n, uint8_
   return *buf;
 }
 
-/* The n bytes of file f at pos as a view of the mapping; NULL when the
-   file no longer holds them (cut short after it was opened: reading the
-   view there would raise SIGBUS). */
-static const uint8_t *view(const etlfile *f, uint64_t pos, size_t n) {
-  return hsi_map_holds(&f->map, pos, n) ? f->data + pos : NULL;
+/* The n bytes of file f at pos as a view of the mapping, its pages read
+   once; NULL when some cannot be read, with *why CUT_SHORT or
+   DEVICE_LOST (they read as zeros, never raise SIGBUS: mapfile.c). */
+static const uint8_t *view(const etlfile *f, uint64_t pos, size_t n, const char **why) {
+  uint64_t bad;
+  int cut;
+  if (hsi_map_check(&f->map, pos, n, &bad, &cut) == 0) return f->data + pos;
+  *why = cut ? CUT_SHORT : DEVICE_LOST;
+  return NULL;
 }
 
 /* Inflate compressed buffer bi into *dst (grown to hold it, header
    first, as a scratch slot holds a buffer): the count inflated (compared
    with bi->end - BUFHDR by the caller), negative on a bad stream, or
    LONG_MIN when the memory cannot be had, INFLATE_CUT when the file no
-   longer holds the buffer.  The compressed bytes are read
+   longer holds the buffer, INFLATE_LOST when the device could not read
+   it.  The compressed bytes are read
    into *in (a few KiB a buffer), not taken from the mapping, so there are
    no pages to give back behind the walk, each a flush of the other cores'
    TLBs; only where they cannot be read are they taken from the mapping,
@@ -620,7 +628,8 @@ static const uint8_t *view(const etlfile *f, uint64_t pos, size_t n) {
 static COLD long inflate(const etlfile *f, const bufinfo *bi, uint8_t **dst, size_t *cap,
                          uint8_t **in, size_t *incap) {
   const uint8_t *src = read_into(f, bi->pos, bi->size, in, incap);
-  if (!src && !(src = view(f, bi->pos, bi->size))) return INFLATE_CUT;
+  const char *why = NULL;
+  if (!src && !(src = view(f, bi->pos, bi->size, &why))) return strcmp(why, CUT_SHORT) ? INFLATE_LOST : INFLATE_CUT;
   if (grow(dst, cap, bi->end)) return LONG_MIN;
   memcpy(*dst, src, BUFHDR);
   /* lf.compression: set by finish_open whenever a buffer is compressed */
@@ -724,8 +733,9 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
         c->scr = k;
         return 1;
       }
-      if (!(b = view(f, bi->pos, bi->end))) {
-        note_damage(c, bi->pos, bi->index, CUT_SHORT, 0, 1);
+      const char *why = CUT_SHORT;
+      if (!(b = view(f, bi->pos, bi->end, &why))) {
+        note_damage(c, bi->pos, bi->index, why, 0, 1);
         continue;
       }
       s->cur_read = 0;
@@ -744,7 +754,10 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
       n = inflate(f, bi, &s->scratch[k], &s->scratch_cap[k], &s->zin, &s->zin_cap);
     s->cur_read = 1;
     if (n == LONG_MIN) { note_damage(c, bi->pos, bi->index, "memory to inflate the buffer", 0, 0); continue; }
-    if (n == INFLATE_CUT) { note_damage(c, bi->pos, bi->index, CUT_SHORT, 0, 1); continue; }
+    if (n == INFLATE_CUT || n == INFLATE_LOST) {
+      note_damage(c, bi->pos, bi->index, n == INFLATE_CUT ? CUT_SHORT : DEVICE_LOST, 0, 1);
+      continue;
+    }
     if (n != (long)(bi->end - BUFHDR)) {
       char msg[128];
       snprintf(msg, sizeof msg, n < 0 ? "a valid compressed stream (format %d)"

@@ -1,7 +1,9 @@
 /*
-** mapfile.c -- map a trace file read-only.  Traces can be many GB, so the
-** reader works on the mapping (64-bit offsets throughout) and the page cache
-** does the buffering.  An empty file maps to size 0 with no data.
+** mapfile.c -- map a trace file (or a PDB) read-only.  Traces can be many
+** GB, so the reader works on the mapping (64-bit offsets throughout) and
+** the page cache does the buffering.  An empty file maps to size 0 with no
+** data.  On POSIX a view's pages that the file cannot give read as zeros
+** instead of raising SIGBUS, and the readers ask (the guard, below).
 */
 #ifndef _WIN32
 #define _DEFAULT_SOURCE 1     /* madvise(MADV_DONTNEED) */
@@ -76,13 +78,167 @@ int hsi_map_read(const hsi_map *m, uint64_t off, void *buf, size_t len) {
   return -1;                             /* the view is read directly */
 }
 
-int hsi_map_holds(const hsi_map *m, uint64_t off, uint64_t len) { (void)m; (void)off; (void)len; return 1; }
+int hsi_map_check(const hsi_map *m, uint64_t off, uint64_t len, uint64_t *bad, int *cut) {
+  (void)m; (void)off; (void)len; (void)bad; (void)cut;
+  return 0;
+}
+
+int hsi_map_lost(const hsi_map *m, uint64_t *at, int *cut) { (void)m; (void)at; (void)cut; return 0; }
 
 #else
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* ----------------------------------------------------------- the guard
+
+   A view's page that the file cannot give raises SIGBUS when it is read:
+   past the end of a file cut short after it was mapped, or where the
+   device fails to read it (a bad sector, a network share gone away).
+   The handler finds the view the address is in, maps a page of zeros
+   over the lost page (over every page from it to the view's end when the
+   file now ends before it), notes the range on the view's slot and
+   returns: the read that faulted runs again and reads zeros.  The readers
+   learn of it from hsi_map_check, never from the zeros.  An address in no
+   view goes to the handler that was there before (or to the default
+   action: the process dies of SIGBUS, as it would have).
+
+   The handler reads the slots without locks: a slot is claimed with a
+   compare-and-swap of lo (0 = free), hi is set after it and cleared
+   first when the view is closed, so a slot being filled or emptied
+   matches no address.  Its lost ranges are claimed with an atomic
+   increment (two threads may fault in one view at once) and published
+   with their own flag. */
+
+#define GUARDS 512          /* views guarded at once (traces and PDBs) */
+#define LOST 8              /* lost ranges noted per view; more: all of it from the first */
+
+typedef struct lost { uint64_t from, to; int cut, ready; } lost;
+typedef struct guard {
+  uintptr_t lo, hi;         /* the view's addresses; lo 0: a free slot */
+  int fd;
+  unsigned nlost;           /* ranges claimed (may pass LOST: the overflow) */
+  lost l[LOST];
+} guard;
+
+static guard guards[GUARDS];
+static uintptr_t pagesize;
+static struct sigaction old_bus;
+static pthread_once_t installed = PTHREAD_ONCE_INIT;
+
+static void on_bus(int sig, siginfo_t *si, void *ctx) {
+  uintptr_t a = (uintptr_t)si->si_addr;
+  size_t i;
+  if (si->si_code == BUS_ADRERR)
+    for (i = 0; i < GUARDS; i++) {
+      guard *g = &guards[i];
+      uintptr_t lo = __atomic_load_n(&g->lo, __ATOMIC_ACQUIRE), hi = __atomic_load_n(&g->hi, __ATOMIC_ACQUIRE);
+      uintptr_t page = a & ~(pagesize - 1), end = page + pagesize;
+      struct stat st;
+      int cut;
+      unsigned k;
+      if (!lo || a < lo || a >= hi) continue;
+      /* the page holding the new end of a cut file reads (zeros past the
+         end): a page that faults lies wholly past it, or the device failed */
+      cut = fstat(g->fd, &st) == 0 && (uint64_t)st.st_size <= page - lo;
+      if (cut) end = (hi + pagesize - 1) & ~(pagesize - 1);
+      if (mmap((void *)page, end - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+        break;
+      k = __atomic_fetch_add(&g->nlost, 1, __ATOMIC_ACQ_REL);
+      if (k < LOST) {
+        g->l[k].from = page - lo;
+        g->l[k].to = end - lo;
+        g->l[k].cut = cut;
+        __atomic_store_n(&g->l[k].ready, 1, __ATOMIC_RELEASE);
+      }
+      return;
+    }
+  if (old_bus.sa_flags & SA_SIGINFO) { old_bus.sa_sigaction(sig, si, ctx); return; }
+  if (old_bus.sa_handler != SIG_DFL && old_bus.sa_handler != SIG_IGN) { old_bus.sa_handler(sig); return; }
+  /* not ours: the default action, when the read runs again */
+  signal(SIGBUS, SIG_DFL);
+}
+
+static void install(void) {
+  struct sigaction sa;
+  long ps = sysconf(_SC_PAGESIZE);
+  pagesize = ps > 0 ? (uintptr_t)ps : 4096;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_bus;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGBUS, &sa, &old_bus) != 0) memset(&old_bus, 0, sizeof old_bus);
+}
+
+static void guard_on(hsi_map *m, int fd) {
+  size_t i;
+  pthread_once(&installed, install);
+  for (i = 0; i < GUARDS; i++) {
+    uintptr_t free_lo = 0;
+    guard *g = &guards[i];
+    if (__atomic_load_n(&g->lo, __ATOMIC_RELAXED)) continue;
+    if (!__atomic_compare_exchange_n(&g->lo, &free_lo, (uintptr_t)m->data, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+      continue;
+    g->fd = fd;
+    __atomic_store_n(&g->nlost, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&g->hi, (uintptr_t)m->data + (uintptr_t)m->size, __ATOMIC_RELEASE);
+    m->guard = (int)i + 1;
+    return;
+  }
+}
+
+static void guard_off(hsi_map *m) {
+  guard *g;
+  unsigned k;
+  if (!m->guard) return;
+  g = &guards[m->guard - 1];
+  __atomic_store_n(&g->hi, 0, __ATOMIC_RELEASE);
+  for (k = 0; k < LOST; k++) __atomic_store_n(&g->l[k].ready, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&g->lo, 0, __ATOMIC_RELEASE);
+  m->guard = 0;
+}
+
+/* The first lost byte of [off, off+len) from the ranges noted: 0 when
+   none, else -1 with *bad and *cut. */
+static int noted(const hsi_map *m, uint64_t off, uint64_t len, uint64_t *bad, int *cut) {
+  const guard *g = &guards[m->guard - 1];
+  unsigned n = __atomic_load_n(&g->nlost, __ATOMIC_ACQUIRE), k;
+  uint64_t first = UINT64_MAX;
+  int first_cut = 0;
+  if (n == 0) return 0;
+  if (n > LOST) { *bad = off; *cut = 0; return -1; }   /* too many to tell apart: all in doubt */
+  for (k = 0; k < n; k++) {
+    const lost *l = &g->l[k];
+    uint64_t from;
+    if (!__atomic_load_n(&l->ready, __ATOMIC_ACQUIRE)) { *bad = off; *cut = 0; return -1; }   /* being noted */
+    if (l->to <= off || l->from >= off + len) continue;
+    from = l->from > off ? l->from : off;
+    if (from < first) { first = from; first_cut = l->cut; }
+  }
+  if (first == UINT64_MAX) return 0;
+  *bad = first;
+  *cut = first_cut;
+  return -1;
+}
+
+int hsi_map_lost(const hsi_map *m, uint64_t *at, int *cut) {
+  return m->guard && m->size && noted(m, 0, m->size, at, cut) != 0;
+}
+
+int hsi_map_check(const hsi_map *m, uint64_t off, uint64_t len, uint64_t *bad, int *cut) {
+  uint64_t at;
+  if (!m->guard || !len || off >= m->size) return 0;
+  if (len > m->size - off) len = m->size - off;
+  /* each page once: a lost one faults now, here, and is noted */
+  for (at = off; at < off + len; at = (at | (pagesize - 1)) + 1)
+    (void)*(const volatile uint8_t *)(m->data + at);
+  return noted(m, off, len, bad, cut);
+}
+
+/* ------------------------------------------------------------ the map */
 
 int hsi_map_open(hsi_map *m, const char *path, char *err, size_t errlen) {
   struct stat st;
@@ -112,14 +268,16 @@ int hsi_map_open(hsi_map *m, const char *path, char *err, size_t errlen) {
     snprintf(err, errlen, "%s: cannot map: %s", path, strerror(errno));
     return HS_EIO;
   }
-  m->handle = (void *)(intptr_t)(fd + 1);   /* kept for hsi_map_read */
+  m->handle = (void *)(intptr_t)(fd + 1);   /* kept for hsi_map_read and the guard */
   /* Read mostly front to back (one stream per CPU): ask for readahead. */
   (void)posix_madvise(p, (size_t)m->size, POSIX_MADV_SEQUENTIAL);
   m->data = (const uint8_t *)p;
+  guard_on(m, fd);
   return 0;
 }
 
 void hsi_map_close(hsi_map *m) {
+  guard_off(m);                          /* before the pages go */
   if (m->data) munmap((void *)m->data, (size_t)m->size);
   if (m->handle) close((int)((intptr_t)m->handle - 1));
   memset(m, 0, sizeof *m);
@@ -137,12 +295,6 @@ int hsi_map_read(const hsi_map *m, uint64_t off, void *buf, size_t len) {
   return 0;
 }
 
-int hsi_map_holds(const hsi_map *m, uint64_t off, uint64_t len) {
-  int fd = m->handle ? (int)((intptr_t)m->handle - 1) : -1;
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) return 1;
-  return (uint64_t)st.st_size >= off && (uint64_t)st.st_size - off >= len;
-}
 
 void hsi_map_advise(hsi_map *m, int sequential) {
   if (m->data && m->size)

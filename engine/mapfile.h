@@ -9,6 +9,7 @@ typedef struct hsi_map {
   const uint8_t *data;
   uint64_t size;
   void *handle;      /* platform state */
+  int guard;         /* its slot in the SIGBUS guard + 1, or 0 (mapfile.c) */
 } hsi_map;
 
 /* 0, or HS_EIO with a message naming the file in err. */
@@ -27,10 +28,22 @@ void hsi_map_advise(hsi_map *m, int sequential);
    page-cache-warm file a read costs less than the page faults and the
    release of mapping the same bytes (thread-safe: pread). */
 int hsi_map_read(const hsi_map *m, uint64_t off, void *buf, size_t len);
-/* Does the file still hold [off, off+len)?  A file cut short after it was
-   mapped raises SIGBUS where the view is read past its new end: the
-   reader asks before it reads a buffer from the view.  1 where it cannot
-   tell or need not (no file behind the map; Windows, which refuses to cut
-   a file that has a view). */
-int hsi_map_holds(const hsi_map *m, uint64_t off, uint64_t len);
+/* Can [off, off+len) of the view be read?  A page the file cannot give
+   (the file was cut short after it was mapped, or the device failed to
+   read it) raises SIGBUS when the view is read there.  A handler guards
+   every view: it puts a page of zeros in place of such a page (of every
+   page past the new end, for a cut file) and notes the range, so that
+   reading the view never kills the process.  This reads each page of the
+   range once and answers from the noted ranges: 0, or -1 with in *bad
+   the first offset of the range whose bytes are lost (they read as zeros)
+   and in *cut 1 when the file now ends before it, 0 for a device error.
+   Thread-safe.  0 where nothing is guarded (no view; Windows, which
+   refuses to cut a file that has a view; more views than the guard has
+   slots). */
+int hsi_map_check(const hsi_map *m, uint64_t off, uint64_t len, uint64_t *bad, int *cut);
+/* Has any page of the view been lost (read as zeros) since it was
+   mapped?  1 with the first offset noted and whether the file was cut,
+   else 0; one load when none was: for readers that keep views of the
+   map and read them later (the PDB's streams), to ask after a lookup. */
+int hsi_map_lost(const hsi_map *m, uint64_t *at, int *cut);
 #endif

@@ -30,10 +30,25 @@ uint32_t hsi_pdb_upper(const void *v, uint32_t n, size_t size, uint32_t rva) {
 
 /* ---------------------------------------------------------------- errors */
 
+/* Has a page of the file been lost since it was opened (cut short, or a
+   device error: its streams' views read zeros there, mapfile.c)?  Then
+   that is the damage reported, whatever the zeros looked like, and the
+   PDB answers no more lookups. */
+static int lost_pages(hsi_pdb *p) {
+  uint64_t at;
+  int cut;
+  if (!p->mapped || !hsi_map_lost(&p->map, &at, &cut)) return 0;
+  if (!p->err[0])
+    snprintf(p->err, sizeof p->err, "%s: offset 0x%llx: expected bytes %s", p->path, (unsigned long long)at,
+             cut ? "the file holds (it was cut short after it was opened)"
+                 : "the device can read (a page of them could not be read: a disk or network error)");
+  return 1;
+}
+
 void hsi_pdb_damage(hsi_pdb *p, const pdb_stream *s, uint32_t off, const char *fmt, ...) {
   va_list ap;
   int k;
-  if (p->err[0]) return;                 /* the first damage met is the one reported */
+  if (p->err[0] || lost_pages(p)) return;   /* the first damage met is the one reported */
   k = snprintf(p->err, sizeof p->err, "%s: offset 0x%llx: ", p->path,
                (unsigned long long)hsi_msf_fileoff(&p->msf, s->index, off));
   if (k < 0 || (size_t)k >= sizeof p->err) return;
@@ -49,6 +64,7 @@ const char *hsi_pdb_error(const hsi_pdb *p) { return p ? p->err : ""; }
 static int open_core(hsi_pdb *p, const uint8_t *data, uint64_t size, char *err, size_t errlen) {
   int rc;
   if ((rc = hsi_msf_open(&p->msf, data, size, p->path, err, errlen)) != 0) return rc;
+  p->msf.map = p->mapped ? &p->map : NULL;
   if ((rc = hsi_pdb_read_info(p, err, errlen)) != 0) return rc;
   if ((rc = hsi_pdb_read_dbi(p, err, errlen)) != 0) return rc;
   return 0;
@@ -130,7 +146,7 @@ int hsi_pdb_lookup(hsi_pdb *p, uint64_t rva64, hsi_pdb_frame *out, int cap) {
   const char *file = NULL;
   pdb_module *m = NULL;
   const pdb_proc *pr = NULL;
-  int mi, n = 0, has_line = 0;
+  int mi, n = 0, has_line = 0, i;
   if (!p || cap <= 0 || rva64 > 0xFFFFFFFFu) return 0;
   mi = hsi_pdb_module_at(p, rva);
   if (mi >= 0 && hsi_pdb_load_module(p, (uint32_t)mi)) {
@@ -150,7 +166,14 @@ int hsi_pdb_lookup(hsi_pdb *p, uint64_t rva64, hsi_pdb_frame *out, int cap) {
   }
   out[n].file = has_line ? file : NULL;
   out[n].line = has_line ? line : 0;
-  return n + 1;
+  /* the names and files may be views the caller reads after this: their
+     first bytes are read here, so that a page lost under them is known
+     now rather than read as an empty name */
+  for (i = 0; i <= n; i++) {
+    if (out[i].name) (void)*(const volatile char *)out[i].name;
+    if (out[i].file) (void)*(const volatile char *)out[i].file;
+  }
+  return lost_pages(p) ? 0 : n + 1;
 }
 
 /* ------------------------------------------------------------ listings */

@@ -45,6 +45,7 @@ typedef struct pdb_msf {
   const uint8_t *sizes;   /* nstreams u32 stream sizes inside dir */
   uint32_t *first;        /* per stream: index of its first block number in dir's block list */
   const uint8_t *blocks;  /* the block numbers inside dir */
+  const hsi_map *map;     /* the file's map, whose lost pages a stream checks; NULL in memory */
 } pdb_msf;
 
 /* A procedure (S_GPROC32/S_LPROC32 and the _ID forms), top level only.

@@ -158,6 +158,19 @@ uint64_t hsi_msf_fileoff(const pdb_msf *m, uint32_t idx, uint32_t off) {
   return (uint64_t)rd32(m->blocks + 4 * ((size_t)m->first[idx] + k)) * m->bs + off % m->bs;
 }
 
+/* Can [at, at+n) of the file be read?  A PDB cut short after it was
+   opened (or a page the device fails to read) reads as zeros, never
+   raises SIGBUS (mapfile.c): such a stream is an error, not zeros. */
+static int lost(const pdb_msf *m, uint64_t at, uint32_t n, const char *name, uint32_t idx, char *err, size_t errlen) {
+  uint64_t bad;
+  int cut;
+  if (!m->map || hsi_map_check(m->map, at, n, &bad, &cut) == 0) return 0;
+  snprintf(err, errlen, "%s: offset 0x%llx: expected stream %u's bytes %s", name, (unsigned long long)bad, idx,
+           cut ? "the file holds (it was cut short after it was opened)"
+               : "the device can read (a page of them could not be read: a disk or network error)");
+  return 1;
+}
+
 int hsi_msf_stream(pdb_msf *m, uint32_t idx, pdb_stream *s, const char *name, char *err, size_t errlen) {
   uint32_t sz, cnt, k, b0;
   const uint8_t *bl;
@@ -175,6 +188,7 @@ int hsi_msf_stream(pdb_msf *m, uint32_t idx, pdb_stream *s, const char *name, ch
   b0 = rd32(bl);
   for (k = 1; k < cnt && rd32(bl + 4 * k) == b0 + k; k++) {}
   if (k == cnt) {                       /* contiguous: a view */
+    if (lost(m, (uint64_t)b0 * m->bs, sz, name, idx, err, errlen)) return HS_EIO;
     s->p = m->data + (uint64_t)b0 * m->bs;
     s->n = sz;
     return 0;
@@ -182,7 +196,9 @@ int hsi_msf_stream(pdb_msf *m, uint32_t idx, pdb_stream *s, const char *name, ch
   if (!(s->owned = malloc(sz))) { snprintf(err, errlen, "%s: out of memory", name); return HS_ENOMEM; }
   for (k = 0; k < cnt; k++) {
     uint32_t len = k + 1 < cnt ? m->bs : sz - k * m->bs;
-    memcpy(s->owned + (size_t)k * m->bs, m->data + (uint64_t)rd32(bl + 4 * k) * m->bs, len);
+    uint64_t at = (uint64_t)rd32(bl + 4 * k) * m->bs;
+    if (lost(m, at, len, name, idx, err, errlen)) { hsi_stream_free(s); return HS_EIO; }
+    memcpy(s->owned + (size_t)k * m->bs, m->data + at, len);
   }
   s->p = s->owned;
   s->n = sz;

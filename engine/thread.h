@@ -87,12 +87,17 @@ static inline double hsi_now_ms(void) {
 }
 #define HSI_THREAD_FN void *
 #define HSI_THREAD_RET NULL
-/* Worker threads take no signals: their handlers (Ctrl-C, the CPU time
-   limit of lua_sandbox.c) set hooks on the main thread's Lua state. */
+/* Worker threads take no signals sent to the process: their handlers
+   (Ctrl-C, the CPU time limit of lua_sandbox.c) set hooks on the main
+   thread's Lua state.  They do take the SIGBUS their own reads raise: a
+   view's page the file cannot give (mapfile.c), else the kernel would
+   kill the process for a blocked fault. */
 static inline int hsi_th_start(hsi_thread *t, void *(*fn)(void *), void *arg) {
   sigset_t all, old;
   int rc;
   sigfillset(&all);
+  sigdelset(&all, SIGBUS);
+  sigdelset(&all, SIGSEGV);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   rc = pthread_create(t, NULL, fn, arg);
   pthread_sigmask(SIG_SETMASK, &old, NULL);

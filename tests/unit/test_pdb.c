@@ -7,6 +7,8 @@
 ** with a message naming the offset, or resolves, never a crash.
 ** The full oracle comparison with llvm-symbolizer is tests/cli/test_pdb_oracle.sh.
 */
+#define _DEFAULT_SOURCE 1
+#include <unistd.h>
 #include "unit.h"
 #include "corpus.h"
 #include "bytes.h"
@@ -256,6 +258,37 @@ TEST(damage) {
   if (have_shared()) damage_sweep(pdb_path("google_syzygy__test_types_x64.dll.pdb"));
 }
 
+/* A PDB cut short while it is open (another program rewriting it, or
+   pages the device cannot read): no SIGBUS from its mapping, lookups
+   answer nothing more, and the error names the offset and the cut.
+   Before the cut, it answers. */
+TEST(cut_while_open) {
+  const char *seed = "tests/fuzz/pdb_corpus/clang-x64-512.pdb", *copy = "/tmp/hs-test-pdb-cut.pdb";
+  size_t len;
+  char *buf = slurp_len(seed, &len);
+  FILE *f = fopen(copy, "wb");
+  hsi_pdb *p;
+  hsi_pdb_frame fr[8];
+  uint32_t r;
+  int before = 0, after = 0;
+  CHECK(buf && f);
+  if (!buf || !f) { free(buf); if (f) fclose(f); return; }
+  CHECK_EQ(fwrite(buf, 1, len, f), len);
+  fclose(f);
+  free(buf);
+  if (!(p = open_ok(copy))) return;
+  for (r = 0x1000; r < 0x1040; r++) before += hsi_pdb_lookup(p, r, fr, 8) > 0;
+  CHECK_EQ(before, 0x40);
+  CHECK_STR(hsi_pdb_error(p), "");
+  CHECK(truncate(copy, 4096) == 0);                  /* the superblock's page stays */
+  for (r = 0x1000; r < 0x2000; r++) after += hsi_pdb_lookup(p, r, fr, 8) > 0;
+  CHECK_EQ(after, 0);
+  CHECK(strstr(hsi_pdb_error(p), "hs-test-pdb-cut.pdb: offset 0x") != NULL);
+  CHECK(strstr(hsi_pdb_error(p), "cut short after it was opened") != NULL);
+  hsi_pdb_close(p);
+  remove(copy);
+}
+
 TEST(open_errors) {
   hsi_pdb *p = (hsi_pdb *)1;
   char err[HS_ERRLEN];
@@ -274,6 +307,7 @@ int main(void) {
   RUN(open_errors);
   RUN(memory_equals_file);
   RUN(damage);
+  RUN(cut_while_open);
   if (have_shared()) {
     RUN(identity_and_ages);
     RUN(frames_and_inline_levels);
