@@ -122,6 +122,26 @@ static int copy_paths(Trace *t) {
   return 0;
 }
 
+/* The traces this state has open, weak keys: heapscript.writer asks it
+   (hsi_lua_trace_named) before it creates a file. */
+static const char open_traces;
+
+const char *hsi_lua_trace_named(lua_State *L, const char *path) {
+  const char *found = NULL;
+  hsi_lua_weak_registry(L, &open_traces);
+  lua_pushnil(L);
+  while (!found && lua_next(L, -2)) {
+    Trace *t = (Trace *)luaL_testudata(L, -2, HSI_LUA_TRACE);
+    int i;
+    for (i = 0; t && t->src.reader && t->paths && i < t->nfiles && !found; i++)   /* closed: no longer read */
+      if (hsi_same_file(path, t->paths[i])) found = t->paths[i];
+    lua_pop(L, 1);
+  }
+  if (found) lua_pop(L, 2);              /* the key and the table */
+  else lua_pop(L, 1);
+  return found;
+}
+
 int hsi_lua_trace_open(lua_State *L, const char *const *paths, int npaths) {
   char err[HS_ERRLEN];
   hs_reader_opts opts;
@@ -141,6 +161,13 @@ int hsi_lua_trace_open(lua_State *L, const char *const *paths, int npaths) {
     rc = file_origins(t);
     if (rc >= 0) rc = copy_paths(t);
     if (rc < 0) strcpy(err, "not enough memory");
+  }
+  if (rc >= 0) {
+    hsi_lua_weak_registry(L, &open_traces);
+    lua_pushvalue(L, -2);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
   }
   if (rc < 0) {
     release(t, 1);  /* closes the reader if file_origins failed */

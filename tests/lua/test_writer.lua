@@ -420,7 +420,20 @@ test("writer errors", function()
   collectgarbage()
   t = assert(heapscript.open(path))
   eq(t:count { provider = GUID.Heap }, 1, "__gc finishes the file")
+  -- a trace open in the script is never written over (it would be cut
+  -- short under its reader), by its name or a link; once closed it may be
+  local wo, eo = heapscript.writer(path)
+  check(wo == nil and tostring(eo):find(path .. ": is the trace " .. path .. ", open in this script", 1, true),
+        "a writer over an open trace: nil, message", eo)
+  local link = path .. "-link"
+  os.execute("ln -sf " .. q(path) .. " " .. q(link))
+  wo, eo = heapscript.writer(link)
+  check(wo == nil and tostring(eo):find("is the trace " .. path, 1, true), "a writer over a link to an open trace: nil, message", eo)
+  eq(t:count { provider = GUID.Heap }, 1, "the open trace is untouched")
   t:close()
+  wo = assert(heapscript.writer(link), "a closed trace may be written over")
+  wo:close()
+  os.remove(link)
   os.remove(path)
   -- an I/O error: nil, message, and it sticks
   local f = io.open("/dev/full", "wb")
