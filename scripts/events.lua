@@ -3,8 +3,8 @@
 --
 --   heapscript events TRACE... [--top N] [--provider NAME|GUID] [--json FILE]
 --
--- Uses only the documented API (docs/API.md): trace:events with filters
--- in C, one reused Event per record, and plain Lua tables for counting.
+-- Uses only the documented API (docs/API.md): trace:tally counts the
+-- records in C, with the filters of trace:events.
 local report = require "report"
 local usage = [==[
 usage: heapscript events TRACE... [--top N] [--provider NAME|GUID] [--json FILE]
@@ -22,33 +22,11 @@ if not trace then
   return 2
 end
 
--- counts[provider guid][id * 256 + opcode] = n; the GUID string is the
--- key because it is exact, the name is looked up once per row at the end
-local counts, names, total = {}, {}, 0
-for ev in trace:events{provider = provider} do
-  local p = ev.provider
-  local byp = counts[p]
-  if not byp then
-    byp = {}
-    counts[p] = byp
-    names[p] = ev.provider_name or p
-  end
-  local k = ev.id * 256 + ev.opcode
-  local n = byp[k]
-  if n then byp[k] = n + 1
-  else
-    byp[k] = 1
-    names[p .. "/" .. k] = ev.name
-  end
-  total = total + 1
-end
-
+local tally, total = trace:tally{provider = provider}
 local rows = {}
-for p, byp in pairs(counts) do
-  for k, n in pairs(byp) do
-    rows[#rows + 1] = { provider = names[p], guid = p, id = k // 256, opcode = k % 256,
-                        name = names[p .. "/" .. k] or "", count = n }
-  end
+for i, r in ipairs(tally) do
+  rows[i] = { provider = r.provider_name or r.provider, guid = r.provider, id = r.id, opcode = r.opcode,
+              name = r.name or "", count = r.count }
 end
 table.sort(rows, function(a, b)
   if a.count ~= b.count then return a.count > b.count end

@@ -196,6 +196,57 @@ test("one reused Event", function()
   raises(function() return ev.pid end, "closed trace", "an Event of a closed trace raises an error")
 end)
 
+-- trace:tally counts in C what a loop over trace:events counts in Lua:
+-- every (provider, id, opcode) once, in the order first met, with the
+-- Event's provider_name and name, under the same filters
+local function lua_tally(t, filter)
+  local rows, at, total = {}, {}, 0
+  for ev in t:events(filter) do
+    local k = ev.provider .. "/" .. ev.id .. "/" .. ev.opcode
+    local r = at[k]
+    if not r then
+      r = { provider = ev.provider, provider_name = ev.provider_name, id = ev.id, opcode = ev.opcode,
+            name = ev.name, count = 0 }
+      rows[#rows + 1] = r
+      at[k] = r
+    end
+    r.count = r.count + 1
+    total = total + 1
+  end
+  return rows, total
+end
+
+test("tally", function()
+  local files = { INJECTED, "examples/memorytestapp.etl", "examples/notmyfault.etl" }
+  if full then files[#files + 1] = KERNEL1; files[#files + 1] = RUNONCE; files[#files + 1] = SHUTDOWN end
+  for _, path in ipairs(files) do
+    local t = assert(heapscript.open(path))
+    for _, filter in ipairs{ {}, { provider = "StackWalk" }, { kernel = false }, { limit = 100, opcode = { 3, 33 } } } do
+      local want, wn = lua_tally(t, filter)
+      local got, gn = t:tally(filter)
+      local same = #got == #want and gn == wn
+      for i = 1, #want do
+        local a, b = got[i] or {}, want[i]
+        for _, k in ipairs{ "provider", "provider_name", "id", "opcode", "name", "count" } do
+          if a[k] ~= b[k] then same = ("row %d %s: %s, loop %s"):format(i, k, tostring(a[k]), tostring(b[k])) end
+        end
+      end
+      check(same == true, ("tally = the loop's counts: %s %s"):format(path:match("[^/]*$"), next(filter) or "all"),
+            same)
+    end
+    t:close()
+  end
+  local t = assert(heapscript.open("examples/memorytestapp.etl"))
+  local rows, n = t:tally{ provider = "Heap" }
+  eq(n, t:count{ provider = "Heap" }, "tally's total is count's")
+  local allocs = 0
+  for _, r in ipairs(rows) do if r.opcode == 33 then allocs = r.count end end
+  eq(allocs, 5000, "the example's 5,000 HeapAlloc records")
+  raises(function() t:tally{ bogus = 1 } end, "unknown filter 'bogus'", "tally takes the filters of events")
+  t:close()
+  raises(function() t:tally() end, "closed trace", "tally of a closed trace raises")
+end)
+
 test("Trace methods are extensible", function()
   function heapscript.Trace.first_timestamp(tr)
     for ev in tr:events{ limit = 1 } do return ev.timestamp end
