@@ -144,7 +144,9 @@ static void on_bus(int sig, siginfo_t *si, void *ctx) {
       /* the page holding the new end of a cut file reads (zeros past the
          end): a page that faults lies wholly past it, or the device failed */
       cut = fstat(g->fd, &st) == 0 && (uint64_t)st.st_size <= page - lo;
-      if (cut) end = (hi + pagesize - 1) & ~(pagesize - 1);
+      /* past LOST ranges the whole view is in doubt anyway: the rest of it
+         at once, rather than a mapping a page (their number is bounded) */
+      if (cut || __atomic_load_n(&g->nlost, __ATOMIC_ACQUIRE) >= LOST) end = (hi + pagesize - 1) & ~(pagesize - 1);
       if (mmap((void *)page, end - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
         break;
       k = __atomic_fetch_add(&g->nlost, 1, __ATOMIC_ACQ_REL);
