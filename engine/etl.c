@@ -600,14 +600,12 @@ static const uint8_t *read_into(const etlfile *f, uint64_t pos, size_t n, uint8_
 }
 
 /* The n bytes of file f at pos as a view of the mapping, its pages read
-   once; NULL when some cannot be read, with *why CUT_SHORT or
-   DEVICE_LOST (they read as zeros, never raise SIGBUS: mapfile.c). */
-static const uint8_t *view(const etlfile *f, uint64_t pos, size_t n, const char **why) {
+   once; NULL when some cannot be read, with *cut 1 when the file was cut
+   short, 0 for a device error (they read as zeros, never raise SIGBUS:
+   mapfile.c). */
+static const uint8_t *view(const etlfile *f, uint64_t pos, size_t n, int *cut) {
   uint64_t bad;
-  int cut;
-  if (hsi_map_check(&f->map, pos, n, &bad, &cut) == 0) return f->data + pos;
-  *why = cut ? CUT_SHORT : DEVICE_LOST;
-  return NULL;
+  return hsi_map_check(&f->map, pos, n, &bad, cut) == 0 ? f->data + pos : NULL;
 }
 
 /* Inflate compressed buffer bi into *dst (grown to hold it, header
@@ -628,8 +626,8 @@ static const uint8_t *view(const etlfile *f, uint64_t pos, size_t n, const char 
 static COLD long inflate(const etlfile *f, const bufinfo *bi, uint8_t **dst, size_t *cap,
                          uint8_t **in, size_t *incap) {
   const uint8_t *src = read_into(f, bi->pos, bi->size, in, incap);
-  const char *why = NULL;
-  if (!src && !(src = view(f, bi->pos, bi->size, &why))) return strcmp(why, CUT_SHORT) ? INFLATE_LOST : INFLATE_CUT;
+  int cut;
+  if (!src && !(src = view(f, bi->pos, bi->size, &cut))) return cut ? INFLATE_CUT : INFLATE_LOST;
   if (grow(dst, cap, bi->end)) return LONG_MIN;
   memcpy(*dst, src, BUFHDR);
   /* lf.compression: set by finish_open whenever a buffer is compressed */
@@ -733,9 +731,9 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
         c->scr = k;
         return 1;
       }
-      const char *why = CUT_SHORT;
-      if (!(b = view(f, bi->pos, bi->end, &why))) {
-        note_damage(c, bi->pos, bi->index, why, 0, 1);
+      int cut;
+      if (!(b = view(f, bi->pos, bi->end, &cut))) {
+        note_damage(c, bi->pos, bi->index, cut ? CUT_SHORT : DEVICE_LOST, 0, 1);
         continue;
       }
       s->cur_read = 0;

@@ -16,6 +16,11 @@
 #include "mapfile.h"
 #include "osfile.h"
 
+const char *hsi_map_loss(int cut) {
+  return cut ? "the file holds (it was cut short after it was opened)"
+             : "the device can read (a page of them could not be read: a disk or network error)";
+}
+
 #ifdef _WIN32
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>

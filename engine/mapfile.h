@@ -46,4 +46,7 @@ int hsi_map_check(const hsi_map *m, uint64_t off, uint64_t len, uint64_t *bad, i
    else 0; one load when none was: for readers that keep views of the
    map and read them later (the PDB's streams), to ask after a lookup. */
 int hsi_map_lost(const hsi_map *m, uint64_t *at, int *cut);
+/* What lost bytes were expected to be, for a message "expected bytes %s":
+   cut 1, the file was cut short; 0, the device failed. */
+const char *hsi_map_loss(int cut);
 #endif

@@ -40,8 +40,7 @@ static int lost_pages(hsi_pdb *p) {
   if (!p->mapped || !hsi_map_lost(&p->map, &at, &cut)) return 0;
   if (!p->err[0])
     snprintf(p->err, sizeof p->err, "%s: offset 0x%llx: expected bytes %s", p->path, (unsigned long long)at,
-             cut ? "the file holds (it was cut short after it was opened)"
-                 : "the device can read (a page of them could not be read: a disk or network error)");
+             hsi_map_loss(cut));
   return 1;
 }
 

@@ -166,8 +166,7 @@ static int lost(const pdb_msf *m, uint64_t at, uint32_t n, const char *name, uin
   int cut;
   if (!m->map || hsi_map_check(m->map, at, n, &bad, &cut) == 0) return 0;
   snprintf(err, errlen, "%s: offset 0x%llx: expected stream %u's bytes %s", name, (unsigned long long)bad, idx,
-           cut ? "the file holds (it was cut short after it was opened)"
-               : "the device can read (a page of them could not be read: a disk or network error)");
+           hsi_map_loss(cut));
   return 1;
 }
 
