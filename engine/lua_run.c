@@ -367,6 +367,22 @@ typedef struct cli {
   const char **replays; /* --replay values */
 } cli;
 
+/* A trace that would not open is a JSON file (a report of leaks --json,
+   given where diff and policy take traces): say where it goes. */
+static void json_hint(const cli *c) {
+  int i;
+  for (i = 0; i < c->ntraces; i++) {
+    FILE *f = hsi_fopen(c->traces[i], "rb");
+    int ch = ' ';
+    if (!f) continue;
+    while (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n') ch = getc(f);
+    fclose(f);
+    if (ch == '{')
+      fprintf(stderr, PROG ": %s holds JSON, not a trace: a report taken as a baseline goes after "
+                      "--baseline (heapscript diff NEW.etl --baseline %s)\n", c->traces[i], c->traces[i]);
+  }
+}
+
 static void set_arg(lua_State *L, const cli *c) {
   int i;
   lua_createtable(L, c->nsargs, c->script + 1);
@@ -442,6 +458,7 @@ static int pmain(lua_State *L) {
   } else if (c->ntraces > 0) {
     if (hsi_lua_trace_open(L, (const char *const *)c->traces, c->ntraces) < 0) {
       message(lua_tostring(L, -1));
+      json_hint(c);
       c->code = EXIT_USAGE;
       return 0;
     }

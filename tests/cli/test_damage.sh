@@ -111,6 +111,13 @@ for f in text empty; do
   [ "$rc" -eq 2 ] || no "$f: exit $rc, expected 2"
   grep -q "$f.etl: offset 0x0: not an ETL file" "$T/err" || no "$f: message: $(cat "$T/err")"
 done
+# a leaks --json report given as diff's first trace: the message, then
+# where a baseline report goes
+"$HS" leaks examples/memorytestapp.etl --json "$T/base.json" >/dev/null 2>&1
+"$HS" diff "$T/base.json" examples/memorytestapp.etl >/dev/null 2>"$T/err"; rc=$?
+[ "$rc" -eq 2 ] && grep -q "base.json: offset 0x0: not an ETL file" "$T/err" \
+  && grep -q "base.json holds JSON, not a trace: a report taken as a baseline goes after --baseline" "$T/err" \
+  || no "a JSON report as a trace: exit $rc: $(cat "$T/err")"
 "$HS" info "$T/does-not-exist.etl" >/dev/null 2>"$T/err"; rc=$?
 [ "$rc" -eq 2 ] && grep -q "does-not-exist.etl: cannot open" "$T/err" || no "missing file: exit $rc: $(cat "$T/err")"
 
