@@ -425,15 +425,18 @@ test("writer errors", function()
   local wo, eo = heapscript.writer(path)
   check(wo == nil and tostring(eo):find(path .. ": is the trace " .. path .. ", open in this script", 1, true),
         "a writer over an open trace: nil, message", eo)
-  local link = path .. "-link"
-  os.execute("ln -sf " .. q(path) .. " " .. q(link))
-  wo, eo = heapscript.writer(link)
-  check(wo == nil and tostring(eo):find("is the trace " .. path, 1, true), "a writer over a link to an open trace: nil, message", eo)
+  local link = path
+  if package.config:sub(1, 1) == "/" then         -- a link (POSIX; Windows: merge's test under Wine)
+    link = path .. "-link"
+    os.execute("ln -sf " .. q(path) .. " " .. q(link))
+    wo, eo = heapscript.writer(link)
+    check(wo == nil and tostring(eo):find("is the trace " .. path, 1, true), "a writer over a link to an open trace: nil, message", eo)
+  end
   eq(t:count { provider = GUID.Heap }, 1, "the open trace is untouched")
   t:close()
   wo = assert(heapscript.writer(link), "a closed trace may be written over")
   wo:close()
-  os.remove(link)
+  if link ~= path then os.remove(link) end
   os.remove(path)
   -- an I/O error: nil, message, and it sticks
   local f = io.open("/dev/full", "wb")
