@@ -50,32 +50,17 @@ for kind, A in report.kinds(o) do
     end
     for i, g in ipairs(kept:group("stack", { sort = "bytes", top = o.top })) do
       if g.bytes < o.min_bytes then break end
-      local sizes, procs, tags = {}, {}, {}
-      local first, last = report.span(g.allocs)
-      for a in g.allocs:each() do
-        if a.tag then tags[a.tag] = true end
-        if a.size then sizes[a.size] = true end
-        procs[(a.process ~= "" and a.process or "?") .. " (" .. tostring(a.pid) .. ")"] = true
-      end
-      local sl, pl, tl = {}, {}, {}
-      for t in pairs(tags) do tl[#tl + 1] = t end
-      table.sort(tl)
-      for sz in pairs(sizes) do sl[#sl + 1] = sz end
-      table.sort(sl)
-      for p in pairs(procs) do pl[#pl + 1] = p end
-      table.sort(pl)
-      local e = { count = g.count, bytes = g.bytes, sizes = sl, first = first, last = last, processes = pl, tags = tl,
-                  headline = report.headline(g.stack), frames = report.frames(g.stack) }
+      local fa = report.facts(g)
+      local pl, tl = fa.processes, fa.tags
+      local e = { count = g.count, bytes = g.bytes, sizes = fa.sizes, first = fa.first, last = fa.last, processes = pl,
+                  tags = tl, headline = report.headline(g.stack), frames = report.frames(g.stack) }
       k.stacks[#k.stacks + 1] = e
       findings[#findings + 1] = { type = "AIFO", what = "leak", kind = kind, process = table.concat(pl, ", "),
         headline = e.headline, frames = e.frames, count = g.count, bytes = g.bytes, impacting = g.impacting,
-        first = first, last = last }
+        first = fa.first, last = fa.last }
       if text then
-        local szl = {}
-        for j, sz in ipairs(sl) do szl[j] = report.bytes(sz) end
-        local szs = #sl <= 4 and table.concat(szl, ", ") or ("%d sizes %s..%s"):format(#sl, szl[1], szl[#sl])
         print(("  #%d  %s in %d allocations (%s), %.3f..%.3f s, %s%s")
-          :format(i, report.bytes(g.bytes), g.count, szs, e.first or 0, e.last or 0, table.concat(pl, ", "),
+          :format(i, report.bytes(g.bytes), g.count, fa.sizes_text, e.first or 0, e.last or 0, table.concat(pl, ", "),
                   #tl > 0 and (", tag " .. table.concat(tl, ", ")) or ""))
         report.print_stack(g.stack, "        ", o.frames)
       end

@@ -434,6 +434,31 @@ function M.span(A)
   return first, last
 end
 
+-- What a group of allocations (A:group's g) holds, for its line and its
+-- finding: { sizes, processes ("name (pid)"), tags, each sorted, and first,
+-- last: its earliest and latest alloc times }, and its sizes as text
+-- ("40 B", "16 B, 32 B" or "12 sizes 16 B..4.0 KiB").
+function M.facts(g)
+  local sizes, procs, tags = {}, {}, {}
+  for a in g.allocs:each() do
+    if a.tag then tags[a.tag] = true end
+    if a.size then sizes[a.size] = true end
+    procs[(a.process ~= "" and a.process or "?") .. " (" .. tostring(a.pid) .. ")"] = true
+  end
+  local f = { sizes = {}, processes = {}, tags = {} }
+  for t in pairs(tags) do f.tags[#f.tags + 1] = t end
+  table.sort(f.tags)
+  for sz in pairs(sizes) do f.sizes[#f.sizes + 1] = sz end
+  table.sort(f.sizes)
+  for p in pairs(procs) do f.processes[#f.processes + 1] = p end
+  table.sort(f.processes)
+  f.first, f.last = M.span(g.allocs)
+  local szl = {}
+  for j, sz in ipairs(f.sizes) do szl[j] = M.bytes(sz) end
+  f.sizes_text = #szl <= 4 and table.concat(szl, ", ") or ("%d sizes %s..%s"):format(#szl, szl[1], szl[#szl])
+  return f
+end
+
 -- The report files every script can write besides its text: a page,
 -- a table, a pull-request comment, a flame graph's input.  report.options
 -- accepts these options for every spec; a script hands its findings to
