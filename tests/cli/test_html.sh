@@ -78,6 +78,9 @@ $HS policy examples/memorytestapp-newleak.etl -- --baseline $M --html "$out/poli
 page policy-newleak "^selfcheck ok charts=2 findings=0 " "no-new-leak-stack" "FAIL" "MemoryTestApp.exe!CacheRecord+0x3c"
 $HS diff $M examples/memorytestapp-fixed.etl -- --html "$out/diff-fixed.html" >/dev/null || bad "diff --html"
 page diff-fixed "^selfcheck ok charts=2 " "vanished" "MemoryTestApp.exe!InnerLoopOperation+0x1f"
+$HS peak $M -- --html "$out/peak-memorytestapp.html" >/dev/null || bad "peak --html"
+page peak-memorytestapp "^selfcheck ok charts=2 findings=8 " \
+  "heap — MemoryTestApp.exe (5812): peak 34.0 KiB at 18.540 s" "MemoryTestApp.exe!CopyWorkItem+0x1f" "7072 B"
 $HS events $M -- --html "$out/events-memorytestapp.html" >/dev/null || bad "events --html"
 page events-memorytestapp "^selfcheck ok charts=2 findings=[1-9]" "Heap"
 

@@ -1,5 +1,5 @@
 -- test_scripts.lua -- the bundled scripts (leaks, transient, growth, pool,
--- policy) on the example traces, through the command line as a user or a
+-- peak, policy) on the example traces, through the command line as a user or a
 -- CI job runs them: their JSON reports, text, exit codes and rule files.
 package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
 local T = require "testlib"
@@ -65,6 +65,43 @@ if r then
   check(t1.stacks[1] and t1.stacks[1].headline:find("MyfaultLeakPool", 1, true), "pool: Leak stack")
   check(#r.tags == 4 and r.tags[2].outstanding == 0, "pool: the other tags are balanced")
 end
+
+-- peak: what was live at each kind's peak adds up to the peak, by stack
+r, code, raw = report("peak " .. M .. " -- --top 1000")
+check(r and code == 0, "peak --json exits 0", raw)
+if r then
+  local by = {}
+  for _, k in ipairs(r.kinds) do by[k.kind] = k end
+  local h, v = by.heap, by.virtual
+  check(h.peak == 34840 and math.abs(h.peak_time - 18.54) < 1e-9 and h.live_count == 318 and h.live_bytes == 34840,
+        "peak: heap 34,840 B at 18.540 s, held by 318 allocations", raw)
+  check(v.peak == 30 * 2^20 and math.abs(v.peak_time - 11.05) < 1e-9 and v.live_count == 3,
+        "peak: VirtualAlloc 30 MiB at 11.050 s, three 10 MiB ranges")
+  for _, k in ipairs(r.kinds) do
+    local sum, n, share = 0, 0, 0
+    for _, s in ipairs(k.stacks) do
+      sum, n, share = sum + s.bytes, n + s.count, share + s.share
+      check(s.last <= k.peak_time, ("peak: %s: every allocation live at the peak was made by then"):format(k.kind))
+    end
+    check(sum == k.peak and n == k.live_count and math.abs(share - 1) < 1e-9,
+          ("peak: %s: the stacks' bytes add up to the peak"):format(k.kind), sum .. " of " .. k.peak)
+  end
+  check(h.stacks[1].headline:find("InnerLoopOperation", 1, true) and h.stacks[1].count == 305,
+        "peak: heap: the inner loop's 305 blocks first", h.stacks[1].headline)
+end
+r = report("peak " .. N .. " --")
+check(r and r.kinds[1].kind == "pool" and r.kinds[1].peak == 20971968 and r.kinds[1].live_count == 321
+      and r.kinds[1].stacks[1].headline:find("MyfaultLeakPool", 1, true), "peak: pool 20 MiB held by MyfaultLeakPool")
+-- a window: the peak inside it, the allocations live then made before it too
+r = report("peak " .. M .. " -- --kind heap --window 1,5")
+check(r and r.kinds[1].peak_time >= 1 and r.kinds[1].peak_time <= 5 and r.kinds[1].live_bytes == r.kinds[1].peak,
+      "peak --window 1,5: the peak inside the window, and what held it")
+txt = run("peak " .. M .. " -- --kind heap --top 1")
+check(txt:find("heap: 5000 records; peak 34.0 KiB at 18.540 s (in 0.000..20.000 s), held by 318 allocations", 1, true)
+      and txt:find("#1  11.9 KiB (35%) in 305 allocations (40 B), made 0.300..18.540 s, MemoryTestApp.exe (5812)", 1, true)
+      and not txt:find("#2", 1, true), "peak: text", txt)
+txt = run("peak " .. M .. " -- --kind pool")
+check(txt:find("no heap, VirtualAlloc or pool allocations", 1, true), "peak --kind pool on a trace without pool", txt)
 
 -- policy: the default rules, a team's own rules (a file that extends the bundled set), exit codes
 r, code, raw = report("policy " .. M .. " --")

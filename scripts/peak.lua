@@ -1,0 +1,87 @@
+-- peak.lua -- what held the memory at its peak: for each kind, the moment
+-- in the window when the bytes outstanding were highest, and the
+-- allocations live then (made at or before it, not freed by it), by
+-- allocation stack, largest first; their bytes add up to the peak.
+-- WPA: the outstanding-size graph at its highest point, the selection
+-- from the trace's start to there, Type AIFO, grouped by stack (heaptrack
+-- calls these the peak's contributions).
+local report = require "report"
+local print = report.print              -- text fits the terminal (report.term)
+
+local usage = [[
+usage: heapscript peak TRACE... [OPTIONS]
+  --kind heap,virtual,pool   kinds to report (default: all three)
+  --process NAME             one process (name or Lua pattern), --pid N
+  --tag TAG                  one pool tag
+  --window T1,T2             where to look for the peak, in seconds from the trace start
+                             (default: the whole trace); what is live at the peak may be older
+  --top N                    stacks per kind (default 5)
+  --frames N                 frames per stack (default 12)
+  --symbols FILE             symbol map (default: TRACE.sym beside the trace, if present)
+  --json FILE                also write the report as JSON ("-" for standard output, then no text)
+]] .. report.OUTPUT_USAGE
+
+local o = report.options({ kind = report.KINDS, process = "string", pid = "count", tag = "string",
+  window = "window", top = "count", frames = "count", symbols = "string", json = "string" },
+  { top = 5, frames = 12, kind = { "heap", "virtual", "pool" } }, { ... }, usage)
+if not trace then io.stderr:write(usage); return 2 end
+report.load_symbols(o.symbols)
+
+local text = report.text(o)
+local out = { trace = trace:files(), window = nil, kinds = {} }
+local findings, folded = {}, {}
+report.layouts()
+
+for kind, A in report.kinds(o) do
+  local s = A:summary()
+  out.window = s.window
+  local k = { kind = kind, records = #A, peak = s.peak, peak_time = s.peak_time, stacks = {} }
+  out.kinds[#out.kinds + 1] = k
+  if not s.peak_time or s.peak <= 0 then
+    if text then
+      report.heading(("%s: %d records; nothing outstanding in %.3f..%.3f s%s")
+        :format(kind, #A, s.window[1], s.window[2], report.doubtful(kind)))
+    end
+  else
+    -- live at the peak: allocated from the trace's start to the peak, and
+    -- freed after it or never (Outstanding at time t, LIFETIMES.md)
+    local f = report.filters(o)
+    f.kind = kind
+    f.window = { 0, s.peak_time }
+    f.class = "AIFO"
+    local live = trace:allocations(f)
+    local held = live:summary().AIFO
+    k.live_count, k.live_bytes = held.count, held.bytes
+    folded[#folded + 1] = { kind = kind, allocs = live }
+    if text then
+      report.heading(("%s: %d records; peak %s at %.3f s (in %.3f..%.3f s), held by %d allocations%s")
+        :format(kind, #A, report.bytes(s.peak), s.peak_time, s.window[1], s.window[2], held.count,
+                report.doubtful(kind)))
+      if held.bytes ~= s.peak then      -- they are one figure; say so if they ever are not
+        print(("  (the allocations live at %.3f s hold %s, not the peak's %s)")
+          :format(s.peak_time, report.bytes(held.bytes), report.bytes(s.peak)))
+      end
+    end
+    for i, g in ipairs(live:group("stack", { sort = "bytes", top = o.top })) do
+      local fa = report.facts(g)
+      local e = { count = g.count, bytes = g.bytes, share = g.bytes / s.peak, sizes = fa.sizes, first = fa.first,
+                  last = fa.last, processes = fa.processes, tags = fa.tags, headline = report.headline(g.stack),
+                  frames = report.frames(g.stack) }
+      k.stacks[#k.stacks + 1] = e
+      findings[#findings + 1] = { type = "AIFO", what = "held at the peak", kind = kind,
+        process = table.concat(fa.processes, ", "), headline = e.headline, frames = e.frames, count = g.count,
+        bytes = g.bytes, impacting = g.impacting, first = fa.first, last = fa.last }
+      if text then
+        local pct = e.share < 0.005 and "<1%" or ("%.0f%%"):format(100 * e.share)
+        print(("  #%d  %s (%s) in %d allocations (%s), made %.3f..%.3f s, %s%s")
+          :format(i, report.bytes(g.bytes), pct, g.count, fa.sizes_text, e.first or 0, e.last or 0,
+                  table.concat(fa.processes, ", "), #fa.tags > 0 and (", tag " .. table.concat(fa.tags, ", ")) or ""))
+        report.print_stack(g.stack, "        ", o.frames)
+      end
+    end
+  end
+end
+
+if text and #out.kinds == 0 then print(report.none(o, "heap, VirtualAlloc or pool", o.kind)) end
+report.finish(o, out, { script = "peak", findings = findings, folded = folded, filters = report.filters(o) })
+return 0
