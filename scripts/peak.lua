@@ -83,5 +83,6 @@ for kind, A in report.kinds(o) do
 end
 
 if text and #out.kinds == 0 then print(report.none(o, "heap, VirtualAlloc or pool", o.kind)) end
-report.finish(o, out, { script = "peak", findings = findings, folded = folded, filters = report.filters(o) })
+report.finish(o, out, { script = "peak", findings = findings, folded = folded, filters = report.filters(o),
+                        flame = { "Bytes live at the peak by stack", "Live at the peak by stack" } })
 return 0

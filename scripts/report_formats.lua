@@ -14,6 +14,8 @@
 --   folded    a list of {kind =, allocs = Allocs} whose bytes by stack are
 --             drawn and folded (default: the AIFO records of every kind
 --             under the filters: what `leaks` reports)
+--   flame     {heading, link} of the page's flame view, when folded is not
+--             what is outstanding (default "Outstanding bytes by stack")
 --   deltas    the rows of baseline.diff (diff, policy --baseline)
 --   rules     policy's results {name, severity, ok, skipped, message, why}
 local report = require "report"

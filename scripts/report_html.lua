@@ -340,12 +340,14 @@ function H.page(r)
   end
   local files = {}
   for _, p in ipairs(T and T:files() or {}) do files[#files + 1] = esc(p) end
+  -- what the flame view draws (r.folded): its heading and its link
+  local flame = r.flame or { "Outstanding bytes by stack", "Outstanding by stack" }
 
   add(('<h1>%s</h1><p class="meta">%s · heapscript %s</p>'):format(esc(title), table.concat(files, ", "),
     esc(heapscript and heapscript.version or "")))
   add('<nav><a href="#charts">Memory over time</a>' .. (r.rules and '<a href="#rules">Rules</a>' or "")
     .. (r.deltas and '<a href="#baseline">Against the baseline</a>' or "")
-    .. '<a href="#findings">Findings</a><a href="#flame">Outstanding by stack</a></nav>')
+    .. '<a href="#findings">Findings</a><a href="#flame">' .. esc(flame[2]) .. '</a></nav>')
   add('<section id="charts"><h2>Outstanding memory over time</h2>')
   if #charts == 0 then add("<p>No heap, VirtualAlloc or pool records.</p>") end
   for _, c in ipairs(charts) do add(c) end
@@ -364,7 +366,7 @@ function H.page(r)
     local t = bykind[k]
     t[#t + 1] = l
   end
-  add(('<section id="flame"><h2>Outstanding bytes by stack</h2><p class="meta">One icicle per kind, root at the top; '
+  add(('<section id="flame"><h2>' .. esc(flame[1]) .. '</h2><p class="meta">One icicle per kind, root at the top; '
     .. 'width is bytes (boxes under %.1f%% of the kind are left out).</p>'):format(H.MIN_FRACTION * 100))
   if #kinds == 0 then add("<p>Nothing outstanding.</p>") end
   for _, k in ipairs(kinds) do

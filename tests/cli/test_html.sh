@@ -80,7 +80,11 @@ $HS diff $M examples/memorytestapp-fixed.etl -- --html "$out/diff-fixed.html" >/
 page diff-fixed "^selfcheck ok charts=2 " "vanished" "MemoryTestApp.exe!InnerLoopOperation+0x1f"
 $HS peak $M -- --html "$out/peak-memorytestapp.html" >/dev/null || bad "peak --html"
 page peak-memorytestapp "^selfcheck ok charts=2 findings=8 " \
-  "heap — MemoryTestApp.exe (5812): peak 34.0 KiB at 18.540 s" "MemoryTestApp.exe!CopyWorkItem+0x1f" "7072 B"
+  "heap — MemoryTestApp.exe (5812): peak 34.0 KiB at 18.540 s" "MemoryTestApp.exe!CopyWorkItem+0x1f" "7072 B" \
+  "Bytes live at the peak by stack"
+$HS churn $M -- --html "$out/churn-memorytestapp.html" >/dev/null || bad "churn --html"
+page churn-memorytestapp "^selfcheck ok charts=1 findings=5 " \
+  "MemoryTestApp.exe!ParseRecord+0x27" "allocation churn" "597.5 KiB" "Bytes allocated by stack"
 $HS events $M -- --html "$out/events-memorytestapp.html" >/dev/null || bad "events --html"
 page events-memorytestapp "^selfcheck ok charts=2 findings=[1-9]" "Heap"
 

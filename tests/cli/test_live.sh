@@ -15,7 +15,7 @@ ok() { echo "ok $*"; }
 
 # 1. final reports identical to file mode, every bundled script, text and JSON
 for t in examples/memorytestapp.etl examples/notmyfault.etl; do
-  for s in leaks transient growth pool peak policy events; do
+  for s in leaks transient growth pool peak churn policy events; do
     for j in "" "--json -"; do
       [ "$s" = events ] && [ -n "$j" ] && continue
       "$HS" $s "$t" -- $j >"$T/file" 2>/dev/null; a=$?

@@ -59,7 +59,7 @@ echo "ok: terminal: progress line, bold headings, NO_COLOR honoured"
 
 # every line of every bundled script within COLUMNS (escapes and progress left out)
 for cols in 60 80; do
-  for s in leaks transient growth pool peak policy events; do
+  for s in leaks transient growth pool peak churn policy events; do
     for f in $M $N; do
       pty "COLUMNS=$cols $HS $s $f" | sed "s/${ESC}\[[0-9;]*[mK]//g; s/\r//g" >"$T/pty"
       long=$(awk -v c=$cols 'length($0) > c' "$T/pty" | grep -v '^ *[^ ]*$' | head -n 1)
@@ -68,7 +68,7 @@ for cols in 60 80; do
     done
   done
 done
-for s in leaks transient growth pool peak policy events; do
+for s in leaks transient growth pool peak churn policy events; do
   pty "COLUMNS=80 $HS $s --help" | sed "s/\r//g" >"$T/pty"
   long=$(awk 'length($0) > 80' "$T/pty" | head -n 1)
   [ -z "$long" ] || no "$s --help: a line longer than 80 columns on a terminal: $long"

@@ -1,5 +1,5 @@
 -- test_scripts.lua -- the bundled scripts (leaks, transient, growth, pool,
--- peak, policy) on the example traces, through the command line as a user or a
+-- peak, churn, policy) on the example traces, through the command line as a user or a
 -- CI job runs them: their JSON reports, text, exit codes and rule files.
 package.path = "tests/lua/?.lua;tests/corpus/?.lua;" .. package.path
 local T = require "testlib"
@@ -102,6 +102,36 @@ check(txt:find("heap: 5000 records; peak 34.0 KiB at 18.540 s (in 0.000..20.000 
       and not txt:find("#2", 1, true), "peak: text", txt)
 txt = run("peak " .. M .. " -- --kind pool")
 check(txt:find("no heap, VirtualAlloc or pool allocations", 1, true), "peak --kind pool on a trace without pool", txt)
+
+-- churn: every allocation made in the window, by stack; the stacks add up to the kind's totals
+r, code, raw = report("churn " .. M .. " -- --top 100000")
+check(r and code == 0, "churn --json exits 0", raw)
+if r then
+  local h = r.kinds[1]
+  check(#r.kinds == 1 and h.kind == "heap" and h.count == 5000 and h.freed == 4681 and h.kept == 319,
+        "churn: the example's 5,000 heap allocations, 4,681 freed in the trace, 319 kept (leaks' 319)", raw)
+  local n, b, fr, sh, kp, sorted = 0, 0, 0, 0, 0, true
+  for i, s in ipairs(h.stacks) do
+    n, b, fr, sh, kp = n + s.count, b + s.bytes, fr + s.freed, sh + s.short, kp + s.kept
+    if i > 1 and s.count > h.stacks[i - 1].count then sorted = false end
+    if s.freed + s.kept ~= s.count or s.short > s.freed then sorted = false end
+  end
+  check(n == h.count and b == h.bytes and fr == h.freed and sh == h.short and kp == h.kept,
+        "churn: the stacks add up to the totals (count, bytes, freed, short-lived, kept)")
+  check(sorted, "churn: stacks by count, most first; each one's freed + kept = count")
+  check(h.stacks[1].headline:find("ParseRecord", 1, true) and h.stacks[1].count == 1008,
+        "churn: ParseRecord's 1,008 allocations first", h.stacks[1].headline)
+end
+r = report("churn " .. M .. " -- --sort bytes --short 0")
+if r then
+  local s = r.kinds[1].stacks
+  check(r.sort == "bytes" and s[1].bytes >= s[2].bytes and s[2].bytes >= s[3].bytes, "churn --sort bytes")
+  check(r.short == 0 and r.kinds[1].short < 656, "churn --short 0: fewer short-lived than within 1 ms")
+end
+r = report("churn " .. N .. " -- --kind pool")
+check(r and r.kinds[1].count == 1640 and r.kinds[1].kept == 320, "churn: NotMyFault's 1,640 pool allocations, 320 kept")
+local _, bad = run("churn " .. M .. " -- --sort size")
+check(bad == 2, "churn --sort size: exit 2")
 
 -- policy: the default rules, a team's own rules (a file that extends the bundled set), exit codes
 r, code, raw = report("policy " .. M .. " --")

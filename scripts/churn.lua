@@ -1,0 +1,90 @@
+-- churn.lua -- which call stacks allocate the most often: the
+-- allocations made in the window (WPA Types AIFI and AIFO together), by
+-- allocation stack, the most allocations first (--sort bytes: the most
+-- bytes), with how many were freed in the window, how many of those
+-- lived no longer than --short, and how many were kept; the flame view
+-- of --html and --folded draw the bytes allocated.  WPA: Heap
+-- Allocations by Stack sorted by Count; heaptrack: the most allocations,
+-- and the temporary ones (here by lifetime, not by what came between).
+local report = require "report"
+local print = report.print              -- text fits the terminal (report.term)
+
+local usage = [[
+usage: heapscript churn TRACE... [OPTIONS]
+  --kind heap,virtual,pool   kinds to report (default: heap)
+  --sort count|bytes         the stacks with the most allocations (default) or bytes first
+  --short S                  lifetime up to which a freed allocation is short-lived
+                             (default 1ms; 250us, 0.5 accepted)
+  --process NAME, --pid N, --tag TAG, --window T1,T2, --top N (default 5), --frames N (default 12)
+  --symbols FILE, --json FILE
+]] .. report.OUTPUT_USAGE
+
+local o = report.options({ kind = report.KINDS, sort = { "count", "bytes" }, short = "seconds",
+  process = "string", pid = "count", tag = "string", window = "window", top = "count", frames = "count",
+  symbols = "string", json = "string" },
+  { kind = { "heap" }, sort = { "count" }, short = 0.001, top = 5, frames = 12 }, { ... }, usage)
+if not trace then io.stderr:write(usage); return 2 end
+if #o.sort > 1 then io.stderr:write("churn: --sort: one of count, bytes\n", usage); return 2 end
+local by_bytes = o.sort[1] == "bytes"
+report.load_symbols(o.symbols)
+
+local text = report.text(o)
+local out = { trace = trace:files(), window = nil, sort = o.sort[1], short = o.short, kinds = {} }
+local findings, folded = {}, {}
+report.layouts()
+
+-- Of a selection's records: those freed (a free time), and those freed
+-- within `short` seconds of their allocation.
+local function freed(A)
+  local n, quick = 0, 0
+  for a in A:each() do
+    local l = a.lifetime
+    if a.free_time then
+      n = n + 1
+      if l and l <= o.short then quick = quick + 1 end
+    end
+  end
+  return n, quick
+end
+
+for kind, A in report.kinds(o) do
+  local made = A:filter{ class = { "AIFI", "AIFO" } }
+  local s = made:summary()
+  out.window = s.window
+  local k = { kind = kind, count = s.AIFI.count + s.AIFO.count, bytes = s.size, freed = s.AIFI.count,
+              kept = s.AIFO.count, stacks = {} }
+  out.kinds[#out.kinds + 1] = k
+  folded[#folded + 1] = { kind = kind, allocs = made }   -- the flame view: bytes allocated, by stack
+  local _, quick = freed(made)
+  k.short = quick
+  if text then
+    report.heading(("%s: %d allocations in %.3f..%.3f s, %s; %d freed in it (%d within %g s), %d kept%s")
+      :format(kind, k.count, s.window[1], s.window[2], report.bytes(k.bytes), k.freed, quick, o.short, k.kept,
+              report.doubtful(kind)))
+  end
+  for i, g in ipairs(made:group("stack", { sort = by_bytes and "size" or "count", top = o.top })) do
+    local fa = report.facts(g)
+    local _, gq = freed(g.allocs)
+    local e = { count = g.count, bytes = g.size, freed = g.AIFI.count, short = gq, kept = g.AIFO.count,
+                share = k.count > 0 and g.count / k.count or 0, sizes = fa.sizes, first = fa.first, last = fa.last,
+                processes = fa.processes, tags = fa.tags, headline = report.headline(g.stack),
+                frames = report.frames(g.stack) }
+    k.stacks[#k.stacks + 1] = e
+    findings[#findings + 1] = { type = "AI", what = "allocation churn", kind = kind,
+      process = table.concat(fa.processes, ", "), headline = e.headline, frames = e.frames, count = g.count,
+      bytes = g.size, impacting = g.impacting, first = fa.first, last = fa.last }
+    if text then
+      local pct = e.share < 0.005 and "<1%" or ("%.0f%%"):format(100 * e.share)
+      print(("  #%d  %d allocations (%s), %s (%s), %.3f..%.3f s; %d freed (%d within %g s), %d kept, %s%s")
+        :format(i, g.count, pct, report.bytes(g.size), fa.sizes_text, e.first or 0, e.last or 0, e.freed, gq,
+                o.short, e.kept, table.concat(fa.processes, ", "),
+                #fa.tags > 0 and (", tag " .. table.concat(fa.tags, ", ")) or ""))
+      report.print_stack(g.stack, "        ", o.frames)
+    end
+  end
+end
+
+if text and #out.kinds == 0 then print(report.none(o, "heap, VirtualAlloc or pool", o.kind)) end
+report.finish(o, out, { script = "churn", findings = findings, folded = folded, filters = report.filters(o),
+                        flame = { "Bytes allocated by stack", "Allocated by stack" } })
+return 0
