@@ -482,7 +482,7 @@ static int field(lua_State *L, Cursor *c, const char *k) {
     if (IS("kind")) return lua_pushstring(L, hsi_kind_name(kind)), 1;
     break;
   case 'l':
-    if (IS("lifetime")) {
+    if (IS("lifetime")) {          /* life_filter computes it the same way */
       if (R->ts_alloc[r] == HSI_TS_BEFORE || R->ts_free[r] == HSI_TS_NEVER) return NIL();
       lua_pushnumber(L, (double)(ns_of(an, R->ts_free[r]) - ns_of(an, R->ts_alloc[r])) / 1e9);
       return 1;
@@ -645,7 +645,7 @@ static uint32_t namemask(lua_State *L, int v, int arg, const char *key, namefn n
 
 /* -------------------------------------------------------------- filters */
 
-#define FILTER_KEYS "kind, pid, process, instance, heap, tag, size, window, class, stack, " \
+#define FILTER_KEYS "kind, pid, process, instance, heap, tag, size, lifetime, window, class, stack, " \
                     "free_stack, reason, before_trace, outstanding, realloc, size_unknown"
 #define KINDS   "heap, virtual, pool"
 #define CLASSES "AIFI, AIFO, AOFI, AOFO"
@@ -655,6 +655,8 @@ typedef struct Query {
   hsi_filter f;
   uint32_t reasons;             /* being built: all bits = any */
   int stack, free_stack;        /* a pattern was given (read again from the table) */
+  int life;                     /* a lifetime range was given: [life_lo, life_hi] seconds */
+  double life_lo, life_hi;
   int empty;                    /* the filters exclude everything */
 } Query;
 
@@ -808,6 +810,22 @@ static void parse_query(lua_State *L, const Analysis *an, int ftab, int arg, int
       q->f.size_min = (uint64_t)lo;
       q->f.size_max = hi == LUA_MAXINTEGER ? UINT64_MAX : (uint64_t)hi;
       if (lo > hi) q->empty = 1;
+    } else if (strcmp(k, "lifetime") == 0) {
+      q->life = 1;
+      q->life_lo = 0;
+      q->life_hi = HUGE_VAL;
+      if (lua_type(L, v) == LUA_TTABLE) {
+        if (lua_geti(L, v, 1) == LUA_TNIL) { lua_pop(L, 1); lua_getfield(L, v, "min"); }
+        if (!lua_isnil(L, -1)) q->life_lo = checkseconds(L, -1, arg, "filter 'lifetime'");
+        if (lua_geti(L, v, 2) == LUA_TNIL) { lua_pop(L, 1); lua_getfield(L, v, "max"); }
+        if (!lua_isnil(L, -1)) q->life_hi = checkseconds(L, -1, arg, "filter 'lifetime'");
+        lua_pop(L, 2);
+      } else {
+        q->life_lo = q->life_hi = checkseconds(L, v, arg, "filter 'lifetime'");
+      }
+      if (q->life_lo < 0 || q->life_hi < 0)
+        argfail(L, arg, "filter 'lifetime': lifetimes are not negative", NULL, NULL);
+      if (q->life_lo > q->life_hi) q->empty = 1;
     } else if (strcmp(k, "window") == 0) {
       getwindow(L, an, v, arg, &q->f.t1, &q->f.t2);
     } else if (strcmp(k, "stack") == 0 || strcmp(k, "free_stack") == 0) {
@@ -883,6 +901,22 @@ static void stack_filter(lua_State *L, int anidx, int ftab, const char *key, int
   lua_settop(L, pat - 1);
 }
 
+/* Keep, of the n records at idx, those whose lifetime (the record field
+   `lifetime`, computed the same way) is in [lo, hi] seconds: freed, and
+   allocated in the trace. */
+static void life_filter(const Analysis *an, double lo, double hi, uint32_t *idx, size_t *n) {
+  const hsi_recs *R = an->R;
+  size_t i, m = 0;
+  for (i = 0; i < *n; i++) {
+    uint32_t r = idx[i];
+    double l;
+    if (R->ts_alloc[r] == HSI_TS_BEFORE || R->ts_free[r] == HSI_TS_NEVER) continue;
+    l = (double)(ns_of(an, R->ts_free[r]) - ns_of(an, R->ts_alloc[r])) / 1e9;
+    if (l >= lo && l <= hi) idx[m++] = r;
+  }
+  *n = m;
+}
+
 /*
 ** Select with the filter table at ftab (argument `arg`), within `base`
 ** (NULL: every record) and its window; push the new heapscript.Allocs.
@@ -904,6 +938,7 @@ static void run_query(lua_State *L, int anidx, const Allocs *base, int ftab, int
     nomem(L);
   idx = sc->sel.idx;
   n = q.empty ? 0 : sc->sel.n;
+  if (q.life && n) life_filter(an, q.life_lo, q.life_hi, idx, &n);
   if (q.stack && n) stack_filter(L, anidx, ftab, "stack", HSI_STACK_ALLOC, idx, &n);
   if (q.free_stack && n) stack_filter(L, anidx, ftab, "free_stack", HSI_STACK_FREE, idx, &n);
   out = newallocs(L, anidx, n, q.f.t1, q.f.t2);

@@ -33,18 +33,10 @@ local out = { trace = trace:files(), window = nil, sort = o.sort[1], short = o.s
 local findings, folded = {}, {}
 report.layouts()
 
--- Of a selection's records: those freed (a free time), and those freed
--- within `short` seconds of their allocation.
-local function freed(A)
-  local n, quick = 0, 0
-  for a in A:each() do
-    local l = a.lifetime
-    if a.free_time then
-      n = n + 1
-      if l and l <= o.short then quick = quick + 1 end
-    end
-  end
-  return n, quick
+-- Of a selection: its records freed in the window within --short of
+-- their allocation.
+local function short_lived(A)
+  return #A:filter{ class = "AIFI", lifetime = { 0, o.short } }
 end
 
 for kind, A in report.kinds(o) do
@@ -55,7 +47,7 @@ for kind, A in report.kinds(o) do
               kept = s.AIFO.count, stacks = {} }
   out.kinds[#out.kinds + 1] = k
   folded[#folded + 1] = { kind = kind, allocs = made }   -- the flame view: bytes allocated, by stack
-  local _, quick = freed(made)
+  local quick = short_lived(made)
   k.short = quick
   if text then
     report.heading(("%s: %d allocations in %.3f..%.3f s, %s; %d freed in it (%d within %g s), %d kept%s")
@@ -64,7 +56,7 @@ for kind, A in report.kinds(o) do
   end
   for i, g in ipairs(made:group("stack", { sort = by_bytes and "size" or "count", top = o.top })) do
     local fa = report.facts(g)
-    local _, gq = freed(g.allocs)
+    local gq = short_lived(g.allocs)
     local e = { count = g.count, bytes = g.size, freed = g.AIFI.count, short = gq, kept = g.AIFO.count,
                 share = k.count > 0 and g.count / k.count or 0, sizes = fa.sizes, first = fa.first, last = fa.last,
                 processes = fa.processes, tags = fa.tags, headline = report.headline(g.stack),

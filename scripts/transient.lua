@@ -30,7 +30,8 @@ for _, kind in ipairs(o.kind) do
   f.kind = kind
   f.class = "AIFI"
   f.size = { o.min_size, math.maxinteger }
-  local spikes = trace:allocations(f):where(function(a) return a.lifetime <= maxlife end)
+  f.lifetime = { 0, maxlife }
+  local spikes = trace:allocations(f)
   local k = { kind = kind, count = #spikes, stacks = {} }
   out.kinds[#out.kinds + 1] = k
   if #spikes > 0 then

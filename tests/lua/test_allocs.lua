@@ -179,6 +179,32 @@ end)
 
 ---------------------------------------------------------- real traces
 
+-- the lifetime filter selects in C what a.lifetime tests in Lua, to the
+-- last record, on every kind of the examples, in trace:allocations and
+-- A:filter, with open ends, a single value, names, and as an empty range
+test("lifetime filter", function()
+  local ranges = { { 0, 0.001 }, { 0.05, 0.1 }, { 0.1 }, { nil, 0.0005 }, { min = 0.001, max = 1 }, 0.1, { 2, 1 } }
+  for _, path in ipairs{ "examples/memorytestapp.etl", "examples/notmyfault.etl" } do
+    local t <close> = assert(heapscript.open(path))
+    local A = t:allocations{}
+    for i, rg in ipairs(ranges) do
+      local lo, hi
+      if type(rg) == "number" then lo, hi = rg, rg else lo, hi = rg[1] or rg.min or 0, rg[2] or rg.max or math.huge end
+      local want = A:where(function(a) local l = a.lifetime; return l ~= nil and l >= lo and l <= hi end)
+      local got, got2 = t:allocations{ lifetime = rg }, A:filter{ lifetime = rg }
+      local function ids(S) local l = {} for a in S:each() do l[#l + 1] = a.index end return table.concat(l, ",") end
+      local same = #got == #want and ids(got) == ids(want) and ids(got2) == ids(want)
+      check(same, ("lifetime filter %d on %s: %d records as a.lifetime selects (%d)"):format(i, path, #got, #want))
+    end
+    check(#t:allocations{ lifetime = { 0, 0.001 }, class = "AIFI" } > 0, path .. ": short-lived records exist")
+    local kept = t:allocations{ lifetime = { 0 } }
+    check(#t:allocations{ outstanding = true, lifetime = { 0 } } == 0, path .. ": never-freed records have no lifetime")
+    check(#kept <= #A, path .. ": a lifetime range selects freed records only")
+    raises(function() t:allocations{ lifetime = -1 } end, "not negative", "a negative lifetime raises")
+    raises(function() t:allocations{ lifetime = "short" } end, "seconds expected", "a lifetime that is not a number raises")
+  end
+end)
+
 test("trace:scope keeps only what a script asks about", function()
   local all <close> = assert(heapscript.open("examples/memorytestapp.etl"))
   local n_heap, n_virtual = #all:allocations{kind = "heap"}, #all:allocations{kind = "virtual"}
