@@ -56,21 +56,15 @@ for kind, A in report.kinds(o) do
   end
   for i, g in ipairs(made:group("stack", { sort = by_bytes and "size" or "count", top = o.top })) do
     local fa = report.facts(g)
-    local gq = short_lived(g.allocs)
-    local e = { count = g.count, bytes = g.size, freed = g.AIFI.count, short = gq, kept = g.AIFO.count,
-                share = k.count > 0 and g.count / k.count or 0, sizes = fa.sizes, first = fa.first, last = fa.last,
-                processes = fa.processes, tags = fa.tags, headline = report.headline(g.stack),
-                frames = report.frames(g.stack) }
+    local e = report.stack_entry(g, fa, g.size)
+    e.freed, e.short, e.kept = g.AIFI.count, short_lived(g.allocs), g.AIFO.count
+    e.share = k.count > 0 and g.count / k.count or 0
     k.stacks[#k.stacks + 1] = e
-    findings[#findings + 1] = { type = "AI", what = "allocation churn", kind = kind,
-      process = table.concat(fa.processes, ", "), headline = e.headline, frames = e.frames, count = g.count,
-      bytes = g.size, impacting = g.impacting, first = fa.first, last = fa.last }
+    findings[#findings + 1] = report.stack_finding(kind, "AI", "allocation churn", g, fa, e)
     if text then
-      local pct = e.share < 0.005 and "<1%" or ("%.0f%%"):format(100 * e.share)
       print(("  #%d  %d allocations (%s), %s (%s), %.3f..%.3f s; %d freed (%d within %g s), %d kept, %s%s")
-        :format(i, g.count, pct, report.bytes(g.size), fa.sizes_text, e.first or 0, e.last or 0, e.freed, gq,
-                o.short, e.kept, table.concat(fa.processes, ", "),
-                #fa.tags > 0 and (", tag " .. table.concat(fa.tags, ", ")) or ""))
+        :format(i, g.count, report.share(e.share), report.bytes(g.size), fa.sizes_text, e.first or 0, e.last or 0,
+                e.freed, e.short, o.short, e.kept, table.concat(fa.processes, ", "), report.tags_text(fa)))
       report.print_stack(g.stack, "        ", o.frames)
     end
   end

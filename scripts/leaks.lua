@@ -51,17 +51,13 @@ for kind, A in report.kinds(o) do
     for i, g in ipairs(kept:group("stack", { sort = "bytes", top = o.top })) do
       if g.bytes < o.min_bytes then break end
       local fa = report.facts(g)
-      local pl, tl = fa.processes, fa.tags
-      local e = { count = g.count, bytes = g.bytes, sizes = fa.sizes, first = fa.first, last = fa.last, processes = pl,
-                  tags = tl, headline = report.headline(g.stack), frames = report.frames(g.stack) }
+      local e = report.stack_entry(g, fa, g.bytes)
       k.stacks[#k.stacks + 1] = e
-      findings[#findings + 1] = { type = "AIFO", what = "leak", kind = kind, process = table.concat(pl, ", "),
-        headline = e.headline, frames = e.frames, count = g.count, bytes = g.bytes, impacting = g.impacting,
-        first = fa.first, last = fa.last }
+      findings[#findings + 1] = report.stack_finding(kind, "AIFO", "leak", g, fa, e)
       if text then
         print(("  #%d  %s in %d allocations (%s), %.3f..%.3f s, %s%s")
-          :format(i, report.bytes(g.bytes), g.count, fa.sizes_text, e.first or 0, e.last or 0, table.concat(pl, ", "),
-                  #tl > 0 and (", tag " .. table.concat(tl, ", ")) or ""))
+          :format(i, report.bytes(g.bytes), g.count, fa.sizes_text, e.first or 0, e.last or 0,
+                  table.concat(fa.processes, ", "), report.tags_text(fa)))
         report.print_stack(g.stack, "        ", o.frames)
       end
     end

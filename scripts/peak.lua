@@ -64,18 +64,14 @@ for kind, A in report.kinds(o) do
     end
     for i, g in ipairs(live:group("stack", { sort = "bytes", top = o.top })) do
       local fa = report.facts(g)
-      local e = { count = g.count, bytes = g.bytes, share = g.bytes / s.peak, sizes = fa.sizes, first = fa.first,
-                  last = fa.last, processes = fa.processes, tags = fa.tags, headline = report.headline(g.stack),
-                  frames = report.frames(g.stack) }
+      local e = report.stack_entry(g, fa, g.bytes)
+      e.share = g.bytes / s.peak
       k.stacks[#k.stacks + 1] = e
-      findings[#findings + 1] = { type = "AIFO", what = "held at the peak", kind = kind,
-        process = table.concat(fa.processes, ", "), headline = e.headline, frames = e.frames, count = g.count,
-        bytes = g.bytes, impacting = g.impacting, first = fa.first, last = fa.last }
+      findings[#findings + 1] = report.stack_finding(kind, "AIFO", "held at the peak", g, fa, e)
       if text then
-        local pct = e.share < 0.005 and "<1%" or ("%.0f%%"):format(100 * e.share)
         print(("  #%d  %s (%s) in %d allocations (%s), made %.3f..%.3f s, %s%s")
-          :format(i, report.bytes(g.bytes), pct, g.count, fa.sizes_text, e.first or 0, e.last or 0,
-                  table.concat(fa.processes, ", "), #fa.tags > 0 and (", tag " .. table.concat(fa.tags, ", ")) or ""))
+          :format(i, report.bytes(g.bytes), report.share(e.share), g.count, fa.sizes_text, e.first or 0, e.last or 0,
+                  table.concat(fa.processes, ", "), report.tags_text(fa)))
         report.print_stack(g.stack, "        ", o.frames)
       end
     end

@@ -459,6 +459,30 @@ function M.facts(g)
   return f
 end
 
+-- A stack group's entry in a script's JSON (its `bytes` as the script
+-- counts them), and its finding for the report files (a type, AIFO..., and
+-- what it is: "leak", ...); fa is report.facts(g).
+function M.stack_entry(g, fa, bytes)
+  return { count = g.count, bytes = bytes, sizes = fa.sizes, first = fa.first, last = fa.last,
+           processes = fa.processes, tags = fa.tags, headline = M.headline(g.stack), frames = M.frames(g.stack) }
+end
+
+function M.stack_finding(kind, type, what, g, fa, e)
+  return { type = type, what = what, kind = kind, process = table.concat(fa.processes, ", "), headline = e.headline,
+           frames = e.frames, count = g.count, bytes = e.bytes, impacting = g.impacting, first = fa.first,
+           last = fa.last }
+end
+
+-- A share as a stack line shows it: "35%", "<1%".
+function M.share(x)
+  return x < 0.005 and "<1%" or ("%.0f%%"):format(100 * x)
+end
+
+-- ", tag Leak, Irp " after a stack line's processes, or "".
+function M.tags_text(fa)
+  return #fa.tags > 0 and (", tag " .. table.concat(fa.tags, ", ")) or ""
+end
+
 -- The report files every script can write besides its text: a page,
 -- a table, a pull-request comment, a flame graph's input.  report.options
 -- accepts these options for every spec; a script hands its findings to
