@@ -54,6 +54,8 @@ local limits = {
   max_impacting_bytes = function(s) return s.impacting end,
   max_peak_bytes = function(s) return s.peak end,
   max_transient_bytes = function(s) return s.transient end,
+  max_allocations = function(s) return s.AIFI.count + s.AIFO.count end,   -- made in the window (churn)
+  max_allocated_bytes = function(s) return s.size end,
 }
 local known = { name = true, select = true, window = true, per = true, check = true, severity = true, why = true,
                 no_new_leaks = true, max_leaked_growth = true }

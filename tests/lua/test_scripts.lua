@@ -170,6 +170,23 @@ for _, case in ipairs{
   out, code = run("policy " .. M .. " -- --rules " .. team)
   check(code == 2 and out:find(case[2], 1, true), "policy: bad rule file exits 2: " .. case[2], out)
 end
+-- allocation churn as a rule: ParseRecord makes 1,008 heap allocations, the next stack 859
+f = io.open(team, "w")
+f:write([[return {
+  { name = "churn-count", select = { kind = "heap" }, per = "stack", max_allocations = 1000 },
+  { name = "churn-bytes", select = { kind = "heap" }, per = "stack", max_allocated_bytes = 600 * 1024 },
+  { name = "churn-total", select = { kind = "heap" }, max_allocations = 5000, max_allocated_bytes = 2845672 },
+}]])
+f:close()
+r, code, raw = report("policy " .. M .. " -- --rules " .. team)
+if r then
+  local by = {}
+  for _, x in ipairs(r.results) do by[x.name] = x end
+  local v = by["churn-count"] and by["churn-count"].violations or {}
+  check(code == 1 and r.failed == 1 and #v == 1 and v[1].limit == "max_allocations" and v[1].value == 1008
+        and by["churn-bytes"].ok and by["churn-total"].ok,
+        "policy: max_allocations per stack breaks on ParseRecord's 1,008; the byte and total limits hold", raw)
+end
 os.remove(team)
 out, code = run("policy " .. M .. " -- --rules no.such.module")
 check(code == 2 and out:find("cannot load the rule set", 1, true), "policy: a missing rules module exits 2", out)
