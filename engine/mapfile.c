@@ -59,28 +59,52 @@ int hsi_map_open(hsi_map *m, const char *path, char *err, size_t errlen) {
   m->size = (uint64_t)sz.QuadPart;
   if (m->size == 0) { CloseHandle(f); return 0; }
   map = CreateFileMappingA(f, NULL, PAGE_READONLY, 0, 0, NULL);
-  CloseHandle(f);
-  if (!map) { snprintf(err, errlen, "%s: cannot map", path); return HS_EIO; }
+  if (!map) { CloseHandle(f); snprintf(err, errlen, "%s: cannot map", path); return HS_EIO; }
   m->data = (const uint8_t *)MapViewOfFile(map, FILE_MAP_READ, 0, 0, 0);
   CloseHandle(map);
-  if (!m->data) { snprintf(err, errlen, "%s: cannot map view", path); return HS_EIO; }
+  if (!m->data) { CloseHandle(f); snprintf(err, errlen, "%s: cannot map view", path); return HS_EIO; }
+  m->handle = f;                         /* kept for hsi_map_read */
   return 0;
 }
 
 void hsi_map_close(hsi_map *m) {
   if (m->data) UnmapViewOfFile((LPCVOID)m->data);
+  if (m->handle) CloseHandle((HANDLE)m->handle);
   memset(m, 0, sizeof *m);
 }
 
+/* VirtualUnlock on pages that are not locked takes them out of the
+   working set: the view's pages the reader is done with no longer count
+   in the process's memory (they stay in the file cache). */
 void hsi_map_release(hsi_map *m, uint64_t off, uint64_t len) {
-  (void)m; (void)off; (void)len;        /* the working set trimmer does this on Windows */
+  SYSTEM_INFO si;
+  uint64_t a, b, page;
+  if (!m->data || off >= m->size) return;
+  GetSystemInfo(&si);
+  page = si.dwPageSize ? si.dwPageSize : 4096;
+  if (len > m->size - off) len = m->size - off;
+  a = (off + page - 1) / page * page;    /* pages wholly inside the range only */
+  b = (off + len) / page * page;
+  if (b > a) (void)VirtualUnlock((LPVOID)(m->data + a), (SIZE_T)(b - a));
 }
 
 void hsi_map_advise(hsi_map *m, int sequential) { (void)m; (void)sequential; }
 
+/* Positional reads of a synchronous handle (ReadFile with an OVERLAPPED
+   offset): thread-safe, as pread. */
 int hsi_map_read(const hsi_map *m, uint64_t off, void *buf, size_t len) {
-  (void)m; (void)off; (void)buf; (void)len;
-  return -1;                             /* the view is read directly */
+  uint8_t *p = (uint8_t *)buf;
+  if (!m->handle || off > m->size || len > m->size - off) return -1;
+  while (len) {
+    OVERLAPPED ov;
+    DWORD want = len > (1u << 30) ? (1u << 30) : (DWORD)len, got = 0;
+    memset(&ov, 0, sizeof ov);
+    ov.Offset = (DWORD)off;
+    ov.OffsetHigh = (DWORD)(off >> 32);
+    if (!ReadFile((HANDLE)m->handle, p, want, &got, &ov) || got == 0) return -1;
+    p += got; off += got; len -= got;
+  }
+  return 0;
 }
 
 int hsi_map_check(const hsi_map *m, uint64_t off, uint64_t len, uint64_t *bad, int *cut) {

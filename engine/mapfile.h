@@ -18,15 +18,17 @@ void hsi_map_close(hsi_map *m);
 /* The reader is done with [off, off+len) for now: let the pages wholly
    inside it leave this process's memory (they come back from the page
    cache if read again).  Keeps the resident size of a pass over a huge
-   trace flat.  A no-op where the platform has no such call. */
+   trace flat (POSIX: madvise MADV_DONTNEED; Windows: VirtualUnlock, which
+   takes unlocked pages out of the working set). */
 void hsi_map_release(hsi_map *m, uint64_t off, uint64_t len);
 /* How the file will be read next: scattered (indexing touches one header
    per buffer: map no neighbours) or front to back (ask for readahead). */
 void hsi_map_advise(hsi_map *m, int sequential);
-/* Copy [off, off+len) with read(2) into buf: 0, or -1 when it cannot (no
-   file behind the map, Windows, a short read): then read the view.  On a
-   page-cache-warm file a read costs less than the page faults and the
-   release of mapping the same bytes (thread-safe: pread). */
+/* Copy [off, off+len) with read(2) (Windows: ReadFile) into buf: 0, or -1
+   when it cannot (no file behind the map, a short read): then read the
+   view.  On a page-cache-warm file a read costs less than the page faults
+   and the release of mapping the same bytes, and the read bytes never
+   count in the process's memory (thread-safe: pread, positional ReadFile). */
 int hsi_map_read(const hsi_map *m, uint64_t off, void *buf, size_t len);
 /* Can [off, off+len) of the view be read?  A page the file cannot give
    (the file was cut short after it was mapped, or the device failed to
