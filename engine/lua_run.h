@@ -67,9 +67,9 @@ void hsi_lua_register(lua_State *L, const char *name, lua_CFunction open);
 /* Push the registry table at `key` (a static address), a table with weak
    keys made on first use: per-Trace state that must not keep a Trace alive. */
 void hsi_lua_weak_registry(lua_State *L, const void *key);
-/* lua_trace.c: the path of a file of a trace this state has open that
-   path names (itself or a link to it), or NULL. */
-const char *hsi_lua_trace_named(lua_State *L, const char *path);
+/* lua_trace.c: 1 with the path of a file of a trace this state has open
+   that path names (itself or a link to it) pushed, or 0 and nothing. */
+int hsi_lua_trace_named(lua_State *L, const char *path);
 
 #define HSI_LUA_DECLARE_OPENER(name, fn) int fn(lua_State *L);
 HSI_LUA_CLASSES(HSI_LUA_DECLARE_OPENER)

@@ -127,19 +127,22 @@ static int copy_paths(Trace *t) {
    (hsi_lua_trace_named) before it creates a file. */
 static const char open_traces;
 
-const char *hsi_lua_trace_named(lua_State *L, const char *path) {
-  const char *found = NULL;
+int hsi_lua_trace_named(lua_State *L, const char *path) {
+  int found = 0;
   hsi_lua_weak_registry(L, &open_traces);
   lua_pushnil(L);
   while (!found && lua_next(L, -2)) {
     Trace *t = (Trace *)luaL_testudata(L, -2, HSI_LUA_TRACE);
     int i;
-    for (i = 0; t && t->src.reader && t->paths && i < t->nfiles && !found; i++)   /* closed: no longer read */
-      if (hsi_same_file(path, t->paths[i])) found = t->paths[i];
     lua_pop(L, 1);
+    for (i = 0; t && t->src.reader && t->paths && i < t->nfiles && !found; i++)   /* closed: no longer read */
+      if (hsi_same_file(path, t->paths[i])) {
+        lua_pushstring(L, t->paths[i]);  /* a copy: the Trace may be collected once it is let go */
+        lua_replace(L, -3);              /* over the table; the key is dropped below */
+        found = 1;
+      }
   }
-  if (found) lua_pop(L, 2);              /* the key and the table */
-  else lua_pop(L, 1);
+  lua_pop(L, 1);                         /* the table, or the key left over the path */
   return found;
 }
 

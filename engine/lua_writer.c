@@ -417,14 +417,11 @@ static int w_new(lua_State *L) {
     }
     lua_pop(L, 1);
   }
-  {
-    const char *open = hsi_lua_trace_named(L, path);
-    if (open) {                          /* creating it would cut the trace short under its reader */
-      luaL_pushfail(L);
-      lua_pushfstring(L, "%s: is the trace %s, open in this script; the new trace must be another file",
-                      path, open);
-      return 2;
-    }
+  if (hsi_lua_trace_named(L, path)) {   /* creating it would cut the trace short under its reader */
+    luaL_pushfail(L);
+    lua_pushfstring(L, "%s: is the trace %s, open in this script; the new trace must be another file", path,
+                    lua_tostring(L, -2));
+    return 2;
   }
   W = (Writer *)lua_newuserdatauv(L, sizeof *W, 1);
   memset(W, 0, sizeof *W);
