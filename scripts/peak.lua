@@ -4,7 +4,7 @@
 -- allocation stack, largest first; their bytes add up to the peak.
 -- WPA: the outstanding-size graph at its highest point, the selection
 -- from the trace's start to there, Type AIFO, grouped by stack (heaptrack
--- calls these the peak's contributions).
+-- calls these the peak's contributions).  --at T: the same at any moment.
 local report = require "report"
 local print = report.print              -- text fits the terminal (report.term)
 
@@ -15,6 +15,7 @@ usage: heapscript peak TRACE... [OPTIONS]
   --tag TAG                  one pool tag
   --window T1,T2             where to look for the peak, in seconds from the trace start
                              (default: the whole trace); what is live at the peak may be older
+  --at T                     what is live at T seconds instead (500ms, 12.5 accepted)
   --top N                    stacks per kind (default 5)
   --frames N                 frames per stack (default 12)
   --symbols FILE             symbol map (default: TRACE.sym beside the trace, if present)
@@ -22,7 +23,7 @@ usage: heapscript peak TRACE... [OPTIONS]
 ]] .. report.OUTPUT_USAGE
 
 local o = report.options({ kind = report.KINDS, process = "string", pid = "count", tag = "string",
-  window = "window", top = "count", frames = "count", symbols = "string", json = "string" },
+  window = "window", at = "seconds", top = "count", frames = "count", symbols = "string", json = "string" },
   { top = 5, frames = 12, kind = { "heap", "virtual", "pool" } }, { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end
 report.load_symbols(o.symbols)
@@ -35,25 +36,34 @@ report.layouts()
 for kind, A in report.kinds(o) do
   local s = A:summary()
   out.window = s.window
-  local k = { kind = kind, records = #A, peak = s.peak, peak_time = s.peak_time, stacks = {} }
+  local k = { kind = kind, records = #A, peak = s.peak, peak_time = s.peak_time, at = o.at, stacks = {} }
   out.kinds[#out.kinds + 1] = k
-  if not s.peak_time or s.peak <= 0 then
-    if text then
-      report.heading(("%s: %d records; nothing outstanding in %.3f..%.3f s%s")
-        :format(kind, #A, s.window[1], s.window[2], report.doubtful(kind)))
-    end
-  else
-    -- live at the peak: allocated from the trace's start to the peak, and
-    -- freed after it or never (Outstanding at time t, LIFETIMES.md)
+  -- live at t: allocated from the trace's start to t, and freed after it
+  -- or never (Outstanding at time t, LIFETIMES.md)
+  local t = o.at or (s.peak_time and s.peak > 0 and s.peak_time) or nil
+  local live, held
+  if t then
     local f = report.filters(o)
     f.kind = kind
-    f.window = { 0, s.peak_time }
+    f.window = { 0, t }
     f.class = "AIFO"
-    local live = trace:allocations(f)
-    local held = live:summary().AIFO
+    live = trace:allocations(f)
+    held = live:summary().AIFO
+  end
+  if not held or held.count == 0 then
+    if text then
+      report.heading((o.at and ("%s: %d records; nothing live at %.3f s%s"):format(kind, #A, o.at, report.doubtful(kind)))
+        or ("%s: %d records; nothing outstanding in %.3f..%.3f s%s"):format(kind, #A, s.window[1], s.window[2],
+                                                                          report.doubtful(kind)))
+    end
+  else
     k.live_count, k.live_bytes = held.count, held.bytes
     folded[#folded + 1] = { kind = kind, allocs = live }
-    if text then
+    if text and o.at then
+      report.heading(("%s: %d records; %s live at %.3f s in %d allocations (peak %s at %.3f s)%s")
+        :format(kind, #A, report.bytes(held.bytes), o.at, held.count, report.bytes(s.peak), s.peak_time or 0,
+                report.doubtful(kind)))
+    elseif text then
       report.heading(("%s: %d records; peak %s at %.3f s (in %.3f..%.3f s), held by %d allocations%s")
         :format(kind, #A, report.bytes(s.peak), s.peak_time, s.window[1], s.window[2], held.count,
                 report.doubtful(kind)))
@@ -65,9 +75,10 @@ for kind, A in report.kinds(o) do
     for i, g in ipairs(live:group("stack", { sort = "bytes", top = o.top })) do
       local fa = report.facts(g)
       local e = report.stack_entry(g, fa, g.bytes)
-      e.share = g.bytes / s.peak
+      e.share = g.bytes / held.bytes
       k.stacks[#k.stacks + 1] = e
-      findings[#findings + 1] = report.stack_finding(kind, "AIFO", "held at the peak", g, fa, e)
+      findings[#findings + 1] = report.stack_finding(kind, "AIFO", o.at and "live at the time" or "held at the peak",
+                                                     g, fa, e)
       if text then
         print(("  #%d  %s (%s) in %d allocations (%s), made %.3f..%.3f s, %s%s")
           :format(i, report.bytes(g.bytes), report.share(e.share), g.count, fa.sizes_text, e.first or 0, e.last or 0,

@@ -102,6 +102,28 @@ check(txt:find("heap: 5000 records; peak 34.0 KiB at 18.540 s (in 0.000..20.000 
       and not txt:find("#2", 1, true), "peak: text", txt)
 txt = run("peak " .. M .. " -- --kind pool")
 check(txt:find("no heap, VirtualAlloc or pool allocations", 1, true), "peak --kind pool on a trace without pool", txt)
+-- --at T: what is live at any moment; at the peak's moment, what peak lists
+local at_peak = report("peak " .. M .. " -- --kind heap --at 18.54 --top 1000")
+local plain = report("peak " .. M .. " -- --kind heap --top 1000")
+check(at_peak and plain and at_peak.kinds[1].live_bytes == plain.kinds[1].live_bytes
+      and #at_peak.kinds[1].stacks == #plain.kinds[1].stacks and at_peak.kinds[1].at == 18.54,
+      "peak --at the peak's time: the same allocations as at the peak")
+r = report("peak " .. M .. " -- --at 10.5 --top 1000")
+if r then
+  local sums = true
+  for _, k in ipairs(r.kinds) do
+    local sum = 0
+    for _, s in ipairs(k.stacks) do sum = sum + s.bytes; if s.last > 10.5 then sums = false end end
+    if sum ~= k.live_bytes then sums = false end
+  end
+  -- 10,648 B in 181: what A:summary{0, 10.5} gives as outstanding_end, another code path
+  check(sums and r.kinds[1].live_bytes == 10648 and r.kinds[1].live_count == 181 and r.kinds[2].live_bytes == 20 * 2^20,
+        "peak --at 10.5: 181 heap allocations (10,648 B) and two 10 MiB ranges live, made by then, adding up", raw)
+end
+txt = run("peak " .. M .. " -- --at 0.1")
+check(txt:find("heap: 5000 records; nothing live at 0.100 s", 1, true), "peak --at 0.1: nothing live yet", txt)
+local _, bad_at = run("peak " .. M .. " -- --at soon")
+check(bad_at == 2, "peak --at soon: exit 2")
 
 -- churn: every allocation made in the window, by stack; the stacks add up to the kind's totals
 r, code, raw = report("churn " .. M .. " -- --top 100000")
