@@ -79,6 +79,8 @@ page policy-newleak "^selfcheck ok charts=2 findings=0 " "no-new-leak-stack" "FA
 $HS diff $M examples/memorytestapp-fixed.etl -- --html "$out/diff-fixed.html" >/dev/null || bad "diff --html"
 page diff-fixed "^selfcheck ok charts=2 " "vanished" "MemoryTestApp.exe!InnerLoopOperation+0x1f"
 $HS peak $M -- --html "$out/peak-memorytestapp.html" >/dev/null || bad "peak --html"
+$HS peak $M -- --at 10.5 --html "$out/peak-at-memorytestapp.html" >/dev/null || bad "peak --at --html"
+page peak-at-memorytestapp "^selfcheck ok charts=2 findings=[1-9]" "Bytes live at 10.500 s by stack" "live at the time"
 page peak-memorytestapp "^selfcheck ok charts=2 findings=8 " \
   "heap — MemoryTestApp.exe (5812): peak 34.0 KiB at 18.540 s" "MemoryTestApp.exe!CopyWorkItem+0x1f" "7072 B" \
   "Bytes live at the peak by stack"
