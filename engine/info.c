@@ -10,88 +10,26 @@
 #include "heapscript.h"
 #include "bytes.h"
 #include "info.h"
+#include "evcount.h"
 #include "layoutcheck.h"
-
-typedef struct keyrow {
-  hs_guid provider;
-  uint16_t id, version;
-  uint8_t opcode, used;
-  uint64_t count;
-} keyrow;
 
 struct hsi_info {
   uint64_t events;
   uint64_t by_type[32];
-  keyrow *keys;
-  size_t nkeys, capkeys;       /* open addressing, capkeys a power of two */
+  hsi_evcount keys;            /* by provider, id, opcode and version */
   uint64_t stackwalk, stack_keys, stack_defs, ext_stacks;
   int64_t first_ts, last_ts;
   int have_ts;
   uint32_t masks[8];           /* EventTrace Extension/EndExtension (group 0 op 5/32): PERFINFO group masks, ORed */
   int have_masks;
   const struct hsi_lcheck *lc; /* memory layout checks, printed with the JSON */
-  /* kernel events' rows by (hook, version): a trace is mostly a few kinds
-     of them, so most events skip the hash of their key; cleared at grow() */
-  uint64_t ktag[256];          /* 1 << 32 | hook << 16 | version; 0: empty */
-  uint32_t krow[256];
 };
-
-static uint32_t key_hash(const hs_guid *g, int op, int id, int ver) {
-  uint32_t h = g->d1 * 2654435761u ^ (uint32_t)g->d2 << 16 ^ g->d3 ^ rd32(g->d4) ^ rd32(g->d4 + 4) * 40503u;
-  h ^= (uint32_t)op * 0x9E3779B1u ^ (uint32_t)id << 8 ^ (uint32_t)ver << 24;
-  return h ^ h >> 15;
-}
-
-static int grow(hsi_info *in) {
-  size_t i, cap = in->capkeys ? in->capkeys * 2 : 256;
-  keyrow *nk = (keyrow *)calloc(cap, sizeof *nk);
-  if (!nk) return -1;
-  for (i = 0; i < in->capkeys; i++) {
-    keyrow *k = &in->keys[i];
-    if (k->used) {
-      size_t j = key_hash(&k->provider, k->opcode, k->id, k->version) & (cap - 1);
-      while (nk[j].used) j = (j + 1) & (cap - 1);
-      nk[j] = *k;
-    }
-  }
-  free(in->keys);
-  in->keys = nk;
-  in->capkeys = cap;
-  memset(in->ktag, 0, sizeof in->ktag);
-  return 0;
-}
-
-static int count_key(hsi_info *in, const hs_event *ev) {
-  /* The figures key kernel records by the unmasked u16 at +0. */
-  int kernel = (ev->flags & HS_EVF_KERNEL) != 0;
-  int ver = kernel ? rd16(ev->record) : ev->version;
-  /* a kernel event's provider, opcode and id follow from its hook */
-  uint64_t tag = (uint64_t)1 << 32 | (uint32_t)ev->hook << 16 | (uint32_t)ver;
-  unsigned c = (ev->hook ^ ev->hook >> 8 ^ (unsigned)ver * 31u) & 255u;
-  size_t j;
-  if (kernel && in->ktag[c] == tag) { in->keys[in->krow[c]].count++; return 0; }
-  if ((in->nkeys + 1) * 2 > in->capkeys && grow(in)) return -1;
-  j = key_hash(&ev->provider, ev->opcode, ev->id, ver) & (in->capkeys - 1);
-  for (;; j = (j + 1) & (in->capkeys - 1)) {
-    keyrow *k = &in->keys[j];
-    if (!k->used) {
-      k->used = 1; k->provider = ev->provider; k->opcode = ev->opcode;
-      k->id = ev->id; k->version = (uint16_t)ver; k->count = 1;
-      in->nkeys++;
-      break;
-    }
-    if (k->opcode == ev->opcode && k->id == ev->id && k->version == ver &&
-        hs_guid_eq(&k->provider, &ev->provider)) { k->count++; break; }
-  }
-  if (kernel) { in->ktag[c] = tag; in->krow[c] = (uint32_t)j; }
-  return 0;
-}
 
 hsi_info *hsi_info_new(void) { return (hsi_info *)calloc(1, sizeof(hsi_info)); }
 
 void hsi_info_free(hsi_info *in) {
   if (!in) return;
-  free(in->keys);
+  hsi_evcount_free(&in->keys);
   free(in);
 }
 
@@ -117,7 +55,8 @@ int hsi_info_add(hsi_info *in, const hs_event *ev) {
     while (hs_event_ext_next(ev, &pos, &it) == 1)
       if (it.type == HS_EXT_STACK_TRACE32 || it.type == HS_EXT_STACK_TRACE64) in->ext_stacks++;
   }
-  return count_key(in, ev);
+  /* the figures key kernel records by the unmasked u16 at +0 */
+  return hsi_evcount_add(&in->keys, ev, (ev->flags & HS_EVF_KERNEL) ? rd16(ev->record) : ev->version);
 }
 
 static int cmp_guid(const hs_guid *a, const hs_guid *b) {
@@ -129,7 +68,7 @@ static int cmp_guid(const hs_guid *a, const hs_guid *b) {
 
 /* Sorted by (provider, id, opcode, version), as the figures are. */
 static int cmp_rows(const void *pa, const void *pb) {
-  const keyrow *a = (const keyrow *)pa, *b = (const keyrow *)pb;
+  const hsi_evrow *a = (const hsi_evrow *)pa, *b = (const hsi_evrow *)pb;
   int c = cmp_guid(&a->provider, &b->provider);
   if (c) return c;
   if (a->id != b->id) return a->id < b->id ? -1 : 1;
@@ -137,12 +76,11 @@ static int cmp_rows(const void *pa, const void *pb) {
   return a->version < b->version ? -1 : a->version > b->version;
 }
 
-static keyrow *sorted_rows(const hsi_info *in) {
-  keyrow *rows = (keyrow *)malloc((in->nkeys ? in->nkeys : 1) * sizeof *rows);
-  size_t i, n = 0;
+static hsi_evrow *sorted_rows(const hsi_info *in) {
+  size_t n = in->keys.n;
+  hsi_evrow *rows = (hsi_evrow *)malloc((n ? n : 1) * sizeof *rows);
   if (!rows) return NULL;
-  for (i = 0; i < in->capkeys; i++)
-    if (in->keys[i].used) rows[n++] = in->keys[i];
+  if (n) memcpy(rows, in->keys.rows, n * sizeof *rows);
   qsort(rows, n, sizeof *rows, cmp_rows);
   return rows;
 }
@@ -163,7 +101,7 @@ void hsi_info_set_layouts(hsi_info *in, const struct hsi_lcheck *lc) { in->lc = 
 int hsi_info_json(const hsi_info *in, const hs_reader *r, int file, FILE *o) {
   const hs_logfile *lf = hs_reader_logfile(r, file);
   const hs_file_stats *st = hs_reader_stats(r, file);
-  keyrow *rows = sorted_rows(in);
+  hsi_evrow *rows = sorted_rows(in);
   size_t i;
   int t, first = 1;
   if (!rows) return HS_ENOMEM;
@@ -189,7 +127,7 @@ int hsi_info_json(const hsi_info *in, const hs_reader *r, int file, FILE *o) {
     first = 0;
   }
   fprintf(o, "},\n  \"by_key\": [");
-  for (i = 0; i < in->nkeys; i++) {
+  for (i = 0; i < in->keys.n; i++) {
     char g[HS_GUID_STRLEN];
     hs_guid_format(&rows[i].provider, g);
     fprintf(o, "%s\n    {\"provider\": \"%s\", \"opcode\": %u, \"id\": %u, \"version\": %u, \"count\": %llu}",
@@ -219,7 +157,7 @@ static const char *clock_name(uint32_t c) {
 int hsi_info_text(const hsi_info *in, const hs_reader *r, int file, FILE *o) {
   const hs_logfile *lf = hs_reader_logfile(r, file);
   const hs_file_stats *st = hs_reader_stats(r, file);
-  keyrow *rows = sorted_rows(in);
+  hsi_evrow *rows = sorted_rows(in);
   char when[64];
   size_t i;
   int t;
@@ -260,7 +198,7 @@ int hsi_info_text(const hsi_info *in, const hs_reader *r, int file, FILE *o) {
       fprintf(o, "  %-16s %llu\n", hs_header_type_name(t) ? hs_header_type_name(t) : "UNKNOWN",
               (unsigned long long)in->by_type[t]);
   fprintf(o, "by provider/opcode:\n");
-  for (i = 0; i < in->nkeys; i++) {
+  for (i = 0; i < in->keys.n; i++) {
     char g[HS_GUID_STRLEN];
     const char *pn = hs_provider_name(&rows[i].provider), *en = hs_event_name(&rows[i].provider, rows[i].opcode);
     hs_guid_format(&rows[i].provider, g);

@@ -88,6 +88,16 @@ static int64_t ns_of(const Analysis *an, int64_t ts) {
   return hs_time_ns(&an->lf, ts) + an->off_ns;
 }
 
+/* Record r's lifetime in seconds, into *l: 0 when it has none (never
+   freed, or allocated before the trace).  The record field and the
+   lifetime filter both ask here. */
+static int lifetime_of(const Analysis *an, uint32_t r, double *l) {
+  const hsi_recs *R = an->R;
+  if (R->ts_alloc[r] == HSI_TS_BEFORE || R->ts_free[r] == HSI_TS_NEVER) return 0;
+  *l = (double)(ns_of(an, R->ts_free[r]) - ns_of(an, R->ts_alloc[r])) / 1e9;
+  return 1;
+}
+
 static double seconds(const Analysis *an, int64_t ts) {
   if (ts <= EDGE_LO) return -HUGE_VAL;
   if (ts >= EDGE_HI) return HUGE_VAL;
@@ -482,9 +492,10 @@ static int field(lua_State *L, Cursor *c, const char *k) {
     if (IS("kind")) return lua_pushstring(L, hsi_kind_name(kind)), 1;
     break;
   case 'l':
-    if (IS("lifetime")) {          /* life_filter computes it the same way */
-      if (R->ts_alloc[r] == HSI_TS_BEFORE || R->ts_free[r] == HSI_TS_NEVER) return NIL();
-      lua_pushnumber(L, (double)(ns_of(an, R->ts_free[r]) - ns_of(an, R->ts_alloc[r])) / 1e9);
+    if (IS("lifetime")) {
+      double l;
+      if (!lifetime_of(an, r, &l)) return NIL();
+      lua_pushnumber(L, l);
       return 1;
     }
     break;
@@ -611,6 +622,19 @@ static lua_Integer checkint(lua_State *L, int v, int arg, const char *key) {
   lua_Integer x = lua_tointegerx(L, v, &isint);
   if (!isint) argfail(L, arg, "filter '%s': integer expected, got %s", key, luaL_typename(L, v));
   return x;
+}
+
+/* Push the two ends of a range filter at v: {min, max}, {min =, max =}
+   (either may be nil), or one value for both. */
+static void push_range(lua_State *L, int v) {
+  v = lua_absindex(L, v);
+  if (lua_type(L, v) != LUA_TTABLE) {
+    lua_pushvalue(L, v);
+    lua_pushvalue(L, v);
+    return;
+  }
+  if (lua_geti(L, v, 1) == LUA_TNIL) { lua_pop(L, 1); lua_getfield(L, v, "min"); }
+  if (lua_geti(L, v, 2) == LUA_TNIL) { lua_pop(L, 1); lua_getfield(L, v, "max"); }
 }
 
 typedef const char *(*namefn)(int);
@@ -797,15 +821,10 @@ static void parse_query(lua_State *L, const Analysis *an, int ftab, int arg, int
       q->f.has_tag = 1;
     } else if (strcmp(k, "size") == 0) {
       lua_Integer lo = 0, hi = LUA_MAXINTEGER;
-      if (lua_type(L, v) == LUA_TTABLE) {
-        if (lua_geti(L, v, 1) == LUA_TNIL) { lua_pop(L, 1); lua_getfield(L, v, "min"); }
-        if (!lua_isnil(L, -1)) lo = checkint(L, -1, arg, k);
-        if (lua_geti(L, v, 2) == LUA_TNIL) { lua_pop(L, 1); lua_getfield(L, v, "max"); }
-        if (!lua_isnil(L, -1)) hi = checkint(L, -1, arg, k);
-        lua_pop(L, 2);
-      } else {
-        lo = hi = checkint(L, v, arg, k);
-      }
+      push_range(L, v);
+      if (!lua_isnil(L, -2)) lo = checkint(L, -2, arg, k);
+      if (!lua_isnil(L, -1)) hi = checkint(L, -1, arg, k);
+      lua_pop(L, 2);
       if (lo < 0 || hi < 0) argfail(L, arg, "filter 'size': sizes are not negative", NULL, NULL);
       q->f.size_min = (uint64_t)lo;
       q->f.size_max = hi == LUA_MAXINTEGER ? UINT64_MAX : (uint64_t)hi;
@@ -814,15 +833,10 @@ static void parse_query(lua_State *L, const Analysis *an, int ftab, int arg, int
       q->life = 1;
       q->life_lo = 0;
       q->life_hi = HUGE_VAL;
-      if (lua_type(L, v) == LUA_TTABLE) {
-        if (lua_geti(L, v, 1) == LUA_TNIL) { lua_pop(L, 1); lua_getfield(L, v, "min"); }
-        if (!lua_isnil(L, -1)) q->life_lo = checkseconds(L, -1, arg, "filter 'lifetime'");
-        if (lua_geti(L, v, 2) == LUA_TNIL) { lua_pop(L, 1); lua_getfield(L, v, "max"); }
-        if (!lua_isnil(L, -1)) q->life_hi = checkseconds(L, -1, arg, "filter 'lifetime'");
-        lua_pop(L, 2);
-      } else {
-        q->life_lo = q->life_hi = checkseconds(L, v, arg, "filter 'lifetime'");
-      }
+      push_range(L, v);
+      if (!lua_isnil(L, -2)) q->life_lo = checkseconds(L, -2, arg, "filter 'lifetime'");
+      if (!lua_isnil(L, -1)) q->life_hi = checkseconds(L, -1, arg, "filter 'lifetime'");
+      lua_pop(L, 2);
       if (q->life_lo < 0 || q->life_hi < 0)
         argfail(L, arg, "filter 'lifetime': lifetimes are not negative", NULL, NULL);
       if (q->life_lo > q->life_hi) q->empty = 1;
@@ -902,18 +916,12 @@ static void stack_filter(lua_State *L, int anidx, int ftab, const char *key, int
 }
 
 /* Keep, of the n records at idx, those whose lifetime (the record field
-   `lifetime`, computed the same way) is in [lo, hi] seconds: freed, and
-   allocated in the trace. */
+   `lifetime`) is in [lo, hi] seconds: freed, and allocated in the trace. */
 static void life_filter(const Analysis *an, double lo, double hi, uint32_t *idx, size_t *n) {
-  const hsi_recs *R = an->R;
   size_t i, m = 0;
-  for (i = 0; i < *n; i++) {
-    uint32_t r = idx[i];
-    double l;
-    if (R->ts_alloc[r] == HSI_TS_BEFORE || R->ts_free[r] == HSI_TS_NEVER) continue;
-    l = (double)(ns_of(an, R->ts_free[r]) - ns_of(an, R->ts_alloc[r])) / 1e9;
-    if (l >= lo && l <= hi) idx[m++] = r;
-  }
+  double l;
+  for (i = 0; i < *n; i++)
+    if (lifetime_of(an, idx[i], &l) && l >= lo && l <= hi) idx[m++] = idx[i];
   *n = m;
 }
 

@@ -18,7 +18,7 @@
 #include "lua_run.h"
 #include "lua_sandbox.h"
 #include "stop.h"
-#include "hash.h"
+#include "evcount.h"
 
 typedef struct Trace {
   hsi_lua_evsrc src;         /* reader + current record, shown by Events */
@@ -617,93 +617,52 @@ static int t_count(lua_State *L) {
 }
 
 /* trace:tally([filters]) -> rows, total: the records that pass, counted
-   by provider, id and opcode in C, as `events` shows them (a loop over
-   trace:events() in Lua takes 10 times as long).  rows in the order each
-   key was first met: { provider = GUID, provider_name =, id =, opcode =,
-   name =, count = }. */
-typedef struct tally_row { hs_guid provider; uint16_t id; uint8_t opcode; lua_Integer n; } tally_row;
+   by provider, id and opcode in C (evcount.h, the table of `info`'s
+   figures), as `events` shows them (a loop over trace:events() in Lua
+   takes 10 times as long).  rows in the order each key was first met:
+   { provider = GUID, provider_name =, id =, opcode =, name =, count = }. */
+#define HSI_LUA_TALLY "heapscript.tally"
 
-static uint64_t tally_hash(const hs_guid *g, uint16_t id, uint8_t opcode) {
-  uint64_t a, b;
-  memcpy(&a, g, 8);
-  memcpy(&b, (const char *)g + 8, 8);
-  return hsi_mix64(a ^ hsi_mix64(b ^ ((uint64_t)id << 8 | opcode)));
-}
-
-/* A block of n bytes that Lua frees, replacing the one at stack index i. */
-static void *tally_block(lua_State *L, int i, const void *old, size_t oldn, size_t n) {
-  void *p = lua_newuserdatauv(L, n, 0);
-  memset(p, 0, n);
-  if (old) memcpy(p, old, oldn);
-  lua_replace(L, i);
-  return p;
+static int tally_gc(lua_State *L) {
+  hsi_evcount_free((hsi_evcount *)luaL_checkudata(L, 1, HSI_LUA_TALLY));
+  return 0;
 }
 
 static int t_tally(lua_State *L) {
   Trace *t = checkopen(L, 1);
   Filter *f;
-  tally_row *rows = NULL;
-  uint32_t *slot = NULL;                 /* row + 1, 0 empty */
-  size_t n = 0, cap = 0, nslot = 0, i;
+  hsi_evcount *c;
   lua_Integer total = 0;
+  size_t i;
   lua_settop(L, 2);
-  f = (Filter *)lua_newuserdatauv(L, sizeof *f, 0);       /* 3 */
+  f = (Filter *)lua_newuserdatauv(L, sizeof *f, 0);
   parse_filter(L, 2, f);
-  lua_pushnil(L);                                          /* 4: the rows */
-  lua_pushnil(L);                                          /* 5: the slots */
+  /* a userdata, so that an error in the loop (the reader's, a time limit)
+     still frees the table */
+  c = (hsi_evcount *)lua_newuserdatauv(L, sizeof *c, 0);
+  memset(c, 0, sizeof *c);
+  luaL_setmetatable(L, HSI_LUA_TALLY);
   rewind_trace(L, t, f);
   while (advance(L, t, f)) {
-    const hs_event *ev = &t->src.ev;
-    uint64_t h;
+    if (hsi_evcount_add(c, &t->src.ev, 0)) return luaL_error(L, "not enough memory");
     total++;
-    if (n * 2 >= nslot) {                /* grow the slots, then place every row again */
-      size_t ns = nslot ? nslot * 2 : 64;
-      slot = (uint32_t *)tally_block(L, 5, NULL, 0, ns * sizeof *slot);
-      nslot = ns;
-      for (i = 0; i < n; i++) {
-        size_t k = (size_t)tally_hash(&rows[i].provider, rows[i].id, rows[i].opcode) & (nslot - 1);
-        while (slot[k]) k = (k + 1) & (nslot - 1);
-        slot[k] = (uint32_t)i + 1;
-      }
-    }
-    h = tally_hash(&ev->provider, ev->id, ev->opcode);
-    for (i = (size_t)h & (nslot - 1);; i = (i + 1) & (nslot - 1)) {
-      tally_row *r;
-      if (!slot[i]) {                    /* a new key */
-        if (n == cap) {
-          size_t nc = cap ? cap * 2 : 32;
-          rows = (tally_row *)tally_block(L, 4, rows, cap * sizeof *rows, nc * sizeof *rows);
-          cap = nc;
-        }
-        rows[n].provider = ev->provider;
-        rows[n].id = ev->id;
-        rows[n].opcode = ev->opcode;
-        rows[n].n = 1;
-        slot[i] = (uint32_t)++n;
-        break;
-      }
-      r = &rows[slot[i] - 1];
-      if (r->id == ev->id && r->opcode == ev->opcode && !memcmp(&r->provider, &ev->provider, sizeof r->provider)) {
-        r->n++;
-        break;
-      }
-    }
   }
-  lua_createtable(L, (int)n, 0);
-  for (i = 0; i < n; i++) {
+  lua_createtable(L, (int)c->n, 0);
+  for (i = 0; i < c->n; i++) {
+    const hsi_evrow *k = &c->rows[i];
     char g[HS_GUID_STRLEN];
     const char *s;
     lua_createtable(L, 0, 6);
-    hs_guid_format(&rows[i].provider, g);
+    hs_guid_format(&k->provider, g);
     lua_pushstring(L, g);
     lua_setfield(L, -2, "provider");
-    if ((s = hs_provider_name(&rows[i].provider))) { lua_pushstring(L, s); lua_setfield(L, -2, "provider_name"); }
-    lua_pushinteger(L, rows[i].id);
+    if ((s = hs_provider_name(&k->provider))) { lua_pushstring(L, s); lua_setfield(L, -2, "provider_name"); }
+    lua_pushinteger(L, k->id);
     lua_setfield(L, -2, "id");
-    lua_pushinteger(L, rows[i].opcode);
+    lua_pushinteger(L, k->opcode);
     lua_setfield(L, -2, "opcode");
-    if ((s = hs_event_name(&rows[i].provider, rows[i].opcode))) { lua_pushstring(L, s); lua_setfield(L, -2, "name"); }
-    lua_pushinteger(L, rows[i].n);
+    if ((s = hs_event_name(&k->provider, k->opcode))) { lua_pushstring(L, s); lua_setfield(L, -2, "name"); }
+    lua_pushinteger(L, (lua_Integer)k->count);
     lua_setfield(L, -2, "count");
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
@@ -737,6 +696,10 @@ int hsi_lua_open_trace(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_pushcfunction(L, t_open);
   lua_setfield(L, 1, "open");
+  luaL_newmetatable(L, HSI_LUA_TALLY);   /* trace:tally's table, freed by the collector */
+  lua_pushcfunction(L, tally_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
   luaL_newmetatable(L, HSI_LUA_TRACE);
   luaL_setfuncs(L, metameth, 0);
   luaL_newlib(L, methods);

@@ -73,20 +73,16 @@ void hsi_map_close(hsi_map *m) {
   memset(m, 0, sizeof *m);
 }
 
+static uint64_t page_size(void) {
+  SYSTEM_INFO si;
+  GetSystemInfo(&si);
+  return si.dwPageSize ? si.dwPageSize : 4096;
+}
+
 /* VirtualUnlock on pages that are not locked takes them out of the
    working set: the view's pages the reader is done with no longer count
    in the process's memory (they stay in the file cache). */
-void hsi_map_release(hsi_map *m, uint64_t off, uint64_t len) {
-  SYSTEM_INFO si;
-  uint64_t a, b, page;
-  if (!m->data || off >= m->size) return;
-  GetSystemInfo(&si);
-  page = si.dwPageSize ? si.dwPageSize : 4096;
-  if (len > m->size - off) len = m->size - off;
-  a = (off + page - 1) / page * page;    /* pages wholly inside the range only */
-  b = (off + len) / page * page;
-  if (b > a) (void)VirtualUnlock((LPVOID)(m->data + a), (SIZE_T)(b - a));
-}
+static void drop_pages(const uint8_t *p, uint64_t len) { (void)VirtualUnlock((LPVOID)p, (SIZE_T)len); }
 
 void hsi_map_advise(hsi_map *m, int sequential) { (void)m; (void)sequential; }
 
@@ -326,20 +322,25 @@ int hsi_map_read(const hsi_map *m, uint64_t off, void *buf, size_t len) {
   return 0;
 }
 
-
 void hsi_map_advise(hsi_map *m, int sequential) {
   if (m->data && m->size)
     (void)posix_madvise((void *)m->data, (size_t)m->size, sequential ? POSIX_MADV_SEQUENTIAL : POSIX_MADV_RANDOM);
 }
 
+static uint64_t page_size(void) {
+  long ps = sysconf(_SC_PAGESIZE);
+  return ps > 0 ? (uint64_t)ps : 4096;
+}
+
+static void drop_pages(const uint8_t *p, uint64_t len) { (void)madvise((void *)p, (size_t)len, MADV_DONTNEED); }
+#endif
+
 /* Called from the reader's decoding workers too: no shared state. */
 void hsi_map_release(hsi_map *m, uint64_t off, uint64_t len) {
-  long ps = sysconf(_SC_PAGESIZE);
-  uint64_t a, b, page = ps > 0 ? (uint64_t)ps : 4096;
+  uint64_t a, b, page = page_size();
   if (!m->data || off >= m->size) return;
   if (len > m->size - off) len = m->size - off;
   a = (off + page - 1) / page * page;     /* pages wholly inside the range only: */
   b = (off + len) / page * page;          /* a neighbour buffer may share the edges */
-  if (b > a) (void)madvise((void *)(m->data + a), (size_t)(b - a), MADV_DONTNEED);
+  if (b > a) drop_pages(m->data + a, b - a);
 }
-#endif
