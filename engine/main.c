@@ -333,8 +333,9 @@ static int cmd_merge(int argc, char **argv) {
     fprintf(stderr, "heapscript merge: %s\n", err);
     free(in); return 2;
   }
-  fprintf(stderr, "heapscript merge: %s: %llu records from %d files (%llu logfile headers replaced, %llu left out)\n",
-          out, (unsigned long long)c.records, n, (unsigned long long)c.headers, (unsigned long long)c.left_out);
+  fprintf(stderr, "heapscript merge: %s: %llu records from %d file%s (%llu logfile header%s replaced, %llu left out)\n",
+          out, (unsigned long long)c.records, n, n == 1 ? "" : "s", (unsigned long long)c.headers,
+          c.headers == 1 ? "" : "s", (unsigned long long)c.left_out);
   free(in);
   return 0;
 }

@@ -50,8 +50,8 @@ for kind, A in report.kinds(o) do
   local quick = short_lived(made)
   k.short = quick
   if text then
-    report.heading(("%s: %d allocations in %.3f..%.3f s, %s; %d freed in it (%d within %g s), %d kept%s")
-      :format(kind, k.count, s.window[1], s.window[2], report.bytes(k.bytes), k.freed, quick, o.short, k.kept,
+    report.heading(("%s: %s in %.3f..%.3f s, %s; %d freed in it (%d within %g s), %d kept%s")
+      :format(kind, report.count(k.count, "allocation"), s.window[1], s.window[2], report.bytes(k.bytes), k.freed, quick, o.short, k.kept,
               report.doubtful(kind)))
   end
   for i, g in ipairs(made:group("stack", { sort = by_bytes and "size" or "count", top = o.top })) do
@@ -62,8 +62,8 @@ for kind, A in report.kinds(o) do
     k.stacks[#k.stacks + 1] = e
     findings[#findings + 1] = report.stack_finding(kind, "AI", "allocation churn", g, fa, e)
     if text then
-      print(("  #%d  %d allocations (%s), %s (%s), %.3f..%.3f s; %d freed (%d within %g s), %d kept, %s%s")
-        :format(i, g.count, report.share(e.share), report.bytes(g.size), fa.sizes_text, e.first or 0, e.last or 0,
+      print(("  #%d  %s (%s), %s (%s), %.3f..%.3f s; %d freed (%d within %g s), %d kept, %s%s")
+        :format(i, report.count(g.count, "allocation"), report.share(e.share), report.bytes(g.size), fa.sizes_text, e.first or 0, e.last or 0,
                 e.freed, e.short, o.short, e.kept, table.concat(fa.processes, ", "), report.tags_text(fa)))
       report.print_stack(g.stack, "        ", o.frames)
     end

@@ -48,7 +48,7 @@ if report.text(o) then
   local fmt = "%10s  %-" .. w .. "s  %5s  %6s  %s"
   print(string.format(fmt, "count", "provider", "id", "opcode", "event"))
   for _, r in ipairs(shown) do print(string.format(fmt, r.count, r.provider, r.id, r.opcode, r.name)) end
-  print(string.format("%10d  events, %d kinds, %d files", total, #rows, #trace:files()))
+  print(string.format("%10d  events, %s, %s", total, report.count(#rows, "kind"), report.count(#trace:files(), "file")))
 end
 report.finish(o, { trace = trace:files(), events = total, kinds = #rows, rows = shown },
   { script = "events", findings = findings })

@@ -67,13 +67,13 @@ for kind, A in report.kinds(o) do
       end
       for _, e in ipairs(k.steps) do
         level = level + e.bytes
-        print(("  step +%s at %.3f s (%d allocations) from %s, kept to the end: level %s")
-          :format(report.bytes(e.bytes), e.first, e.count, e.headline, report.bytes(level)))
+        print(("  step +%s at %.3f s (%s) from %s, kept to the end: level %s")
+          :format(report.bytes(e.bytes), e.first, report.count(e.count, "allocation"), e.headline, report.bytes(level)))
         report.print_stack(e.stack, "        ", o.frames)
       end
       for _, e in ipairs(k.steady) do
-        print(("  steady growth %s/s: %s in %d allocations from %.3f to %.3f s, from %s")
-          :format(report.bytes(math.floor(e.rate + 0.5)), report.bytes(e.bytes), e.count, e.first, e.last, e.headline))
+        print(("  steady growth %s/s: %s in %s from %.3f to %.3f s, from %s")
+          :format(report.bytes(math.floor(e.rate + 0.5)), report.bytes(e.bytes), report.count(e.count, "allocation"), e.first, e.last, e.headline))
         report.print_stack(e.stack, "        ", o.frames)
       end
       if #k.steps == 0 and #k.steady == 0 then print("  no growth beyond the baseline") end

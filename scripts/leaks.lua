@@ -44,8 +44,8 @@ for kind, A in report.kinds(o) do
                 outstanding_end = s.outstanding_end, stacks = {} }
     out.kinds[#out.kinds + 1] = k
     if text then
-      report.heading(("%s: %d records; %d allocated and not freed by %.3f s: %s (impacting %s, peak %s at %.3f s)%s")
-        :format(kind, #A, s.AIFO.count, s.window[2], report.bytes(s.AIFO.bytes), report.bytes(s.impacting),
+      report.heading(("%s: %s; %d allocated and not freed by %.3f s: %s (impacting %s, peak %s at %.3f s)%s")
+        :format(kind, report.count(#A, "record"), s.AIFO.count, s.window[2], report.bytes(s.AIFO.bytes), report.bytes(s.impacting),
                 report.bytes(s.peak), s.peak_time or 0, report.doubtful(kind)))
     end
     for i, g in ipairs(kept:group("stack", { sort = "bytes", top = o.top })) do
@@ -55,8 +55,8 @@ for kind, A in report.kinds(o) do
       k.stacks[#k.stacks + 1] = e
       findings[#findings + 1] = report.stack_finding(kind, "AIFO", "leak", g, fa, e)
       if text then
-        print(("  #%d  %s in %d allocations (%s), %.3f..%.3f s, %s%s")
-          :format(i, report.bytes(g.bytes), g.count, fa.sizes_text, e.first or 0, e.last or 0,
+        print(("  #%d  %s in %s (%s), %.3f..%.3f s, %s%s")
+          :format(i, report.bytes(g.bytes), report.count(g.count, "allocation"), fa.sizes_text, e.first or 0, e.last or 0,
                   table.concat(fa.processes, ", "), report.tags_text(fa)))
         report.print_stack(g.stack, "        ", o.frames)
       end
@@ -75,12 +75,14 @@ if text then
   if #out.kinds == 0 then print(report.none(o, "heap, VirtualAlloc or pool", o.kind)) end
   local n = out.notes
   if n.frees_of_unknown_blocks > 0 or n.double_frees > 0 then
-    print(("note: %d frees of blocks allocated before the trace, %d double frees")
-      :format(n.frees_of_unknown_blocks, n.double_frees))
+    print(("note: %s of blocks allocated before the trace, %s")
+      :format(report.count(n.frees_of_unknown_blocks, "free"), report.count(n.double_frees, "double free")))
   end
   if n.records_without_process > 0 then
-    print(("note: %d records have no process: their events carry no ids and no stack named them")
-      :format(n.records_without_process))
+    print(n.records_without_process == 1
+      and "note: 1 record has no process: its event carries no ids and no stack named it"
+      or ("note: %d records have no process: their events carry no ids and no stack named them")
+        :format(n.records_without_process))
   end
 end
 local f = report.filters(o)

@@ -52,20 +52,21 @@ for kind, A in report.kinds(o) do
   end
   if not held or held.count == 0 then
     if text then
-      report.heading((o.at and ("%s: %d records; nothing live at %.3f s%s"):format(kind, #A, o.at, report.doubtful(kind)))
-        or ("%s: %d records; nothing outstanding in %.3f..%.3f s%s"):format(kind, #A, s.window[1], s.window[2],
+      report.heading((o.at and ("%s: %s; nothing live at %.3f s%s"):format(kind, report.count(#A, "record"), o.at, report.doubtful(kind)))
+        or ("%s: %s; nothing outstanding in %.3f..%.3f s%s"):format(kind, report.count(#A, "record"), s.window[1], s.window[2],
                                                                           report.doubtful(kind)))
     end
   else
     k.live_count, k.live_bytes = held.count, held.bytes
     folded[#folded + 1] = { kind = kind, allocs = live }
     if text and o.at then
-      report.heading(("%s: %d records; %s live at %.3f s in %d allocations (peak %s at %.3f s)%s")
-        :format(kind, #A, report.bytes(held.bytes), o.at, held.count, report.bytes(s.peak), s.peak_time or 0,
+      report.heading(("%s: %s; %s live at %.3f s in %s (peak %s at %.3f s)%s")
+        :format(kind, report.count(#A, "record"), report.bytes(held.bytes), o.at, report.count(held.count, "allocation"), report.bytes(s.peak), s.peak_time or 0,
                 report.doubtful(kind)))
     elseif text then
-      report.heading(("%s: %d records; peak %s at %.3f s (in %.3f..%.3f s), held by %d allocations%s")
-        :format(kind, #A, report.bytes(s.peak), s.peak_time, s.window[1], s.window[2], held.count,
+      report.heading(("%s: %s; peak %s at %.3f s (in %.3f..%.3f s), held by %s%s")
+        :format(kind, report.count(#A, "record"), report.bytes(s.peak), s.peak_time, s.window[1], s.window[2],
+                report.count(held.count, "allocation"),
                 report.doubtful(kind)))
       if held.bytes ~= s.peak then      -- they are one figure; say so if they ever are not
         print(("  (the allocations live at %.3f s hold %s, not the peak's %s)")
@@ -80,8 +81,8 @@ for kind, A in report.kinds(o) do
       findings[#findings + 1] = report.stack_finding(kind, "AIFO", o.at and "live at the time" or "held at the peak",
                                                      g, fa, e)
       if text then
-        print(("  #%d  %s (%s) in %d allocations (%s), made %.3f..%.3f s, %s%s")
-          :format(i, report.bytes(g.bytes), report.share(e.share), g.count, fa.sizes_text, e.first or 0, e.last or 0,
+        print(("  #%d  %s (%s) in %s (%s), made %.3f..%.3f s, %s%s")
+          :format(i, report.bytes(g.bytes), report.share(e.share), report.count(g.count, "allocation"), fa.sizes_text, e.first or 0, e.last or 0,
                   table.concat(fa.processes, ", "), report.tags_text(fa)))
         report.print_stack(g.stack, "        ", o.frames)
       end

@@ -143,8 +143,8 @@ for i, r in ipairs(rules) do
           if r.no_new_leaks and (not b or b.count == 0) then
             res.ok = false
             res.violations[#res.violations + 1] = { limit = "no_new_leaks", max = 0, value = c.bytes, group = name,
-              baseline = 0, stack = c.frames, message = ("%s: a new leak, %s in %d allocations"):format(name,
-                report.bytes(c.bytes), c.count) }
+              baseline = 0, stack = c.frames, message = ("%s: a new leak, %s in %s"):format(name,
+                report.bytes(c.bytes), report.count(c.count, "allocation")) }
           end
           local allowed = math.floor((b and b.bytes or 0) * (1 + (r.max_leaked_growth or 0)))
           if r.max_leaked_growth and c.bytes > allowed then
@@ -182,7 +182,7 @@ for i, r in ipairs(rules) do
   out.results[#out.results + 1] = res
 end
 if text then
-  report.heading(("%d rules: %d broken, %d warnings%s"):format(#rules, out.failed, out.warnings,
+  report.heading(("%s: %d broken, %s%s"):format(report.count(#rules, "rule"), out.failed, report.count(out.warnings, "warning"),
     out.skipped and (", %d skipped (no --baseline)"):format(out.skipped) or ""))
 end
 local deltas

@@ -30,8 +30,8 @@ if #P == 0 then
 end
 local s = P:summary()
 if text then
-  report.heading(("pool: %d allocations in %.3f..%.3f s; %s outstanding at the end (%s%s), peak %s at %.3f s%s")
-    :format(#P, s.window[1], s.window[2], report.bytes(s.outstanding_end), s.impacting >= 0 and "+" or "",
+  report.heading(("pool: %s in %.3f..%.3f s; %s outstanding at the end (%s%s), peak %s at %.3f s%s")
+    :format(report.count(#P, "allocation"), s.window[1], s.window[2], report.bytes(s.outstanding_end), s.impacting >= 0 and "+" or "",
             report.bytes(s.impacting), report.bytes(s.peak),
             s.peak_time or 0, report.doubtful("pool")))
   report.heading(("  %-6s %-14s %7s %7s %11s %11s %11s"):format("tag", "type", "allocs", "frees", "outstanding", "impacting", "peak"))
@@ -99,8 +99,8 @@ for _, row in ipairs(rows) do
     print(("  %-6s %-14s %7d %7d %11s %11s %11s"):format("'" .. g.tag .. "'", table.concat(row.tl, ","), g.count,
       row.frees, report.bytes(g.outstanding_end), report.bytes(g.impacting), report.bytes(g.peak)))
     for i, s in ipairs(row.stacks) do
-      print(("         stack #%d: %s in %d allocations still outstanding%s"):format(i, report.bytes(s.sg.bytes),
-        s.sg.count, who(s.se)))
+      print(("         stack #%d: %s in %s still outstanding%s"):format(i, report.bytes(s.sg.bytes),
+        report.count(s.sg.count, "allocation"), who(s.se)))
       report.print_stack(s.sg.stack, "           ", o.frames)
     end
   end

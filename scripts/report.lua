@@ -186,6 +186,12 @@ function M.heading(line)
   end
 end
 
+-- "1 allocation", "2 allocations": a count and its noun, in the
+-- singular for one (plural given when it is not noun .. "s").
+function M.count(n, noun, plural)
+  return ("%d %s"):format(n, n == 1 and noun or (plural or noun .. "s"))
+end
+
 function M.bytes(n)
   if n == nil then return "?" end
   local a = math.abs(n)

@@ -155,7 +155,8 @@ function F.markdown(r, top)
   if r.rules then
     local nf, nw = 0, 0
     for _, x in ipairs(broken) do if x.severity == "error" then nf = nf + 1 else nw = nw + 1 end end
-    L[#L + 1] = ("**%s**: %d rules, %d broken, %d warnings"):format(nf > 0 and "FAIL" or "PASS", #r.rules, nf, nw)
+    L[#L + 1] = ("**%s**: %s, %d broken, %s"):format(nf > 0 and "FAIL" or "PASS", report.count(#r.rules, "rule"), nf,
+                                                       report.count(nw, "warning"))
     L[#L + 1] = ""
     if #broken > 0 then
       L[#L + 1] = "| rule | severity | what |"
@@ -188,7 +189,7 @@ function F.markdown(r, top)
     L[#L + 1] = "| type | kind | process | where | count | size | impacting |"
     L[#L + 1] = "| --- | --- | --- | --- | ---: | ---: | ---: |"
     for i, x in ipairs(fs) do
-      if i > top then L[#L + 1] = ("| … | | | %d more findings | | | |"):format(#fs - top); break end
+      if i > top then L[#L + 1] = ("| … | | | %s more | | | |"):format(report.count(#fs - top, "finding")); break end
       L[#L + 1] = ("| %s | %s | %s | `%s` | %s | %s | %s |"):format(mdq(x.what or x.type), mdq(x.kind), mdq(x.process),
         mdq(x.headline), x.count or "", report.bytes(x.bytes), x.impacting and report.bytes(x.impacting) or "")
     end

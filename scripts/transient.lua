@@ -69,8 +69,8 @@ for _, kind in ipairs(o.kind) do
         for _, x in ipairs(sl) do szs[#szs + 1] = ("%d x %s"):format(x.count, report.bytes(x.size)) end
         local ts = {}
         for j = 1, math.min(#times, 10) do ts[j] = ("%.3f"):format(times[j]) end
-        print(("  #%d  %d spikes (%s), lifetime %.6f..%.6f s (avg %.6f), at %s%s s")
-          :format(i, g.count, table.concat(szs, ", "), lmin, lmax, e.lifetime_avg, table.concat(ts, ", "),
+        print(("  #%d  %s (%s), lifetime %.6f..%.6f s (avg %.6f), at %s%s s")
+          :format(i, report.count(g.count, "spike"), table.concat(szs, ", "), lmin, lmax, e.lifetime_avg, table.concat(ts, ", "),
                   #times > 10 and ", ..." or ""))
         report.print_stack(g.stack, "        ", o.frames)
       end

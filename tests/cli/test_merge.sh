@@ -11,7 +11,7 @@ fails=0
 no() { echo "not ok: $*"; fails=$((fails + 1)); }
 
 "$HS" merge -o "$T/m.etl" examples/memorytestapp.etl 2>"$T/err" || no "merge: $(cat "$T/err")"
-grep -q "14743 records from 1 files (1 logfile headers replaced, 0 left out)" "$T/err" || no "merge counts: $(cat "$T/err")"
+grep -q "14743 records from 1 file (1 logfile header replaced, 0 left out)" "$T/err" || no "merge counts: $(cat "$T/err")"
 cp examples/memorytestapp.sym "$T/m.sym"
 for s in leaks transient growth; do
   "$HS" $s examples/memorytestapp.etl >"$T/a"; "$HS" --symbol-path examples $s "$T/m.etl" >"$T/b"

@@ -135,7 +135,7 @@ return rules
 LUA
 printf 'return { budget = 64 * 1024 }\n' >"$T/repo/ci/common.lua"
 cd "$T/repo" || exit 1
-expect "a team rule file inside the repository: sandboxed by default, still works" 0 "9 rules: 0 broken, 1 warnings" policy "$M" -- --rules ci/team.lua --json "$T/repo/out.json"
+expect "a team rule file inside the repository: sandboxed by default, still works" 0 "9 rules: 0 broken, 1 warning," policy "$M" -- --rules ci/team.lua --json "$T/repo/out.json"
 grep -q '"name": "sandboxed"' "$T/repo/out.json" 2>/dev/null || no "team rules: no JSON report"
 grep -A3 '"name": "sandboxed"' "$T/repo/out.json" | grep -q '"ok": true' || no "team rules: the rule file was not in the sandbox"
 # the same rules as a module on -I inside the repository

@@ -155,7 +155,7 @@ test("bundled script lookup", function()
   if have_corpus then
     code, out = hs("events " .. q(small))
     eq(code, 0, "heapscript events TRACE: exit 0")
-    check(out:find("4  events, 4 kinds, 1 files", 1, true), "heapscript events TRACE: counts 4 events", out)
+    check(out:find("4  events, 4 kinds, 1 file\n", 1, true), "heapscript events TRACE: counts 4 events", out)
   else
     skip("heapscript events TRACE", "no corpus")
   end

@@ -223,6 +223,12 @@ check(rep.parse_size("100B") == 100 and rep.parse_size("64k") == 65536 and rep.p
 local round = json.decode(rep.json({ 1, 2, x = 3, f = 4 * 2^30 + 0.5, g = 1234.567891 }))
 check(round["1"] == 1 and round.x == 3 and round.f == 4 * 2^30 + 0.5 and round.g == 1234.567891,
       "report.json keeps keys of mixed tables and every digit of floats")
+check(rep.count(1, "allocation") == "1 allocation" and rep.count(0, "allocation") == "0 allocations"
+      and rep.count(2, "spike") == "2 spikes" and rep.count(1, "child", "children") == "1 child"
+      and rep.count(3, "child", "children") == "3 children", "report.count: the singular for one, else the plural")
+out = run("leaks " .. M .. " -- --kind virtual")
+check(out:find("10.00 MiB in 1 allocation (10.00 MiB)", 1, true) and not out:find("1 allocations", 1, true),
+      "leaks: a stack of one allocation says so in the singular", out)
 out, code = run("leaks " .. M .. " -- --bogus")
 check(code == 2 and out:find("unknown option --bogus", 1, true), "an unknown option: exit 2 with a message", out)
 
