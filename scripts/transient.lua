@@ -29,7 +29,9 @@ for _, kind in ipairs(o.kind) do
   local f = report.filters(o)
   f.kind = kind
   f.class = "AIFI"
-  f.size = { o.min_size, math.maxinteger }
+  -- sizes are whole bytes: --min-size 0.5 means 1 B, and a bound past
+  -- every size selects nothing
+  f.size = { o.min_size >= math.maxinteger and math.maxinteger or math.ceil(o.min_size), math.maxinteger }
   f.lifetime = { 0, maxlife }
   local spikes = trace:allocations(f)
   local k = { kind = kind, count = #spikes, stacks = {} }

@@ -41,6 +41,13 @@ if r then
 end
 r = report("transient " .. M .. " -- --min-size 20MiB")
 check(r and r.kinds[1].count == 0, "transient --min-size 20MiB finds none")
+-- a size bound that is no whole number of bytes: 0.5 selects what 1 does, 1e20 nothing
+local r1 = report("transient " .. M .. " -- --kind heap --min-size 1 --max-lifetime 100")
+r, code, raw = report("transient " .. M .. " -- --kind heap --min-size 0.5 --max-lifetime 100")
+check(r and r1 and code == 0 and r.kinds[1].count == r1.kinds[1].count and r.kinds[1].count == 4681,
+      "transient --min-size 0.5: the 4,681 freed heap blocks, as with 1", raw)
+r, code, raw = report("transient " .. M .. " -- --kind heap --min-size 1e20")
+check(r and code == 0 and r.kinds[1].count == 0, "transient --min-size 1e20 finds none", raw)
 
 -- growth
 r, code, raw = report("growth " .. M .. " --")
