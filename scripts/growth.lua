@@ -19,7 +19,7 @@ usage: heapscript growth TRACE... [OPTIONS]
 ]] .. report.OUTPUT_USAGE
 
 local o = report.options({ kind = report.KINDS, min_step = "number", step_span = "seconds", baseline = "seconds",
-  min_rate = "number", process = "string", pid = "count", window = "window", frames = "count",
+  min_rate = "number", process = "pattern", pid = "count", window = "window", frames = "count",
   symbols = "string", json = "string" },
   { kind = { "virtual", "heap", "pool" }, min_step = 1024 * 1024, step_span = 1, min_rate = 1, frames = 10 },
   { ... }, usage)

@@ -4,7 +4,8 @@
 local M = {}
 
 -- Options after `--`: `--name value`, `--flag`, and `--name=value`.
--- spec maps a name to "number", "string", "list" (comma separated),
+-- spec maps a name to "number", "count", "seconds", "string", "pattern"
+-- (a valid Lua pattern), "list" (comma separated), a list of words,
 -- "window" (T1,T2 in seconds) or "flag"; defaults is a table of values.
 function M.options(spec, defaults, argv, usage)
   local o = {}
@@ -62,6 +63,10 @@ function M.options(spec, defaults, argv, usage)
         local n = M.parse_seconds(v)
         if not n then fail(flag .. ": expected seconds of 0 or more (0.5, 500ms, 2s accepted): " .. v) end
         o[name] = n
+      elseif kind == "pattern" then        -- a name or a Lua pattern (--process)
+        local ok, msg = pcall(string.find, "", v)
+        if not ok then fail(("%s: not a Lua pattern (%s): %s"):format(flag, tostring(msg):gsub("^.-: ", ""), v)) end
+        o[name] = v
       elseif kind == "list" then
         local l = {}
         for item in v:gmatch("[^,]+") do l[#l + 1] = item end

@@ -13,7 +13,7 @@ usage: heapscript transient TRACE... [OPTIONS]
   --symbols FILE, --json FILE
 ]] .. report.OUTPUT_USAGE
 
-local o = report.options({ kind = report.KINDS, min_size = "number", max_lifetime = "seconds", process = "string",
+local o = report.options({ kind = report.KINDS, min_size = "number", max_lifetime = "seconds", process = "pattern",
   pid = "count", window = "window", top = "count", frames = "count", symbols = "string", json = "string" },
   { kind = { "virtual", "heap" }, min_size = 1024 * 1024, max_lifetime = 1, top = 5, frames = 12 },
   { ... }, usage)

@@ -99,4 +99,13 @@ code, out = run("pool " .. M)
 eq(out, "no pool allocations in this trace\n", "pool on a trace without pool events")
 
 os.remove(jf); os.remove(pf)
+-- --process takes a name or a Lua pattern: a malformed one is the user's
+-- mistake, said as such (exit 2), not a traceback of the script
+for _, s in ipairs({ "leaks", "peak", "churn", "growth", "transient", "diff" }) do
+  code, out, err = run(s .. " " .. M .. " --process '['")
+  check(code == 2 and err:find("--process: not a Lua pattern (malformed pattern (missing ']')): [", 1, true)
+        and not err:find("traceback", 1, true), s .. " --process '[': a clear error, exit 2", err)
+end
+code, out = run("leaks " .. M .. " --process 'Memory%a+%.exe' --kind heap --top 1")
+check(code == 0 and out:find("319 allocated and not freed", 1, true), "leaks --process with a valid pattern", out)
 return T.done("test_options")
