@@ -45,7 +45,9 @@ for kind, A in report.kinds(o) do
   if t then
     local f = report.filters(o)
     f.kind = kind
-    f.window = { 0, t }
+    -- from the trace's first event, which is before 0 when a trace merged
+    -- in started before the first file (its peak may be there too)
+    f.window = { math.min(0, (trace:allocations{ kind = kind }:window())), t }
     f.class = "AIFO"
     live = trace:allocations(f)
     held = live:summary().AIFO

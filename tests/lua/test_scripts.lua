@@ -99,6 +99,14 @@ end
 r = report("peak " .. N .. " --")
 check(r and r.kinds[1].kind == "pool" and r.kinds[1].peak == 20971968 and r.kinds[1].live_count == 321
       and r.kinds[1].stacks[1].headline:find("MyfaultLeakPool", 1, true), "peak: pool 20 MiB held by MyfaultLeakPool")
+-- two traces merged, the second started 1,800 s before the first: its pool peak is at -1779.8 s, and
+-- what is live then is counted from its start, not from 0
+r, code, raw = report("peak " .. M .. " " .. N .. " --")
+local pool
+for _, k in ipairs(r and r.kinds or {}) do if k.kind == "pool" then pool = k end end
+check(code == 0 and pool and pool.peak == 20971968 and math.abs(pool.peak_time + 1779.8125) < 1e-6
+      and pool.live_bytes == pool.peak and pool.live_count == 321,
+      "peak over two traces: a peak before the first file's start, held by the same 321 allocations", raw)
 -- a window: the peak inside it, the allocations live then made before it too
 r = report("peak " .. M .. " -- --kind heap --window 1,5")
 check(r and r.kinds[1].peak_time >= 1 and r.kinds[1].peak_time <= 5 and r.kinds[1].live_bytes == r.kinds[1].peak,
