@@ -171,7 +171,8 @@ int hsi_info_text(const hsi_info *in, const hs_reader *r, int file, FILE *o) {
   fprintf(o, "start:         %s\n", hs_filetime_format(lf->start_time, when, sizeof when));
   if (in->have_ts)
     fprintf(o, "duration:      %.6f s (first to last event)\n",
-            (double)(hs_time_ns(lf, in->last_ts) - hs_time_ns(lf, in->first_ts)) / 1e9);
+            ((double)hs_time_ns(lf, in->last_ts) - (double)hs_time_ns(lf, in->first_ts)) / 1e9);  /* each may be
+                                                     saturated (a damaged timestamp): no overflow */
   fprintf(o, "log mode:      0x%08x\n", lf->log_file_mode);
   /* lines within 80 columns (a terminal's), continuation lines under the values */
   fprintf(o, "buffers:       %u walked (header says %u written), buffer size %u\n"

@@ -47,23 +47,53 @@ static int pace(hsi_replay *p, double at) {
   }
 }
 
+/*
+** The pace's clock: the earliest header record of the files is time 0, and
+** an event waits for its time from there.  An event outside every file's
+** span as its logfile header gives it (StartTime..EndTime, with a minute
+** of slack: rundown is written after the stop) carries a damaged or foreign
+** timestamp and is delivered at once, so that a timestamp years away
+** cannot hold the replay for years.  A file never stopped (EndTime 0) has
+** no end: then nothing is delivered early for being late.
+*/
+#define SLACK_S 60.0
+
+static void span_of(hs_reader *r, double freq, int64_t *t0, double *lo, double *hi) {
+  int i, n = hs_reader_nfiles(r);
+  double end = -1e300;
+  *t0 = INT64_MAX;
+  for (i = 0; i < n; i++) {
+    const hs_logfile *lf = hs_reader_logfile(r, i);
+    if (lf->header_ts < *t0) *t0 = lf->header_ts;
+    if (lf->end_time <= lf->start_time) end = 1e300;
+    else if (end < 1e300) {
+      double e = (double)lf->header_ts + (double)(lf->end_time - lf->start_time) / 1e7 * freq;
+      if (e > end) end = e;
+    }
+  }
+  *lo = (double)*t0 - SLACK_S * freq;
+  *hi = end >= 1e300 ? 1e300 : end + SLACK_S * freq;
+}
+
 static HSI_THREAD_FN run(void *arg) {
   hsi_replay *p = (hsi_replay *)arg;
   hs_event ev;
   hsi_evrec e;
   hsi_evrec_ext items[MAX_ITEMS];
   const hs_logfile *lf = hs_reader_logfile(p->r, 0);
-  double freq = (double)hs_time_freq(lf), w0 = hsi_now_ms();
-  int64_t t0 = 0;
+  double freq = (double)hs_time_freq(lf), w0 = hsi_now_ms(), lo, hi;
+  int64_t t0;
   uint64_t n = 0, bad = 0;
   int rc, stopped = 0;
   /* What the session itself recorded as lost is lost for a live consumer too. */
   for (rc = 0; rc < hs_reader_nfiles(p->r); rc++)
     hsi_live_add_lost(p->s, hs_reader_logfile(p->r, rc)->events_lost,
                       hs_reader_logfile(p->r, rc)->buffers_lost);
+  span_of(p->r, freq, &t0, &lo, &hi);
   while ((rc = hs_reader_next(p->r, &ev)) == 1) {
-    if (n++ == 0) t0 = ev.timestamp;
-    if (p->speed > 0 && freq > 0 && pace(p, w0 + (double)(ev.timestamp - t0) / freq * 1000.0 / p->speed)) {
+    n++;
+    if (p->speed > 0 && freq > 0 && (double)ev.timestamp >= lo && (double)ev.timestamp <= hi
+        && pace(p, w0 + ((double)ev.timestamp - (double)t0) / freq * 1000.0 / p->speed)) {
       stopped = 1; break;
     }
     if (p->speed <= 0 && (n & 1023) == 0 && hsi_live_stopping(p->s)) { stopped = 1; break; }

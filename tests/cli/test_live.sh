@@ -86,6 +86,35 @@ out=$("$HS" --replay "$T/lost.etl" --fast "$T/s.lua" 2>"$T/err")
 [ "$out" = "$(printf '2\t8\t2')" ] && grep -q "8 lost events, 2 lost buffers" "$T/err" \
   && ok "lost events and buffers counted (7 + 1 notice, 2)" || no "lost: '$out' $(cat "$T/err")"
 
+# 5b. damaged timestamps do not hold the replay: a trace of 0.5 s whose two
+# records say years after its stop and years before its start (patched into
+# the file) replays at its own pace in about 0.5 s, every record delivered;
+# it waited for years before.  info's duration of it is no overflow.
+cat >"$T/far.lua" <<'LUA'
+local path = arg[1]
+local w = assert(heapscript.writer(path, { start_ticks = 1000000000 }))
+for i = 1, 10 do w:kernel { group = 0x0f, opcode = 1, pid = 4, tid = 8, ts = 1000000000 + i * 500000 } end
+w:kernel { group = 0x0f, opcode = 2, pid = 4, tid = 8, ts = 1006000000, payload = "FAR-FUTURE" }
+w:kernel { group = 0x0f, opcode = 2, pid = 4, tid = 8, ts = 1006000001, payload = "FAR-PAST.." }
+assert(w:close())
+local f = assert(io.open(path, "r+b"))
+local s = f:read("a")
+for text, ts in pairs({ ["FAR-FUTURE"] = 1 << 62, ["FAR-PAST.."] = -(1 << 62) }) do
+  local at = assert(s:find(text, 1, true)) - 32            -- the SYSTEM64 header before the payload
+  f:seek("set", at - 1 + 16)                               -- its SystemTime
+  f:write(string.pack("<i8", ts))
+end
+f:close()
+LUA
+"$HS" "$T/far.lua" -- "$T/far.etl" || no "writing the damaged-timestamp trace"
+printf 'print(trace:count())\n' >"$T/c.lua"
+out=$(timeout 60 "$HS" --replay "$T/far.etl" "$T/c.lua" 2>"$T/err"); rc=$?
+[ $rc = 0 ] && [ "$out" = 13 ] && grep -q "replay stopped: end of trace; 13 events" "$T/err" \
+  && ok "damaged timestamps years away: replayed at once, 13 events" || no "far timestamps: exit $rc '$out' $(cat "$T/err")"
+"$HS" info "$T/far.etl" >"$T/out" 2>"$T/err"; rc=$?
+[ $rc = 0 ] && grep -q "^duration:  *[0-9]" "$T/out" && ! grep -q "runtime error" "$T/err" \
+  && ok "info: the duration of saturated times, no overflow" || no "info far: exit $rc $(cat "$T/err")"
+
 # 6. refused cleanly
 "$HS" --replay examples/memorytestapp.etl leaks examples/memorytestapp.etl >/dev/null 2>"$T/err"; rc=$?
 [ $rc = 2 ] && grep -q "no TRACE after SCRIPT" "$T/err" && ok "a TRACE besides --replay: exit 2" || no "trace+replay: $rc"
