@@ -102,10 +102,10 @@ os.remove(jf); os.remove(pf)
 -- --process takes a name or a Lua pattern: a malformed one is the user's
 -- mistake, said as such (exit 2), not a traceback of the script
 for _, s in ipairs({ "leaks", "peak", "churn", "growth", "transient", "diff" }) do
-  code, out, err = run(s .. " " .. M .. " --process '['")
+  code, out, err = run(s .. " " .. M .. " --process " .. q("["))
   check(code == 2 and err:find("--process: not a Lua pattern (malformed pattern (missing ']')): [", 1, true)
         and not err:find("traceback", 1, true), s .. " --process '[': a clear error, exit 2", err)
 end
-code, out = run("leaks " .. M .. " --process 'Memory%a+%.exe' --kind heap --top 1")
+code, out = run("leaks " .. M .. " --process " .. q("Memory.*") .. " --kind heap --top 1")
 check(code == 0 and out:find("319 allocated and not freed", 1, true), "leaks --process with a valid pattern", out)
 return T.done("test_options")
