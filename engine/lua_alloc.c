@@ -1055,12 +1055,13 @@ static int a_outstanding(lua_State *L) {
   return 2;
 }
 
-/* A:series{points=, window=} -> {time={}, bytes={}, count={}} */
+/* A:series{points=, window=, peaks=} -> {time={}, bytes={}, count={}} */
 static int a_series(lua_State *L) {
   Allocs *A = toallocs(L, 1);
   hsi_sel s = sel_of(A);
   lua_Integer points = 100;
   int64_t t1 = A->t1, t2 = A->t2;
+  int peaks = 0, rc;
   Scratch *sc;
   size_t i;
   lua_settop(L, 2);
@@ -1076,8 +1077,10 @@ static int a_series(lua_State *L) {
           argfail(L, 2, "option 'points': integer 0..10000000 expected", NULL, NULL);
       } else if (strcmp(k, "window") == 0) {
         getwindow(L, A->an, -1, 2, &t1, &t2);
+      } else if (strcmp(k, "peaks") == 0) {
+        peaks = lua_toboolean(L, -1);
       } else {
-        argfail(L, 2, "unknown option '%s' (known: points, window)", k, NULL);
+        argfail(L, 2, "unknown option '%s' (known: points, window, peaks)", k, NULL);
       }
       lua_pop(L, 1);
     }
@@ -1087,8 +1090,11 @@ static int a_series(lua_State *L) {
   if (t1 <= EDGE_LO) t1 = A->an->span1;
   if (t2 >= EDGE_HI) t2 = A->an->span2;
   if (t2 < t1) t2 = t1;   /* a window between two ticks: one point */
+  if (peaks && points == 0) argfail(L, 2, "option 'peaks': needs points of 1 or more (the columns)", NULL, NULL);
   sc = newscratch(L);
-  if (hsi_query_series(A->an->lt, &s, t1, t2, (size_t)points, &sc->series)) return nomem(L);
+  rc = peaks ? hsi_query_series_peaks(A->an->lt, &s, t1, t2, (size_t)points, &sc->series)
+             : hsi_query_series(A->an->lt, &s, t1, t2, (size_t)points, &sc->series);
+  if (rc) return nomem(L);            /* or a time limit (hsi_lua_limit_check) */
   lua_createtable(L, 0, 3);
   lua_createtable(L, (int)sc->series.n, 0);
   for (i = 0; i < sc->series.n; i++) {

@@ -718,6 +718,75 @@ int hsi_query_series(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t
   return rc;
 }
 
+/*
+** Columns: every change of the window (as npoints 0 gives them, the value
+** at t1 first) folded into ncols equal columns as it comes, without the
+** list of changes: each column's highest values and its last, then each
+** column's point the higher of its highest and the level carried in from
+** the columns before (a column with no change holds that level).
+*/
+int hsi_query_series_peaks(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t t2,
+                           size_t ncols, hsi_series *out) {
+  const hsi_recs *R;
+  struct times T;
+  size_t i = 0, j = 0, c, p;
+  uint64_t v = 0, n = 0, *lastb = NULL, *lastn = NULL, lvb = 0, lvn = 0;
+  uint8_t *seen = NULL;
+  double d = (double)t2 - (double)t1;
+  int rc = 0;
+  if (!lt || !out || t2 < t1 || ncols == 0) return HS_EARG;
+  memset(out, 0, sizeof *out);
+  R = hsi_life_recs(lt);
+  if (times_build(R, sel, t1, t2, &T)) return HS_ENOMEM;
+  out->t = (int64_t *)malloc(ncols * sizeof *out->t);
+  out->bytes = (uint64_t *)calloc(ncols, sizeof *out->bytes);
+  out->count = (uint64_t *)calloc(ncols, sizeof *out->count);
+  lastb = (uint64_t *)malloc(ncols * sizeof *lastb);
+  lastn = (uint64_t *)malloc(ncols * sizeof *lastn);
+  seen = (uint8_t *)calloc(ncols, 1);
+  if (!out->t || !out->bytes || !out->count || !lastb || !lastn || !seen) rc = HS_ENOMEM;
+#define APPLY_UNTIL(t) do { \
+    while (i < T.na && tev_ts(&T.al[i]) <= (t)) { v += R->size[T.al[i].rec]; n++; i++; } \
+    while (j < T.nf && tev_ts(&T.fr[j]) <= (t)) { v -= R->size[T.fr[j].rec]; n--; j++; } \
+  } while (0)
+#define FOLD(t) do { \
+    double x_ = d > 0 ? ((double)(t) - (double)t1) / d * (double)ncols : 0; \
+    c = x_ <= 0 ? 0 : x_ >= (double)(ncols - 1) ? ncols - 1 : (size_t)x_; \
+    if (!seen[c] || v > out->bytes[c]) out->bytes[c] = v; \
+    if (!seen[c] || n > out->count[c]) out->count[c] = n; \
+    seen[c] = 1; lastb[c] = v; lastn[c] = n; \
+  } while (0)
+  if (!rc) {
+    APPLY_UNTIL(t1);
+    FOLD(t1);
+    for (p = 1;; p++) {
+      int64_t t, ta = i < T.na ? tev_ts(&T.al[i]) : INT64_MAX, tf = j < T.nf ? tev_ts(&T.fr[j]) : INT64_MAX;
+      t = ta < tf ? ta : tf;
+      if ((i >= T.na && j >= T.nf) || t > t2) break;
+      if (hsi_stop_due(p)) { rc = HSI_ESTOPPED; break; }
+      APPLY_UNTIL(t);
+      FOLD(t);
+    }
+  }
+#undef FOLD
+#undef APPLY_UNTIL
+  for (c = 0; !rc && c < ncols; c++) {
+    out->t[c] = (int64_t)((double)t1 + d * ((double)c + 0.5) / (double)ncols);
+    if (!seen[c]) { out->bytes[c] = lvb; out->count[c] = lvn; continue; }
+    if (lvb > out->bytes[c]) out->bytes[c] = lvb;
+    if (lvn > out->count[c]) out->count[c] = lvn;
+    lvb = lastb[c];
+    lvn = lastn[c];
+  }
+  out->n = ncols;
+  free(lastb);
+  free(lastn);
+  free(seen);
+  times_free(&T);
+  if (rc) hsi_series_free(out);
+  return rc;
+}
+
 void hsi_series_free(hsi_series *s) {
   if (!s) return;
   free(s->t);

@@ -177,6 +177,12 @@ typedef struct hsi_series {
 
 int hsi_query_series(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t t2,
                      size_t npoints, hsi_series *out);
+/* The same over ncols equal columns of [t1, t2]: point c is the column's
+   middle, bytes and count each the highest at any moment in the column,
+   the level it starts with included (a spike shorter than a column still
+   shows).  0, HS_EARG, HS_ENOMEM or HSI_ESTOPPED. */
+int hsi_query_series_peaks(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t t2,
+                           size_t ncols, hsi_series *out);
 void hsi_series_free(hsi_series *s);
 
 #endif

@@ -112,28 +112,15 @@ end
 local W, CH, ML, MR, MT, MB = 1000, 150, 70, 12, 8, 22
 
 local function chart(kind, s, marks, t1, t2)
-  -- every change, then the highest level in each of H.POINTS columns: a
+  -- the highest level in each of H.POINTS columns (series' peaks): a
   -- spike shorter than a column still reaches its height
-  local all = s.allocs:series{ points = 0, window = { t1, t2 } }
+  local cols = s.allocs:series{ points = H.POINTS, window = { t1, t2 }, peaks = true }
   local span = (t2 - t1) > 0 and (t2 - t1) or 1
-  local ser, top, last = { time = {}, bytes = {} }, {}, {}
+  local ser = { time = {}, bytes = cols.bytes }
   local ymax = 0
-  for i = 1, #all.time do
-    local c = math.min(H.POINTS - 1, math.max(0, math.floor((all.time[i] - t1) / span * H.POINTS)))
-    local b = all.bytes[i]
-    if top[c] == nil or b > top[c] then top[c] = b end
-    last[c] = b
-    if b > ymax then ymax = b end
-  end
-  local level = 0                  -- carried into a column from the one before
   for c = 0, H.POINTS - 1 do
-    local v = level
-    if top[c] then
-      if top[c] > v then v = top[c] end
-      level = last[c]
-    end
-    ser.time[#ser.time + 1] = t1 + span * (c + 0.5) / H.POINTS
-    ser.bytes[#ser.bytes + 1] = v
+    ser.time[c + 1] = t1 + span * (c + 0.5) / H.POINTS
+    if cols.bytes[c + 1] > ymax then ymax = cols.bytes[c + 1] end
   end
   if ymax == 0 then ymax = 1 end
   local function X(t) return ML + (t - t1) / span * (W - ML - MR) end

@@ -135,6 +135,15 @@ test("heap: outstanding and series", function()
   s = A:series{points = 3, window = {2, 4}}
   list_eq(s.bytes, {300, 200, 600}, "series over [2,4]")
   eq(#A:series().time, 100, "series() has 100 points by default")
+  -- peaks: five columns of 2 s, each its highest (1400 at 5 s, gone by 5.5 s, still shows)
+  s = A:series{points = 5, peaks = true}
+  list_eq(s.time, {1, 3, 5, 7, 9}, "series of 5 columns: their middles")
+  list_eq(s.bytes, {100, 300, 1400, 2000, 2060}, "series of 5 columns: the highest bytes in each")
+  list_eq(s.count, {1, 2, 3, 2, 3}, "series of 5 columns: the highest count in each")
+  -- a column with no change holds the level carried into it
+  s = A:series{points = 4, window = {6.5, 10.5}, peaks = true}
+  list_eq(s.bytes, {2000, 2000, 2060, 2060}, "columns without a change hold the level")
+  raises(function() A:series{points = 0, peaks = true} end, "needs points of 1 or more", "peaks without columns")
 end)
 
 test("heap: the cursor", function()

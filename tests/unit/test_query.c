@@ -383,6 +383,35 @@ TEST(series) {
   hsi_life_free(L);
 }
 
+/* Columns: each the highest level in it, the level carried in counted
+   (changes at 100 110 120 | 130 | 160 | 200 in four columns of 25) */
+TEST(series_peaks) {
+  hsi_life *L = timeline();
+  hsi_series s;
+  static const int64_t t4[] = {112, 137, 162, 187};
+  static const uint64_t b4[] = {79, 79, 75, 138}, c4[] = {5, 5, 4, 3};
+  /* ten columns of 10: 140-150 and 150-160 have no change and hold 130's 75, 4 */
+  static const uint64_t b10[] = {76, 77, 79, 79, 75, 75, 75, 74, 74, 138}, c10[] = {3, 4, 5, 5, 4, 4, 4, 3, 3, 3};
+  size_t i;
+  CHECK_EQ(hsi_query_series_peaks(L, NULL, 100, 200, 4, &s), 0);
+  CHECK_EQ(s.n, 4);
+  for (i = 0; i < 4 && i < s.n; i++) {
+    CHECK_EQ(s.t[i], t4[i]); CHECK_EQ(s.bytes[i], b4[i]); CHECK_EQ(s.count[i], c4[i]);
+  }
+  hsi_series_free(&s);
+  CHECK_EQ(hsi_query_series_peaks(L, NULL, 100, 200, 10, &s), 0);
+  CHECK_EQ(s.n, 10);
+  for (i = 0; i < 10 && i < s.n; i++) { CHECK_EQ(s.bytes[i], b10[i]); CHECK_EQ(s.count[i], c10[i]); }
+  hsi_series_free(&s);
+  CHECK_EQ(hsi_query_series_peaks(L, NULL, 150, 150, 3, &s), 0);   /* one instant: every column its level */
+  CHECK_EQ(s.n, 3);
+  CHECK_EQ(s.bytes[0], 75); CHECK_EQ(s.bytes[2], 75);
+  hsi_series_free(&s);
+  CHECK_EQ(hsi_query_series_peaks(L, NULL, 100, 200, 0, &s), HS_EARG);
+  CHECK_EQ(hsi_query_series_peaks(L, NULL, 200, 100, 4, &s), HS_EARG);
+  hsi_life_free(L);
+}
+
 /* ---------------------------------------------------- randomized check */
 
 static uint64_t rs = 0x9E3779B97F4A7C15ull;
@@ -553,6 +582,32 @@ TEST(random_aggregates) {
     for (k = 0; k < se.n; k++) {
       if (se.bytes[k] != naive_out(R, s.idx, s.n, se.t[k])) bad++;
       if (k && se.bytes[k] == se.bytes[k - 1] && se.count[k] == se.count[k - 1]) bad++;
+    }
+    hsi_series_free(&se);
+    /* columns against every change folded by hand */
+    CHECK_EQ(hsi_query_series(L, &s, t1, t2, 0, &se), 0);
+    {
+      hsi_series pk;
+      uint64_t top[7], lvl = 0;
+      int have[7] = {0}, c;
+      size_t m;
+      CHECK_EQ(hsi_query_series_peaks(L, &s, t1, t2, 7, &pk), 0);
+      for (m = 0; m < se.n; m++) {
+        c = t2 > t1 ? (int)((double)(se.t[m] - t1) / (double)(t2 - t1) * 7) : 0;
+        if (c > 6) c = 6;
+        if (!have[c] || se.bytes[m] > top[c]) top[c] = se.bytes[m];
+        have[c] = 1;
+      }
+      for (c = 0; c < 7 && pk.n == 7; c++) {
+        uint64_t v = have[c] && top[c] > lvl ? top[c] : lvl;
+        if (pk.bytes[c] != v) bad++;
+        for (m = 0; m < se.n; m++) {                 /* carried on: the column's last change */
+          int cm = t2 > t1 ? (int)((double)(se.t[m] - t1) / (double)(t2 - t1) * 7) : 0;
+          if ((cm > 6 ? 6 : cm) == c) lvl = se.bytes[m];
+        }
+      }
+      CHECK_EQ(pk.n, 7);
+      hsi_series_free(&pk);
     }
     hsi_series_free(&se);
     CHECK_EQ(hsi_query_series(L, &s, t1, t2, 17, &se), 0);
@@ -821,6 +876,7 @@ int main(void) {
   RUN(pool_tags);
   RUN(grouping_top_n);
   RUN(series);
+  RUN(series_peaks);
   RUN(random_aggregates);
   RUN(large_peak);
   RUN(whole_trace_peak);
