@@ -10,6 +10,11 @@ void hsi_evfilter_init(hsi_evfilter *f) {
   f->limit = -1;
 }
 
+int hsi_evfilter_all(const hsi_evfilter *f) {
+  return f->nprov == 0 && f->opcode.n == 0 && f->id.n == 0 && f->pid.n == 0 && f->tid.n == 0 && f->ht.n == 0
+         && f->kernel < 0 && !f->from_set && !f->to_set && f->limit < 0;
+}
+
 int hsi_evfilter_add(hsi_evset *s, int64_t v, int64_t max) {
   if (v < 0 || v > max || s->n == HSI_EF_MAXSET) return HS_EARG;
   s->v[s->n++] = (uint32_t)v;

@@ -25,6 +25,8 @@ typedef struct hsi_evfilter {
 
 /* Everything passes. */
 void hsi_evfilter_init(hsi_evfilter *f);
+/* Does everything pass f? */
+int hsi_evfilter_all(const hsi_evfilter *f);
 /* Add an accepted value: 0, or HS_EARG (out of range, too many values). */
 int hsi_evfilter_add(hsi_evset *s, int64_t v, int64_t max);
 /* A provider: a GUID (braces allowed) or a name we know ("Heap", "Process",

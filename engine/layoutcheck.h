@@ -81,6 +81,11 @@ int hsi_lcheck_add(hsi_lcheck *lc, const hs_event *ev, int d, const hsi_memop *o
 #define HSI_LCHECK_EVERY 64
 int hsi_lcheck_sample(hsi_lcheck *lc, const hs_event *ev);
 void hsi_lcheck_fields(hsi_lcheck *lc, const hs_event *ev, int d, const hsi_memop *op);
+/* Any event of a walk that decodes nothing else (`info`, trace:tally):
+   Process records into pm (for the pid check), memory events through
+   hsi_lcheck_sample/_fields, or hsi_lcheck_add for the classic-header
+   ones.  The rows come out as the analysis's.  0 or HS_ENOMEM. */
+int hsi_lcheck_feed(hsi_lcheck *lc, hsi_procmap *pm, const hs_event *ev);
 /* After the last event: resolve the pid checks against pm (may be NULL:
    not checked) and decide which rows fit badly.  Returns how many. */
 int hsi_lcheck_finish(hsi_lcheck *lc, const hsi_procmap *pm);

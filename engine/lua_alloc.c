@@ -1633,19 +1633,26 @@ static int t_images(lua_State *L) {
 ** trace:layout_checks() -> {{event=, hook=, version=, pointer_size=, kind=, events=,
 ** lengths={[len]=events}, other_lengths=, row_version=, min_len=, max_len=,
 ** checked=, failed={[check]=events}, fits=, warning=}, ...}: one row per
-** memory layout the trace used (layoutcheck.h).
+** memory layout the trace used (layoutcheck.h).  The analysis's, or, when
+** none was made yet, those an unfiltered trace:tally made on its way
+** (the same rows: both see every event; a walk that only counts, as the
+** `events` script, then needs no analysis).
 */
 static int t_layout_checks(lua_State *L) {
   static const char *const kinds[] = { "heap", "virtual", "pool" };
   const hsi_lcheck *lc;
-  size_t i;
+  const struct hsi_analysis *a;
+  size_t i, n = 0;
   int k;
   lua_settop(L, 1);
-  lc = hsi_analysis_layouts(analysis_of(L, 1)->a);
+  hsi_lua_checkreader(L, 1);               /* an open trace */
+  if ((a = hsi_lua_trace_analysis(L, 1, 0)) != NULL) lc = hsi_analysis_layouts(a);
+  else if ((lc = hsi_lua_trace_layouts(L, 1)) == NULL) lc = hsi_analysis_layouts(analysis_of(L, 1)->a);
   lua_createtable(L, (int)hsi_lcheck_count(lc), 0);
   for (i = 0; i < hsi_lcheck_count(lc); i++) {
     const hsi_lcheck_row *r = hsi_lcheck_row_at(lc, i);
     int g = r->hook >> 8;
+    if (r->events == 0) continue;          /* a hook looked up and not a memory event's */
     lua_createtable(L, 0, 16);
     lua_pushstring(L, r->name); lua_setfield(L, -2, "event");
     lua_pushstring(L, kinds[g == 0x02 ? HSI_KIND_VIRTUAL : g == 0x0E ? HSI_KIND_POOL : HSI_KIND_HEAP]);
@@ -1673,7 +1680,7 @@ static int t_layout_checks(lua_State *L) {
       lua_pushstring(L, line);
       lua_setfield(L, -2, "warning");
     }
-    lua_rawseti(L, -2, (lua_Integer)i + 1);
+    lua_rawseti(L, -2, (lua_Integer)++n);
   }
   return 1;
 }

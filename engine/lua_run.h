@@ -104,6 +104,10 @@ struct hsi_analysis;
 void hsi_lua_syms_setup(lua_State *L, int tidx, struct hsi_syms *sy);
 void hsi_lua_syms_prepare(lua_State *L, struct hsi_syms *sy);
 struct hsi_analysis *hsi_lua_trace_analysis(lua_State *L, int tidx, int build);
+/* The layout checks an unfiltered trace:tally of the Trace at idx made on
+   its way (lua_trace.c), or NULL. */
+struct hsi_lcheck;
+const struct hsi_lcheck *hsi_lua_trace_layouts(lua_State *L, int idx);
 
 /*
 ** An event source: what a heapscript.Event shows.  It lives inside the

@@ -19,6 +19,7 @@
 #include "lua_sandbox.h"
 #include "stop.h"
 #include "evcount.h"
+#include "layoutcheck.h"
 
 typedef struct Trace {
   hsi_lua_evsrc src;         /* reader + current record, shown by Events */
@@ -31,6 +32,13 @@ typedef struct Trace {
   int walked;                /* some reader of these files went through every record */
   hsi_lua_trace_hook hook;   /* a live trace: run before its first use */
   int in_hook;
+  /* the memory layout checks an unfiltered trace:tally made on its way
+     (hsi_lcheck_feed), so that trace:layout_checks needs no analysis
+     after it; used only once lc_done (a tally stopped by an error left a
+     part) */
+  hsi_lcheck *lc;
+  hsi_procmap *lcpm;
+  int lc_done;
 } Trace;
 
 #define totrace(L, i) ((Trace *)luaL_checkudata(L, i, HSI_LUA_TRACE))
@@ -79,6 +87,11 @@ static void release(Trace *t, int all) {
   t->src.start_ns = NULL;
   free(t->start_ns);
   t->start_ns = NULL;
+  hsi_lcheck_free(t->lc);
+  hsi_procmap_free(t->lcpm);
+  t->lc = NULL;
+  t->lcpm = NULL;
+  t->lc_done = 0;
   if (!all) return;
   for (i = 0; t->paths && i < (size_t)t->nfiles; i++) free(t->paths[i]);
   free(t->paths);
@@ -396,6 +409,11 @@ void hsi_lua_trace_walked(lua_State *L, int idx) {
   totrace(L, idx)->walked = 1;
 }
 
+const hsi_lcheck *hsi_lua_trace_layouts(lua_State *L, int idx) {
+  Trace *t = totrace(L, idx);
+  return t->lc_done ? t->lc : NULL;
+}
+
 /*
 ** Damage inside a buffer (a record, a compressed stream) is met only by
 ** reading it: when nothing read every record, a plain walk of a reader
@@ -634,6 +652,7 @@ static int t_tally(lua_State *L) {
   hsi_evcount *c;
   lua_Integer total = 0;
   size_t i;
+  int feed;
   lua_settop(L, 2);
   f = (Filter *)lua_newuserdatauv(L, sizeof *f, 0);
   parse_filter(L, 2, f);
@@ -642,10 +661,24 @@ static int t_tally(lua_State *L) {
   c = (hsi_evcount *)lua_newuserdatauv(L, sizeof *c, 0);
   memset(c, 0, sizeof *c);
   luaL_setmetatable(L, HSI_LUA_TALLY);
+  /* every event: the layout checks come on the way, as `info` makes them
+     (anew: a tally an error stopped left a part) */
+  if ((feed = !t->lc_done && hsi_evfilter_all(&f->ef)) != 0) {
+    hsi_lcheck_free(t->lc);
+    hsi_procmap_free(t->lcpm);
+    t->lc = hsi_lcheck_new();
+    t->lcpm = hsi_procmap_new();
+    if (!t->lc || !t->lcpm) return luaL_error(L, "not enough memory");
+  }
   rewind_trace(L, t, f);
   while (advance(L, t, f)) {
     if (hsi_evcount_add(c, &t->src.ev, 0)) return luaL_error(L, "not enough memory");
+    if (feed && hsi_lcheck_feed(t->lc, t->lcpm, &t->src.ev)) return luaL_error(L, "not enough memory");
     total++;
+  }
+  if (feed) {
+    hsi_lcheck_finish(t->lc, t->lcpm);
+    t->lc_done = 1;
   }
   lua_createtable(L, (int)c->n, 0);
   for (i = 0; i < c->n; i++) {

@@ -104,26 +104,6 @@ static int damaged(const hs_reader *r) {
 ** their classes) go through the layout checks; Process records feed a
 ** process map for the pid check.  Everything else costs one test.
 */
-static int info_layouts(hsi_lcheck *lc, hsi_procmap *pm, const hs_event *ev) {
-  hsi_memop op;
-  int d;
-  if (ev->flags & HS_EVF_KERNEL) {
-    int g = ev->hook >> 8;
-    if (g == 0x03) return hsi_procmap_feed(pm, ev) < 0 ? HS_ENOMEM : 0;
-    if (g != 0x10 && g != 0x02 && g != 0x0E) return 0;
-  } else if (ev->header_type != HS_HT_FULL32 && ev->header_type != HS_HT_FULL64
-             && ev->header_type != HS_HT_INSTANCE32 && ev->header_type != HS_HT_INSTANCE64) {
-    return 0;
-  }
-  if (ev->flags & HS_EVF_KERNEL) {      /* lengths of all, fields of a sample (layoutcheck.h) */
-    if ((d = hsi_lcheck_sample(lc, ev)) <= 0) return d;
-    hsi_lcheck_fields(lc, ev, hsi_memev_decode(ev, &op), &op);
-    return 0;
-  }
-  d = hsi_memev_decode(ev, &op);
-  return d ? hsi_lcheck_add(lc, ev, d, &op) : 0;
-}
-
 /* One line on stderr per layout that fits badly. */
 static void layout_warnings(const hsi_lcheck *lc, const char *path) {
   size_t i;
@@ -166,7 +146,7 @@ static int cmd_info(int argc, char **argv) {
       return 2;
     }
     while ((n = hs_reader_next(r, &ev)) == 1)
-      if (hsi_info_add(in, &ev) || info_layouts(lc, pm, &ev)) { n = HS_ENOMEM; break; }
+      if (hsi_info_add(in, &ev) || hsi_lcheck_feed(lc, pm, &ev)) { n = HS_ENOMEM; break; }
     if (n < 0) { fprintf(stderr, "heapscript: %s: %s\n", files[i], hs_reader_error(r)); rc = 2; }
     hsi_lcheck_finish(lc, pm);
     layout_warnings(lc, files[i]);

@@ -124,6 +124,28 @@ for _, variant in ipairs { "good", "newer", "shifted", "narrow", "badpid" } do
     eq(r.failed[x.check], N, "check " .. x.check .. " failed for every event")
     check(r.warning and r.warning:find("layout does not fit", 1, true), "with its warning line")
   end)
+  -- an unfiltered trace:tally gathers the checks on its way (the events
+  -- script): trace:layout_checks then gives the analysis's rows without
+  -- building it, so trace:scope may still follow
+  test(variant .. ": trace:layout_checks() after trace:tally(), without the analysis", function()
+    local function dump(v)
+      if type(v) ~= "table" then return tostring(v) end
+      local ks, out = {}, {}
+      for k in pairs(v) do ks[#ks + 1] = k end
+      table.sort(ks, function(p, q) return tostring(p) < tostring(q) end)
+      for _, k in ipairs(ks) do out[#out + 1] = tostring(k) .. "=" .. dump(v[k]) end
+      return "{" .. table.concat(out, ",") .. "}"
+    end
+    local a <close> = assert(heapscript.open(path))
+    local b <close> = assert(heapscript.open(path))
+    a:tally{}
+    local ra, rb = dump(a:layout_checks()), dump(b:layout_checks())
+    eq(ra, rb, "the same rows as the analysis makes")
+    check(pcall(a.scope, a, { kind = "heap" }), "no analysis was built: trace:scope still comes first")
+    local c <close> = assert(heapscript.open(path))
+    c:tally{ provider = "Heap" }                      -- a filtered tally sees part: the analysis answers
+    eq(dump(c:layout_checks()), rb, "after a filtered tally: the analysis's rows")
+  end)
   os.remove(path)
 end
 
