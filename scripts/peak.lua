@@ -15,7 +15,8 @@ usage: heapscript peak TRACE... [OPTIONS]
   --tag TAG                  one pool tag
   --window T1,T2             where to look for the peak, in seconds from the trace start
                              (default: the whole trace); what is live at the peak may be older
-  --at T                     what is live at T seconds instead (500ms, 12.5 accepted)
+  --at T                     what is live at T seconds instead (500ms, 12.5 accepted; below 0:
+                             before the first file's start, in a trace merged with an earlier one)
   --top N                    stacks per kind (default 5)
   --frames N                 frames per stack (default 12)
   --symbols FILE             symbol map (default: TRACE.sym beside the trace, if present)
@@ -23,7 +24,7 @@ usage: heapscript peak TRACE... [OPTIONS]
 ]] .. report.OUTPUT_USAGE
 
 local o = report.options({ kind = report.KINDS, process = "pattern", pid = "count", tag = "string",
-  window = "window", at = "seconds", top = "count", frames = "count", symbols = "string", json = "string" },
+  window = "window", at = "time", top = "count", frames = "count", symbols = "string", json = "string" },
   { top = 5, frames = 12, kind = { "heap", "virtual", "pool" } }, { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end
 report.load_symbols(o.symbols)
@@ -46,8 +47,9 @@ for kind, A in report.kinds(o) do
     local f = report.filters(o)
     f.kind = kind
     -- from the trace's first event, which is before 0 when a trace merged
-    -- in started before the first file (its peak may be there too)
-    f.window = { math.min(0, (trace:allocations{ kind = kind }:window())), t }
+    -- in started before the first file (its peak may be there too); a
+    -- moment before it has nothing live
+    f.window = { math.min(0, (trace:allocations{ kind = kind }:window()), t), t }
     f.class = "AIFO"
     live = trace:allocations(f)
     held = live:summary().AIFO

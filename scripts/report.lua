@@ -4,7 +4,8 @@
 local M = {}
 
 -- Options after `--`: `--name value`, `--flag`, and `--name=value`.
--- spec maps a name to "number", "count", "seconds", "string", "pattern"
+-- spec maps a name to "number", "count", "seconds", "time" (seconds that
+-- may be below 0), "string", "pattern"
 -- (a valid Lua pattern), "list" (comma separated), a list of words,
 -- "window" (T1,T2 in seconds) or "flag"; defaults is a table of values.
 function M.options(spec, defaults, argv, usage)
@@ -63,6 +64,11 @@ function M.options(spec, defaults, argv, usage)
         local n = M.parse_seconds(v)
         if not n then fail(flag .. ": expected seconds of 0 or more (0.5, 500ms, 2s accepted): " .. v) end
         o[name] = n
+      elseif kind == "time" then           -- a moment: below 0 in a trace merged with an earlier one
+        local neg, rest = v:match("^%s*(%-?)(.*)$")
+        local n = M.parse_seconds(rest)
+        if not n then fail(flag .. ": expected a time in seconds from the trace's start (12.5, 500ms, -3 accepted): " .. v) end
+        o[name] = neg == "-" and -n or n
       elseif kind == "pattern" then        -- a name or a Lua pattern (--process)
         local ok, msg = pcall(string.find, "", v)
         if not ok then fail(("%s: not a Lua pattern (%s): %s"):format(flag, tostring(msg):gsub("^.-: ", ""), v)) end

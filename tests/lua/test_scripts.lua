@@ -107,6 +107,16 @@ for _, k in ipairs(r and r.kinds or {}) do if k.kind == "pool" then pool = k end
 check(code == 0 and pool and pool.peak == 20971968 and math.abs(pool.peak_time + 1779.8125) < 1e-6
       and pool.live_bytes == pool.peak and pool.live_count == 321,
       "peak over two traces: a peak before the first file's start, held by the same 321 allocations", raw)
+-- --at a moment below 0 there: what A:outstanding says of it (another code path); before every event, nothing
+r, code, raw = report("peak " .. M .. " " .. N .. " -- --kind pool --at -1790")
+do
+  local t <close> = assert(heapscript.open(M, N))
+  local b, n = t:allocations{ kind = "pool" }:outstanding(-1790)
+  check(code == 0 and r and r.kinds[1].live_bytes == b and r.kinds[1].live_count == n and n == 160,
+        "peak --at -1790 over two traces: the 160 pool allocations live then, as A:outstanding counts them", raw)
+end
+out, code = run("peak " .. M .. " -- --kind heap --at -5")
+check(code == 0 and out:find("nothing live at -5.000 s", 1, true), "peak --at before the trace: nothing live", out)
 -- a window: the peak inside it, the allocations live then made before it too
 r = report("peak " .. M .. " -- --kind heap --window 1,5")
 check(r and r.kinds[1].peak_time >= 1 and r.kinds[1].peak_time <= 5 and r.kinds[1].live_bytes == r.kinds[1].peak,
