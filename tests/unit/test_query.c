@@ -359,17 +359,24 @@ TEST(grouping_top_n) {
   hsi_life_free(L);
 }
 
+/* s has n points: times t (NULL: not checked), bytes b, counts c. */
+static void series_is(const hsi_series *s, size_t n, const int64_t *t, const uint64_t *b, const uint64_t *c) {
+  size_t i;
+  CHECK_EQ(s->n, n);
+  for (i = 0; i < n && i < s->n; i++) {
+    if (t) CHECK_EQ(s->t[i], t[i]);
+    CHECK_EQ(s->bytes[i], b[i]);
+    CHECK_EQ(s->count[i], c[i]);
+  }
+}
+
 TEST(series) {
   hsi_life *L = timeline();
   hsi_series s;
   static const int64_t et[] = {100, 110, 120, 130, 160, 200};
   static const uint64_t eb[] = {76, 77, 79, 75, 74, 138}, ec[] = {3, 4, 5, 4, 3, 3};
-  size_t i;
   CHECK_EQ(hsi_query_series(L, NULL, 100, 200, 0, &s), 0);
-  CHECK_EQ(s.n, 6);
-  for (i = 0; i < 6 && i < s.n; i++) {
-    CHECK_EQ(s.t[i], et[i]); CHECK_EQ(s.bytes[i], eb[i]); CHECK_EQ(s.count[i], ec[i]);
-  }
+  series_is(&s, 6, et, eb, ec);
   hsi_series_free(&s);
   CHECK_EQ(hsi_query_series(L, NULL, 100, 200, 3, &s), 0);
   CHECK_EQ(s.n, 3);
@@ -392,16 +399,11 @@ TEST(series_peaks) {
   static const uint64_t b4[] = {79, 79, 75, 138}, c4[] = {5, 5, 4, 3};
   /* ten columns of 10: 140-150 and 150-160 have no change and hold 130's 75, 4 */
   static const uint64_t b10[] = {76, 77, 79, 79, 75, 75, 75, 74, 74, 138}, c10[] = {3, 4, 5, 5, 4, 4, 4, 3, 3, 3};
-  size_t i;
   CHECK_EQ(hsi_query_series_peaks(L, NULL, 100, 200, 4, &s), 0);
-  CHECK_EQ(s.n, 4);
-  for (i = 0; i < 4 && i < s.n; i++) {
-    CHECK_EQ(s.t[i], t4[i]); CHECK_EQ(s.bytes[i], b4[i]); CHECK_EQ(s.count[i], c4[i]);
-  }
+  series_is(&s, 4, t4, b4, c4);
   hsi_series_free(&s);
   CHECK_EQ(hsi_query_series_peaks(L, NULL, 100, 200, 10, &s), 0);
-  CHECK_EQ(s.n, 10);
-  for (i = 0; i < 10 && i < s.n; i++) { CHECK_EQ(s.bytes[i], b10[i]); CHECK_EQ(s.count[i], c10[i]); }
+  series_is(&s, 10, NULL, b10, c10);
   hsi_series_free(&s);
   CHECK_EQ(hsi_query_series_peaks(L, NULL, 150, 150, 3, &s), 0);   /* one instant: every column its level */
   CHECK_EQ(s.n, 3);
