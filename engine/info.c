@@ -169,10 +169,9 @@ int hsi_info_text(const hsi_info *in, const hs_reader *r, int file, FILE *o) {
   fprintf(o, "pointer size:  %u\ncpus:          %u\n", lf->pointer_size, lf->cpus);
   fprintf(o, "clock:         %s, %lld ticks/s\n", clock_name(lf->clock_type), (long long)hs_time_freq(lf));
   fprintf(o, "start:         %s\n", hs_filetime_format(lf->start_time, when, sizeof when));
-  if (in->have_ts)
+  if (in->have_ts)   /* in doubles: either time may be saturated (a damaged timestamp) */
     fprintf(o, "duration:      %.6f s (first to last event)\n",
-            ((double)hs_time_ns(lf, in->last_ts) - (double)hs_time_ns(lf, in->first_ts)) / 1e9);  /* each may be
-                                                     saturated (a damaged timestamp): no overflow */
+            ((double)hs_time_ns(lf, in->last_ts) - (double)hs_time_ns(lf, in->first_ts)) / 1e9);
   fprintf(o, "log mode:      0x%08x\n", lf->log_file_mode);
   /* lines within 80 columns (a terminal's), continuation lines under the values */
   fprintf(o, "buffers:       %u walked (header says %u written), buffer size %u\n"

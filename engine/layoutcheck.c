@@ -441,6 +441,9 @@ void hsi_lcheck_json(const hsi_lcheck *lc, FILE *o) {
   fprintf(o, "%s]", lc->n ? "\n  " : "");
 }
 
+/* Memory events (kernel groups heap, PageFault, pool; classic records of
+   their classes) go through the checks; Process records feed the process
+   map for the pid check.  Everything else costs one test. */
 int hsi_lcheck_feed(hsi_lcheck *lc, hsi_procmap *pm, const hs_event *ev) {
   hsi_memop op;
   int d;

@@ -99,11 +99,6 @@ static int damaged(const hs_reader *r) {
   return 0;
 }
 
-/*
-** Memory events (kernel groups heap, PageFault, pool; classic records of
-** their classes) go through the layout checks; Process records feed a
-** process map for the pid check.  Everything else costs one test.
-*/
 /* One line on stderr per layout that fits badly. */
 static void layout_warnings(const hsi_lcheck *lc, const char *path) {
   size_t i;

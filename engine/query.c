@@ -672,22 +672,44 @@ static int series_push(hsi_series *s, size_t *cap, int64_t t, uint64_t b, uint64
   return 0;
 }
 
-int hsi_query_series(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t t2,
-                     size_t npoints, hsi_series *out) {
+/* The outstanding bytes and count of a selection as time goes, over its
+   sorted alloc and free times: both series below walk it. */
+typedef struct level {
   const hsi_recs *R;
   struct times T;
-  size_t i = 0, j = 0, cap = 0, p;
-  uint64_t v = 0, c = 0;
+  size_t i, j;                  /* the next alloc and free */
+  uint64_t v, c;                /* bytes and count after what was applied */
+} level;
+
+/* Allocs then frees up to t: the values after t are exact either way. */
+static void level_until(level *w, int64_t t) {
+  while (w->i < w->T.na && tev_ts(&w->T.al[w->i]) <= t) { w->v += w->R->size[w->T.al[w->i].rec]; w->c++; w->i++; }
+  while (w->j < w->T.nf && tev_ts(&w->T.fr[w->j]) <= t) { w->v -= w->R->size[w->T.fr[w->j].rec]; w->c--; w->j++; }
+}
+
+/* The time of the next change, if there is one by t2: 1 with *t, else 0. */
+static int level_next(const level *w, int64_t t2, int64_t *t) {
+  int64_t ta = w->i < w->T.na ? tev_ts(&w->T.al[w->i]) : INT64_MAX;
+  int64_t tf = w->j < w->T.nf ? tev_ts(&w->T.fr[w->j]) : INT64_MAX;
+  if (w->i >= w->T.na && w->j >= w->T.nf) return 0;
+  *t = ta < tf ? ta : tf;
+  return *t <= t2;
+}
+
+static int level_open(level *w, const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t t2) {
+  memset(w, 0, sizeof *w);
+  w->R = hsi_life_recs(lt);
+  return times_build(w->R, sel, t1, t2, &w->T) ? HS_ENOMEM : 0;
+}
+
+int hsi_query_series(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t t2,
+                     size_t npoints, hsi_series *out) {
+  level w;
+  size_t cap = 0, p;
   int rc = 0;
   if (!lt || !out || t2 < t1) return HS_EARG;
   memset(out, 0, sizeof *out);
-  R = hsi_life_recs(lt);
-  if (times_build(R, sel, t1, t2, &T)) return HS_ENOMEM;
-  /* Allocs then frees up to t: the values after t are exact either way. */
-#define APPLY_UNTIL(t) do { \
-    while (i < T.na && tev_ts(&T.al[i]) <= (t)) { v += R->size[T.al[i].rec]; c++; i++; } \
-    while (j < T.nf && tev_ts(&T.fr[j]) <= (t)) { v -= R->size[T.fr[j].rec]; c--; j++; } \
-  } while (0)
+  if (level_open(&w, lt, sel, t1, t2)) return HS_ENOMEM;
   if (npoints) {
     uint64_t d = (uint64_t)t2 - (uint64_t)t1;
     for (p = 0; p < npoints && !rc; p++) {
@@ -697,23 +719,20 @@ int hsi_query_series(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t
         uint64_t q = d / (npoints - 1), r = d % (npoints - 1);
         t = (int64_t)((uint64_t)t1 + q * p + r * p / (npoints - 1));
       }
-      APPLY_UNTIL(t);
-      rc = hsi_stop_due(p + 1) ? HSI_ESTOPPED : series_push(out, &cap, t, v, c);
+      level_until(&w, t);
+      rc = hsi_stop_due(p + 1) ? HSI_ESTOPPED : series_push(out, &cap, t, w.v, w.c);
     }
   } else {
-    APPLY_UNTIL(t1);
-    rc = series_push(out, &cap, t1, v, c);
-    for (p = 1; !rc; p++) {
-      int64_t t, ta = i < T.na ? tev_ts(&T.al[i]) : INT64_MAX, tf = j < T.nf ? tev_ts(&T.fr[j]) : INT64_MAX;
-      t = ta < tf ? ta : tf;
-      if ((i >= T.na && j >= T.nf) || t > t2) break;
+    int64_t t;
+    level_until(&w, t1);
+    rc = series_push(out, &cap, t1, w.v, w.c);
+    for (p = 1; !rc && level_next(&w, t2, &t); p++) {
       if (hsi_stop_due(p)) { rc = HSI_ESTOPPED; break; }
-      APPLY_UNTIL(t);
-      if (v != out->bytes[out->n - 1] || c != out->count[out->n - 1]) rc = series_push(out, &cap, t, v, c);
+      level_until(&w, t);
+      if (w.v != out->bytes[out->n - 1] || w.c != out->count[out->n - 1]) rc = series_push(out, &cap, t, w.v, w.c);
     }
   }
-#undef APPLY_UNTIL
-  times_free(&T);
+  times_free(&w.T);
   if (rc) hsi_series_free(out);
   return rc;
 }
@@ -727,17 +746,16 @@ int hsi_query_series(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t
 */
 int hsi_query_series_peaks(const hsi_life *lt, const hsi_sel *sel, int64_t t1, int64_t t2,
                            size_t ncols, hsi_series *out) {
-  const hsi_recs *R;
-  struct times T;
-  size_t i = 0, j = 0, c, p;
-  uint64_t v = 0, n = 0, *lastb = NULL, *lastn = NULL, lvb = 0, lvn = 0;
+  level w;
+  size_t c, p;
+  uint64_t *lastb = NULL, *lastn = NULL, lvb = 0, lvn = 0;
   uint8_t *seen = NULL;
   double d = (double)t2 - (double)t1;
+  int64_t t;
   int rc = 0;
   if (!lt || !out || t2 < t1 || ncols == 0) return HS_EARG;
   memset(out, 0, sizeof *out);
-  R = hsi_life_recs(lt);
-  if (times_build(R, sel, t1, t2, &T)) return HS_ENOMEM;
+  if (level_open(&w, lt, sel, t1, t2)) return HS_ENOMEM;
   out->t = (int64_t *)malloc(ncols * sizeof *out->t);
   out->bytes = (uint64_t *)calloc(ncols, sizeof *out->bytes);
   out->count = (uint64_t *)calloc(ncols, sizeof *out->count);
@@ -745,31 +763,23 @@ int hsi_query_series_peaks(const hsi_life *lt, const hsi_sel *sel, int64_t t1, i
   lastn = (uint64_t *)malloc(ncols * sizeof *lastn);
   seen = (uint8_t *)calloc(ncols, 1);
   if (!out->t || !out->bytes || !out->count || !lastb || !lastn || !seen) rc = HS_ENOMEM;
-#define APPLY_UNTIL(t) do { \
-    while (i < T.na && tev_ts(&T.al[i]) <= (t)) { v += R->size[T.al[i].rec]; n++; i++; } \
-    while (j < T.nf && tev_ts(&T.fr[j]) <= (t)) { v -= R->size[T.fr[j].rec]; n--; j++; } \
-  } while (0)
 #define FOLD(t) do { \
     double x_ = d > 0 ? ((double)(t) - (double)t1) / d * (double)ncols : 0; \
     c = x_ <= 0 ? 0 : x_ >= (double)(ncols - 1) ? ncols - 1 : (size_t)x_; \
-    if (!seen[c] || v > out->bytes[c]) out->bytes[c] = v; \
-    if (!seen[c] || n > out->count[c]) out->count[c] = n; \
-    seen[c] = 1; lastb[c] = v; lastn[c] = n; \
+    if (!seen[c] || w.v > out->bytes[c]) out->bytes[c] = w.v; \
+    if (!seen[c] || w.c > out->count[c]) out->count[c] = w.c; \
+    seen[c] = 1; lastb[c] = w.v; lastn[c] = w.c; \
   } while (0)
   if (!rc) {
-    APPLY_UNTIL(t1);
+    level_until(&w, t1);
     FOLD(t1);
-    for (p = 1;; p++) {
-      int64_t t, ta = i < T.na ? tev_ts(&T.al[i]) : INT64_MAX, tf = j < T.nf ? tev_ts(&T.fr[j]) : INT64_MAX;
-      t = ta < tf ? ta : tf;
-      if ((i >= T.na && j >= T.nf) || t > t2) break;
+    for (p = 1; level_next(&w, t2, &t); p++) {
       if (hsi_stop_due(p)) { rc = HSI_ESTOPPED; break; }
-      APPLY_UNTIL(t);
+      level_until(&w, t);
       FOLD(t);
     }
   }
 #undef FOLD
-#undef APPLY_UNTIL
   for (c = 0; !rc && c < ncols; c++) {
     out->t[c] = (int64_t)((double)t1 + d * ((double)c + 0.5) / (double)ncols);
     if (!seen[c]) { out->bytes[c] = lvb; out->count[c] = lvn; continue; }
@@ -782,7 +792,7 @@ int hsi_query_series_peaks(const hsi_life *lt, const hsi_sel *sel, int64_t t1, i
   free(lastb);
   free(lastn);
   free(seen);
-  times_free(&T);
+  times_free(&w.T);
   if (rc) hsi_series_free(out);
   return rc;
 }

@@ -1,10 +1,12 @@
 /*
 ** replay.c -- an .etl file as real-time callbacks (see replay.h).
 */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "replay.h"
+#include "source.h"
 #include "thread.h"
 
 #define MAX_ITEMS 64             /* extended data items of one event */
@@ -48,8 +50,9 @@ static int pace(hsi_replay *p, double at) {
 }
 
 /*
-** The pace's clock: the earliest header record of the files is time 0, and
-** an event waits for its time from there.  An event outside every file's
+** The pace's clock is the first file's (an event of a file with another
+** clock is paced at its time moved there: source.h, hsi_rebase), and the
+** earliest start of the files is time 0.  An event outside every file's
 ** span as its logfile header gives it (StartTime..EndTime, with a minute
 ** of slack: rundown is written after the stop) carries a damaged or foreign
 ** timestamp and is delivered at once, so that a timestamp years away
@@ -59,20 +62,18 @@ static int pace(hsi_replay *p, double at) {
 #define SLACK_S 60.0
 
 static void span_of(hs_reader *r, double freq, int64_t *t0, double *lo, double *hi) {
-  int i, n = hs_reader_nfiles(r);
-  double end = -1e300;
-  *t0 = INT64_MAX;
+  const hs_logfile *first = hs_reader_logfile(r, 0);
+  int i, n = hs_reader_nfiles(r), open = 0;
+  int64_t start = INT64_MAX, end = INT64_MIN;
   for (i = 0; i < n; i++) {
     const hs_logfile *lf = hs_reader_logfile(r, i);
-    if (lf->header_ts < *t0) *t0 = lf->header_ts;
-    if (lf->end_time <= lf->start_time) end = 1e300;
-    else if (end < 1e300) {
-      double e = (double)lf->header_ts + (double)(lf->end_time - lf->start_time) / 1e7 * freq;
-      if (e > end) end = e;
-    }
+    if (lf->start_time < start) start = lf->start_time;
+    if (lf->end_time <= lf->start_time) open = 1;
+    else if (lf->end_time > end) end = lf->end_time;
   }
+  *t0 = hs_time_from_filetime(first, start);
   *lo = (double)*t0 - SLACK_S * freq;
-  *hi = end >= 1e300 ? 1e300 : end + SLACK_S * freq;
+  *hi = open ? HUGE_VAL : (double)hs_time_from_filetime(first, end) + SLACK_S * freq;
 }
 
 static HSI_THREAD_FN run(void *arg) {
@@ -82,6 +83,7 @@ static HSI_THREAD_FN run(void *arg) {
   hsi_evrec_ext items[MAX_ITEMS];
   const hs_logfile *lf = hs_reader_logfile(p->r, 0);
   double freq = (double)hs_time_freq(lf), w0 = hsi_now_ms(), lo, hi;
+  const hs_logfile **clocks = NULL;
   int64_t t0;
   uint64_t n = 0, bad = 0;
   int rc, stopped = 0;
@@ -90,16 +92,22 @@ static HSI_THREAD_FN run(void *arg) {
     hsi_live_add_lost(p->s, hs_reader_logfile(p->r, rc)->events_lost,
                       hs_reader_logfile(p->r, rc)->buffers_lost);
   span_of(p->r, freq, &t0, &lo, &hi);
+  (void)hsi_reader_clocks(p->r, &clocks);   /* none (no memory): paced on raw ticks */
   while ((rc = hs_reader_next(p->r, &ev)) == 1) {
+    int64_t raw = ev.timestamp;
+    double t;
     n++;
-    if (p->speed > 0 && freq > 0 && (double)ev.timestamp >= lo && (double)ev.timestamp <= hi
-        && pace(p, w0 + ((double)ev.timestamp - (double)t0) / freq * 1000.0 / p->speed)) {
+    hsi_rebase(p->r, clocks, &ev);
+    t = (double)ev.timestamp;
+    ev.timestamp = raw;                    /* delivered as the file has it */
+    if (p->speed > 0 && freq > 0 && t >= lo && t <= hi && pace(p, w0 + (t - (double)t0) / freq * 1000.0 / p->speed)) {
       stopped = 1; break;
     }
     if (p->speed <= 0 && (n & 1023) == 0 && hsi_live_stopping(p->s)) { stopped = 1; break; }
     if (hsi_evrec_from_event(&ev, &e, items, MAX_ITEMS) != 0) { bad++; continue; }
     hsi_live_event(p->s, &e);
   }
+  free((void *)clocks);
   if (bad) hsi_live_add_lost(p->s, bad, 0);
   hsi_live_finish(p->s, stopped ? "stopped" : rc < 0 ? "the trace could not be read further" : "end of trace");
   return HSI_THREAD_RET;

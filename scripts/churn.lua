@@ -55,12 +55,9 @@ for kind, A in report.kinds(o) do
               report.doubtful(kind)))
   end
   for i, g in ipairs(made:group("stack", { sort = by_bytes and "size" or "count", top = o.top })) do
-    local fa = report.facts(g)
-    local e = report.stack_entry(g, fa, g.size)
+    local fa, e = report.add_stack(k, findings, kind, "AI", "allocation churn", g, g.size)
     e.freed, e.short, e.kept = g.AIFI.count, short_lived(g.allocs), g.AIFO.count
     e.share = k.count > 0 and g.count / k.count or 0
-    k.stacks[#k.stacks + 1] = e
-    findings[#findings + 1] = report.stack_finding(kind, "AI", "allocation churn", g, fa, e)
     if text then
       print(("  #%d  %s (%s), %s (%s), %.3f..%.3f s; %d freed (%d within %g s), %d kept, %s%s")
         :format(i, report.count(g.count, "allocation"), report.share(e.share), report.bytes(g.size), fa.sizes_text, e.first or 0, e.last or 0,

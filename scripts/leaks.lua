@@ -50,10 +50,7 @@ for kind, A in report.kinds(o) do
     end
     for i, g in ipairs(kept:group("stack", { sort = "bytes", top = o.top })) do
       if g.bytes < o.min_bytes then break end
-      local fa = report.facts(g)
-      local e = report.stack_entry(g, fa, g.bytes)
-      k.stacks[#k.stacks + 1] = e
-      findings[#findings + 1] = report.stack_finding(kind, "AIFO", "leak", g, fa, e)
+      local fa, e = report.add_stack(k, findings, kind, "AIFO", "leak", g, g.bytes)
       if text then
         print(("  #%d  %s in %s (%s), %.3f..%.3f s, %s%s")
           :format(i, report.bytes(g.bytes), report.count(g.count, "allocation"), fa.sizes_text, e.first or 0, e.last or 0,

@@ -78,12 +78,9 @@ for kind, A in report.kinds(o) do
       end
     end
     for i, g in ipairs(live:group("stack", { sort = "bytes", top = o.top })) do
-      local fa = report.facts(g)
-      local e = report.stack_entry(g, fa, g.bytes)
+      local fa, e = report.add_stack(k, findings, kind, "AIFO", o.at and "live at the time" or "held at the peak",
+                                     g, g.bytes)
       e.share = g.bytes / held.bytes
-      k.stacks[#k.stacks + 1] = e
-      findings[#findings + 1] = report.stack_finding(kind, "AIFO", o.at and "live at the time" or "held at the peak",
-                                                     g, fa, e)
       if text then
         print(("  #%d  %s (%s) in %s (%s), made %.3f..%.3f s, %s%s")
           :format(i, report.bytes(g.bytes), report.share(e.share), report.count(g.count, "allocation"), fa.sizes_text, e.first or 0, e.last or 0,

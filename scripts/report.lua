@@ -490,6 +490,17 @@ function M.stack_finding(kind, type, what, g, fa, e)
            last = fa.last }
 end
 
+-- A stack group into a script's report: report.facts of it, its entry
+-- appended to k.stacks and its finding to findings; returns fa and the
+-- entry, for the script's own fields and its line.
+function M.add_stack(k, findings, kind, type, what, g, bytes)
+  local fa = M.facts(g)
+  local e = M.stack_entry(g, fa, bytes)
+  k.stacks[#k.stacks + 1] = e
+  findings[#findings + 1] = M.stack_finding(kind, type, what, g, fa, e)
+  return fa, e
+end
+
 -- A share as a stack line shows it: "35%", "<1%".
 function M.share(x)
   return x < 0.005 and "<1%" or ("%.0f%%"):format(100 * x)
