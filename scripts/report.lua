@@ -5,9 +5,9 @@ local M = {}
 
 -- Options after `--`: `--name value`, `--flag`, and `--name=value`.
 -- spec maps a name to "number", "count", "seconds", "time" (seconds that
--- may be below 0), "string", "pattern"
--- (a valid Lua pattern), "list" (comma separated), a list of words,
--- "window" (T1,T2 in seconds) or "flag"; defaults is a table of values.
+-- may be below 0), "string", "pattern" (a valid Lua pattern), "list"
+-- (comma separated), a list of words, "window" (T1,T2 in seconds) or
+-- "flag"; defaults is a table of values (docs/SCRIPTS.md, report.options).
 function M.options(spec, defaults, argv, usage)
   local o = {}
   local own = spec
