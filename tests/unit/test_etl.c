@@ -4,13 +4,16 @@
 ** files can be: BuffersWritten smaller than the buffers held, a buffer-0
 ** tail with repeated and with unique records, a 0xFFFFFFFF end marker,
 ** a circular logger's wrapped buffers, merged files, per-CPU ordering,
-** damage reports with offsets.
+** damage reports with offsets, a mapped buffer the device cannot read.
 */
 #include "unit.h"
 #include "heapscript.h"
 #include "bytes.h"
 #include "writer.h"
 #include "source.h"
+#ifndef _WIN32
+#include "lostpage.h"
+#endif
 
 static char path[512];
 static uint8_t *img;
@@ -46,14 +49,14 @@ static void save(size_t len) {
   fclose(f);
 }
 
-/* cpus CPUs, n events per CPU at timestamps 100 + 10*i + cpu, 1 KiB buffers. */
-static int write_trace(const char *p, int cpus, int n, uint32_t mode, int64_t t0) {
+/* cpus CPUs, n events per CPU at timestamps 100 + 10*i + cpu, buffers of bufsize bytes. */
+static int write_trace_in(const char *p, int cpus, int n, uint32_t mode, int64_t t0, uint32_t bufsize) {
   hsi_writer *w;
   hsi_writer_opts o;
   int i, c;
   uint8_t pl[40];
   memset(&o, 0, sizeof o);
-  o.cpus = (uint32_t)cpus; o.buffer_size = 1024; o.log_file_mode = mode; o.start_ticks = t0;
+  o.cpus = (uint32_t)cpus; o.buffer_size = bufsize; o.log_file_mode = mode; o.start_ticks = t0;
   if (hsi_writer_open(&w, p, &o, NULL, 0)) return -1;
   for (i = 0; i < n; i++)
     for (c = 0; c < cpus; c++) {
@@ -62,6 +65,11 @@ static int write_trace(const char *p, int cpus, int n, uint32_t mode, int64_t t0
       hsi_writer_kernel(w, c, HS_HT_SYSTEM64, 0x05, 36, 2, 4, (uint32_t)(1000 + c), t0 + 100 + 10 * i + c, pl, sizeof pl);
     }
   return hsi_writer_close(w);
+}
+
+/* The same with 1 KiB buffers. */
+static int write_trace(const char *p, int cpus, int n, uint32_t mode, int64_t t0) {
+  return write_trace_in(p, cpus, n, mode, t0, 1024);
 }
 
 typedef struct walk {
@@ -412,6 +420,45 @@ TEST(reopen_takes_the_index_and_its_damage) {
   remove(path);
 }
 
+#ifndef _WIN32
+/* A page of a mapped buffer the device cannot read (a disk or network
+   error while the walk reads it; lostpage.h): that buffer is damage at
+   its offset, saying so, and every other buffer's events are read.
+   64 KiB buffers over 40 CPUs are mapped, not read into slots. */
+TEST(device_error_in_a_mapped_buffer) {
+  hs_reader *r;
+  hs_reader_opts o;
+  hs_event ev;
+  seen s;
+  const char *p;
+  uint64_t all = 0, in_k = 0;
+  size_t bk;
+  CHECK_EQ(write_trace_in(tmp_path("device"), 40, 2000, 0, 0, 65536), 0);
+  load(path);
+  bk = buffer_at(61);
+  CHECK(bk > 0 && bk + 65536 <= imglen);
+  p = path;
+  memset(&o, 0, sizeof o);
+  CHECK_EQ(hs_reader_open(&r, &p, 1, &o, NULL, 0), 0);
+  while (hs_reader_next(r, &ev) == 1) { all++; in_k += ev.buffer_pos == bk; }
+  hs_reader_close(r);
+  CHECK(in_k > 100);
+  memset(&s, 0, sizeof s);
+  o.on_damage = on_damage_seen;
+  o.ud = &s;
+  CHECK_EQ(hs_reader_open(&r, &p, 1, &o, NULL, 0), 0);
+  CHECK_EQ(lose_page(path, bk + 8192), 0);
+  walk_seen(r, &s);
+  hs_reader_close(r);
+  CHECK_EQ(s.ndmg, 1);
+  CHECK_EQ(s.dpos[0], bk);
+  CHECK(strstr(s.dwhat[0], "a buffer the device can read") != NULL);
+  CHECK_EQ(s.n, all - in_k);
+  CHECK_EQ(s.st.buffers_damaged, 1);
+  remove(path);
+}
+#endif
+
 int main(void) {
   RUN(buffers_written_is_not_trusted);
   RUN(merged_per_cpu_order_and_ties);
@@ -422,6 +469,9 @@ int main(void) {
   RUN(circular_logger_wraps);
   RUN(damage_is_reported_with_offsets);
   RUN(reopen_takes_the_index_and_its_damage);
+#ifndef _WIN32
+  RUN(device_error_in_a_mapped_buffer);
+#endif
   free(img);
   return UNIT_DONE();
 }

@@ -6,13 +6,16 @@
 ** of a range and leaves the pages before it alone; hsi_map_lost tells a
 ** reader that keeps views; a slot used again starts clean; and a SIGBUS
 ** from memory that no map guards still kills the process, as it would
-** without heapscript's handler.
+** without heapscript's handler.  A page the device cannot read while the
+** file keeps its size (lostpage.h) is noted as lost, not cut, and only
+** that page reads as zeros.
 */
 #define _DEFAULT_SOURCE 1
 #include "unit.h"
 #include "heapscript.h"
 #include "mapfile.h"
 #include "thread.h"
+#include "lostpage.h"
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -75,6 +78,31 @@ TEST(cut_pages_read_as_zeros) {
   CHECK_EQ(hsi_map_check(&m, 0, m.size, &bad, &cut), 0);
   CHECK_EQ(hsi_map_lost(&m, &bad, &cut), 0);
   CHECK_EQ(m.data[3 * page], 4);
+  hsi_map_close(&m);
+}
+
+/* A device error at page 3 of 8: that page is lost (not cut: the file
+   has its size), reads as zeros, and the pages after it read as before. */
+TEST(device_error_loses_one_page) {
+  char p[256], err[256];
+  hsi_map m;
+  uint64_t bad = 0;
+  int cut = -1;
+  path_of(p, sizeof p, "device.bin");
+  write_pages(p, 8);
+  CHECK_EQ(hsi_map_open(&m, p, err, sizeof err), 0);
+  CHECK_EQ(lose_page(p, 3 * page), 0);
+  CHECK_EQ(hsi_map_check(&m, 0, 3 * page, &bad, &cut), 0);
+  CHECK_EQ(hsi_map_check(&m, page, 5 * page, &bad, &cut), -1);
+  CHECK_EQ(bad, 3 * page);
+  CHECK_EQ(cut, 0);
+  CHECK_EQ(m.data[3 * page + 7], 0);
+  CHECK_EQ(m.data[4 * page], 5);                    /* the pages after it are the file's */
+  CHECK_EQ(m.data[7 * page + page - 1], 8);
+  CHECK_EQ(hsi_map_check(&m, 4 * page, 4 * page, &bad, &cut), 0);
+  CHECK_EQ(hsi_map_lost(&m, &bad, &cut), 1);
+  CHECK_EQ(bad, 3 * page);
+  CHECK_EQ(cut, 0);
   hsi_map_close(&m);
 }
 
@@ -147,6 +175,7 @@ int main(void) {
   page = ps > 0 ? (size_t)ps : 4096;
   if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
   RUN(cut_pages_read_as_zeros);
+  RUN(device_error_loses_one_page);
   RUN(worker_thread_read_past_the_end);
   RUN(unguarded_sigbus_still_kills);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

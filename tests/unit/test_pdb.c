@@ -13,6 +13,7 @@
 #include "corpus.h"
 #include "bytes.h"
 #include "pdb_int.h"
+#include "lostpage.h"
 
 static char dir[1024];
 
@@ -289,6 +290,36 @@ TEST(cut_while_open) {
   remove(copy);
 }
 
+/* The same PDB's pages past the first lost to the device while it is open
+   (a disk or network error, lostpage.h; the file keeps its size): no
+   SIGBUS, no more answers, and the error says the device, not a cut. */
+TEST(device_error_while_open) {
+  const char *seed = "tests/fuzz/pdb_corpus/clang-x64-512.pdb", *copy = "/tmp/hs-test-pdb-device.pdb";
+  size_t len, at;
+  char *buf = slurp_len(seed, &len);
+  FILE *f = fopen(copy, "wb");
+  hsi_pdb *p;
+  hsi_pdb_frame fr[8];
+  uint32_t r;
+  int before = 0, after = 0, lost = 0;
+  CHECK(buf && f);
+  if (!buf || !f) { free(buf); if (f) fclose(f); return; }
+  CHECK_EQ(fwrite(buf, 1, len, f), len);
+  fclose(f);
+  free(buf);
+  if (!(p = open_ok(copy))) return;
+  for (r = 0x1000; r < 0x1040; r++) before += hsi_pdb_lookup(p, r, fr, 8) > 0;
+  CHECK_EQ(before, 0x40);
+  for (at = 4096; at < len; at += 4096) lost += lose_page(copy, at) == 0;
+  CHECK_EQ(lost, (int)((len - 1) / 4096));
+  for (r = 0x1000; r < 0x2000; r++) after += hsi_pdb_lookup(p, r, fr, 8) > 0;
+  CHECK_EQ(after, 0);
+  CHECK(strstr(hsi_pdb_error(p), "hs-test-pdb-device.pdb: offset 0x") != NULL);
+  CHECK(strstr(hsi_pdb_error(p), "the device can read") != NULL);
+  hsi_pdb_close(p);
+  remove(copy);
+}
+
 TEST(open_errors) {
   hsi_pdb *p = (hsi_pdb *)1;
   char err[HS_ERRLEN];
@@ -308,6 +339,7 @@ int main(void) {
   RUN(memory_equals_file);
   RUN(damage);
   RUN(cut_while_open);
+  RUN(device_error_while_open);
   if (have_shared()) {
     RUN(identity_and_ages);
     RUN(frames_and_inline_levels);
