@@ -319,21 +319,19 @@ static int docall(lua_State *L, int narg, int nres) {
 }
 
 /*
-** Damage the traces of the command line had (lua_trace.c keeps what every
+** Damage the traces of the command line had, and the traces the script
+** read as its inputs (heapscript.input; lua_trace.c keeps what every
 ** reader of them skipped): printed on stderr after the script, one line
 ** a report as `info` prints them, and exit status 1 in place of 0 -- a
 ** report read from a damaged trace must not look like a sound one.  A
-** script's own failure status stays as it is.  The Trace is found through
-** the registry, so a script that reassigns `trace` changes nothing.
+** script's own failure status stays as it is.  The command line's Trace
+** is kept in the registry (hsi_lua_trace_set_main), so a script that
+** reassigns `trace` changes nothing.
 */
-static const char cli_trace_key = 'T';
-
 static int damage_status(lua_State *L, int code, int walk) {
   size_t n;
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &cli_trace_key);
   fflush(stdout);
-  n = hsi_lua_trace_report_damage(L, -1, stderr, walk);
-  lua_pop(L, 1);
+  n = hsi_lua_trace_report_damage(L, stderr, walk);
   fflush(stderr);
   return n > 0 && code == 0 ? EXIT_SCRIPT : code;
 }
@@ -465,8 +463,7 @@ static int pmain(lua_State *L) {
   } else {
     lua_pushnil(L);
   }
-  lua_pushvalue(L, -1);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &cli_trace_key);
+  hsi_lua_trace_set_main(L, -1);
   lua_setglobal(L, "trace");
   set_arg(L, c);
   lua_getglobal(L, "os");

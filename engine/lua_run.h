@@ -142,15 +142,19 @@ int hsi_lua_trace_open(lua_State *L, const char *const *paths, int npaths);
 /*
 ** Damage (lua_trace.c): reader options that add what another reader of
 ** the same files meets to the damage list of the Trace at idx; telling it
-** that such a reader went through every record; and the damage lines of
-** that list (main.c's wording) printed to `to`, with the number of
-** reports (0: none, nothing printed; not a Trace: 0).  With `walk`, when
-** no reader went through every record, a plain walk first finds the
-** damage inside buffers.
+** that such a reader went through every record; the command line's
+** trace (the value at idx, a Trace or nil); and the run's damage lines
+** (main.c's wording) printed to `to`: the command line's trace's, then
+** those of the traces the script took as inputs (heapscript.input), with
+** the number of reports (0: none, nothing printed).  With `walk`, when
+** no reader went through every record of the command line's trace, a
+** plain walk first finds the damage inside its buffers (none when other
+** Traces of the run read every record of its files: their damage is its).
 */
 void hsi_lua_trace_damage_opts(lua_State *L, int idx, hs_reader_opts *o);
 void hsi_lua_trace_walked(lua_State *L, int idx);
-size_t hsi_lua_trace_report_damage(lua_State *L, int idx, FILE *to, int walk);
+void hsi_lua_trace_set_main(lua_State *L, int idx);
+size_t hsi_lua_trace_report_damage(lua_State *L, FILE *to, int walk);
 
 /*
 ** Live traces (lua_live.c).  hsi_lua_trace_push pushes a Trace over r (it

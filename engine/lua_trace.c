@@ -21,6 +21,31 @@
 #include "evcount.h"
 #include "layoutcheck.h"
 
+/* ------------------------------------------------------ the run's files
+
+   Every file a Trace of this state opened by path, once per file (by
+   hsi_file_id: a file changed since is another), with the damage any
+   reader of it met and whether one went through every record.  Kept
+   apart from the Traces, which the collector may free before the run
+   ends, and anchored in the registry until the state closes:
+   - the command line's trace needs no walk of its own at the end
+     (settle) when other Traces read every record of its files, as
+     `diff A B` reads each of its two traces alone;
+   - a trace a script reads as one of its inputs (heapscript.input, a
+     baseline) has its damage reported with the command line's.
+   A reader's on_damage adds to its Trace's list and to its file's here
+   (from the pass's prefetch thread too, while the Lua thread waits in
+   the pass: nothing here grows meanwhile). */
+typedef struct runfile {
+  hsi_fileid id;
+  int has_id;
+  char *path;
+  hsi_damlog dmg;            /* its reports as file 0 */
+  int walked, input;
+} runfile;
+
+typedef struct Run { runfile *f; int n, cap; } Run;
+
 typedef struct Trace {
   hsi_lua_evsrc src;         /* reader + current record, shown by Events */
   hsi_attrib *at;            /* the reader seen through attrib.h: ids of events without */
@@ -30,6 +55,8 @@ typedef struct Trace {
   hsi_damlog dmg;            /* the damage every reader of the files met */
   char **paths;              /* nfiles copies: damage names its file after close */
   int walked;                /* some reader of these files went through every record */
+  Run *run;                  /* the run's files (above); rf[i]: file i's among them, -1 none */
+  int *rf, nrf;
   hsi_lua_trace_hook hook;   /* a live trace: run before its first use */
   int in_hook;
   /* the memory layout checks an unfiltered trace:tally made on its way
@@ -72,7 +99,94 @@ hs_reader *hsi_lua_checkreader(lua_State *L, int idx) {
 ** the same damage again: kept once (damlog.h).
 */
 static void on_damage(void *ud, const hs_damage *d) {
-  (void)hsi_damlog_add(&((Trace *)ud)->dmg, d);
+  Trace *t = (Trace *)ud;
+  (void)hsi_damlog_add(&t->dmg, d);
+  if (d->file >= 0 && d->file < t->nrf && t->rf[d->file] >= 0) {
+    hs_damage one = *d;
+    one.file = 0;
+    (void)hsi_damlog_add(&t->run->f[t->rf[d->file]].dmg, &one);
+  }
+}
+
+
+#define HSI_LUA_RUN "heapscript.Run"
+static const char run_key = 'R';
+static const char main_key = 'M';   /* the command line's trace (hsi_lua_trace_set_main) */
+
+static int run_gc(lua_State *L) {
+  Run *run = (Run *)luaL_checkudata(L, 1, HSI_LUA_RUN);
+  int i;
+  for (i = 0; i < run->n; i++) {
+    free(run->f[i].path);
+    hsi_damlog_free(&run->f[i].dmg);
+  }
+  free(run->f);
+  memset(run, 0, sizeof *run);
+  return 0;
+}
+
+static Run *get_run(lua_State *L) {
+  Run *run;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &run_key) == LUA_TUSERDATA) {
+    run = (Run *)lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return run;
+  }
+  lua_pop(L, 1);
+  run = (Run *)lua_newuserdatauv(L, sizeof *run, 0);
+  memset(run, 0, sizeof *run);
+  if (luaL_newmetatable(L, HSI_LUA_RUN)) {
+    lua_pushcfunction(L, run_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &run_key);
+  return run;
+}
+
+/* The run's entry for path (added when new), or -1 when memory ran out. */
+static int run_file(Run *run, const char *path) {
+  hsi_fileid id;
+  int has = hsi_file_id(path, &id) == 0, i;
+  runfile *e;
+  for (i = 0; has && i < run->n; i++) {
+    const hsi_fileid *o = &run->f[i].id;
+    if (run->f[i].has_id && o->dev == id.dev && o->ino == id.ino && o->size == id.size && o->mtime == id.mtime)
+      return i;
+  }
+  if (run->n == run->cap) {
+    int cap = run->cap ? run->cap * 2 : 8;
+    runfile *nf = (runfile *)realloc(run->f, (size_t)cap * sizeof *nf);
+    if (!nf) return -1;
+    run->f = nf;
+    run->cap = cap;
+  }
+  e = &run->f[run->n];
+  memset(e, 0, sizeof *e);
+  if (!(e->path = (char *)malloc(strlen(path) + 1))) return -1;
+  strcpy(e->path, path);
+  e->id = id;
+  e->has_id = has;
+  return run->n++;
+}
+
+/* Trace t (of paths, before its reader opens: the damage indexing finds
+   goes to the files too) among the run's files; -1 without memory. */
+static int join_run(lua_State *L, Trace *t, const char *const *paths, int npaths) {
+  int i;
+  t->run = get_run(L);
+  if (!(t->rf = (int *)malloc((size_t)npaths * sizeof *t->rf))) return -1;
+  for (i = 0; i < npaths; i++)
+    if ((t->rf[i] = run_file(t->run, paths[i])) < 0) return -1;
+  t->nrf = npaths;
+  return 0;
+}
+
+/* Some reader of t went through every record of its files. */
+static void mark_walked(Trace *t) {
+  int i;
+  t->walked = 1;
+  for (i = 0; i < t->nrf; i++) t->run->f[t->rf[i]].walked = 1;
 }
 
 /* Close the reader; with `all`, free the damage list too (kept after
@@ -97,6 +211,9 @@ static void release(Trace *t, int all) {
   free(t->paths);
   t->paths = NULL;
   hsi_damlog_free(&t->dmg);
+  free(t->rf);
+  t->rf = NULL;
+  t->nrf = 0;
 }
 
 /*
@@ -164,6 +281,7 @@ int hsi_lua_trace_open(lua_State *L, const char *const *paths, int npaths) {
   hs_reader_opts opts;
   Trace *t;
   int rc;
+  (void)get_run(L);   /* made before any Trace: the state's close finalizes it after them */
   t = (Trace *)lua_newuserdatauv(L, sizeof *t, 0);
   memset(t, 0, sizeof *t);
   luaL_setmetatable(L, HSI_LUA_TRACE);
@@ -171,6 +289,12 @@ int hsi_lua_trace_open(lua_State *L, const char *const *paths, int npaths) {
   opts.on_damage = on_damage;
   opts.ud = t;
   err[0] = '\0';
+  if (join_run(L, t, paths, npaths) < 0) {
+    release(t, 1);
+    lua_pop(L, 1);
+    lua_pushstring(L, "not enough memory");
+    return HS_ENOMEM;
+  }
   rc = hs_reader_open(&t->src.reader, paths, npaths, &opts, err, sizeof err);
   if (rc >= 0 && t->src.reader == NULL) rc = HS_EARG;
   if (rc >= 0) {
@@ -368,6 +492,20 @@ static int t_stats(lua_State *L) {
 
 static void settle(Trace *t);
 
+/* One damage report as a table: {file=, path=, offset=, pos=, buffer=, what=}
+   (file only when given: its index in a trace, from 1). */
+static void push_damage(lua_State *L, const hsi_damage_rec *d, int file, const char *path) {
+  lua_createtable(L, 0, 6);
+  if (file > 0) SETI("file", file);
+  lua_pushstring(L, path ? path : "");
+  lua_setfield(L, -2, "path");
+  SETI("offset", d->pos);
+  SETI("pos", d->pos);
+  SETI("buffer", d->buffer);
+  lua_pushstring(L, d->what);
+  lua_setfield(L, -2, "what");
+}
+
 /* trace:damage() -> {{file=, path=, offset=, pos=, buffer=, what=}, ...}, total reports.
    Every damage of the files: what nothing read yet is walked first. */
 static int t_damage(lua_State *L) {
@@ -377,15 +515,7 @@ static int t_damage(lua_State *L) {
   lua_createtable(L, (int)t->dmg.n, 0);
   for (i = 0; i < t->dmg.n; i++) {
     const hsi_damage_rec *d = &t->dmg.e[i];
-    lua_createtable(L, 0, 6);
-    SETI("file", d->file + 1);
-    lua_pushstring(L, t->paths ? t->paths[d->file] : "");
-    lua_setfield(L, -2, "path");
-    SETI("offset", d->pos);
-    SETI("pos", d->pos);
-    SETI("buffer", d->buffer);
-    lua_pushstring(L, d->what);
-    lua_setfield(L, -2, "what");
+    push_damage(L, d, d->file + 1, t->paths ? t->paths[d->file] : "");
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   lua_pushinteger(L, (lua_Integer)t->dmg.total);
@@ -406,7 +536,7 @@ void hsi_lua_trace_damage_opts(lua_State *L, int idx, hs_reader_opts *o) {
 }
 
 void hsi_lua_trace_walked(lua_State *L, int idx) {
-  totrace(L, idx)->walked = 1;
+  mark_walked(totrace(L, idx));
 }
 
 const hsi_lcheck *hsi_lua_trace_layouts(lua_State *L, int idx) {
@@ -420,25 +550,122 @@ const hsi_lcheck *hsi_lua_trace_layouts(lua_State *L, int idx) {
 ** of its own finds it, so that a script that asked little still cannot
 ** hide the damage of its trace.
 */
+/* When other Traces went through every record of each of t's files,
+   their damage is t's (each kept whole: none past HSI_DAMLOG_MAX): 1. */
+static int settle_from_run(Trace *t) {
+  int i;
+  size_t k;
+  if (t->nrf != t->nfiles || t->nrf == 0) return 0;
+  for (i = 0; i < t->nrf; i++) {
+    const runfile *e = &t->run->f[t->rf[i]];
+    if (!e->walked || e->dmg.unlisted) return 0;
+  }
+  for (i = 0; i < t->nrf; i++) {
+    const runfile *e = &t->run->f[t->rf[i]];
+    for (k = 0; k < e->dmg.n; k++) {
+      hs_damage d;
+      d.file = i;
+      d.pos = e->dmg.e[k].pos;
+      d.buffer = e->dmg.e[k].buffer;
+      d.what = e->dmg.e[k].what;
+      (void)hsi_damlog_add(&t->dmg, &d);
+    }
+  }
+  t->walked = 1;
+  return 1;
+}
+
 static void settle(Trace *t) {
   hs_reader_opts o;
   hs_reader *r = NULL;
   hs_event ev;
-  if (t->walked || !t->paths) return;
+  if (t->walked || !t->paths || settle_from_run(t)) return;
   memset(&o, 0, sizeof o);
   o.on_damage = on_damage;
   o.ud = t;
   if (hs_reader_open(&r, (const char *const *)t->paths, t->nfiles, &o, NULL, 0) < 0 || !r) return;
   while (hs_reader_next(r, &ev) == 1) {}
   hs_reader_close(r);
-  t->walked = 1;
+  mark_walked(t);
 }
 
-size_t hsi_lua_trace_report_damage(lua_State *L, int idx, FILE *to, int walk) {
-  Trace *t = (Trace *)luaL_testudata(L, idx, HSI_LUA_TRACE);
+void hsi_lua_trace_set_main(lua_State *L, int idx) {
+  lua_pushvalue(L, idx);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &main_key);
+}
+
+/* The command line's Trace (pushed), or NULL (nil pushed). */
+static Trace *main_trace(lua_State *L) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &main_key);
+  return (Trace *)luaL_testudata(L, -1, HSI_LUA_TRACE);
+}
+
+/* Is run file k one of t's? */
+static int has_file(const Trace *t, int k) {
+  int i;
+  for (i = 0; t && i < t->nrf; i++) if (t->rf[i] == k) return 1;
+  return 0;
+}
+
+/* The run's inputs besides the command line's trace m, one by one: the
+   run file after k (start at -1), or -1. */
+static int next_input(lua_State *L, const Trace *m, int k) {
+  Run *run = get_run(L);
+  for (k++; k < run->n; k++) if (run->f[k].input && !has_file(m, k)) return k;
+  return -1;
+}
+
+size_t hsi_lua_trace_report_damage(lua_State *L, FILE *to, int walk) {
+  Trace *t = main_trace(L);
+  size_t n = 0;
+  int k;
   if (t && walk) settle(t);
-  if (!t) return 0;
-  return hsi_damlog_print(to, &t->dmg, (const char *const *)t->paths);
+  if (t) n = hsi_damlog_print(to, &t->dmg, (const char *const *)t->paths);
+  for (k = next_input(L, t, -1); k >= 0; k = next_input(L, t, k)) {
+    runfile *e = &get_run(L)->f[k];
+    n += hsi_damlog_print(to, &e->dmg, (const char *const *)&e->path);
+  }
+  lua_pop(L, 1);
+  return n;
+}
+
+/* heapscript.input(trace) -> trace: one of the run's inputs, its damage
+   reported with the command line's trace's. */
+static int t_input(lua_State *L) {
+  Trace *t = totrace(L, 1);
+  int i;
+  for (i = 0; i < t->nrf; i++) t->run->f[t->rf[i]].input = 1;
+  lua_settop(L, 1);
+  return 1;
+}
+
+
+/* heapscript.damage() -> {{path=, offset=, pos=, buffer=, what=}, ...}, total:
+   the run's damage as it is reported at its end: the command line's
+   trace's (settled first, as trace:damage) and its inputs'. */
+static int t_run_damage(lua_State *L) {
+  Trace *m = main_trace(L);
+  lua_Integer n = 0;
+  uint64_t total = 0;
+  size_t i;
+  int k;
+  if (m && m->src.reader) settle(m);
+  lua_newtable(L);
+  for (i = 0; m && i < m->dmg.n; i++) {
+    push_damage(L, &m->dmg.e[i], 0, m->paths ? m->paths[m->dmg.e[i].file] : "");
+    lua_rawseti(L, -2, ++n);
+  }
+  if (m) total += m->dmg.total;
+  for (k = next_input(L, m, -1); k >= 0; k = next_input(L, m, k)) {
+    const runfile *e = &get_run(L)->f[k];
+    for (i = 0; i < e->dmg.n; i++) {
+      push_damage(L, &e->dmg.e[i], 0, e->path);
+      lua_rawseti(L, -2, ++n);
+    }
+    total += e->dmg.total;
+  }
+  lua_pushinteger(L, (lua_Integer)total);
+  return 2;
 }
 
 /* ------------------------------------------------------------- filters */
@@ -577,7 +804,7 @@ static int advance(lua_State *L, Trace *t, Filter *f) {
   }
   t->src.has_event = 0;
   if (rc < 0) return luaL_error(L, "%s", hs_reader_error(t->src.reader));
-  t->walked = 1;
+  mark_walked(t);
   return 0;
 }
 
@@ -729,6 +956,10 @@ int hsi_lua_open_trace(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_pushcfunction(L, t_open);
   lua_setfield(L, 1, "open");
+  lua_pushcfunction(L, t_input);
+  lua_setfield(L, 1, "input");
+  lua_pushcfunction(L, t_run_damage);
+  lua_setfield(L, 1, "damage");
   luaL_newmetatable(L, HSI_LUA_TALLY);   /* trace:tally's table, freed by the collector */
   lua_pushcfunction(L, tally_gc);
   lua_setfield(L, -2, "__gc");

@@ -9,6 +9,12 @@
 #ifndef HS_OSFILE_H
 #define HS_OSFILE_H
 #include <stdio.h>
+#include <stdint.h>
+
+/* Which file a path names, and which version of it: the device (volume)
+   and file number, the size and the last write time.  Two ids are equal
+   when they are the same file, unchanged between the two looks. */
+typedef struct hsi_fileid { uint64_t dev, ino, size, mtime; } hsi_fileid;
 
 #ifdef _WIN32
 #include <wchar.h>
@@ -23,6 +29,8 @@ int hsi_tmpname(char *buf, size_t len);
 int hsi_is_file(const char *path);
 /* 1 when both paths name the same existing file (links included). */
 int hsi_same_file(const char *a, const char *b);
+/* 0 and *id for an existing file, -1 when it cannot be looked at. */
+int hsi_file_id(const char *path, hsi_fileid *id);
 /* UTF-8 to a malloc'd UTF-16 string (NULL if not valid UTF-8 or no memory). */
 wchar_t *hsi_wide(const char *utf8);
 /* UTF-16 to a malloc'd UTF-8 string (NULL if no memory). */
@@ -46,6 +54,19 @@ static inline int hsi_is_file(const char *path) {
 static inline int hsi_same_file(const char *a, const char *b) {
   struct stat sa, sb;
   return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+static inline int hsi_file_id(const char *path, hsi_fileid *id) {
+  struct stat st;
+  if (stat(path, &st) != 0) return -1;
+  id->dev = (uint64_t)st.st_dev;
+  id->ino = (uint64_t)st.st_ino;
+  id->size = (uint64_t)st.st_size;
+#if defined(__linux__) && defined(st_mtime)   /* st_mtime is st_mtim.tv_sec: the nanoseconds are there */
+  id->mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+#else
+  id->mtime = (uint64_t)st.st_mtime;
+#endif
+  return 0;
 }
 #endif
 #endif

@@ -58,6 +58,16 @@ int hsi_same_file(const char *a, const char *b) {
          && fa.nFileIndexHigh == fb.nFileIndexHigh && fa.nFileIndexLow == fb.nFileIndexLow;
 }
 
+int hsi_file_id(const char *path, hsi_fileid *id) {
+  BY_HANDLE_FILE_INFORMATION fi;
+  if (!file_id(path, &fi)) return -1;
+  id->dev = fi.dwVolumeSerialNumber;
+  id->ino = (uint64_t)fi.nFileIndexHigh << 32 | fi.nFileIndexLow;
+  id->size = (uint64_t)fi.nFileSizeHigh << 32 | fi.nFileSizeLow;
+  id->mtime = (uint64_t)fi.ftLastWriteTime.dwHighDateTime << 32 | fi.ftLastWriteTime.dwLowDateTime;
+  return 0;
+}
+
 FILE *hsi_fopen(const char *path, const char *mode) {
   wchar_t *wp = hsi_wide(path), *wm = hsi_wide(mode);
   FILE *f = wp && wm ? _wfopen(wp, wm) : fopen(path, mode);

@@ -178,7 +178,7 @@ function M.load(path, f)
   else
     local T, err = heapscript.open(path)
     if not T then return nil, tostring(err) end
-    b.trace = T
+    b.trace = heapscript.input(T)             -- its damage is the run's: on stderr, exit 1, in the report
     heapscript.symbols(false)
     M.symbols_beside(path)
     b.symbols = heapscript.symbols()          -- nil: the baseline's frames are named without a map

@@ -66,6 +66,7 @@ heapscript.symbols(false)
 if o.symbols then report.load_symbols(o.symbols) else baseline.symbols_beside(new_path) end
 local new = baseline.collect(N, f, true)
 local rows = baseline.diff(base.groups, new)
+report.layouts(base.trace and { base.trace, N } or { N })   -- the two sides' layouts (a JSON baseline has none)
 
 local text = report.text(o)
 local out = { base = base_path, new = new_path, counts = {}, groups = {} }
@@ -110,7 +111,6 @@ for _, by in ipairs({ "stack", "tag", "process" }) do
   end
 end
 
-if o.json then report.write_json(o.json, out) end
-report.emit(o, { script = "diff", trace = N, filters = f, deltas = out.groups,
-                 title = ("diff %s -> %s"):format(base_path, new_path) })
+report.finish(o, out, { script = "diff", trace = N, filters = f, deltas = out.groups,
+                        title = ("diff %s -> %s"):format(base_path, new_path) })
 return 0

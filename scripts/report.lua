@@ -313,13 +313,14 @@ function M.write_json(path, v)
   M.write(path, M.json(v, "  ") .. "\n")
 end
 
--- The damage the reader skipped in the trace's files (whatever read them:
--- the script's loops or the analysis behind trace:allocations), as
--- {file = PATH, offset = N, buffer = N, what = "what was expected"}.
+-- The damage the reader skipped in the run's traces (the command line's
+-- and those read as inputs, such as a baseline: heapscript.input),
+-- whatever read them (the script's loops or the analysis behind
+-- trace:allocations), as {file = PATH, offset = N, buffer = N, what =
+-- "what was expected"}: the lines the run prints on stderr at its end.
 function M.damage()
   local out = {}
-  if not trace then return out end
-  for i, d in ipairs((trace:damage())) do
+  for i, d in ipairs((heapscript.damage())) do
     out[i] = { file = d.path, offset = d.offset, buffer = d.buffer, what = d.what }
   end
   return out
@@ -400,16 +401,21 @@ end
 
 -- Memory layouts that do not fit the trace (trace:layout_checks): each is
 -- one line on stderr, once per run, and its kind's figures are doubtful.
--- Returns {kind = warning, ...} (empty when everything fits).
+-- Returns {kind = warning, ...} (empty when everything fits).  The first
+-- call decides: `traces`, a list, for a script that reads other traces
+-- than `trace` (diff: its two sides), each warning printed once.
 local doubtful
-function M.layouts()
+function M.layouts(traces)
   if doubtful then return doubtful end
   doubtful = {}
-  if not trace then return doubtful end
-  for _, r in ipairs(trace:layout_checks()) do
-    if r.warning then
-      io.stderr:write("heapscript: ", r.warning, "\n")
-      doubtful[r.kind] = doubtful[r.kind] or r.warning
+  local said = {}
+  for _, T in ipairs(traces or { trace }) do
+    for _, r in ipairs(T:layout_checks()) do
+      if r.warning and not said[r.warning] then
+        said[r.warning] = true
+        io.stderr:write("heapscript: ", r.warning, "\n")
+        doubtful[r.kind] = doubtful[r.kind] or r.warning
+      end
     end
   end
   return doubtful

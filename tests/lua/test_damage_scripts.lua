@@ -74,9 +74,9 @@ end
 local rules = dir .. "/pass.lua"
 spit(rules, 'return { { name = "holds", check = function() return true end } }\n')
 local scripts = {
-  leaks = "", transient = "", growth = "", pool = "", events = "", policy = "--rules " .. q(rules),
+  leaks = "", transient = "", growth = "", pool = "", events = "", peak = "", churn = "", policy = "--rules " .. q(rules),
 }
-local names = { "leaks", "transient", "growth", "pool", "policy", "events" }
+local names = { "leaks", "transient", "growth", "pool", "peak", "churn", "policy", "events" }
 
 for _, path in ipairs(copies) do
   local icode, _, ierr = run("info " .. q(path))
@@ -104,6 +104,41 @@ for _, path in ipairs(copies) do
             ok and json.encode and "" or "")
     end)
   end
+end
+
+-- two runs compared: a damaged trace as diff's base, as its new run, as
+-- diff's and policy's --baseline (a trace the script opens itself): each
+-- run prints info's damage lines, exits 1, and its text and JSON say so
+for _, path in ipairs(copies) do
+  local sound = "examples/" .. path:match("/([%a]+)%-[%a]+%.etl$") .. ".etl"
+  local _, _, ierr = run("info " .. q(path))
+  local want = damage_lines(ierr)
+  local first = want[1] and want[1]:match("offset (0x%x+)")
+  for _, v in ipairs{ { "diff base", "diff " .. q(path) .. " " .. sound },
+                      { "diff new", "diff " .. sound .. " " .. q(path) },
+                      { "diff --baseline", "diff " .. sound .. " --baseline " .. q(path) },
+                      { "policy --baseline", "policy " .. sound .. " --rules " .. q(rules) .. " --baseline " .. q(path) } } do
+    test(v[1] .. " " .. path, function()
+      local code, out, err = run(v[2])
+      eq(code, 1, v[1] .. " " .. path .. ": exit 1")
+      T.list_eq(damage_lines(err), want, v[1] .. " " .. path .. ": stderr has info's damage lines")
+      check(out:find("DAMAGED TRACE", 1, true) and out:find(path .. ": offset " .. first, 1, true),
+            v[1] .. " " .. path .. ": the text report says the trace is damaged, and where", out:sub(-600))
+      local jf = dir .. "/r.json"
+      os.remove(jf)
+      eq(run(v[2] .. " --json " .. q(jf)), 1, v[1] .. " " .. path .. " --json: exit 1")
+      local ok, r = pcall(json.decode, slurp(jf))
+      check(ok and r.damaged == true and #r.damage == #want and r.damage[1].file == path,
+            v[1] .. " " .. path .. ": JSON damaged, the list, the file", ok and #r.damage or r)
+    end)
+  end
+end
+for _, ex in ipairs{ "examples/memorytestapp.etl", "examples/notmyfault.etl" } do
+  local jf = dir .. "/r.json"
+  local code, out, err = run("diff " .. ex .. " " .. ex .. " --json " .. q(jf))
+  local ok, r = pcall(json.decode, slurp(jf))
+  check(code == 0 and err == "" and not out:find("DAMAGED", 1, true) and ok and r.damaged == false,
+        "diff " .. ex .. " against itself: sound, exit 0, JSON damaged = false", code .. err)
 end
 
 -- the sound originals: exit 0, nothing on stderr, JSON says not damaged
@@ -142,6 +177,28 @@ code, out, err = run(q(script("trace:allocations{}; os.exit(true)\n")) .. " exam
 check(code == 0 and err == "", "os.exit(true) on a sound trace: exit 0, silent", code .. err)
 code, out, err = run(q(script("trace = nil; collectgarbage(); return 0\n")) .. " " .. q(copies[1]))
 check(code == 1 and #damage_lines(err) >= 1, "a script that drops `trace`: the damage is still reported", code .. err)
+
+-- a trace the script opens is its own business, unless it is one of the
+-- run's inputs (heapscript.input): then its damage is the run's
+local opened = "local T = assert(heapscript.open(" .. ("%q"):format(rec) .. ")); assert(#T:allocations{} > 0)\n"
+code, out, err = run(q(script(opened .. "print(#(heapscript.damage()))\n")) .. " examples/memorytestapp.etl")
+check(code == 0 and out == "0\n" and #damage_lines(err) == 0, "a trace opened by the script: not the run's damage", code .. out .. err)
+code, out, err = run(q(script(opened .. "heapscript.input(T); T = nil; collectgarbage()\n"
+                              .. "local l, n = heapscript.damage(); print(#l, n > 0, l[1].path)\n")) .. " examples/memorytestapp.etl")
+check(code == 1 and out == ("1\ttrue\t%s\n"):format(rec) and #damage_lines(err) == 1,
+      "heapscript.input: its damage is listed and reported, exit 1, after the collector freed it", code .. out .. err)
+
+-- the command line's trace needs no walk of its own when other traces
+-- read all of its files (as diff reads its two): the file removed after
+-- another trace read it through (and was collected), trace:damage() still
+-- has its record damage, which only reading finds
+local gone = dir .. "/gone.etl"
+spit(gone, slurp(rec))
+code, out, err = run(q(script("local T = assert(heapscript.open(" .. ("%q"):format(gone) .. "))\n"
+                              .. "assert(#T:allocations{} > 0); T = nil; collectgarbage()\n"
+                              .. "os.remove(" .. ("%q"):format(gone) .. ")\nprint(#(trace:damage()))\n")) .. " " .. q(gone))
+check(code == 1 and out == "1\n" and #damage_lines(err) == 1,
+      "the command line's files read through by another trace: their damage without a walk of its own", code .. out .. err)
 
 -- more damage than is kept: a sound trace followed by 5,000 blocks of 200
 -- bytes, each a short empty buffer at byte 3 and garbage after it (each

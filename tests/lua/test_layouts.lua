@@ -54,7 +54,7 @@ local function count(s, pat)
 end
 
 local HS = T.bin()
-local SCRIPTS = { "leaks", "transient", "growth", "pool", "policy", "events" }
+local SCRIPTS = { "leaks", "transient", "growth", "pool", "peak", "churn", "policy", "events", "diff" }
 local expect = {
   newer = { event = "HeapAlloc", version = 3, kind = "heap", check = "length", len = "36 %(50%)" },
   shifted = { event = "PoolAlloc", version = 2, kind = "pool", check = "tag", len = "28 %(50%)" },
@@ -90,7 +90,9 @@ for _, variant in ipairs { "good", "newer", "shifted", "narrow", "badpid" } do
 
   for _, s in ipairs(SCRIPTS) do
     test(variant .. ": " .. s, function()
-      local out, err = run(HS .. " " .. s .. " " .. T.q(path))
+      -- diff: the trace against itself, both sides misfit: still one line
+      local args = s == "diff" and T.q(path) .. " " .. T.q(path) or T.q(path)
+      local out, err = run(HS .. " " .. s .. " " .. args)
       if not x then
         check(not err:find("layout does not fit", 1, true), s .. ": nothing reported", err)
         check(not out:find("doubtful", 1, true), s .. ": nothing doubtful")
@@ -100,7 +102,7 @@ for _, variant in ipairs { "good", "newer", "shifted", "narrow", "badpid" } do
       check(err:find(x.event .. " v" .. x.version, 1, true), s .. ": naming the event and version", err)
       check(out:find("doubtful", 1, true) or out:find("does not fit", 1, true), s .. ": the report says so", out)
       if s ~= "events" then
-        local js, err2 = run(HS .. " " .. s .. " " .. T.q(path) .. " -- --json -")
+        local js, err2 = run(HS .. " " .. s .. " " .. args .. " -- --json -")
         check(js:find('"doubtful": {%s*"' .. x.kind .. '": "layout does not fit'), s .. ": JSON marks the kind doubtful",
               js:sub(1, 300))
         eq(count(err2, "layout does not fit"), 1, s .. " --json: the line on stderr too")
