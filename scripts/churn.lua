@@ -67,7 +67,7 @@ for kind, A in report.kinds(o) do
   end
 end
 
-if text and #out.kinds == 0 then print(report.none(o, "heap, VirtualAlloc or pool", o.kind)) end
+if text and #out.kinds == 0 then print(report.none(o, report.kind_words(o.kind), o.kind)) end
 report.finish(o, out, { script = "churn", findings = findings, folded = folded, filters = report.filters(o),
                         flame = { "Bytes allocated by stack", "Allocated by stack" } })
 return 0

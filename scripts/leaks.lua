@@ -69,7 +69,7 @@ out.notes = {
   records_without_process = stats.records_no_process or 0,
 }
 if text then
-  if #out.kinds == 0 then print(report.none(o, "heap, VirtualAlloc or pool", o.kind)) end
+  if #out.kinds == 0 then print(report.none(o, report.kind_words(o.kind), o.kind)) end
   local n = out.notes
   if n.frees_of_unknown_blocks > 0 or n.double_frees > 0 then
     print(("note: %s of blocks allocated before the trace, %s")

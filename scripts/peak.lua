@@ -91,7 +91,7 @@ for kind, A in report.kinds(o) do
   end
 end
 
-if text and #out.kinds == 0 then print(report.none(o, "heap, VirtualAlloc or pool", o.kind)) end
+if text and #out.kinds == 0 then print(report.none(o, report.kind_words(o.kind), o.kind)) end
 report.finish(o, out, { script = "peak", findings = findings, folded = folded, filters = report.filters(o),
                         flame = o.at and { ("Bytes live at %.3f s by stack"):format(o.at), "Live at the time by stack" }
                                      or { "Bytes live at the peak by stack", "Live at the peak by stack" } })

@@ -367,7 +367,20 @@ end
 -- What to say when a selection is empty: "no WHAT allocations in this
 -- trace", or, when the options filter by process, pid, tag or window,
 -- "no WHAT allocations under --pid 1 (the trace has N of them)": a filter
--- that matches nothing is not a trace without allocations.
+-- that matches nothing is not a trace without allocations.  When the
+-- trace has none of `kinds` at all, the kinds it has are named (with the
+-- --kind that shows them, when the script has that option): `leaks
+-- --kind heap` on a pool trace has allocations to show.
+local KIND_WORDS = { heap = "heap", virtual = "VirtualAlloc", pool = "pool" }
+
+-- "heap", "heap or pool", "heap, VirtualAlloc or pool": kinds as words.
+function M.kind_words(kinds)
+  local w = {}
+  for i, k in ipairs(kinds) do w[i] = KIND_WORDS[k] or k end
+  if #w < 2 then return w[1] or "" end
+  return table.concat(w, ", ", 1, #w - 1) .. " or " .. w[#w]
+end
+
 function M.none(o, what, kinds)
   local on = {}
   if o.process then on[#on + 1] = "--process " .. o.process end
@@ -376,10 +389,29 @@ function M.none(o, what, kinds)
   if o.window then
     on[#on + 1] = ("--window %s,%s"):format(o.window[1] or "", o.window[2] or "")
   end
-  if #on == 0 or not trace then return ("no %s allocations in this trace"):format(what) end
-  local n = 0
-  for _, kind in ipairs(kinds) do n = n + #trace:allocations{ kind = kind } end
-  return ("no %s allocations under %s (the trace has %d of them)"):format(what, table.concat(on, " "), n)
+  if not trace then return ("no %s allocations in this trace"):format(what) end
+  local n, asked = 0, {}
+  for _, kind in ipairs(kinds) do
+    n = n + #trace:allocations{ kind = kind }
+    asked[kind] = true
+  end
+  if #on > 0 and n > 0 then
+    return ("no %s allocations under %s (the trace has %d of them)"):format(what, table.concat(on, " "), n)
+  end
+  local has, other = {}, {}
+  for _, kind in ipairs { "heap", "virtual", "pool" } do
+    local c = not asked[kind] and #trace:allocations{ kind = kind } or 0
+    if c > 0 then
+      has[#has + 1] = ("%d %s"):format(c, KIND_WORDS[kind])
+      other[#other + 1] = kind
+    end
+  end
+  local s = ("no %s allocations in this trace"):format(what)
+  if #has == 0 then return s end
+  local list = has[#has]
+  if #has > 1 then list = table.concat(has, ", ", 1, #has - 1) .. " and " .. list end
+  return ("%s; it has %s allocation%s%s"):format(s, list, list:match("^1 %S+$") and "" or "s",
+    o.kind and (" (--kind %s)"):format(table.concat(other, ",")) or "")
 end
 
 -- For each kind asked for (o.kind), the non-empty selection of that kind

@@ -95,8 +95,21 @@ code, out = run("leaks " .. M .. " --pid 1")
 eq(out, "no heap, VirtualAlloc or pool allocations under --pid 1 (the trace has 5012 of them)\n", "leaks --pid 1")
 code, out = run("pool " .. N .. " --tag Zzzz --window 1,")
 eq(out, "no pool allocations under --tag Zzzz --window 1, (the trace has 1640 of them)\n", "pool --tag --window")
+-- and a trace without the kinds asked for says which it has (and the
+-- --kind that shows them, when the script has that option)
 code, out = run("pool " .. M)
-eq(out, "no pool allocations in this trace\n", "pool on a trace without pool events")
+eq(out, "no pool allocations in this trace; it has 5000 heap and 12 VirtualAlloc allocations\n",
+   "pool on a trace without pool events")
+code, out = run("leaks " .. N .. " --kind heap")
+eq(out, "no heap allocations in this trace; it has 1640 pool allocations (--kind pool)\n", "leaks --kind heap, pool trace")
+code, out = run("churn " .. N)
+eq(out, "no heap allocations in this trace; it has 1640 pool allocations (--kind pool)\n", "churn (heap by default), pool trace")
+code, out = run("peak " .. N .. " --kind virtual,heap")
+eq(out, "no VirtualAlloc or heap allocations in this trace; it has 1640 pool allocations (--kind pool)\n",
+   "peak --kind virtual,heap, pool trace")
+code, out = run("leaks " .. N .. " --kind heap --pid 1")
+eq(out, "no heap allocations in this trace; it has 1640 pool allocations (--kind pool)\n",
+   "leaks --kind heap --pid 1, pool trace: the kind is what is missing")
 
 os.remove(jf); os.remove(pf)
 -- --process takes a name or a Lua pattern: a malformed one is the user's

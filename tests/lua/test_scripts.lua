@@ -26,7 +26,8 @@ check(txt:find("319 allocated and not freed", 1, true)
       and txt:find("ntdll.dll!RtlAllocateHeap+0x3e", 1, true),
       "leaks: text names the count and the frames (the PDB and TRACE.sym found beside the trace)", txt)
 txt = run("leaks " .. M .. " -- --kind pool")
-check(txt:find("no heap, VirtualAlloc or pool allocations", 1, true), "leaks --kind pool on a trace without pool", txt)
+check(txt:find("no pool allocations in this trace; it has 5000 heap and 12 VirtualAlloc allocations (--kind heap,virtual)", 1, true),
+      "leaks --kind pool on a trace without pool: says which kinds it has", txt)
 
 -- transient
 r, code, raw = report("transient " .. M .. " --")
@@ -126,7 +127,8 @@ check(txt:find("heap: 5000 records; peak 34.0 KiB at 18.540 s (in 0.000..20.000 
       and txt:find("#1  11.9 KiB (35%) in 305 allocations (40 B), made 0.300..18.540 s, MemoryTestApp.exe (5812)", 1, true)
       and not txt:find("#2", 1, true), "peak: text", txt)
 txt = run("peak " .. M .. " -- --kind pool")
-check(txt:find("no heap, VirtualAlloc or pool allocations", 1, true), "peak --kind pool on a trace without pool", txt)
+check(txt:find("no pool allocations in this trace; it has 5000 heap and 12 VirtualAlloc allocations (--kind heap,virtual)", 1, true),
+      "peak --kind pool on a trace without pool: says which kinds it has", txt)
 -- --at T: what is live at any moment; at the peak's moment, what peak lists
 local at_peak = report("peak " .. M .. " -- --kind heap --at 18.54 --top 1000")
 local plain = report("peak " .. M .. " -- --kind heap --top 1000")
