@@ -23,6 +23,7 @@
 
 #include "lua_live.h"
 #include "replay.h"
+#include "damlog.h"
 #include "thread.h"
 #ifdef _WIN32
 #include "win_live.h"
@@ -40,6 +41,9 @@ typedef struct Live {
   double duration_ms, t0_ms;
   int64_t origin, freq;            /* ticks of the session start, ticks per second */
   int reported;
+  hsi_damlog dmg;                  /* a replay's: what its reader skipped in the files */
+  const char *const *paths;        /* the replayed files (the command line's) */
+  int npaths;
 } Live;
 
 static volatile sig_atomic_t interrupted;
@@ -54,6 +58,7 @@ static void stop(Live *lv, const char *why) {
   hsi_live_counts c;
   if (lv->running) {
     hsi_live_request_stop(lv->s, why);
+    if (lv->replay) hsi_replay_join((hsi_replay *)lv->prod.impl, &lv->dmg);
     lv->prod.close(lv->prod.impl);
     lv->running = 0;
     if (active == lv) active = NULL;
@@ -77,6 +82,7 @@ static void at_exit(void) { if (active) stop(active, "program exit"); }
 static int live_gc(lua_State *L) {
   Live *lv = (Live *)lua_touserdata(L, 1);
   stop(lv, "the script ended");
+  hsi_damlog_free(&lv->dmg);
   hsi_live_unref(lv->s);
   lv->s = NULL;
   return 0;
@@ -171,6 +177,9 @@ static void settle(lua_State *L, int idx) {
   stop(lv, "session ended");
   if (hsi_live_reader(lv->s, UINT64_MAX, &r) < 0) luaL_error(L, "not enough memory");
   hsi_lua_trace_set_reader(L, idx, r);
+  /* a replayed file's damage is the trace's, as a file's read any other
+     way: on stderr at the end, exit status 1, in the reports */
+  if (lv->replay) hsi_lua_trace_take_damage(L, idx, &lv->dmg, lv->paths, lv->npaths);
 }
 
 /* trace:every(seconds, fn(now, info)) */
@@ -234,6 +243,8 @@ int hsi_lua_live_open(lua_State *L, const hsi_live_opts *o) {
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, EVERY_KEY);
   lv->replay = o->replay;
+  lv->paths = o->paths;
+  lv->npaths = o->npaths;
   if (o->replay) {
     hsi_replay *p;
     rc = hsi_replay_open(&p, o->paths, o->npaths, o->speed, &lv->s, err, sizeof err);

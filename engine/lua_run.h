@@ -154,6 +154,11 @@ int hsi_lua_trace_open(lua_State *L, const char *const *paths, int npaths);
 void hsi_lua_trace_damage_opts(lua_State *L, int idx, hs_reader_opts *o);
 void hsi_lua_trace_walked(lua_State *L, int idx);
 void hsi_lua_trace_set_main(lua_State *L, int idx);
+/* The damage a live trace's producer met reading files (a replay's),
+   moved into the Trace at idx (log is emptied), the files named by
+   paths[0..npaths): reported as the damage of a trace's files is. */
+struct hsi_damlog;
+void hsi_lua_trace_take_damage(lua_State *L, int idx, struct hsi_damlog *log, const char *const *paths, int npaths);
 size_t hsi_lua_trace_report_damage(lua_State *L, FILE *to, int walk);
 
 /*

@@ -53,7 +53,8 @@ typedef struct Trace {
   int nfiles;
   int64_t *start_ns;         /* per file, see hsi_lua_evsrc */
   hsi_damlog dmg;            /* the damage every reader of the files met */
-  char **paths;              /* nfiles copies: damage names its file after close */
+  char **paths;              /* npaths copies: damage names its file after close */
+  int npaths;                /* nfiles, or a replay's files (hsi_lua_trace_take_damage) */
   int walked;                /* some reader of these files went through every record */
   Run *run;                  /* the run's files (above); rf[i]: file i's among them, -1 none */
   int *rf, nrf;
@@ -207,9 +208,10 @@ static void release(Trace *t, int all) {
   t->lcpm = NULL;
   t->lc_done = 0;
   if (!all) return;
-  for (i = 0; t->paths && i < (size_t)t->nfiles; i++) free(t->paths[i]);
+  for (i = 0; t->paths && i < (size_t)t->npaths; i++) free(t->paths[i]);
   free(t->paths);
   t->paths = NULL;
+  t->npaths = 0;
   hsi_damlog_free(&t->dmg);
   free(t->rf);
   t->rf = NULL;
@@ -239,19 +241,26 @@ static int file_origins(Trace *t) {
   return 0;
 }
 
-static int copy_paths(Trace *t) {
+/* t->paths: copies of the n paths path(i) gives. */
+static int copy_paths_of(Trace *t, int n, const char *(*path)(const void *, int), const void *ud) {
   int i;
-  if (t->nfiles < 1) return 0;
-  t->paths = (char **)calloc((size_t)t->nfiles, sizeof *t->paths);
+  if (n < 1) return 0;
+  t->paths = (char **)calloc((size_t)n, sizeof *t->paths);
   if (!t->paths) return HS_ENOMEM;
-  for (i = 0; i < t->nfiles; i++) {
-    const char *p = hs_reader_path(t->src.reader, i);
-    size_t n = strlen(p ? p : "");
-    if (!(t->paths[i] = (char *)malloc(n + 1))) return HS_ENOMEM;
-    memcpy(t->paths[i], p ? p : "", n + 1);
+  t->npaths = n;
+  for (i = 0; i < n; i++) {
+    const char *p = path(ud, i);
+    size_t len = strlen(p ? p : "");
+    if (!(t->paths[i] = (char *)malloc(len + 1))) return HS_ENOMEM;
+    memcpy(t->paths[i], p ? p : "", len + 1);
   }
   return 0;
 }
+
+static const char *reader_path(const void *r, int i) { return hs_reader_path((const hs_reader *)r, i); }
+static const char *list_path(const void *l, int i) { return ((const char *const *)l)[i]; }
+
+static int copy_paths(Trace *t) { return copy_paths_of(t, t->nfiles, reader_path, t->src.reader); }
 
 /* The traces this state has open, weak keys: heapscript.writer asks it
    (hsi_lua_trace_named) before it creates a file. */
@@ -587,6 +596,27 @@ static void settle(Trace *t) {
   while (hs_reader_next(r, &ev) == 1) {}
   hs_reader_close(r);
   mark_walked(t);
+}
+
+void hsi_lua_trace_take_damage(lua_State *L, int idx, hsi_damlog *log, const char *const *paths, int npaths) {
+  Trace *t = totrace(L, idx);
+  size_t i;
+  if (log->n && !t->paths && copy_paths_of(t, npaths, list_path, paths) < 0) {
+    hsi_damlog_free(log);
+    luaL_error(L, "not enough memory");
+  }
+  for (i = 0; t->paths && i < log->n; i++) {
+    hs_damage d;
+    d.file = log->e[i].file;
+    d.pos = log->e[i].pos;
+    d.buffer = log->e[i].buffer;
+    d.what = log->e[i].what;
+    (void)hsi_damlog_add(&t->dmg, &d);
+  }
+  t->dmg.total += log->total - log->n;       /* the repeats and those not kept */
+  t->dmg.unlisted += log->unlisted;
+  t->walked = 1;                             /* the producer read what there was: no walk of the files */
+  hsi_damlog_free(log);
 }
 
 void hsi_lua_trace_set_main(lua_State *L, int idx) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "replay.h"
+#include "damlog.h"
 #include "source.h"
 #include "thread.h"
 
@@ -17,7 +18,12 @@ struct hsi_replay {
   double speed;
   hsi_thread th;
   int started;
+  hsi_damlog dmg;                /* what the reader skipped (hsi_replay_join hands it over) */
 };
+
+/* The reader's damage: at open on the caller's thread, then on the
+   replay's (one at a time). */
+static void on_damage(void *ud, const hs_damage *d) { (void)hsi_damlog_add(&((hsi_replay *)ud)->dmg, d); }
 
 int hsi_replay_open(hsi_replay **out, const char *const *paths, int npaths, double speed,
                     hsi_live **store, char *err, size_t errlen) {
@@ -26,10 +32,19 @@ int hsi_replay_open(hsi_replay **out, const char *const *paths, int npaths, doub
   int rc;
   *out = NULL; *store = NULL;
   if (!p) { snprintf(err, errlen, "out of memory"); return HS_ENOMEM; }
-  if ((rc = hs_reader_open(&p->r, paths, npaths, NULL, err, errlen)) < 0) { free(p); return rc; }
+
+  hs_reader_opts o;
+  memset(&o, 0, sizeof o);
+  o.on_damage = on_damage;
+  o.ud = p;
+  if ((rc = hs_reader_open(&p->r, paths, npaths, &o, err, errlen)) < 0) {
+    hsi_damlog_free(&p->dmg);
+    free(p);
+    return rc;
+  }
   snprintf(name, sizeof name, "%s", paths[0]);
   if (!(p->s = hsi_live_new(hs_reader_logfile(p->r, 0), name))) {
-    hs_reader_close(p->r); free(p);
+    hs_reader_close(p->r); hsi_damlog_free(&p->dmg); free(p);
     snprintf(err, errlen, "out of memory");
     return HS_ENOMEM;
   }
@@ -119,9 +134,17 @@ int hsi_replay_start(hsi_replay *p) {
   return 0;
 }
 
+void hsi_replay_join(hsi_replay *p, hsi_damlog *damage) {
+  if (p->started) hsi_th_join(p->th);
+  p->started = 0;
+  *damage = p->dmg;
+  memset(&p->dmg, 0, sizeof p->dmg);
+}
+
 void hsi_replay_close(hsi_replay *p) {
   if (!p) return;
   if (p->started) hsi_th_join(p->th);
   hs_reader_close(p->r);
+  hsi_damlog_free(&p->dmg);
   free(p);
 }

@@ -22,6 +22,11 @@ int hsi_replay_open(hsi_replay **out, const char *const *paths, int npaths, doub
                     hsi_live **store, char *err, size_t errlen);
 /* Start delivering on a thread of its own. */
 int hsi_replay_start(hsi_replay *p);
+/* Wait for the thread (after the store was asked to stop, or it
+   finished) and hand over the damage the reader skipped in the files
+   (damlog.h; *damage is the caller's to free; file i is paths[i]). */
+struct hsi_damlog;
+void hsi_replay_join(hsi_replay *p, struct hsi_damlog *damage);
 /* Wait for the thread (after the store was asked to stop, or it finished)
    and free everything but the store. */
 void hsi_replay_close(hsi_replay *p);

@@ -115,6 +115,26 @@ out=$(timeout 60 "$HS" --replay "$T/far.etl" "$T/c.lua" 2>"$T/err"); rc=$?
 [ $rc = 0 ] && grep -q "^duration:  *[0-9]" "$T/out" && ! grep -q "runtime error" "$T/err" \
   && ok "info: the duration of saturated times, no overflow" || no "info far: exit $rc $(cat "$T/err")"
 
+# 5c. a damaged file replayed: its damage is the run's, as in file mode
+# (the same report, the same damage lines on stderr, exit 1): cut inside
+# buffer 6, and a record of buffer 4 with Size 1
+head -c $((0x60000 + 3000)) examples/notmyfault.etl >"$T/cut.etl"
+cp examples/notmyfault.etl "$T/rec.etl"
+printf '\001\000' | dd of="$T/rec.etl" bs=1 seek=$((0x40000 + 0x48 + 4)) conv=notrunc 2>/dev/null
+for t in "$T/cut.etl" "$T/rec.etl"; do
+  cp examples/notmyfault.sym "${t%.etl}.sym"
+  for s in leaks pool; do
+    for j in "" "--json -"; do
+      "$HS" $s "$t" -- $j >"$T/file" 2>"$T/ferr"; a=$?
+      "$HS" --replay "$t" --fast $s -- $j >"$T/live" 2>"$T/err"; b=$?
+      grep "damaged: expected" "$T/ferr" | sort >"$T/fd"; grep "damaged: expected" "$T/err" | sort >"$T/ld"
+      if [ $a = 1 ] && [ $b = 1 ] && cmp -s "$T/file" "$T/live" && [ -s "$T/fd" ] && cmp -s "$T/fd" "$T/ld"; then
+        ok "replay of damaged $t, $s $j: exit 1, the file mode's report and damage lines"
+      else no "replay damaged $t $s $j: exit $b vs $a"; diff "$T/file" "$T/live" | head -5; diff "$T/fd" "$T/ld"; fi
+    done
+  done
+done
+
 # 6. refused cleanly
 "$HS" --replay examples/memorytestapp.etl leaks examples/memorytestapp.etl >/dev/null 2>"$T/err"; rc=$?
 [ $rc = 2 ] && grep -q "no TRACE after SCRIPT" "$T/err" && ok "a TRACE besides --replay: exit 2" || no "trace+replay: $rc"
