@@ -290,6 +290,9 @@ static int cmd_merge(int argc, char **argv) {
   const char *out = NULL;
   char err[HS_ERRLEN];
   hsi_merge_counts c;
+  hsi_damage_out dout;
+  hs_reader_opts ro;
+  uint64_t skipped;
   int i, n = 0;
   char **in = (char **)calloc((size_t)argc + 1, sizeof *in);
   if (!in) return 2;
@@ -304,15 +307,25 @@ static int cmd_merge(int argc, char **argv) {
     else in[n++] = argv[i];
   }
   if (!out || n == 0) { fprintf(stderr, "usage: heapscript merge -o OUT.etl TRACE...\n"); free(in); return 2; }
-  if (hsi_merge((const char *const *)in, n, out, &c, err, sizeof err) < 0) {
+  /* damage in the inputs: a line each as met, left out of the new file, exit 1 */
+  memset(&dout, 0, sizeof dout);
+  dout.paths = in;
+  memset(&ro, 0, sizeof ro);
+  ro.on_damage = hsi_damage_stderr;
+  ro.ud = &dout;
+  if (hsi_merge((const char *const *)in, n, out, &ro, &c, err, sizeof err) < 0) {
     fprintf(stderr, "heapscript merge: %s\n", err);
+    hsi_damage_stderr_done(&dout);
     free(in); return 2;
   }
-  fprintf(stderr, "heapscript merge: %s: %llu records from %d file%s (%llu logfile header%s replaced, %llu left out)\n",
+  skipped = dout.log.n + dout.log.unlisted;
+  hsi_damage_stderr_done(&dout);
+  fprintf(stderr, "heapscript merge: %s: %llu records from %d file%s (%llu logfile header%s replaced, %llu left out)%s\n",
           out, (unsigned long long)c.records, n, n == 1 ? "" : "s", (unsigned long long)c.headers,
-          c.headers == 1 ? "" : "s", (unsigned long long)c.left_out);
+          c.headers == 1 ? "" : "s", (unsigned long long)c.left_out,
+          skipped ? "; damaged parts of the inputs were skipped (above)" : "");
   free(in);
-  return 0;
+  return skipped ? 1 : 0;
 }
 
 int main(int argc, char **argv) {

@@ -14,8 +14,8 @@
 
 #define MAX_ITEMS 64
 
-int hsi_merge(const char *const *in, int nin, const char *out, hsi_merge_counts *c,
-              char *err, size_t errlen) {
+int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_opts *ro,
+              hsi_merge_counts *c, char *err, size_t errlen) {
   hs_reader *r;
   hsi_writer *w;
   hsi_writer_opts o;
@@ -29,7 +29,7 @@ int hsi_merge(const char *const *in, int nin, const char *out, hsi_merge_counts 
       snprintf(err, errlen, "%s: is also a trace to merge (%s); the merged file must be a new one", out, in[i]);
       return HS_EARG;
     }
-  if ((rc = hs_reader_open(&r, in, nin, NULL, err, errlen)) < 0) return rc;
+  if ((rc = hs_reader_open(&r, in, nin, ro, err, errlen)) < 0) return rc;
   lf = hs_reader_logfile(r, 0);
   memset(&o, 0, sizeof o);
   o.pointer_size = (int)lf->pointer_size;

@@ -20,7 +20,10 @@ typedef struct hsi_merge_counts {
   uint64_t left_out;       /* MESSAGE/ERROR records, and records too long for a buffer */
 } hsi_merge_counts;
 
-/* 0, or a negative HS_E* with a message naming the file in err. */
-int hsi_merge(const char *const *in, int nin, const char *out, hsi_merge_counts *c,
-              char *err, size_t errlen);
+/* 0, or a negative HS_E* with a message naming the file in err.  ro
+   (may be NULL): the reader's options, whose on_damage hears of every
+   part of the inputs skipped as damaged (left out of the new file). */
+struct hs_reader_opts;
+int hsi_merge(const char *const *in, int nin, const char *out, const struct hs_reader_opts *ro,
+              hsi_merge_counts *c, char *err, size_t errlen);
 #endif

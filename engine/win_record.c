@@ -13,6 +13,7 @@
 #include "osfile.h"
 #include "win_live.h"
 #include "merge.h"
+#include "damlog.h"
 
 static const char *usage =
   "usage: heapscript record -o TRACE.etl [--circular MB] (--pid N | -- PROGRAM [ARG...])\n"
@@ -106,22 +107,37 @@ int hsi_win_record(int argc, char **argv) {
     return 2;
   }
   {
-    const char *both[2];
+    char *both[2];
     hsi_merge_counts mc;
+    hsi_damage_out dout;
+    hs_reader_opts ro;
+    uint64_t skipped;
     both[0] = kpath; both[1] = hpath;
-    if (hsi_merge(both, 2, out, &mc, err, sizeof err) < 0) {
+    memset(&dout, 0, sizeof dout);
+    dout.paths = both;
+    memset(&ro, 0, sizeof ro);
+    ro.on_damage = hsi_damage_stderr;
+    ro.ud = &dout;
+    if (hsi_merge((const char *const *)both, 2, out, &ro, &mc, err, sizeof err) < 0) {
       fprintf(stderr, "heapscript record: merging the sessions failed: %s (kept %s and %s)\n", err, kpath, hpath);
+      hsi_damage_stderr_done(&dout);
       free(wk); free(wh);
       return 2;
     }
-    hsi_remove(kpath);
-    hsi_remove(hpath);
-    fprintf(stderr, "heapscript record: %s; %lu events and %lu buffers lost; wrote %s (%llu records)\n",
+    skipped = dout.log.n + dout.log.unlisted;
+    hsi_damage_stderr_done(&dout);
+    if (!skipped) {              /* damaged sessions are kept, to be looked at */
+      hsi_remove(kpath);
+      hsi_remove(hpath);
+    }
+    fprintf(stderr, "heapscript record: %s; %lu events and %lu buffers lost; wrote %s (%llu records)%s%s%s%s\n",
             stop_flag ? "interrupted" : "the target exited", (unsigned long)e.events_lost,
-            (unsigned long)e.buffers_lost, out, (unsigned long long)mc.records);
+            (unsigned long)e.buffers_lost, out, (unsigned long long)mc.records,
+            skipped ? "; the sessions had damaged parts, skipped (above); kept " : "",
+            skipped ? kpath : "", skipped ? " and " : "", skipped ? hpath : "");
+    free(wk); free(wh);
+    return skipped ? 1 : 0;
   }
-  free(wk); free(wh);
-  return 0;
 }
 #else
 typedef int hsi_win_record_unused;   /* ISO C: a translation unit is not empty */

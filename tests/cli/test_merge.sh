@@ -36,6 +36,19 @@ else
   n=$("$HS" info --json "$T/d.etl" | sed -n 's/^  "events": \([0-9]*\),$/\1/p')
   [ "$n" = 16338 ] && echo "ok one logfile header: 16338 events (16339 less one header)" || no "merged events: $n"
 fi
+# a damaged input: its damage lines (as info prints them), the rest merged,
+# the summary says so, exit 1 (it used to leave the part out and exit 0)
+cp examples/notmyfault.etl "$T/rec.etl"
+printf '\001\000' | dd of="$T/rec.etl" bs=1 seek=$((0x40000 + 0x48 + 4)) conv=notrunc 2>/dev/null
+"$HS" info "$T/rec.etl" >/dev/null 2>"$T/ierr"
+"$HS" merge -o "$T/r.etl" "$T/rec.etl" examples/memorytestapp.etl >/dev/null 2>"$T/err"; rc=$?
+grep "damaged: expected" "$T/err" >"$T/md"; grep "damaged: expected" "$T/ierr" >"$T/id"
+n=$("$HS" info --json "$T/r.etl" | sed -n 's/^  "events": \([0-9]*\),$/\1/p')
+want=$(( $("$HS" info --json "$T/rec.etl" 2>/dev/null | sed -n 's/^  "events": \([0-9]*\),$/\1/p') \
+       + $("$HS" info --json examples/memorytestapp.etl | sed -n 's/^  "events": \([0-9]*\),$/\1/p') - 1 ))
+if [ $rc = 1 ] && [ -s "$T/id" ] && cmp -s "$T/md" "$T/id" && grep -q "damaged parts of the inputs were skipped" "$T/err" \
+   && [ "$n" = "$want" ]; then echo "ok a damaged input: info's damage lines, exit 1, the $n sound records merged"
+else no "damaged input: exit $rc, $n events (want $want): $(cat "$T/err")"; fi
 # the output named as one of the traces (itself, or a link to it): refused
 # before anything is written; writing it destroyed the trace under the
 # reader, which then died of SIGBUS
