@@ -43,14 +43,20 @@ static void cut_to(const char *path, off_t size) { CHECK_EQ(truncate(path, size)
 
 static void path_of(char *out, size_t n, const char *name) { snprintf(out, n, "%s/%s", dir, name); }
 
+/* A file of n pages in the test's directory (its path in p), mapped. */
+static void map_pages(hsi_map *m, char *p, size_t plen, const char *name, int n) {
+  char err[256];
+  path_of(p, plen, name);
+  write_pages(p, n);
+  CHECK_EQ(hsi_map_open(m, p, err, sizeof err), 0);
+}
+
 TEST(cut_pages_read_as_zeros) {
   char p[256], err[256];
   hsi_map m;
   uint64_t bad = 0;
   int cut = -1;
-  path_of(p, sizeof p, "cut.bin");
-  write_pages(p, 8);
-  CHECK_EQ(hsi_map_open(&m, p, err, sizeof err), 0);
+  map_pages(&m, p, sizeof p, "cut.bin", 8);
   CHECK(m.guard != 0);
   CHECK_EQ(hsi_map_check(&m, 0, m.size, &bad, &cut), 0);
   CHECK_EQ(hsi_map_lost(&m, &bad, &cut), 0);
@@ -84,13 +90,11 @@ TEST(cut_pages_read_as_zeros) {
 /* A device error at page 3 of 8: that page is lost (not cut: the file
    has its size), reads as zeros, and the pages after it read as before. */
 TEST(device_error_loses_one_page) {
-  char p[256], err[256];
+  char p[256];
   hsi_map m;
   uint64_t bad = 0;
   int cut = -1;
-  path_of(p, sizeof p, "device.bin");
-  write_pages(p, 8);
-  CHECK_EQ(hsi_map_open(&m, p, err, sizeof err), 0);
+  map_pages(&m, p, sizeof p, "device.bin", 8);
   CHECK_EQ(lose_page(p, 3 * page), 0);
   CHECK_EQ(hsi_map_check(&m, 0, 3 * page, &bad, &cut), 0);
   CHECK_EQ(hsi_map_check(&m, page, 5 * page, &bad, &cut), -1);

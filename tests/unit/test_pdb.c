@@ -259,14 +259,13 @@ TEST(damage) {
   if (have_shared()) damage_sweep(pdb_path("google_syzygy__test_types_x64.dll.pdb"));
 }
 
-/* A PDB cut short while it is open (another program rewriting it, or
-   pages the device cannot read): no SIGBUS from its mapping, lookups
-   answer nothing more, and the error names the offset and the cut.
-   Before the cut, it answers. */
-TEST(cut_while_open) {
-  const char *seed = "tests/fuzz/pdb_corpus/clang-x64-512.pdb", *copy = "/tmp/hs-test-pdb-cut.pdb";
+/* A copy of a PDB, open and answering, then lose(copy, len) takes pages
+   away from it while it is open: no SIGBUS from its mapping, lookups
+   answer nothing more, and the error names the file, an offset and why. */
+static void lost_while_open(const char *copy, int (*lose)(const char *, size_t), const char *why) {
+  const char *seed = "tests/fuzz/pdb_corpus/clang-x64-512.pdb";
   size_t len;
-  char *buf = slurp_len(seed, &len);
+  char *buf = slurp_len(seed, &len), named[300];
   FILE *f = fopen(copy, "wb");
   hsi_pdb *p;
   hsi_pdb_frame fr[8];
@@ -281,44 +280,30 @@ TEST(cut_while_open) {
   for (r = 0x1000; r < 0x1040; r++) before += hsi_pdb_lookup(p, r, fr, 8) > 0;
   CHECK_EQ(before, 0x40);
   CHECK_STR(hsi_pdb_error(p), "");
-  CHECK(truncate(copy, 4096) == 0);                  /* the superblock's page stays */
+  CHECK_EQ(lose(copy, len), 0);
   for (r = 0x1000; r < 0x2000; r++) after += hsi_pdb_lookup(p, r, fr, 8) > 0;
   CHECK_EQ(after, 0);
-  CHECK(strstr(hsi_pdb_error(p), "hs-test-pdb-cut.pdb: offset 0x") != NULL);
-  CHECK(strstr(hsi_pdb_error(p), "cut short after it was opened") != NULL);
+  snprintf(named, sizeof named, "%s: offset 0x", copy);
+  CHECK(strstr(hsi_pdb_error(p), named) != NULL);
+  CHECK(strstr(hsi_pdb_error(p), why) != NULL);
   hsi_pdb_close(p);
   remove(copy);
 }
 
-/* The same PDB's pages past the first lost to the device while it is open
-   (a disk or network error, lostpage.h; the file keeps its size): no
-   SIGBUS, no more answers, and the error says the device, not a cut. */
-TEST(device_error_while_open) {
-  const char *seed = "tests/fuzz/pdb_corpus/clang-x64-512.pdb", *copy = "/tmp/hs-test-pdb-device.pdb";
-  size_t len, at;
-  char *buf = slurp_len(seed, &len);
-  FILE *f = fopen(copy, "wb");
-  hsi_pdb *p;
-  hsi_pdb_frame fr[8];
-  uint32_t r;
-  int before = 0, after = 0, lost = 0;
-  CHECK(buf && f);
-  if (!buf || !f) { free(buf); if (f) fclose(f); return; }
-  CHECK_EQ(fwrite(buf, 1, len, f), len);
-  fclose(f);
-  free(buf);
-  if (!(p = open_ok(copy))) return;
-  for (r = 0x1000; r < 0x1040; r++) before += hsi_pdb_lookup(p, r, fr, 8) > 0;
-  CHECK_EQ(before, 0x40);
-  for (at = 4096; at < len; at += 4096) lost += lose_page(copy, at) == 0;
-  CHECK_EQ(lost, (int)((len - 1) / 4096));
-  for (r = 0x1000; r < 0x2000; r++) after += hsi_pdb_lookup(p, r, fr, 8) > 0;
-  CHECK_EQ(after, 0);
-  CHECK(strstr(hsi_pdb_error(p), "hs-test-pdb-device.pdb: offset 0x") != NULL);
-  CHECK(strstr(hsi_pdb_error(p), "the device can read") != NULL);
-  hsi_pdb_close(p);
-  remove(copy);
+/* cut short (another program rewriting it); the superblock's page stays */
+static int cut_it(const char *copy, size_t len) { (void)len; return truncate(copy, 4096); }
+
+/* every page past the first lost to the device (a disk or network error,
+   lostpage.h): the file keeps its size */
+static int lose_pages(const char *copy, size_t len) {
+  size_t at;
+  int bad = 0;
+  for (at = 4096; at < len; at += 4096) bad |= lose_page(copy, at);
+  return bad;
 }
+
+TEST(cut_while_open) { lost_while_open("/tmp/hs-test-pdb-cut.pdb", cut_it, "cut short after it was opened"); }
+TEST(device_error_while_open) { lost_while_open("/tmp/hs-test-pdb-device.pdb", lose_pages, "the device can read"); }
 
 TEST(open_errors) {
   hsi_pdb *p = (hsi_pdb *)1;
