@@ -679,7 +679,7 @@ static int t_run_damage(lua_State *L) {
   uint64_t total = 0;
   size_t i;
   int k;
-  if (m && m->src.reader) settle(m);
+  if (m) settle(m);
   lua_newtable(L);
   for (i = 0; m && i < m->dmg.n; i++) {
     push_damage(L, &m->dmg.e[i], 0, m->paths ? m->paths[m->dmg.e[i].file] : "");
