@@ -147,9 +147,40 @@ function F.title(r)
   return ("%s %s"):format(r.script or "report", table.concat(names, " "))
 end
 
+-- What a report file says before its figures, when they are not whole
+-- or not sure: the damage skipped (r.damage, report.finish) and the kinds
+-- whose event layout does not fit the trace (r.doubtful).  A list of
+-- {head = "Damaged trace" | "Doubtful", text = "...", items = {...}}.
+function F.caveats(r)
+  local out, dmg = {}, r.damage or {}
+  if #dmg > 0 then
+    local items = {}
+    for i, d in ipairs(dmg) do
+      if i > 10 then items[#items + 1] = ("... and %d more (each is on standard error)"):format(#dmg - 10); break end
+      items[i] = ("%s: offset 0x%x (buffer %d): expected %s"):format(d.file, d.offset, d.buffer, d.what)
+    end
+    out[#out + 1] = { head = "Damaged trace", items = items,
+      text = ("%s skipped; the figures leave out what %s held"):format(report.count(#dmg, "damaged part"),
+                                                                       #dmg == 1 and "it" or "they") }
+  end
+  local kinds = {}
+  for k in pairs(r.doubtful or {}) do kinds[#kinds + 1] = k end
+  table.sort(kinds)
+  for _, k in ipairs(kinds) do
+    out[#out + 1] = { head = "Doubtful", items = { r.doubtful[k] },
+      text = ("the %s figures: the %s event layout does not fit this trace"):format(k, k) }
+  end
+  return out
+end
+
 function F.markdown(r, top)
   top = top or 10
   local L = { "### heapscript " .. mdq(F.title(r)), "" }
+  for _, c in ipairs(F.caveats(r)) do
+    L[#L + 1] = ("> **%s**: %s"):format(c.head, mdq(c.text))
+    for _, it in ipairs(c.items) do L[#L + 1] = "> - " .. mdq(it) end
+    L[#L + 1] = ""
+  end
   local broken = {}
   for _, x in ipairs(r.rules or {}) do if not x.ok and not x.skipped then broken[#broken + 1] = x end end
   if r.rules then
@@ -211,8 +242,16 @@ function F.xml(s)
 end
 
 function F.junit(r)
-  local rules = r.rules or {}
+  local rules = {}
   local failures, skipped = 0, 0
+  for i, x in ipairs(r.rules or {}) do rules[i] = x end
+  -- a damaged trace is a failed case of its own (the run exits 1 for it),
+  -- a layout that does not fit a warning: the CI's test view says why
+  for _, c in ipairs(F.caveats(r)) do
+    local damage = c.head == "Damaged trace"
+    rules[#rules + 1] = { name = damage and "trace damage" or "event layouts", ok = false, case = "heapscript",
+      severity = damage and "error" or "warning", message = c.head .. ": " .. c.text, caveat = c.items }
+  end
   for _, x in ipairs(rules) do
     if x.skipped then skipped = skipped + 1 elseif not x.ok and x.severity == "error" then failures = failures + 1 end
   end
@@ -222,9 +261,10 @@ function F.junit(r)
     ('  <testsuite name="%s" tests="%d" failures="%d" errors="0" skipped="%d">'):format(F.xml(F.title(r)), #rules,
       failures, skipped) }
   for _, x in ipairs(rules) do
-    local open = ('    <testcase classname="%s" name="%s"'):format(F.xml(r.rules_file or "rules"), F.xml(x.name))
+    local open = ('    <testcase classname="%s" name="%s"'):format(F.xml(x.case or r.rules_file or "rules"), F.xml(x.name))
     local detail = {}
     if x.why then detail[#detail + 1] = x.why end
+    for _, it in ipairs(x.caveat or {}) do detail[#detail + 1] = it end
     for i, v in ipairs(x.violations or {}) do
       if i > 20 then detail[#detail + 1] = ("... %d more"):format(#x.violations - 20); break end
       detail[#detail + 1] = ("%s: %s = %s, limit %s"):format(v.group, v.limit, tostring(v.value), tostring(v.max))
@@ -240,7 +280,8 @@ function F.junit(r)
       L[#L + 1] = "    </testcase>"
     elseif not x.ok then
       L[#L + 1] = open .. ">"
-      L[#L + 1] = ("      <system-out>WARNING: %s</system-out>"):format(F.xml(x.message or x.why or ""))
+      L[#L + 1] = ("      <system-out>WARNING: %s</system-out>"):format(F.xml(table.concat({ x.message or x.why or "",
+        table.unpack(x.caveat or {}) }, "\n")))
       L[#L + 1] = "    </testcase>"
     else
       L[#L + 1] = open .. "/>"

@@ -49,6 +49,8 @@ details summary{cursor:pointer}code{font-size:12px}
 .new,.grew,.FAIL{color:#c92a2a;font-weight:600}.vanished,.shrank,.PASS{color:#2b8a3e}.WARN,.SKIP{color:#e67700}
 .flame rect{stroke:#fff;stroke-width:.5}.flame text{font-size:10px;fill:#111;pointer-events:none}
 #selfcheck{color:#888;font-size:11px;margin-top:30px}
+.caveat{border-left:4px solid #c92a2a;background:#fff5f5;padding:6px 10px;margin:10px 0}
+.caveat ul{margin:4px 0;padding-left:20px}.caveat li{font-size:12px}
 ]]
 
 -- Sorting and a self-check the tests read back (--dump-dom): counts of
@@ -332,6 +334,12 @@ function H.page(r)
 
   add(('<h1>%s</h1><p class="meta">%s · heapscript %s</p>'):format(esc(title), table.concat(files, ", "),
     esc(heapscript and heapscript.version or "")))
+  for _, c in ipairs(F.caveats(r)) do
+    local items = {}
+    for i, it in ipairs(c.items) do items[i] = "<li>" .. esc(it) .. "</li>" end
+    add(('<div class="caveat" id="%s"><strong>%s</strong>: %s<ul>%s</ul></div>'):format(
+      c.head == "Damaged trace" and "damage" or "doubtful", esc(c.head), esc(c.text), table.concat(items)))
+  end
   add('<nav><a href="#charts">Memory over time</a>' .. (r.rules and '<a href="#rules">Rules</a>' or "")
     .. (r.deltas and '<a href="#baseline">Against the baseline</a>' or "")
     .. '<a href="#findings">Findings</a><a href="#flame">' .. esc(flame[2]) .. '</a></nav>')

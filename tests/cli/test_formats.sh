@@ -49,6 +49,28 @@ grep -v '^#' $G/cases.txt | grep -v '^ *$' | while read -r name cmd; do
   fi
 done || fail=1
 
+# a damaged trace: each report file says so before its figures (the run
+# exits 1 for it): markdown a quoted note with the damage, the JUnit file
+# a failed case "trace damage" that names it (and stays valid)
+if [ $regen = 0 ]; then
+  head -c $((0x60000 + 3000)) examples/notmyfault.etl >"$tmp/cut.etl"
+  $HS leaks "$tmp/cut.etl" -- --markdown "$tmp/cut.md" >/dev/null 2>&1; code=$?
+  if [ $code = 1 ] && grep -qF "> **Damaged trace**: 1 damaged part skipped; the figures leave out what it held" "$tmp/cut.md" \
+     && grep -qF "> - $tmp/cut.etl: offset 0x60000 (buffer 6): expected a whole buffer" "$tmp/cut.md"; then
+    echo "ok - markdown of a damaged trace: the damage before the figures"
+  else echo "not ok - markdown of a damaged trace (exit $code): $(head -5 "$tmp/cut.md")"; fail=1; fi
+  $HS policy "$tmp/cut.etl" -- --junit "$tmp/cut.xml" >/dev/null 2>&1; code=$?
+  if [ $code = 1 ] && grep -q '<testsuites name="heapscript policy" tests="8" failures="3"' "$tmp/cut.xml" \
+     && grep -qF '<testcase classname="heapscript" name="trace damage">' "$tmp/cut.xml" \
+     && grep -qF "$tmp/cut.etl: offset 0x60000 (buffer 6): expected a whole buffer" "$tmp/cut.xml"; then
+    echo "ok - JUnit of a damaged trace: a failed case 'trace damage' naming it"
+  else echo "not ok - JUnit of a damaged trace (exit $code): $(grep -n 'testsuites\|damage' "$tmp/cut.xml")"; fail=1; fi
+  if [ $have_xmllint = 1 ]; then
+    xmllint --noout --schema tests/junit.xsd "$tmp/cut.xml" 2>"$tmp/xerr" && echo "ok - cut.xml is valid JUnit XML" \
+      || { echo "not ok - cut.xml is not valid: $(head -3 "$tmp/xerr")"; fail=1; }
+  fi
+fi
+
 # the schema itself rejects what it should
 if [ $have_xmllint = 1 ] && [ $regen = 0 ]; then
   printf '<testsuites><testsuite name="s"><testcase name="a"><failure message="m"/><bogus/></testcase></testsuite></testsuites>\n' >"$tmp/bad.xml"

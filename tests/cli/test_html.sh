@@ -90,5 +90,12 @@ page churn-memorytestapp "^selfcheck ok charts=1 findings=5 " \
 $HS events $M -- --html "$out/events-memorytestapp.html" >/dev/null || bad "events --html"
 page events-memorytestapp "^selfcheck ok charts=2 findings=[1-9]" "Heap"
 
+# a damaged trace: the page says so at its top, with the damage
+head -c $((0x60000 + 3000)) $N >"$out/cut.etl"
+$HS leaks "$out/cut.etl" -- --html "$out/leaks-cut.html" >/dev/null 2>&1
+[ $? -eq 1 ] || bad "leaks on a damaged trace exits 1"
+page leaks-cut "^selfcheck ok charts=[1-9] findings=[1-9]" "Damaged trace" \
+  "1 damaged part skipped; the figures leave out what it held" "cut.etl: offset 0x60000 (buffer 6): expected a whole buffer"
+
 [ $fail -eq 0 ] && echo "test_html: all passed (screenshots in $out)"
 exit $fail

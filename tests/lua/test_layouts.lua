@@ -107,6 +107,11 @@ for _, variant in ipairs { "good", "newer", "shifted", "narrow", "badpid" } do
               js:sub(1, 300))
         eq(count(err2, "layout does not fit"), 1, s .. " --json: the line on stderr too")
       end
+      if s == "leaks" then   -- the report files say it before their figures
+        local md = run(HS .. " leaks " .. T.q(path) .. " -- --markdown -")
+        check(md:find("> **Doubtful**: the " .. x.kind .. " figures: the " .. x.kind
+                      .. " event layout does not fit this trace", 1, true), "leaks --markdown: the kind is doubtful", md:sub(1, 300))
+      end
     end)
   end
 
