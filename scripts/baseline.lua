@@ -166,6 +166,11 @@ function M.load(path, f)
     if type(v) ~= "table" or type(v.groups) ~= "table" then
       return nil, path .. ": a JSON baseline is the report of `heapscript leaks --json` (it has \"groups\"); this one has none"
     end
+    if v.damaged == true then    -- its figures leave out what the damage held: said, as a caveat
+      local n = type(v.damage) == "table" and #v.damage or 0
+      io.stderr:write(("heapscript: %s: a report made from a damaged trace (%s skipped): the baseline's figures "
+        .. "leave out what the damage held\n"):format(path, n == 1 and "1 damaged part" or n .. " damaged parts"))
+    end
     b.groups = {}
     for i, g in ipairs(v.groups) do
       if type(g) ~= "table" or type(g.kind) ~= "string" or type(g.by) ~= "string" or type(g.key) ~= "string"

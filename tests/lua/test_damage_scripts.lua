@@ -133,6 +133,21 @@ for _, path in ipairs(copies) do
     end)
   end
 end
+-- a JSON baseline made from a damaged trace: the run is sound (exit 0),
+-- and stderr says the baseline's figures leave something out
+do
+  local bj, sj = dir .. "/damaged-base.json", dir .. "/sound-base.json"
+  run("leaks " .. q(copies[#copies]) .. " --json " .. q(bj))
+  run("leaks examples/notmyfault.etl --json " .. q(sj))
+  for _, s in ipairs{ "diff", "policy" } do
+    local code, _, err = run(s .. " examples/notmyfault.etl --baseline " .. q(bj))
+    check(code == (s == "policy" and 1 or 0) and #damage_lines(err) == 0
+          and err:find(bj .. ": a report made from a damaged trace (1 damaged part skipped)", 1, true),
+          s .. " --baseline a damaged trace's JSON: said on stderr, not the run's damage", code .. err)
+    code, _, err = run(s .. " examples/notmyfault.etl --baseline " .. q(sj))
+    check(not err:find("damaged", 1, true), s .. " --baseline a sound JSON: nothing said", err)
+  end
+end
 for _, ex in ipairs{ "examples/memorytestapp.etl", "examples/notmyfault.etl" } do
   local jf = dir .. "/r.json"
   local code, out, err = run("diff " .. ex .. " " .. ex .. " --json " .. q(jf))
