@@ -62,6 +62,18 @@ int hsi_damlog_add(hsi_damlog *l, const hs_damage *d) {
   return 1;
 }
 
+void hsi_damlog_add_all(hsi_damlog *to, const hsi_damlog *from, int file) {
+  size_t i;
+  for (i = 0; i < from->n; i++) {
+    hs_damage d;
+    d.file = file >= 0 ? file : from->e[i].file;
+    d.pos = from->e[i].pos;
+    d.buffer = from->e[i].buffer;
+    d.what = from->e[i].what;
+    (void)hsi_damlog_add(to, &d);
+  }
+}
+
 void hsi_damlog_free(hsi_damlog *l) {
   size_t i;
   for (i = 0; i < l->n; i++) free(l->e[i].what);

@@ -34,6 +34,9 @@ typedef struct hsi_damlog {
 /* 1: new and kept (show it), 2: new and only counted, 0: seen before.
    No Lua and no output: the reader calls it, from any one thread. */
 int hsi_damlog_add(hsi_damlog *l, const hs_damage *d);
+/* Every kept report of `from` added to `to` (as hsi_damlog_add), each
+   as file `file`, or as its own file when `file` is -1. */
+void hsi_damlog_add_all(hsi_damlog *to, const hsi_damlog *from, int file);
 /* Free what l holds and empty it. */
 void hsi_damlog_free(hsi_damlog *l);
 

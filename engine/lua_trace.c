@@ -109,7 +109,6 @@ static void on_damage(void *ud, const hs_damage *d) {
   }
 }
 
-
 #define HSI_LUA_RUN "heapscript.Run"
 static const char run_key = 'R';
 static const char main_key = 'M';   /* the command line's trace (hsi_lua_trace_set_main) */
@@ -553,37 +552,26 @@ const hsi_lcheck *hsi_lua_trace_layouts(lua_State *L, int idx) {
   return t->lc_done ? t->lc : NULL;
 }
 
+/* When other Traces went through every record of each of t's files,
+   their damage is t's (each kept whole: none past HSI_DAMLOG_MAX): 1. */
+static int settle_from_run(Trace *t) {
+  int i;
+  if (t->nrf != t->nfiles || t->nrf == 0) return 0;
+  for (i = 0; i < t->nrf; i++) {
+    const runfile *e = &t->run->f[t->rf[i]];
+    if (!e->walked || e->dmg.unlisted) return 0;
+  }
+  for (i = 0; i < t->nrf; i++) hsi_damlog_add_all(&t->dmg, &t->run->f[t->rf[i]].dmg, i);
+  t->walked = 1;
+  return 1;
+}
+
 /*
 ** Damage inside a buffer (a record, a compressed stream) is met only by
 ** reading it: when nothing read every record, a plain walk of a reader
 ** of its own finds it, so that a script that asked little still cannot
 ** hide the damage of its trace.
 */
-/* When other Traces went through every record of each of t's files,
-   their damage is t's (each kept whole: none past HSI_DAMLOG_MAX): 1. */
-static int settle_from_run(Trace *t) {
-  int i;
-  size_t k;
-  if (t->nrf != t->nfiles || t->nrf == 0) return 0;
-  for (i = 0; i < t->nrf; i++) {
-    const runfile *e = &t->run->f[t->rf[i]];
-    if (!e->walked || e->dmg.unlisted) return 0;
-  }
-  for (i = 0; i < t->nrf; i++) {
-    const runfile *e = &t->run->f[t->rf[i]];
-    for (k = 0; k < e->dmg.n; k++) {
-      hs_damage d;
-      d.file = i;
-      d.pos = e->dmg.e[k].pos;
-      d.buffer = e->dmg.e[k].buffer;
-      d.what = e->dmg.e[k].what;
-      (void)hsi_damlog_add(&t->dmg, &d);
-    }
-  }
-  t->walked = 1;
-  return 1;
-}
-
 static void settle(Trace *t) {
   hs_reader_opts o;
   hs_reader *r = NULL;
@@ -600,19 +588,11 @@ static void settle(Trace *t) {
 
 void hsi_lua_trace_take_damage(lua_State *L, int idx, hsi_damlog *log, const char *const *paths, int npaths) {
   Trace *t = totrace(L, idx);
-  size_t i;
   if (log->n && !t->paths && copy_paths_of(t, npaths, list_path, paths) < 0) {
     hsi_damlog_free(log);
     luaL_error(L, "not enough memory");
   }
-  for (i = 0; t->paths && i < log->n; i++) {
-    hs_damage d;
-    d.file = log->e[i].file;
-    d.pos = log->e[i].pos;
-    d.buffer = log->e[i].buffer;
-    d.what = log->e[i].what;
-    (void)hsi_damlog_add(&t->dmg, &d);
-  }
+  if (t->paths) hsi_damlog_add_all(&t->dmg, log, -1);
   t->dmg.total += log->total - log->n;       /* the repeats and those not kept */
   t->dmg.unlisted += log->unlisted;
   t->walked = 1;                             /* the producer read what there was: no walk of the files */
@@ -668,7 +648,6 @@ static int t_input(lua_State *L) {
   lua_settop(L, 1);
   return 1;
 }
-
 
 /* heapscript.damage() -> {{path=, offset=, pos=, buffer=, what=}, ...}, total:
    the run's damage as it is reported at its end: the command line's

@@ -3,7 +3,8 @@
 ** counted in the total and nothing else, reports differing in any of
 ** file, offset, buffer or wording are distinct, the first HSI_DAMLOG_MAX
 ** are kept in order and the rest only counted, and the lines printed are
-** the kept ones and one for the rest.
+** the kept ones and one for the rest; one log's reports added to another
+** as they are or as one file.
 */
 #include "unit.h"
 #include "damlog.h"
@@ -95,9 +96,37 @@ TEST(lines) {
   hsi_damlog_free(&l);
 }
 
+/* A file's log added to a trace's as its file 1 (and as they are): what
+   the trace had already is not added twice, the wording is copied. */
+TEST(add_all) {
+  hsi_damlog f, t;
+  hs_damage a = dmg(0, 0x1000, 1, "a buffer header"), b = dmg(0, 0x2000, 2, "a record"), c = dmg(1, 0x1000, 1, "a buffer header");
+  char what[] = "a buffer header";
+  memset(&f, 0, sizeof f);
+  memset(&t, 0, sizeof t);
+  a.what = what;
+  CHECK_EQ(hsi_damlog_add(&f, &a), 1);
+  CHECK_EQ(hsi_damlog_add(&f, &b), 1);
+  CHECK_EQ(hsi_damlog_add(&t, &c), 1);                /* met by the trace's own reader */
+  hsi_damlog_add_all(&t, &f, 1);
+  what[0] = 'X';                                       /* the copy does not follow */
+  CHECK_EQ(t.n, 2);
+  CHECK_EQ(t.e[1].file, 1);
+  CHECK_EQ(t.e[1].pos, 0x2000);
+  CHECK_STR(t.e[1].what, "a record");
+  CHECK_STR(t.e[0].what, "a buffer header");
+  hsi_damlog_add_all(&t, &f, -1);                      /* as they are: file 0, new */
+  CHECK_EQ(t.n, 4);
+  CHECK_EQ(t.e[2].file, 0);
+  CHECK_STR(t.e[2].what, "a buffer header");
+  hsi_damlog_free(&f);
+  hsi_damlog_free(&t);
+}
+
 int main(void) {
   RUN(repeats_and_distinct);
   RUN(kept_then_counted);
   RUN(lines);
+  RUN(add_all);
   return UNIT_DONE();
 }
