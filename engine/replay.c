@@ -28,12 +28,11 @@ static void on_damage(void *ud, const hs_damage *d) { (void)hsi_damlog_add(&((hs
 int hsi_replay_open(hsi_replay **out, const char *const *paths, int npaths, double speed,
                     hsi_live **store, char *err, size_t errlen) {
   hsi_replay *p = (hsi_replay *)calloc(1, sizeof *p);
+  hs_reader_opts o;
   char name[600];
   int rc;
   *out = NULL; *store = NULL;
   if (!p) { snprintf(err, errlen, "out of memory"); return HS_ENOMEM; }
-
-  hs_reader_opts o;
   memset(&o, 0, sizeof o);
   o.on_damage = on_damage;
   o.ud = p;
