@@ -3,7 +3,9 @@
 ** GB, so the reader works on the mapping (64-bit offsets throughout) and
 ** the page cache does the buffering.  An empty file maps to size 0 with no
 ** data.  On POSIX a view's pages that the file cannot give read as zeros
-** instead of raising SIGBUS, and the readers ask (the guard, below).
+** instead of raising SIGBUS, and the readers ask (the guard, below); on
+** Windows such a page ends the run with one line naming the file and the
+** offset, where it would have died of an unhandled exception.
 */
 #ifndef _WIN32
 #define _DEFAULT_SOURCE 1     /* madvise(MADV_DONTNEED) */
@@ -24,6 +26,77 @@ const char *hsi_map_loss(int cut) {
 #ifdef _WIN32
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
+
+/* ----------------------------------------------------------- the guard
+
+   On Windows a view's page that cannot be read (a disk or network error:
+   a trace on a share that went away) raises EXCEPTION_IN_PAGE_ERROR when
+   it is read (Wine raises an access violation for a file cut short under
+   it; Windows itself refuses to cut a mapped file).  A part of a view
+   cannot be replaced as on POSIX, so the reading cannot go on: a
+   vectored handler finds the view the address is in, says which file and
+   offset could not be read, and ends the process with status 2 (a trace
+   that cannot be read), where it would have died of an unhandled
+   exception.  An address in no view goes on to the other handlers. */
+
+#define GUARDS 512
+typedef struct guard {
+  volatile LONG_PTR lo;     /* the view's addresses; lo 0: a free slot */
+  volatile LONG_PTR hi;
+  HANDLE file;
+  char path[MAX_PATH * 3];
+} guard;
+static guard guards[GUARDS];
+static volatile LONG installed, stopping;
+
+static LONG CALLBACK on_fault(EXCEPTION_POINTERS *ep) {
+  const EXCEPTION_RECORD *r = ep->ExceptionRecord;
+  ULONG_PTR a;
+  size_t i;
+  if ((r->ExceptionCode != EXCEPTION_IN_PAGE_ERROR && r->ExceptionCode != EXCEPTION_ACCESS_VIOLATION)
+      || r->NumberParameters < 2 || r->ExceptionInformation[0] != 0)    /* a read */
+    return EXCEPTION_CONTINUE_SEARCH;
+  a = r->ExceptionInformation[1];
+  for (i = 0; i < GUARDS; i++) {
+    guard *g = &guards[i];
+    ULONG_PTR lo = (ULONG_PTR)g->lo, hi = (ULONG_PTR)g->hi;
+    LARGE_INTEGER sz;
+    char msg[MAX_PATH * 3 + 300];
+    DWORD n;
+    int k, cut;
+    if (!lo || a < lo || a >= hi) continue;
+    if (InterlockedExchange(&stopping, 1)) Sleep(INFINITE);   /* another thread says it and ends the process */
+    cut = GetFileSizeEx(g->file, &sz) && (uint64_t)sz.QuadPart <= (uint64_t)(a - lo);
+    k = snprintf(msg, sizeof msg, "heapscript: %s: offset 0x%llx: expected bytes %s; stopped\n", g->path,
+                 (unsigned long long)(a - lo), hsi_map_loss(cut));
+    if (k > 0) WriteFile(GetStdHandle(STD_ERROR_HANDLE), msg, (DWORD)(k < (int)sizeof msg ? k : (int)sizeof msg - 1), &n, NULL);
+    ExitProcess(2);
+  }
+  return EXCEPTION_CONTINUE_SEARCH;
+}
+
+static void guard_on(hsi_map *m, const char *path) {
+  size_t i;
+  if (InterlockedCompareExchange(&installed, 1, 0) == 0) AddVectoredExceptionHandler(1, on_fault);
+  for (i = 0; i < GUARDS; i++) {
+    guard *g = &guards[i];
+    if (g->lo || InterlockedCompareExchangePointer((PVOID volatile *)&g->lo, (PVOID)m->data, NULL) != NULL) continue;
+    g->file = (HANDLE)m->handle;
+    snprintf(g->path, sizeof g->path, "%s", path);
+    InterlockedExchangePointer((PVOID volatile *)&g->hi, (PVOID)(m->data + m->size));
+    m->guard = (int)i + 1;
+    return;
+  }
+}
+
+static void guard_off(hsi_map *m) {
+  guard *g;
+  if (!m->guard) return;
+  g = &guards[m->guard - 1];
+  InterlockedExchangePointer((PVOID volatile *)&g->hi, NULL);
+  InterlockedExchangePointer((PVOID volatile *)&g->lo, NULL);
+  m->guard = 0;
+}
 
 int hsi_map_open(hsi_map *m, const char *path, char *err, size_t errlen) {
   HANDLE f, map;
@@ -63,11 +136,13 @@ int hsi_map_open(hsi_map *m, const char *path, char *err, size_t errlen) {
   m->data = (const uint8_t *)MapViewOfFile(map, FILE_MAP_READ, 0, 0, 0);
   CloseHandle(map);
   if (!m->data) { CloseHandle(f); snprintf(err, errlen, "%s: cannot map view", path); return HS_EIO; }
-  m->handle = f;                         /* kept for hsi_map_read */
+  m->handle = f;                         /* kept for hsi_map_read and the guard */
+  guard_on(m, path);
   return 0;
 }
 
 void hsi_map_close(hsi_map *m) {
+  guard_off(m);                          /* before the pages go */
   if (m->data) UnmapViewOfFile((LPCVOID)m->data);
   if (m->handle) CloseHandle((HANDLE)m->handle);
   memset(m, 0, sizeof *m);
