@@ -72,8 +72,10 @@ if text then
   if #out.kinds == 0 then print(report.none(o, report.kind_words(o.kind), o.kind)) end
   local n = out.notes
   if n.frees_of_unknown_blocks > 0 or n.double_frees > 0 then
-    print(("note: %s of blocks allocated before the trace, %s")
-      :format(report.count(n.frees_of_unknown_blocks, "free"), report.count(n.double_frees, "double free")))
+    print(("note: %s of blocks allocated before the trace, %s%s")
+      :format(report.count(n.frees_of_unknown_blocks, "free"), report.count(n.double_frees, "double free"),
+              n.double_frees > 0 and #report.damage() > 0
+                and " (the trace is damaged: an allocation lost between two frees of a block reads as a double free)" or ""))
   end
   if n.records_without_process > 0 then
     print(n.records_without_process == 1

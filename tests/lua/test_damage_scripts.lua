@@ -193,6 +193,14 @@ check(code == 0 and err == "", "os.exit(true) on a sound trace: exit 0, silent",
 code, out, err = run(q(script("trace = nil; collectgarbage(); return 0\n")) .. " " .. q(copies[1]))
 check(code == 1 and #damage_lines(err) >= 1, "a script that drops `trace`: the damage is still reported", code .. err)
 
+-- the default rules on a damaged trace: its double frees may be
+-- allocations lost between two frees, and the rule's message says so
+code, out = run("policy " .. q(rec))
+check(code == 1 and out:find("double frees (the trace is damaged: an allocation lost between two frees of a block reads "
+      .. "as a double free)", 1, true), "policy on a damaged trace: the double frees are qualified", out)
+code, out = run("policy examples/notmyfault.etl")
+check(out:find("PASS  no-double-free", 1, true) and not out:find("damaged", 1, true), "policy on the sound original", out)
+
 -- a trace the script opens is its own business, unless it is one of the
 -- run's inputs (heapscript.input): then its damage is the run's
 local opened = "local T = assert(heapscript.open(" .. ("%q"):format(rec) .. ")); assert(#T:allocations{} > 0)\n"
