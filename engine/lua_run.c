@@ -16,6 +16,7 @@
 ** stack.  Ctrl-C sets a hook that raises an error at the next Lua
 ** instruction, so an interrupted script also says where it was.
 */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -338,11 +339,18 @@ static int damage_status(lua_State *L, int code, int walk) {
 
 /* os.exit as Lua's, but the damage is reported first (see above); what
    was not read is not walked (an exit is often --help or a usage error). */
+int hsi_out_status(int code) {
+  int e = fflush(stdout) != 0 ? errno : 0;
+  if (!e && !ferror(stdout)) return code;
+  fprintf(stderr, "heapscript: cannot write the output (standard output): %s\n", e ? strerror(e) : "a write failed");
+  return EXIT_USAGE;
+}
+
 static int os_exit(lua_State *L) {
   int code;
   if (lua_isboolean(L, 1)) code = lua_toboolean(L, 1) ? EXIT_SUCCESS : EXIT_FAILURE;
   else code = (int)luaL_optinteger(L, 1, EXIT_SUCCESS);
-  code = damage_status(L, code, 0);
+  code = hsi_out_status(damage_status(L, code, 0));
   if (lua_toboolean(L, 2)) lua_close(L);
   exit(code);
   return 0;

@@ -25,6 +25,10 @@
 ** cannot be opened.
 */
 int hsi_lua_cli(int argc, char **argv);
+/* Standard output written whole (flushed, no write of it failed: a full
+   disk): `code`; else one line on stderr and status 2, for every command
+   and os.exit, so that a report cut short never passes. */
+int hsi_out_status(int code);
 
 /* open function of the `heapscript` module (package.preload.heapscript). */
 int hsi_lua_open_module(lua_State *L);

@@ -328,11 +328,8 @@ static int cmd_merge(int argc, char **argv) {
   return skipped ? 1 : 0;
 }
 
-int main(int argc, char **argv) {
-#ifdef _WIN32
-  hsi_win_init(&argc, &argv);        /* UTF-8 arguments, LF output */
-#endif
-  if (argc < 2) { fputs(usage, stderr); return 2; }
+/* The command's status, unless standard output could not be written. */
+static int run_cmd(int argc, char **argv) {
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     fputs(usage, stdout);
     printf("\nLimits and the sandbox, before SCRIPT:\n%s", hsi_lua_limits_help);
@@ -352,4 +349,12 @@ int main(int argc, char **argv) {
 #endif
   }
   return hsi_lua_cli(argc, argv);
+}
+
+int main(int argc, char **argv) {
+#ifdef _WIN32
+  hsi_win_init(&argc, &argv);        /* UTF-8 arguments, LF output */
+#endif
+  if (argc < 2) { fputs(usage, stderr); return 2; }
+  return hsi_out_status(run_cmd(argc, argv));
 }

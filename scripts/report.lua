@@ -294,7 +294,8 @@ end
 
 -- Write the text s to a path ("-" = standard output), never over one of
 -- the trace's files (a typo would destroy the trace): a file that is the
--- trace, or cannot be written, says so on stderr and exits with status 2.
+-- trace, or cannot be opened or written whole, says so on stderr and
+-- exits with status 2.
 function M.write(path, s)
   if path == "-" or path == true then io.stdout:write(s); return end
   local same = trace and trace.same_file and trace:same_file(path)
@@ -304,8 +305,12 @@ function M.write(path, s)
   end
   local f, err = io.open(path, "wb")
   if not f then io.stderr:write("heapscript: " .. tostring(err) .. "\n"); os.exit(2) end
-  f:write(s)
-  f:close()
+  local ok, werr = f:write(s)
+  local closed, cerr = f:close()
+  if not ok or not closed then       -- a full disk: a report cut short must not pass for whole
+    io.stderr:write(("heapscript: %s: cannot write the report: %s\n"):format(path, tostring(werr or cerr)))
+    os.exit(2)
+  end
 end
 
 -- Write a JSON document to a path ("-" = standard output), as M.write.

@@ -171,4 +171,25 @@ else
     && echo "ok cut while read: $(cat "$T/out") events, the lost buffers are damage, exit 1" || no "cut while read: exit $rc: $(head -c 400 "$T/err")"
 fi
 
+# 9. a full disk (/dev/full): a report or an output cut short never
+# passes for whole: one line naming what could not be written, exit 2
+if [ -z "$HS_WINE" ] && [ -c /dev/full ]; then
+  for c in "leaks examples/memorytestapp.etl --json /dev/full" "leaks examples/memorytestapp.etl --html /dev/full" \
+           "policy examples/memorytestapp.etl --junit /dev/full"; do
+    $HS $c >/dev/null 2>"$T/err"; rc=$?
+    [ "$rc" -eq 2 ] && grep -q "/dev/full: cannot write the report: No space left on device" "$T/err" \
+      && echo "ok $c: exit 2, said" || no "$c: exit $rc: $(cat "$T/err")"
+  done
+  for c in "leaks examples/memorytestapp.etl" "leaks examples/memorytestapp.etl --json -" "info examples/memorytestapp.etl" \
+           "dump examples/memorytestapp.etl" "symbols examples/memorytestapp.etl"; do
+    $HS $c >/dev/full 2>"$T/err"; rc=$?
+    [ "$rc" -eq 2 ] && grep -q "cannot write the output (standard output)" "$T/err" \
+      && echo "ok $c >/dev/full: exit 2, said" || no "$c >/dev/full: exit $rc: $(cat "$T/err")"
+  done
+  printf 'print("x"); os.exit(0)\n' >"$T/exit.lua"
+  $HS "$T/exit.lua" >/dev/full 2>"$T/err"; rc=$?
+  [ "$rc" -eq 2 ] && grep -q "cannot write the output" "$T/err" && echo "ok os.exit(0) with its output lost: exit 2" \
+    || no "os.exit >/dev/full: exit $rc: $(cat "$T/err")"
+fi
+
 [ "$fails" -eq 0 ]
