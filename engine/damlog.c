@@ -98,9 +98,19 @@ void hsi_damage_stderr(void *ud, const hs_damage *d) {
   if (hsi_damlog_add(&o->log, d) == 1) hsi_damage_line(stderr, o->paths[d->file], d);
 }
 
-void hsi_damage_stderr_done(hsi_damage_out *o) {
+void hsi_damage_stderr_opts(hsi_damage_out *o, char *const *paths, hs_reader_opts *ro) {
+  memset(o, 0, sizeof *o);
+  o->paths = paths;
+  memset(ro, 0, sizeof *ro);
+  ro->on_damage = hsi_damage_stderr;
+  ro->ud = o;
+}
+
+uint64_t hsi_damage_stderr_done(hsi_damage_out *o) {
+  uint64_t n = o->log.n + o->log.unlisted;
   hsi_damlog_more(stderr, &o->log, o->paths[0]);
   hsi_damlog_free(&o->log);
+  return n;
 }
 
 size_t hsi_damlog_print(FILE *o, const hsi_damlog *l, const char *const *paths) {

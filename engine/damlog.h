@@ -60,5 +60,9 @@ typedef struct hsi_damage_out {
   hsi_damlog log;
 } hsi_damage_out;
 void hsi_damage_stderr(void *ud, const hs_damage *d);
-void hsi_damage_stderr_done(hsi_damage_out *o);
+/* o emptied for paths, and *ro the reader's options that feed it. */
+void hsi_damage_stderr_opts(hsi_damage_out *o, char *const *paths, hs_reader_opts *ro);
+/* The distinct reports met (kept and counted), after the line for those
+   not kept; o is freed. */
+uint64_t hsi_damage_stderr_done(hsi_damage_out *o);
 #endif

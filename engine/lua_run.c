@@ -337,8 +337,6 @@ static int damage_status(lua_State *L, int code, int walk) {
   return n > 0 && code == 0 ? EXIT_SCRIPT : code;
 }
 
-/* os.exit as Lua's, but the damage is reported first (see above); what
-   was not read is not walked (an exit is often --help or a usage error). */
 int hsi_out_status(int code) {
   int e = fflush(stdout) != 0 ? errno : 0;
   if (!e && !ferror(stdout)) return code;
@@ -346,6 +344,9 @@ int hsi_out_status(int code) {
   return EXIT_USAGE;
 }
 
+/* os.exit as Lua's, but the damage is reported first (see above) and the
+   output checked; what was not read is not walked (an exit is often
+   --help or a usage error). */
 static int os_exit(lua_State *L) {
   int code;
   if (lua_isboolean(L, 1)) code = lua_toboolean(L, 1) ? EXIT_SUCCESS : EXIT_FAILURE;

@@ -135,11 +135,7 @@ static Run *get_run(lua_State *L) {
   lua_pop(L, 1);
   run = (Run *)lua_newuserdatauv(L, sizeof *run, 0);
   memset(run, 0, sizeof *run);
-  if (luaL_newmetatable(L, HSI_LUA_RUN)) {
-    lua_pushcfunction(L, run_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_setmetatable(L, -2);
+  luaL_setmetatable(L, HSI_LUA_RUN);    /* made by hsi_lua_open_trace */
   lua_rawsetp(L, LUA_REGISTRYINDEX, &run_key);
   return run;
 }
@@ -971,6 +967,10 @@ int hsi_lua_open_trace(lua_State *L) {
   lua_setfield(L, 1, "damage");
   luaL_newmetatable(L, HSI_LUA_TALLY);   /* trace:tally's table, freed by the collector */
   lua_pushcfunction(L, tally_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  luaL_newmetatable(L, HSI_LUA_RUN);     /* the run's files (get_run) */
+  lua_pushcfunction(L, run_gc);
   lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
   luaL_newmetatable(L, HSI_LUA_TRACE);

@@ -77,11 +77,7 @@ static const char *dump_usage =
 static int open_reader(hs_reader **r, char **paths, int n, hsi_damage_out *dout) {
   char err[HS_ERRLEN];
   hs_reader_opts o;
-  memset(dout, 0, sizeof *dout);
-  dout->paths = paths;
-  memset(&o, 0, sizeof o);
-  o.on_damage = hsi_damage_stderr;
-  o.ud = dout;
+  hsi_damage_stderr_opts(dout, paths, &o);
   if (hs_reader_open(r, (const char *const *)paths, n, &o, err, sizeof err) != 0) {
     fprintf(stderr, "heapscript: %s\n", err);
     hsi_damage_stderr_done(dout);
@@ -308,18 +304,13 @@ static int cmd_merge(int argc, char **argv) {
   }
   if (!out || n == 0) { fprintf(stderr, "usage: heapscript merge -o OUT.etl TRACE...\n"); free(in); return 2; }
   /* damage in the inputs: a line each as met, left out of the new file, exit 1 */
-  memset(&dout, 0, sizeof dout);
-  dout.paths = in;
-  memset(&ro, 0, sizeof ro);
-  ro.on_damage = hsi_damage_stderr;
-  ro.ud = &dout;
+  hsi_damage_stderr_opts(&dout, in, &ro);
   if (hsi_merge((const char *const *)in, n, out, &ro, &c, err, sizeof err) < 0) {
     fprintf(stderr, "heapscript merge: %s\n", err);
     hsi_damage_stderr_done(&dout);
     free(in); return 2;
   }
-  skipped = dout.log.n + dout.log.unlisted;
-  hsi_damage_stderr_done(&dout);
+  skipped = hsi_damage_stderr_done(&dout);
   fprintf(stderr, "heapscript merge: %s: %llu records from %d file%s (%llu logfile header%s replaced, %llu left out)%s\n",
           out, (unsigned long long)c.records, n, n == 1 ? "" : "s", (unsigned long long)c.headers,
           c.headers == 1 ? "" : "s", (unsigned long long)c.left_out,

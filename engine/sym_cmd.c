@@ -195,11 +195,7 @@ int hsi_sym_cmd(int argc, char **argv) {
     else files[nfiles++] = argv[i];
   }
   if (nfiles == 0) { fputs(usage, stderr); free(files); return 2; }
-  memset(&dout, 0, sizeof dout);
-  dout.paths = files;
-  memset(&o, 0, sizeof o);
-  o.on_damage = hsi_damage_stderr;
-  o.ud = &dout;
+  hsi_damage_stderr_opts(&dout, files, &o);
   if (hs_reader_open(&r, (const char *const *)files, nfiles, &o, err, sizeof err) != 0) {
     fprintf(stderr, "heapscript: %s\n", err);
     hsi_damlog_free(&dout.log);

@@ -113,19 +113,14 @@ int hsi_win_record(int argc, char **argv) {
     hs_reader_opts ro;
     uint64_t skipped;
     both[0] = kpath; both[1] = hpath;
-    memset(&dout, 0, sizeof dout);
-    dout.paths = both;
-    memset(&ro, 0, sizeof ro);
-    ro.on_damage = hsi_damage_stderr;
-    ro.ud = &dout;
+    hsi_damage_stderr_opts(&dout, both, &ro);
     if (hsi_merge((const char *const *)both, 2, out, &ro, &mc, err, sizeof err) < 0) {
       fprintf(stderr, "heapscript record: merging the sessions failed: %s (kept %s and %s)\n", err, kpath, hpath);
       hsi_damage_stderr_done(&dout);
       free(wk); free(wh);
       return 2;
     }
-    skipped = dout.log.n + dout.log.unlisted;
-    hsi_damage_stderr_done(&dout);
+    skipped = hsi_damage_stderr_done(&dout);
     if (!skipped) {              /* damaged sessions are kept, to be looked at */
       hsi_remove(kpath);
       hsi_remove(hpath);
