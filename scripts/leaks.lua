@@ -61,9 +61,17 @@ for kind, A in report.kinds(o) do
   end
 end
 
+-- frees of blocks the trace never saw allocated, and double frees, of the
+-- kinds reported (heap and pool: VirtualAlloc's releases of such ranges
+-- are AOFI records)
+local function of_kinds(field)
+  local n, L = 0, stats.lifetimes or {}
+  for _, kind in ipairs(o.kind) do n = n + (L[kind .. "_" .. field] or 0) end
+  return n
+end
 out.notes = {
-  frees_of_unknown_blocks = stats.lifetimes and (stats.lifetimes.heap_free_unknown or 0) or 0,
-  double_frees = stats.lifetimes and (stats.lifetimes.heap_double_free or 0) or 0,
+  frees_of_unknown_blocks = of_kinds("free_unknown"),
+  double_frees = of_kinds("double_free"),
   stacks_unmatched = stats.stacks and stats.stacks.unmatched or 0,
   -- events without ids in their header whose StackWalk never came: no process, not guessed
   records_without_process = stats.records_no_process or 0,

@@ -198,6 +198,16 @@ check(code == 1 and #damage_lines(err) >= 1, "a script that drops `trace`: the d
 code, out = run("policy " .. q(rec))
 check(code == 1 and out:find("double frees (the trace is damaged: an allocation lost between two frees of a block reads "
       .. "as a double free)", 1, true), "policy on a damaged trace: the double frees are qualified", out)
+-- leaks' note counts the double frees and unknown frees of the kinds it
+-- reports (pool here), qualified the same way
+code, out = run("leaks " .. q(rec) .. " --top 1")
+local nu, nd = out:match("note: (%d+) frees? of blocks allocated before the trace, (%d+) double frees %(the trace is damaged")
+check(code == 1 and tonumber(nd or 0) > 0 and tonumber(nu or 0) > 0, "leaks on a damaged pool trace: its pool double frees are noted, qualified", out)
+code, out = run("leaks " .. q(rec) .. " --json -")
+local j = json.decode(out)
+check(j and j.notes.double_frees == tonumber(nd) and j.notes.frees_of_unknown_blocks == tonumber(nu), "leaks --json: the same notes", out)
+code, out = run("leaks " .. q(rec) .. " --kind heap")
+check(code == 1 and not out:find("double free", 1, true), "leaks --kind heap: the pool's double frees are not the heap's", out)
 code, out = run("policy examples/notmyfault.etl")
 check(out:find("PASS  no-double-free", 1, true) and not out:find("damaged", 1, true), "policy on the sound original", out)
 
