@@ -202,6 +202,38 @@ TEST(realloc_lone) {
   CHECK_EQ(hsi_life_stats_get(L)->heap_realloc_summary, 0);
   CHECK_EQ(R_.count, 1);
   CHECK_EQ(hsi_life_recs(L)->n, 11);   /* a before-trace block and a new one, in instance 2 */
+  {
+    const hsi_life_stats *st = hsi_life_stats_get(L);
+    uint64_t lone = st->heap_realloc_lone, dbl = st->heap_double_free, over = st->heap_alloc_over_live;
+    size_t n;
+    /* Alloc and Free right before on its thread, but the Alloc is of
+       another block than the ReAlloc's new one: not its summary. */
+    FEEDV(L, halloc(60, 10, H2, 0x100, 50), 1);       /* rec 11: the old block */
+    FEEDV(L, halloc(61, 10, H2, 0x200, 60), 1);       /* rec 12: another block */
+    FEEDV(L, hfree(62, 10, H2, 0x100), 1);
+    FEEDV(L, hrealloc(63, 10, H2, 0x300, 70, 0x100, 50), 1);
+    R = hsi_life_recs(L);
+    CHECK_EQ(R->n, 14);
+    CHECK_EQ(R->addr[13], 0x300); CHECK_EQ(R->size[13], 70); CHECK(R->flags[13] & HSI_RF_REALLOC);
+    CHECK(!(R->flags[12] & HSI_RF_REALLOC));
+    CHECK_EQ(R->reason[11], HSI_END_FREE);
+    CHECK_EQ(st->heap_realloc_summary, 0);
+    CHECK_EQ(st->heap_realloc_lone, lone + 1);
+    CHECK_EQ(st->heap_double_free, dbl + 1);          /* 0x100 was freed at 62 */
+    /* ... and the Free is of another block than the ReAlloc's old one. */
+    FEEDV(L, halloc(70, 11, H2, 0x400, 10), 1);       /* rec 14: the old block */
+    FEEDV(L, halloc(71, 11, H2, 0x500, 20), 1);       /* rec 15: the new block */
+    FEEDV(L, hfree(72, 11, H2, 0x600), 1);            /* rec 16: a block from before the trace */
+    n = hsi_life_recs(L)->n;
+    FEEDV(L, hrealloc(73, 11, H2, 0x500, 20, 0x400, 10), 1);
+    R = hsi_life_recs(L);
+    CHECK_EQ(R->n, n + 1);
+    CHECK_EQ(R->reason[14], HSI_END_REALLOC); CHECK_EQ(R->ts_free[14], 73);
+    CHECK_EQ(R->reason[15], HSI_END_REUSED);
+    CHECK_EQ(st->heap_realloc_summary, 0);
+    CHECK_EQ(st->heap_realloc_lone, lone + 2);
+    CHECK_EQ(st->heap_alloc_over_live, over + 1);
+  }
   hsi_life_free(L);
 }
 
