@@ -42,6 +42,13 @@ if r then
 end
 r = report("transient " .. M .. " -- --min-size 20MiB")
 check(r and r.kinds[1].count == 0, "transient --min-size 20MiB finds none")
+-- the spikes live 0.1 s: --max-lifetime is the longest lifetime kept, inclusive
+r = report("transient " .. M .. " -- --max-lifetime 100ms")
+check(r and r.kinds[1].count == 10, "transient --max-lifetime 100ms keeps the 10 spikes of 0.1 s")
+r = report("transient " .. M .. " -- --max-lifetime 60ms")
+check(r and r.kinds[1].count == 0, "transient --max-lifetime 60ms finds none of them")
+r = report("transient " .. M .. " -- --max-lifetime 0.0999")
+check(r and r.kinds[1].count == 0, "transient --max-lifetime 0.0999 finds none of them")
 -- a size bound that is no whole number of bytes: 0.5 selects what 1 does, 1e20 nothing
 local r1 = report("transient " .. M .. " -- --kind heap --min-size 1 --max-lifetime 100")
 r, code, raw = report("transient " .. M .. " -- --kind heap --min-size 0.5 --max-lifetime 100")
@@ -63,6 +70,26 @@ if r then
         and st.headline:find("StepUpMemory", 1, true), "growth: one 10 MiB step at 10 s from StepUpMemory")
   check(#by.heap.steady == 1 and by.heap.steady[1].count == 319, "growth: steady heap growth of 319 blocks")
 end
+-- the options move stacks between baseline, steps and steady growth: the
+-- heap's 319 blocks arrive over 0.3..19.38 s at 668.8 bytes/s, the two
+-- 10 MiB virtual ones at 0.5 s and 10 s
+local function growth(opts)
+  local g = report("growth " .. M .. " -- " .. opts)
+  local by = {}
+  for _, k in ipairs(g and g.kinds or {}) do by[k.kind] = k end
+  return by
+end
+local by = growth("--min-rate 668")
+check(by.heap and #by.heap.steady == 1, "growth --min-rate 668: the steady heap growth (668.8 bytes/s) is kept")
+by = growth("--min-rate 669")
+check(by.heap and #by.heap.steady == 0, "growth --min-rate 669: it is left out")
+by = growth("--min-step 20MiB")
+check(by.virtual and #by.virtual.steps == 0 and #by.virtual.baseline == 0, "growth --min-step 20MiB: no 10 MiB step")
+by = growth("--baseline 11")
+check(by.virtual and #by.virtual.steps == 0 and #by.virtual.baseline == 2, "growth --baseline 11: the step at 10 s is baseline")
+by = growth("--step-span 20 --min-step 1")
+check(by.heap and #by.heap.steady == 0 and #by.heap.baseline == 1 and by.heap.baseline[1].count == 319,
+      "growth --step-span 20: the heap blocks arrive within one span, from 0.3 s: baseline, not steady")
 
 -- pool
 r, code, raw = report("pool " .. N .. " --")
