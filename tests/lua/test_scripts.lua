@@ -100,6 +100,12 @@ if r then
   check(t1.stacks[1] and t1.stacks[1].headline:find("MyfaultLeakPool", 1, true), "pool: Leak stack")
   check(#r.tags == 4 and r.tags[2].outstanding == 0, "pool: the other tags are balanced")
 end
+r = report("pool " .. N .. " -- --stacks 0")
+check(r and r.tags[1].tag == "Leak" and #r.tags[1].stacks == 0, "pool --stacks 0: the tags without their stacks")
+-- events --provider: only that provider's rows and count
+r = report("events " .. N .. " -- --provider Pool")
+check(r and r.events == 2960 and #r.rows == 2 and r.rows[1].name == "PoolAlloc" and r.rows[1].count == 1640
+      and r.rows[2].name == "PoolFree" and r.rows[2].count == 1320, "events --provider Pool: its two events, 2,960")
 
 -- peak: what was live at each kind's peak adds up to the peak, by stack
 r, code, raw = report("peak " .. M .. " -- --top 1000")
@@ -198,10 +204,16 @@ if r then
   check(h.stacks[1].headline:find("ParseRecord", 1, true) and h.stacks[1].count == 1008,
         "churn: ParseRecord's 1,008 allocations first", h.stacks[1].headline)
 end
-r = report("churn " .. M .. " -- --sort bytes --short 0")
+r = report("churn " .. M .. " -- --sort bytes --short 0 --top 100000")
 if r then
   local s = r.kinds[1].stacks
-  check(r.sort == "bytes" and s[1].bytes >= s[2].bytes and s[2].bytes >= s[3].bytes, "churn --sort bytes")
+  local by_bytes, by_count = #s > 3, #s > 3
+  for i = 2, #s do
+    by_bytes = by_bytes and s[i - 1].bytes >= s[i].bytes
+    by_count = by_count and s[i - 1].count >= s[i].count
+  end
+  -- by count the third stack is 636 allocations (390.1 KiB), by bytes 631 (414.8 KiB)
+  check(r.sort == "bytes" and by_bytes and not by_count and s[3].count == 631, "churn --sort bytes: every stack by bytes, not by count")
   check(r.short == 0 and r.kinds[1].short < 656, "churn --short 0: fewer short-lived than within 1 ms")
 end
 r = report("churn " .. N .. " -- --kind pool")
