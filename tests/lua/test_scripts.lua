@@ -275,6 +275,43 @@ if r then
         and by["churn-bytes"].ok and by["churn-total"].ok,
         "policy: max_allocations per stack breaks on ParseRecord's 1,008; the byte and total limits hold", raw)
 end
+-- each limit compares its own figure (memorytestapp's virtual memory: peak
+-- 30 MiB, 100 MiB of spikes; 10 MiB kept in 9..11 s, 20 MiB in all; the
+-- heap's in 9..11 s: 8,976 bytes kept, 2,616 freed that were allocated
+-- before, 6,360 impacting): at the figure a rule holds, one byte under it
+-- breaks, with the figure as its value
+local MiB = 2^20
+for _, c in ipairs{
+  { "max_peak_bytes", "kind = 'virtual'", "", 30 * MiB },
+  { "max_transient_bytes", "kind = 'virtual'", "", 100 * MiB },
+  { "max_impacting_bytes", "kind = 'heap'", "window = { 9, 11 },", 6360 },
+  { "max_leaked_bytes", "kind = 'virtual'", "per = 'process', window = { 9, 11 },", 10 * MiB },
+} do
+  f = io.open(team, "w")
+  f:write(("return { { name = 'at', select = { %s }, %s %s = %d }, { name = 'under', select = { %s }, %s %s = %d } }")
+    :format(c[2], c[3], c[1], c[4], c[2], c[3], c[1], c[4] - 1))
+  f:close()
+  r, code, raw = report("policy " .. M .. " -- --rules " .. team)
+  local v = r and r.results[2].violations[1]
+  check(code == 1 and r.results[1].ok and not r.results[2].ok and v and v.limit == c[1] and v.value == c[4],
+        ("policy %s, %s: holds at %d, breaks under it"):format(c[1], (c[2] .. " " .. c[3]):gsub("[,%s]+$", ""), c[4]), raw)
+end
+-- max_leaked_growth against a baseline where the heap's leaking stack kept
+-- 11,000 bytes (12,760 now: 16% more)
+local bfile = os.tmpname()
+run("leaks " .. M .. " -- --kind heap --json " .. T.q(bfile))
+f = io.open(bfile); local btext = f:read("a"); f:close()
+btext = btext:gsub('"bytes": 12760', '"bytes": 11000')
+f = io.open(bfile, "w"); f:write(btext); f:close()
+f = io.open(team, "w")
+f:write([[return { { name = "g10", select = { kind = "heap" }, per = "stack", max_leaked_growth = 0.10 },
+                   { name = "g20", select = { kind = "heap" }, per = "stack", max_leaked_growth = 0.20 } }]])
+f:close()
+r, code, raw = report("policy " .. M .. " -- --rules " .. team .. " --baseline " .. T.q(bfile))
+local g = r and r.results[1].violations[1]
+check(code == 1 and not r.results[1].ok and g and g.value == 12760 and g.max == 12100 and r.results[2].ok,
+      "policy max_leaked_growth: 16% over the baseline breaks 10% (allowed 12,100), holds at 20%", raw)
+os.remove(bfile)
 os.remove(team)
 out, code = run("policy " .. M .. " -- --rules no.such.module")
 check(code == 2 and out:find("cannot load the rule set", 1, true), "policy: a missing rules module exits 2", out)
