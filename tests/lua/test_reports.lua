@@ -31,6 +31,22 @@ T.test("stable keys", function()
      "headline of a stored key skips system modules")
 end)
 
+T.test("baseline.diff: status by bytes, then by count; largest change first", function()
+  local function g(key, count, bytes) return { kind = "heap", by = "stack", key = key, count = count, bytes = bytes, impacting = bytes } end
+  local rows = baseline.diff(
+    { g("same-bytes-more", 2, 100), g("same-bytes-fewer", 4, 100), g("same", 1, 10), g("big", 1, 10), g("gone", 3, 30) },
+    { g("same-bytes-more", 3, 100), g("same-bytes-fewer", 2, 100), g("same", 1, 10), g("big", 1, 5000), g("new", 1, 700) })
+  local by = {}
+  for i, r in ipairs(rows) do by[r.key] = r; r.i = i end
+  eq(by["same-bytes-more"].status, "grew", "as many bytes in more blocks: grew")
+  eq(by["same-bytes-fewer"].status, "shrank", "as many bytes in fewer blocks: shrank")
+  eq(by.same.status, "unchanged", "the same: unchanged")
+  eq(by.new.status, "new", "new")
+  eq(by.gone.status, "vanished", "vanished")
+  check(by.big.i == 1 and by.new.i == 2 and by.gone.i == 3 and by.big.delta == 4990,
+        "largest change first: +4,990, +700, -30")
+end)
+
 -- changed rows of a diff report, by grouping
 local function changed(r, by)
   local l = {}

@@ -29,6 +29,14 @@ txt = run("leaks " .. M .. " -- --kind pool")
 check(txt:find("no pool allocations in this trace; it has 5000 heap and 12 VirtualAlloc allocations (--kind heap,virtual)", 1, true),
       "leaks --kind pool on a trace without pool: says which kinds it has", txt)
 
+-- leaks --min-bytes: stacks that leaked less are left out of the list, not
+-- out of the totals (the heap's one leaking stack kept 12,760 bytes)
+r = report("leaks " .. M .. " -- --kind heap --min-bytes 12760")
+check(r and #r.kinds[1].stacks == 1 and r.kinds[1].leaked_bytes == 12760, "leaks --min-bytes 12760 keeps the stack of 12,760 bytes")
+r = report("leaks " .. M .. " -- --kind heap --min-bytes 12761")
+check(r and #r.kinds[1].stacks == 0 and r.kinds[1].leaked_bytes == 12760,
+      "leaks --min-bytes 12761 lists no stack; the kind still leaked 12,760 bytes")
+
 -- transient
 r, code, raw = report("transient " .. M .. " --")
 check(r and code == 0, "transient --json", raw)
