@@ -37,6 +37,11 @@ r = report("leaks " .. M .. " -- --kind heap --min-bytes 12761")
 check(r and #r.kinds[1].stacks == 0 and r.kinds[1].leaked_bytes == 12760,
       "leaks --min-bytes 12761 lists no stack; the kind still leaked 12,760 bytes")
 
+-- --frames 0: the stacks' lines without their frames (the JSON keeps them)
+local f0 = run("leaks " .. M .. " -- --kind virtual --frames 0")
+check(select(2, f0:gsub("\n", "")) == 3 and not f0:find("more", 1, true) and not f0:find("!", 1, true),
+      "leaks --frames 0: the heading and the two stacks' lines, no frame", f0)
+
 -- transient
 r, code, raw = report("transient " .. M .. " --")
 check(r and code == 0, "transient --json", raw)
