@@ -92,6 +92,14 @@ T.test("diff: a new leak, the old one matched across the rebuild", function()
   end
 end)
 
+T.test("diff --by: only the groupings asked for", function()
+  local r, code, raw = report("diff " .. M .. " " .. NEW .. " -- --by process --all")
+  check(r and code == 0 and r.counts.process and not r.counts.stack and not r.counts.tag, "diff --by process: its counts alone", raw)
+  local only = r and #r.groups > 0
+  for _, g in ipairs(r and r.groups or {}) do only = only and g.by == "process" end
+  check(only, "diff --by process: its groups alone", raw)
+end)
+
 T.test("diff without symbols: module and RVA match the same build, not a rebuild", function()
   for _, n in ipairs({ "a", "b", "c" }) do
     local src = n == "c" and FIXED or M
