@@ -241,6 +241,27 @@ T.test("a folded line's frames: split as far as asked, or whole", function()
   eq(F.line_frame(lines[2], 2), lines[2].frames[2], "the same either way")
 end)
 
+T.test("report files escape what they quote; JUnit counts errors, not warnings", function()
+  package.path = "scripts/?.lua;" .. package.path
+  local F = require "report_formats"
+  local csv = F.csv({ { type = "AIFO", process = 'a "b", c', frames = { "x" }, count = 1, bytes = 2, what = "leak" } })
+  check(csv:find('\r\nAIFO,"a ""b"", c",x,1,2,,,leak\r\n', 1, true), "CSV: a field with a quote and a comma, RFC 4180", csv)
+  local md = F.markdown({ title = "t", findings = { { what = "leak", kind = "heap", process = "p|q", headline = "f", count = 1, bytes = 2 } } })
+  check(md:find("| p\\|q |", 1, true), "Markdown: a | in a cell is escaped", md)
+  local v = {}
+  for i = 1, 25 do v[i] = { group = "g" .. i, limit = "max_leaked_bytes", value = i, max = 0 } end
+  local xml = F.junit({ title = "t", rules = {
+    { name = "e", severity = "error", ok = false, message = "broken", violations = v },
+    { name = "w", severity = "warning", ok = false, message = "soft" },
+    { name = "s", severity = "error", ok = true, skipped = true, message = "needs --baseline FILE" },
+    { name = "p", severity = "error", ok = true } } })
+  check(xml:find('<testsuites name="heapscript policy" tests="4" failures="1" errors="0" skipped="1">', 1, true),
+        "JUnit: a broken warning is no failure", xml)
+  check(xml:find("<system-out>WARNING: soft</system-out>", 1, true), "JUnit: the warning's message in system-out", xml)
+  check(xml:find("g20: max_leaked_bytes = 20, limit 0\n... 5 more</failure>", 1, true) and not xml:find("g21:", 1, true),
+        "JUnit: 20 violations listed, then how many more", xml)
+end)
+
 T.test("CSV: one row per finding, the WPA columns", function()
   local cp = tmp .. "/l.csv"
   local r = report("leaks " .. M .. " -- --csv " .. q(cp))
