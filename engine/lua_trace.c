@@ -145,11 +145,8 @@ static int run_file(Run *run, const char *path) {
   hsi_fileid id;
   int has = hsi_file_id(path, &id) == 0, i;
   runfile *e;
-  for (i = 0; has && i < run->n; i++) {
-    const hsi_fileid *o = &run->f[i].id;
-    if (run->f[i].has_id && o->dev == id.dev && o->ino == id.ino && o->size == id.size && o->mtime == id.mtime)
-      return i;
-  }
+  for (i = 0; has && i < run->n; i++)
+    if (run->f[i].has_id && hsi_fileid_eq(&run->f[i].id, &id)) return i;
   if (run->n == run->cap) {
     int cap = run->cap ? run->cap * 2 : 8;
     runfile *nf = (runfile *)realloc(run->f, (size_t)cap * sizeof *nf);

@@ -15,6 +15,9 @@
    and file number, the size and the last write time.  Two ids are equal
    when they are the same file, unchanged between the two looks. */
 typedef struct hsi_fileid { uint64_t dev, ino, size, mtime; } hsi_fileid;
+static inline int hsi_fileid_eq(const hsi_fileid *a, const hsi_fileid *b) {
+  return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime == b->mtime;
+}
 
 #ifdef _WIN32
 #include <wchar.h>

@@ -331,6 +331,17 @@ function M.damage()
   return out
 end
 
+-- The damage (M.damage) as lines for a report: the first ten, then how
+-- many more (the run prints each on stderr).
+function M.damage_lines(dmg)
+  local l = {}
+  for i, d in ipairs(dmg) do
+    if i > 10 then l[#l + 1] = ("... and %d more (each is on standard error)"):format(#dmg - 10); break end
+    l[i] = ("%s: offset 0x%x (buffer %d): expected %s"):format(d.file, d.offset, d.buffer, d.what)
+  end
+  return l
+end
+
 -- The end of every report: layouts that do not fit (report.layouts), the
 -- damage (a report read from a damaged trace says so, in its text and in
 -- its JSON: `damaged`, `damage`), then the JSON when asked for, then the
@@ -346,10 +357,7 @@ function M.finish(o, out, r)
   if text and #dmg > 0 then
     M.heading(("DAMAGED TRACE: %d damaged part%s skipped; the figures above leave out what %s held:")
       :format(#dmg, #dmg == 1 and " was" or "s were", #dmg == 1 and "it" or "they"))
-    for i, d in ipairs(dmg) do
-      if i > 10 then M.print(("  ... and %d more (each is on standard error)"):format(#dmg - 10)); break end
-      M.print(("  %s: offset 0x%x (buffer %d): expected %s"):format(d.file, d.offset, d.buffer, d.what))
-    end
+    for _, line in ipairs(M.damage_lines(dmg)) do M.print("  " .. line) end
   end
   if o.json then M.write_json(o.json, out) end
   if r then
@@ -378,12 +386,17 @@ end
 -- --kind heap` on a pool trace has allocations to show.
 local KIND_WORDS = { heap = "heap", virtual = "VirtualAlloc", pool = "pool" }
 
+-- "a", "a or b", "a, b or c" (with `last` "or").
+local function join(w, last)
+  if #w < 2 then return w[1] or "" end
+  return table.concat(w, ", ", 1, #w - 1) .. " " .. last .. " " .. w[#w]
+end
+
 -- "heap", "heap or pool", "heap, VirtualAlloc or pool": kinds as words.
 function M.kind_words(kinds)
   local w = {}
   for i, k in ipairs(kinds) do w[i] = KIND_WORDS[k] or k end
-  if #w < 2 then return w[1] or "" end
-  return table.concat(w, ", ", 1, #w - 1) .. " or " .. w[#w]
+  return join(w, "or")
 end
 
 function M.none(o, what, kinds)
@@ -404,7 +417,7 @@ function M.none(o, what, kinds)
     return ("no %s allocations under %s (the trace has %d of them)"):format(what, table.concat(on, " "), n)
   end
   local has, other = {}, {}
-  for _, kind in ipairs { "heap", "virtual", "pool" } do
+  for _, kind in ipairs(M.KINDS) do
     local c = not asked[kind] and #trace:allocations{ kind = kind } or 0
     if c > 0 then
       has[#has + 1] = ("%d %s"):format(c, KIND_WORDS[kind])
@@ -413,8 +426,7 @@ function M.none(o, what, kinds)
   end
   local s = ("no %s allocations in this trace"):format(what)
   if #has == 0 then return s end
-  local list = has[#has]
-  if #has > 1 then list = table.concat(has, ", ", 1, #has - 1) .. " and " .. list end
+  local list = join(has, "and")
   return ("%s; it has %s allocation%s%s"):format(s, list, list:match("^1 %S+$") and "" or "s",
     o.kind and (" (--kind %s)"):format(table.concat(other, ",")) or "")
 end

@@ -154,12 +154,7 @@ end
 function F.caveats(r)
   local out, dmg = {}, r.damage or {}
   if #dmg > 0 then
-    local items = {}
-    for i, d in ipairs(dmg) do
-      if i > 10 then items[#items + 1] = ("... and %d more (each is on standard error)"):format(#dmg - 10); break end
-      items[i] = ("%s: offset 0x%x (buffer %d): expected %s"):format(d.file, d.offset, d.buffer, d.what)
-    end
-    out[#out + 1] = { head = "Damaged trace", items = items,
+    out[#out + 1] = { head = "Damaged trace", items = report.damage_lines(dmg),
       text = ("%s skipped; the figures leave out what %s held"):format(report.count(#dmg, "damaged part"),
                                                                        #dmg == 1 and "it" or "they") }
   end

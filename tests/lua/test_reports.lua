@@ -242,7 +242,6 @@ T.test("a folded line's frames: split as far as asked, or whole", function()
 end)
 
 T.test("report files escape what they quote; JUnit counts errors, not warnings", function()
-  package.path = "scripts/?.lua;" .. package.path
   local F = require "report_formats"
   local csv = F.csv({ { type = "AIFO", process = 'a "b", c', frames = { "x" }, count = 1, bytes = 2, what = "leak" } })
   check(csv:find('\r\nAIFO,"a ""b"", c",x,1,2,,,leak\r\n', 1, true), "CSV: a field with a quote and a comma, RFC 4180", csv)
