@@ -128,6 +128,85 @@ TEST(message_optional_fields) {
   CHECK_STR(hs_header_type_name(ev.header_type), "MESSAGE");
 }
 
+/* COMPACT64 has the 0x18-byte header of COMPACT32, only its pointers are
+   wider; and the PMC count is the whole 3-bit field of the version's high
+   byte (ETL-FORMAT §3.3): 5 counters, not the 1 its low two bits say. */
+TEST(compact64_and_five_pmc_counters) {
+  hs_event ev; uint32_t next; const char *why = "";
+  memset(buf, 0, sizeof buf);
+  kernel_hdr(buf, HS_HT_COMPACT64, 2, 0x18 + 8, 0x02, 98);
+  wr32(buf + 8, 5); wr32(buf + 12, 6); wr64(buf + 16, 99);
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 8, &ev, &next, &why), 1);
+  CHECK_EQ(ev.pointer_size, 8); CHECK_EQ(ev.payload_len, 8); CHECK(ev.payload == buf + 0x18);
+  kernel_hdr(buf, HS_HT_PERFINFO64, 0x0502, 0x10 + 5 * 8 + 8, 0x0F, 46);
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 8, &ev, &next, &why), 1);
+  CHECK_EQ(ev.payload_len, 8); CHECK(ev.payload == buf + 0x10 + 5 * 8);
+  kernel_hdr(buf, HS_HT_PERFINFO64, 0x0502, 0x10 + 5 * 8 - 8, 0x0F, 46);   /* room for 4 only */
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 8, &ev, &next, &why), -2);
+}
+
+/* An EVENT_HEADER record: flags 0x4 (STRING_ONLY) marks its payload as
+   text, 0x2 (PRIVATE_SESSION) does not; a record shorter than the 0x50
+   header is damaged, not read past its end; an item chain that leaves 4
+   bytes, too few for an item header, says so. */
+static size_t event_hdr(uint16_t flags, uint16_t size) {
+  memset(buf, 0, sizeof buf);
+  wr16(buf, size); buf[2] = HS_HT_EVENT64; buf[3] = 0xC0; wr16(buf + 4, flags);
+  return 0x50;
+}
+
+TEST(event_header_flags_and_short_records) {
+  hs_event ev; uint32_t next; const char *why = "";
+  size_t k;
+  event_hdr(0x4, 0x50 + 6);
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 8, &ev, &next, &why), 1);
+  CHECK(ev.flags & HS_EVF_STRING); CHECK_EQ(ev.payload_len, 6);
+  event_hdr(0x2, 0x50 + 6);
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 8, &ev, &next, &why), 1);
+  CHECK(!(ev.flags & HS_EVF_STRING));
+  event_hdr(0, 0x48);
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 8, &ev, &next, &why), -2);
+  CHECK_STR(why, "an EVENT_HEADER record of at least 0x50 bytes");
+  CHECK_EQ(next, 0x48);
+  k = event_hdr(0x1, 0);
+  k += ext_item(buf + k, HS_EXT_RELATED_ACTIVITYID, 1, guid_bytes, 16);   /* linked: another follows */
+  wr16(buf, (uint16_t)(k + 4));
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 8, &ev, &next, &why), -2);
+  CHECK_STR(why, "an extended data item header inside the record");
+}
+
+/* The MESSAGE optional fields the other test leaves out: 0x4 a 4-byte
+   component id instead of the GUID, 0x10 the timestamp (as 0x8 does),
+   0x80 64-bit pointers whatever the file's; 0x20's ids make the event's
+   pid and tid known. */
+TEST(message_component_id_and_wide_pointers) {
+  hs_event ev; uint32_t next; const char *why = "";
+  memset(buf, 0, sizeof buf);
+  /* 8 + component 4 + timestamp 8 + ids 8 = 28, + 4 payload */
+  wr16(buf, 32); buf[3] = 0x90; wr16(buf + 4, 9); wr16(buf + 6, 0x4 | 0x10 | 0x20 | 0x80);
+  wr32(buf + 8, 77); wr64(buf + 12, 5151); wr32(buf + 20, 3); wr32(buf + 24, 4); memcpy(buf + 28, "abcd", 4);
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 4, &ev, &next, &why), 1);
+  CHECK_EQ(ev.timestamp, 5151); CHECK_EQ(ev.tid, 3); CHECK_EQ(ev.pid, 4);
+  CHECK(ev.flags & HS_EVF_HAS_IDS);
+  CHECK_EQ(ev.pointer_size, 8);
+  CHECK_EQ(ev.payload_len, 4); CHECK(ev.payload == buf + 28);
+  wr16(buf + 6, 0x4);                                      /* no ids: none known */
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 4, &ev, &next, &why), 1);
+  CHECK(!(ev.flags & HS_EVF_HAS_IDS)); CHECK_EQ(ev.pid, HS_NOID); CHECK_EQ(ev.pointer_size, 4);
+}
+
+/* ERROR records: the bytes after the marker and Size are the payload, at
+   the file's pointer size (the layout is undocumented; nothing is lost). */
+TEST(error_record_keeps_its_bytes) {
+  hs_event ev; uint32_t next; const char *why = "";
+  memset(buf, 0, sizeof buf);
+  wr16(buf, 20); buf[2] = HS_HT_ERROR; buf[3] = 0xC0; memcpy(buf + 8, "twelve bytes", 12);
+  CHECK_EQ(hsi_record_decode(buf, 0, 200, 4, &ev, &next, &why), 1);
+  CHECK_EQ(ev.header_type, HS_HT_ERROR); CHECK_EQ(ev.pointer_size, 4);
+  CHECK_EQ(ev.payload_len, 12); CHECK(ev.payload == buf + 8);
+  CHECK_EQ(next, 24);
+}
+
 TEST(end_of_data_and_damage) {
   hs_event ev; uint32_t next = 0; const char *why = "";
   memset(buf, 0xFF, 64);
@@ -246,6 +325,8 @@ int main(void) {
   RUN(wide_string_lengths); RUN(utf16_to_utf8_runs);
   RUN(system64_with_ids); RUN(compact_and_perfinfo); RUN(pebs_and_pmc_words_are_not_payload);
   RUN(image_load_under_process_group); RUN(full_and_instance); RUN(event_header_ext_items_and_stack);
-  RUN(message_optional_fields); RUN(end_of_data_and_damage); RUN(guid_text); RUN(strings_and_sid);
+  RUN(message_optional_fields); RUN(compact64_and_five_pmc_counters);
+  RUN(event_header_flags_and_short_records); RUN(message_component_id_and_wide_pointers);
+  RUN(error_record_keeps_its_bytes); RUN(end_of_data_and_damage); RUN(guid_text); RUN(strings_and_sid);
   return UNIT_DONE();
 }
