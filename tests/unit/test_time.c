@@ -54,7 +54,51 @@ TEST(extremes_saturate) {
   CHECK_EQ(hs_time_filetime(&lf, 1000), INT64_MAX);
 }
 
+/* A CPU-cycle clock whose header has no MHz counts at 10 MHz, as the
+   other clocks without a frequency do. */
+TEST(cycles_without_mhz) {
+  hs_logfile lf;
+  memset(&lf, 0, sizeof lf);
+  lf.clock_type = 3;
+  CHECK_EQ(hs_time_freq(&lf), 10000000);
+  CHECK_EQ(hs_time_ns(&lf, 10000000), 1000000000);
+}
+
+/* From FILETIME back to ticks: a system-time clock stamps FILETIMEs
+   already; a cycle clock scales from the header stamp at its own rate. */
+TEST(from_filetime_by_clock) {
+  hs_logfile lf;
+  memset(&lf, 0, sizeof lf);
+  lf.clock_type = 2; lf.start_time = 130000000000000000; lf.header_ts = 130000000000000000 + 77;
+  CHECK_EQ(hs_time_from_filetime(&lf, 130000000000001234), 130000000000001234);
+  lf.clock_type = 3; lf.cpu_mhz = 2000; lf.header_ts = 1000; lf.start_time = 5;
+  CHECK_EQ(hs_time_from_filetime(&lf, 5 + 10000000), 1000 + 2000000000LL);
+  CHECK_EQ(hs_time_filetime(&lf, hs_time_from_filetime(&lf, 5 + 30)), 5 + 30);
+}
+
+/* The last whole second that fits: 9223372036 s and 0.9999999 s more is
+   past INT64_MAX ns (9223372036.854775807 s), so it saturates; the
+   second before it does not. */
+TEST(saturates_at_the_last_whole_second) {
+  hs_logfile lf;
+  memset(&lf, 0, sizeof lf);
+  lf.perf_freq = 10000000;
+  CHECK_EQ(hs_time_ns(&lf, 9223372036LL * 10000000 + 9999999), INT64_MAX);
+  CHECK_EQ(hs_time_ns(&lf, 9223372035LL * 10000000 + 9999999), 9223372035LL * 1000000000 + 999999900);
+}
+
+/* January and February belong to the year after the March-based era
+   year the conversion counts in; 2000 and 2024 are leap years. */
+TEST(dates_in_january_and_february) {
+  char s[64];
+  /* 2024-02-29T12:00:00Z: 154556 days from 1601-01-01, plus half a day */
+  CHECK_STR(hs_filetime_format((154556LL * 86400 + 43200) * 10000000, s, sizeof s), "2024-02-29T12:00:00.0000000Z");
+  CHECK_STR(hs_filetime_format(154497LL * 86400 * 10000000, s, sizeof s), "2024-01-01T00:00:00.0000000Z");
+  CHECK_STR(hs_filetime_format(154496LL * 86400 * 10000000, s, sizeof s), "2023-12-31T00:00:00.0000000Z");
+}
+
 int main(void) {
-  RUN(qpc); RUN(system_time_and_cycles); RUN(extremes_saturate);
+  RUN(qpc); RUN(system_time_and_cycles); RUN(extremes_saturate); RUN(cycles_without_mhz);
+  RUN(from_filetime_by_clock); RUN(saturates_at_the_last_whole_second); RUN(dates_in_january_and_february);
   return UNIT_DONE();
 }
