@@ -123,7 +123,36 @@ TEST(add_all) {
   hsi_damlog_free(&t);
 }
 
+/* The counts a command gives for its damage (its exit and its summary
+   line) are of every distinct report, the ones not kept included: from
+   the printed log and from the stderr log when the walk is over. */
+TEST(counts_include_the_unlisted) {
+  hsi_damlog l;
+  hsi_damage_out o;
+  char *paths[1] = { "test_damlog-expects-this-line.etl" };
+  hs_reader_opts ro;
+  FILE *f = tmpfile();
+  uint64_t k;
+  memset(&l, 0, sizeof l);
+  CHECK(f != NULL);
+  if (!f) return;
+  for (k = 0; k < HSI_DAMLOG_MAX + 5; k++) {
+    hs_damage d = dmg(0, 0x100 * k, (uint32_t)k, "x");
+    hsi_damlog_add(&l, &d);
+  }
+  CHECK_EQ(hsi_damlog_print(f, &l, NULL), HSI_DAMLOG_MAX + 5);
+  fclose(f);
+  hsi_damlog_free(&l);
+  hsi_damage_stderr_opts(&o, paths, &ro);
+  for (k = 0; k < HSI_DAMLOG_MAX + 7; k++) {      /* added as the callback would, without its lines */
+    hs_damage d = dmg(0, 0x100 * k, (uint32_t)k, "x");
+    hsi_damlog_add(&o.log, &d);
+  }
+  CHECK_EQ(hsi_damage_stderr_done(&o), HSI_DAMLOG_MAX + 7);   /* one line on stderr: 7 more */
+}
+
 int main(void) {
+  RUN(counts_include_the_unlisted);
   RUN(repeats_and_distinct);
   RUN(kept_then_counted);
   RUN(lines);
