@@ -267,6 +267,7 @@ TEST(lznt1_vectors) {
   /* Damage: signature 2; chunk longer than the input; word at U = 1
      reaching 2 back; a word cut in half; a header cut in half. */
   static const uint8_t badsig[] = {0x03, 0xa0, 0x00, 'a', 'b', 'c'};
+  static const uint8_t badsig7[] = {0x03, 0xf0, 0x00, 'a', 'b', 'c'};   /* signature 7: its low two bits are 3's */
   static const uint8_t cut[] = {0x05, 0xb0, 0x08, 'a', 'b', 'c', 0x00};
   static const uint8_t before[] = {0x03, 0xb0, 0x02, 'a', 0x00, 0x10};
   static const uint8_t halfword[] = {0x02, 0xb0, 0x02, 'a', 0x00};
@@ -284,6 +285,7 @@ TEST(lznt1_vectors) {
   memcpy(want, "abc", 3), memcpy(want + 4096, "xyz", 3);
   dec(LZNT1, padded, sizeof padded, 8300, want, 4099);
   CHECK_EQ(hs_xca_decompress(LZNT1, badsig, sizeof badsig, obuf, 10), HS_EFORMAT);
+  CHECK_EQ(hs_xca_decompress(LZNT1, badsig7, sizeof badsig7, obuf, 10), HS_EFORMAT);
   CHECK_EQ(hs_xca_decompress(LZNT1, cut, sizeof cut, obuf, 10), HS_EFORMAT);
   CHECK_EQ(hs_xca_decompress(LZNT1, before, sizeof before, obuf, 10), HS_EFORMAT);
   CHECK_EQ(hs_xca_decompress(LZNT1, halfword, sizeof halfword, obuf, 10), HS_EFORMAT);
