@@ -223,6 +223,24 @@ TEST(end_of_data_and_damage) {
   CHECK_EQ(next, 16);
 }
 
+/* The names info and dump print, by provider GUID and opcode: a table
+   row with the wrong opcode names nothing or the wrong event. */
+TEST(event_and_header_names) {
+  hs_guid g;
+  CHECK(hs_provider_guid("Image", &g));
+  CHECK_STR(hs_event_name(&g, 10), "Load");
+  CHECK(hs_event_name(&g, 11) == NULL);
+  CHECK(hs_provider_guid("PageFault", &g));
+  CHECK_STR(hs_event_name(&g, 98), "VirtualAlloc");
+  CHECK_STR(hs_event_name(&g, 99), "VirtualFree");
+  CHECK(hs_provider_guid("KernelTraceControl.ImageId", &g));
+  CHECK_STR(hs_event_name(&g, 0), "ImageId");
+  CHECK_STR(hs_event_name(&g, 36), "DbgID_RSDS");
+  CHECK(hs_event_name(&g, 35) == NULL);
+  CHECK_STR(hs_header_type_name(HS_HT_COMPACT32), "COMPACT32");
+  CHECK_STR(hs_header_type_name(HS_HT_COMPACT64), "COMPACT64");
+}
+
 TEST(guid_text) {
   hs_guid g, h; char s[HS_GUID_STRLEN];
   CHECK_EQ(hs_guid_parse("{222962AB-6180-4b88-a825-346b75f2a24a}", &g), 0);
@@ -327,6 +345,6 @@ int main(void) {
   RUN(image_load_under_process_group); RUN(full_and_instance); RUN(event_header_ext_items_and_stack);
   RUN(message_optional_fields); RUN(compact64_and_five_pmc_counters);
   RUN(event_header_flags_and_short_records); RUN(message_component_id_and_wide_pointers);
-  RUN(error_record_keeps_its_bytes); RUN(end_of_data_and_damage); RUN(guid_text); RUN(strings_and_sid);
+  RUN(error_record_keeps_its_bytes); RUN(end_of_data_and_damage); RUN(event_and_header_names); RUN(guid_text); RUN(strings_and_sid);
   return UNIT_DONE();
 }
