@@ -10,6 +10,7 @@
 #include "corpus.h"
 #include "heapscript.h"
 #include "procmap.h"
+#include "kdecode.h"
 
 /* ------------------------------------------------------ payload bytes */
 
@@ -516,6 +517,31 @@ TEST(mof_width_fallback) {
   hsi_procmap_free(pm);
 }
 
+/* The decoders' width rules, on their own: a kernel record's width is its
+   header's (no other reading is tried, §7.2 is for classic headers); an
+   ImageId whose own-width reading stops short of the payload's end (a
+   64-bit payload under FULL_HEADER32: the name read from ProcessId ends
+   at its zero high half) is read at the other width; v0 has no ProcessId. */
+TEST(decoder_widths) {
+  buf b;
+  hs_event ev;
+  hsi_image_info im;
+  hsi_ktc_info k;
+  const uint64_t base = 0x7FF812340000ull;
+  image(&b, 8, base, 0x10000, 100, "C:\\x\\y.dll");
+  ev = kev(0x140A, 2, 4, 10, &b);                     /* SYSTEM32, 64-bit payload */
+  CHECK(hsi_decode_image(&ev, 2, &im) != 1);
+  CHECK(im.base != base);
+  imageid(&b, 8, base, 0x10000, 100, "y.dll");
+  ev = fev(&G_KTC, 0, 2, 4, 10, &b);
+  CHECK_EQ(hsi_decode_ktc(&ev, 0, &k), 1);
+  CHECK_EQ(k.base, base); CHECK_EQ(k.size, 0x10000); CHECK_EQ(k.pid, 100);
+  b.n = 0; u32(&b, 0x01160000); u32(&b, 0x19E000); wstr(&b, "a.exe");
+  ev = kev(0x140A, 0, 4, 10, &b);
+  CHECK_EQ(hsi_decode_image(&ev, 0, &im), 0);
+  CHECK_EQ(im.base, 0x01160000); CHECK_EQ(im.size, 0x19E000); CHECK_EQ(im.pid, HS_NOID);
+}
+
 TEST(strings) {
   hsi_procmap *pm = hsi_procmap_new();
   uint32_t a = hsi_procmap_intern(pm, "abc", 3), b2 = hsi_procmap_intern(pm, "abcd", 3);
@@ -673,7 +699,7 @@ int main(void) {
   RUN(pid_reuse);
   RUN(instance_remembered);
   RUN(threads);
-  RUN(images); RUN(rundown_of_many_images);
+  RUN(images); RUN(rundown_of_many_images); RUN(decoder_widths);
   RUN(dbgid_attach);
   RUN(mof_width_fallback);
   RUN(strings);
