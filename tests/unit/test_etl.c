@@ -323,6 +323,125 @@ TEST(damage_is_reported_with_offsets) {
   remove(path);
 }
 
+/* Buffer header fields no other test varies: BufferType 8 is none (0..7
+   are), either lost-events flag bit counts the buffer, a compressed
+   buffer's SavedOffset must leave room for data (0x48 is the header
+   alone), and past 255 CPUs the processor index is the whole 16-bit
+   word (flag 0x20), not its low byte. */
+TEST(buffer_header_fields) {
+  int rc;
+  walk w;
+  size_t b1, b2;
+  hs_reader *r;
+  CHECK_EQ(write_trace(tmp_path("bhdr"), 1, 100, 0, 0), 0);
+  load(path);
+  b1 = buffer_at(1); b2 = buffer_at(2);
+  wr16(img + b2 + 0x36, 7);
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(rc, 0); CHECK_EQ(w.damage, 0);
+  wr16(img + b2 + 0x36, 8);
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(rc, 0); CHECK_EQ(w.damage, 1); CHECK_EQ(w.first_damage, b2);
+  load(path);
+  img[b1 + 0x34] |= 0x2;
+  CHECK_EQ(hs_reader_open_mem(&r, img, imglen, "t", NULL, NULL, 0), 0);
+  CHECK_EQ(hs_reader_stats(r, 0)->buffers_lost_flag, 1);
+  hs_reader_close(r);
+  load(path);
+  img[b1 + 0x34] |= 0x40;                                /* compressed, holding nothing */
+  wr32(img + b1 + 4, 0x48);
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(rc, 0); CHECK_EQ(w.damage, 1); CHECK_EQ(w.first_damage, b1);
+  remove(path);
+  {
+    hsi_writer *wr;
+    hsi_writer_opts o;
+    hs_event ev;
+    const char *p = tmp_path("cpu300");
+    uint8_t pl[8] = {0};
+    int cpu = -1;
+    memset(&o, 0, sizeof o);
+    o.cpus = 300; o.buffer_size = 1024;
+    CHECK_EQ(hsi_writer_open(&wr, p, &o, NULL, 0), 0);
+    hsi_writer_kernel(wr, 299, HS_HT_SYSTEM64, 0x05, 36, 2, 4, 1000, 500, pl, sizeof pl);
+    CHECK_EQ(hsi_writer_close(wr), 0);
+    CHECK_EQ(hs_reader_open(&r, &p, 1, NULL, NULL, 0), 0);
+    while (hs_reader_next(r, &ev) == 1) if (ev.hook == 0x0524) cpu = ev.cpu;
+    CHECK_EQ(cpu, 299);
+    hs_reader_close(r);
+    remove(p);
+  }
+}
+
+/* A 32-bit logfile header's payload is at least 0x110 bytes (0x118 for
+   64-bit): the fixed fields up to BuffersLost; the names may be absent. */
+TEST(logfile_header_32_minimum) {
+  hsi_writer *wr;
+  hsi_writer_opts o;
+  hs_reader *r;
+  memset(&o, 0, sizeof o);
+  o.pointer_size = 4; o.buffer_size = 1024;
+  CHECK_EQ(hsi_writer_open(&wr, tmp_path("lf32"), &o, NULL, 0), 0);
+  CHECK_EQ(hsi_writer_close(wr), 0);
+  load(path);
+  CHECK_EQ(img[0x48 + 2], HS_HT_SYSTEM32);
+  wr16(img + 0x48 + 4, 0x20 + 0x110);
+  CHECK_EQ(hs_reader_open_mem(&r, img, imglen, "t", NULL, NULL, 0), 0);
+  if (r) {
+    CHECK_EQ(hs_reader_logfile(r, 0)->pointer_size, 4);
+    hs_reader_close(r);
+  }
+  wr16(img + 0x48 + 4, 0x20 + 0x10F);
+  CHECK_EQ(hs_reader_open_mem(&r, img, imglen, "t", NULL, NULL, 0), HS_EFORMAT);
+  remove(path);
+}
+
+/* Equal timestamps keep their order where nothing else decides: a
+   circular logger's buffers whose first records tie stay in file order,
+   and a buffer-0 tail record loses a tie to another CPU's record. */
+TEST(ties_keep_file_order_and_tail_last) {
+  hsi_writer *wr;
+  hsi_writer_opts o;
+  hs_reader *r;
+  hs_event ev;
+  uint8_t pl[40];
+  uint32_t i, next = 0;
+  int ok = 1, tail_seen = 0;
+  int64_t tts;
+  memset(&o, 0, sizeof o);
+  o.buffer_size = 1024; o.log_file_mode = 0x2;             /* CIRCULAR */
+  CHECK_EQ(hsi_writer_open(&wr, tmp_path("tie"), &o, NULL, 0), 0);
+  for (i = 0; i < 60; i++) {                                 /* a few buffers, one timestamp */
+    memset(pl, 0, sizeof pl);
+    wr32(pl, i);
+    hsi_writer_kernel(wr, 0, HS_HT_SYSTEM64, 0x05, 36, 2, 4, 1000, 500, pl, sizeof pl);
+  }
+  CHECK_EQ(hsi_writer_close(wr), 0);
+  load(path);
+  CHECK(buffer_at(3) < imglen);
+  CHECK_EQ(hs_reader_open_mem(&r, img, imglen, "t", NULL, NULL, 0), 0);
+  while (hs_reader_next(r, &ev) == 1)
+    if (ev.hook == 0x0524 && rd32(ev.payload) != next++) ok = 0;
+  hs_reader_close(r);
+  CHECK(ok); CHECK_EQ(next, 60);
+  CHECK_EQ(write_trace(tmp_path("tietail"), 2, 100, 0, 0), 0);
+  load(path);
+  make_tail(1);
+  tts = 100 + 10 * 50 + 1;                                   /* a record of CPU 1 */
+  wr64(img + rd32(img + 4) + 16, (uint64_t)tts);
+  CHECK_EQ(hs_reader_open_mem(&r, img, imglen, "t", NULL, NULL, 0), 0);
+  next = 0;
+  while (hs_reader_next(r, &ev) == 1) {
+    if (ev.timestamp != tts) continue;
+    if (ev.flags & HS_EVF_BUF0TAIL) tail_seen = 1;
+    else if (tail_seen) ok = 0;                              /* the CPU 1 record after the tail's */
+    next++;
+  }
+  hs_reader_close(r);
+  CHECK(ok); CHECK_EQ(next, 2); CHECK(tail_seen);
+  remove(path);
+}
+
 /* What a walk of a reader saw: its events (count and a hash of their
    times and CPUs), each damage report, the file's counters. */
 typedef struct seen {
@@ -468,6 +587,9 @@ int main(void) {
   RUN(end_marker_ends_a_buffer);
   RUN(circular_logger_wraps);
   RUN(damage_is_reported_with_offsets);
+  RUN(buffer_header_fields);
+  RUN(logfile_header_32_minimum);
+  RUN(ties_keep_file_order_and_tail_last);
   RUN(reopen_takes_the_index_and_its_damage);
 #ifndef _WIN32
   RUN(device_error_in_a_mapped_buffer);
