@@ -110,6 +110,26 @@ TEST(device_error_loses_one_page) {
   hsi_map_close(&m);
 }
 
+/* Eight lost pages are as many ranges as a view notes (LOST): each is
+   still told apart, and the pages between and after them are sound.
+   Only a ninth puts the whole view in doubt. */
+TEST(eight_lost_pages_still_told_apart) {
+  char p[256];
+  hsi_map m;
+  uint64_t bad = 0;
+  int cut = -1, k;
+  map_pages(&m, p, sizeof p, "eight.bin", 20);
+  for (k = 0; k < 8; k++) CHECK_EQ(lose_page(p, (uint64_t)(2 * k + 1) * page), 0);
+  for (k = 0; k < 8; k++) {
+    CHECK_EQ(hsi_map_check(&m, (uint64_t)(2 * k) * page, 2 * page, &bad, &cut), -1);
+    CHECK_EQ(bad, (uint64_t)(2 * k + 1) * page);
+  }
+  CHECK_EQ(hsi_map_check(&m, 16 * page, 4 * page, &bad, &cut), 0);
+  CHECK_EQ(hsi_map_check(&m, 2 * page, page, &bad, &cut), 0);
+  CHECK_EQ(m.data[18 * page], 19);
+  hsi_map_close(&m);
+}
+
 /* A worker reads past the end: the workers block the process's signals,
    but not the SIGBUS of their own reads (thread.h). */
 typedef struct job { hsi_map *m; int sum; } job;
@@ -180,6 +200,7 @@ int main(void) {
   if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
   RUN(cut_pages_read_as_zeros);
   RUN(device_error_loses_one_page);
+  RUN(eight_lost_pages_still_told_apart);
   RUN(worker_thread_read_past_the_end);
   RUN(unguarded_sigbus_still_kills);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
