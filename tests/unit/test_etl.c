@@ -326,8 +326,10 @@ TEST(damage_is_reported_with_offsets) {
 /* Buffer header fields no other test varies: BufferType 8 is none (0..7
    are), either lost-events flag bit counts the buffer, a compressed
    buffer's SavedOffset must leave room for data (0x48 is the header
-   alone), and past 255 CPUs the processor index is the whole 16-bit
-   word (flag 0x20), not its low byte. */
+   alone), past 255 CPUs the processor index is the whole 16-bit word
+   (flag 0x20), not its low byte; and a buffer whose first record's flags
+   byte lacks the 0x80 both markers have (0x40 here) is no buffer header: the
+   damage is the header's, at the buffer, not a record's inside it. */
 TEST(buffer_header_fields) {
   int rc;
   walk w;
@@ -340,6 +342,10 @@ TEST(buffer_header_fields) {
   w = read_mem(img, imglen, &rc);
   CHECK_EQ(rc, 0); CHECK_EQ(w.damage, 0);
   wr16(img + b2 + 0x36, 8);
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(rc, 0); CHECK_EQ(w.damage, 1); CHECK_EQ(w.first_damage, b2);
+  load(path);
+  img[b2 + 0x48 + 3] = 0x40;
   w = read_mem(img, imglen, &rc);
   CHECK_EQ(rc, 0); CHECK_EQ(w.damage, 1); CHECK_EQ(w.first_damage, b2);
   load(path);
