@@ -265,6 +265,48 @@ TEST(buffer0_tail_repeats_counted_once_unique_kept) {
   remove(path);
 }
 
+/* A buffer 0 filled to the last byte by its tail (Offset == BufferSize)
+   still ends at Offset: its tail records, after SavedOffset, are read. */
+TEST(full_buffer0_keeps_its_tail) {
+  int rc;
+  walk w;
+  uint32_t bufsize, off0;
+  CHECK_EQ(write_trace(tmp_path("full0"), 1, 100, 0, 0), 0);
+  load(path);
+  make_tail(1);
+  bufsize = rd32(img);
+  off0 = rd32(img + 4);
+  wr16(img + off0 + 4, (uint16_t)(bufsize - off0));    /* the tail record runs to the end */
+  wr32(img + 0x30, bufsize);
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(rc, 0); CHECK_EQ(w.damage, 0);
+  CHECK_EQ(w.n, 102);
+  remove(path);
+}
+
+/* The file's counters: first_damage_pos is the lowest offset damaged,
+   not the last met; the walk's record count starts again at a rewind. */
+TEST(stats_first_damage_and_rewind) {
+  hs_reader *r;
+  hs_event ev;
+  size_t b2, b4;
+  uint64_t n = 0;
+  CHECK_EQ(write_trace(tmp_path("stats"), 1, 100, 0, 0), 0);
+  load(path);
+  b2 = buffer_at(2); b4 = buffer_at(4);
+  wr16(img + b2 + 0x48 + 0x48 + 4, 0x7000);            /* two records' Size past their buffers */
+  wr16(img + b4 + 0x48 + 0x48 + 4, 0x7000);
+  CHECK_EQ(hs_reader_open_mem(&r, img, imglen, "t", NULL, NULL, 0), 0);
+  while (hs_reader_next(r, &ev) == 1) n++;
+  CHECK_EQ(hs_reader_stats(r, 0)->first_damage_pos, b2 + 0x48 + 0x48);
+  CHECK_EQ(hs_reader_stats(r, 0)->records, n);
+  CHECK_EQ(hs_reader_rewind(r), 0);
+  while (hs_reader_next(r, &ev) == 1) {}
+  CHECK_EQ(hs_reader_stats(r, 0)->records, n);
+  hs_reader_close(r);
+  remove(path);
+}
+
 TEST(end_marker_ends_a_buffer) {
   int rc;
   walk w, full;
@@ -590,6 +632,8 @@ int main(void) {
   RUN(many_cpus_ties_in_order);
   RUN(two_files_merge_like_xperf);
   RUN(buffer0_tail_repeats_counted_once_unique_kept);
+  RUN(full_buffer0_keeps_its_tail);
+  RUN(stats_first_damage_and_rewind);
   RUN(end_marker_ends_a_buffer);
   RUN(circular_logger_wraps);
   RUN(damage_is_reported_with_offsets);
