@@ -116,6 +116,29 @@ TEST(event_header_ext_items_and_stack) {
   CHECK_EQ(next, (k + 7) & ~7u);
 }
 
+/* A 32-bit stack item of one frame is 12 bytes (MatchId and one u32):
+   shorter than two 64-bit words, still a stack; one of 8 bytes has its
+   MatchId and no frames. */
+TEST(stack_items_of_one_frame_and_none) {
+  hs_event ev; uint32_t next; const char *why = "";
+  uint8_t d[12]; uint64_t frames[4], match = 0; size_t k = 0x50;
+  memset(buf, 0, sizeof buf);
+  buf[2] = HS_HT_EVENT32; buf[3] = 0xC0; wr16(buf + 4, 0x1);
+  wr64(d, 0x77); wr32(d + 8, 0x401000);
+  k += ext_item(buf + k, HS_EXT_STACK_TRACE32, 0, d, sizeof d);
+  wr16(buf, (uint16_t)k);
+  CHECK_EQ(hsi_record_decode(buf, 0, 400, 4, &ev, &next, &why), 1);
+  CHECK_EQ(hs_event_ext_stack(&ev, frames, 4, &match), 1);
+  CHECK_EQ(frames[0], 0x401000); CHECK_EQ(match, 0x77);
+  k = 0x50;
+  k += ext_item(buf + k, HS_EXT_STACK_TRACE32, 0, d, 8);
+  wr16(buf, (uint16_t)k);
+  match = 0;
+  CHECK_EQ(hsi_record_decode(buf, 0, 400, 4, &ev, &next, &why), 1);
+  CHECK_EQ(hs_event_ext_stack(&ev, frames, 4, &match), 0);
+  CHECK_EQ(match, 0x77);
+}
+
 TEST(message_optional_fields) {
   hs_event ev; uint32_t next; const char *why = "";
   memset(buf, 0, sizeof buf);
@@ -343,7 +366,7 @@ int main(void) {
   RUN(wide_string_lengths); RUN(utf16_to_utf8_runs);
   RUN(system64_with_ids); RUN(compact_and_perfinfo); RUN(pebs_and_pmc_words_are_not_payload);
   RUN(image_load_under_process_group); RUN(full_and_instance); RUN(event_header_ext_items_and_stack);
-  RUN(message_optional_fields); RUN(compact64_and_five_pmc_counters);
+  RUN(stack_items_of_one_frame_and_none); RUN(message_optional_fields); RUN(compact64_and_five_pmc_counters);
   RUN(event_header_flags_and_short_records); RUN(message_component_id_and_wide_pointers);
   RUN(error_record_keeps_its_bytes); RUN(end_of_data_and_damage); RUN(event_and_header_names); RUN(guid_text); RUN(strings_and_sid);
   return UNIT_DONE();
