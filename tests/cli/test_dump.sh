@@ -42,13 +42,13 @@ done
 "$HS" info "$S" | grep -q "^events: *51$" || no "info text: events"
 "$HS" info --json "$S" "$S" | head -1 | grep -q '^\[' || no "info --json of two files is an array"
 # what a kernel logger says it enabled (EventTrace Extension masks)
-cat >"${TMPDIR:-/tmp}/hs-masks.lua" <<'LUA'
+cat >"${TMPDIR:-/tmp}/hs-masks.$$.lua" <<'LUA'
 local w = assert(heapscript.writer(arg[1], {group_masks = {0, 0x8040, 0x20, 0, 0, 0, 0, 0}}))
 w:close()
 LUA
-M=${TMPDIR:-/tmp}/hs-masks.etl
-"$HS" "${TMPDIR:-/tmp}/hs-masks.lua" -- "$M" && "$HS" info "$M" | grep -q "kernel masks:.*(pool on, VirtualAlloc on, heap on)" || no "info reports the enabled kernel groups"
-rm -f "$M" "${TMPDIR:-/tmp}/hs-masks.lua"
+M=${TMPDIR:-/tmp}/hs-masks.$$.etl
+"$HS" "${TMPDIR:-/tmp}/hs-masks.$$.lua" -- "$M" && "$HS" info "$M" | grep -q "kernel masks:.*(pool on, VirtualAlloc on, heap on)" || no "info reports the enabled kernel groups"
+rm -f "$M" "${TMPDIR:-/tmp}/hs-masks.$$.lua"
 "$HS" info "$S" | grep -q "kernel masks" && no "no masks line without an Extension record"
 [ "$fails" -eq 0 ] && echo "ok: dump and info"
 [ "$fails" -eq 0 ]

@@ -232,7 +232,7 @@ TEST(written_traces) {
   char *bytes;
   FILE *f;
   for (c = 0; c < 4; c++) {
-    snprintf(path, sizeof path, "%s/hs-threads-%d.etl", tmp, c);
+    snprintf(path, sizeof path, "%s/hs-threads-%d-%ld.etl", tmp, c, (long)getpid());
     write_trace(path, formats[c], 20000);
     CHECK(compare_walks(path, "1") == 20001);
     CHECK(compare_walks(path, "3") == 20001);
@@ -242,7 +242,7 @@ TEST(written_traces) {
     CHECK(bytes != NULL);
     if (!bytes) continue;
     for (k = 70000; k + 0x200 < len; k += 7 * 1024 + 13) bytes[k] = (char)0x5A;
-    snprintf(bad, sizeof bad, "%s/hs-threads-%d-bad.etl", tmp, c);
+    snprintf(bad, sizeof bad, "%s/hs-threads-%d-%ld-bad.etl", tmp, c, (long)getpid());
     f = fopen(bad, "wb");
     CHECK(f && fwrite(bytes, 1, len, f) == len);
     if (f) fclose(f);
