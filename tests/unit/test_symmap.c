@@ -72,6 +72,9 @@ TEST(parse_and_lookup) {
   CHECK_STR(name, "VirtualAlloc");
   CHECK_EQ(hsi_symmap_lookup(sm, "KernelBase", 0x3010, &name, &off), 1);
   CHECK_EQ(hsi_symmap_lookup(sm, "kernelbase.dll.mui", 0x3010, &name, &off), 0);
+  /* ... and a map name with its extension is that image alone: app.exe's
+     names are not app.exe.mui's (a resource DLL loaded beside it) */
+  CHECK_EQ(hsi_symmap_lookup(sm, "app.exe.mui", 0x2000, &name, &off), 0);
   CHECK_EQ(hsi_symmap_lookup(sm, "ntdll", 0x9d1a0, &name, &off), 0);
   CHECK_EQ(hsi_symmap_lookup(sm, "app", 0x2000, &name, &off), 0);
   CHECK_EQ(hsi_symmap_lookup(sm, "", 0x2000, &name, &off), 0);
@@ -120,6 +123,13 @@ TEST(empty_and_errors) {
   CHECK_EQ(hsi_symmap_load_mem(&sm, "# only\n#\n", 9, "t.sym", NULL, 0), 0);
   CHECK_EQ(hsi_symmap_count(sm), 0);
   hsi_symmap_free(sm);
+  /* an RVA of 16 hex digits is the widest accepted (17 is an error above) */
+  {
+    static const char wide[] = "k.sys 0xffffffffffff0000 10 High\n";
+    CHECK_EQ(hsi_symmap_load_mem(&sm, wide, sizeof wide - 1, "t.sym", err, sizeof err), 0);
+    CHECK_EQ(hsi_symmap_lookup(sm, "k.sys", 0xffffffffffff0004ull, NULL, NULL), 1);
+    hsi_symmap_free(sm);
+  }
   /* the last line needs no newline */
   CHECK_EQ(hsi_symmap_load_mem(&sm, "a.dll 10 4 f", 12, "t.sym", err, sizeof err), 0);
   CHECK_EQ(hsi_symmap_lookup(sm, "A.DLL", 0x13, NULL, NULL), 1);
