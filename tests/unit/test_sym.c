@@ -195,6 +195,21 @@ TEST(store_layouts) {
   snprintf(sp, sizeof sp, "cache*%s", d);
   CHECK_EQ(find(sp, "MemoryTestApp.pdb", GUID, 1, &r), HSI_PDB_FOUND);
   CHECK_STR(r.path, path);
+  /* with a copy in the flat layout too: index2.txt says which is read
+     first, and without it the flat one is */
+  {
+    char flat[1024], two[1024];
+    snprintf(two, sizeof two, "%s", path);
+    snprintf(flat, sizeof flat, "%s/MemoryTestApp.pdb/" KEY "/MemoryTestApp.pdb", d);
+    copy(PDB, flat, 0);
+    CHECK_EQ(find(sp, "MemoryTestApp.pdb", GUID, 1, &r), HSI_PDB_FOUND);
+    CHECK_STR(r.path, two);
+    snprintf(path, sizeof path, "%s/index2.txt", d);
+    remove(path);
+    CHECK_EQ(find(sp, "MemoryTestApp.pdb", GUID, 1, &r), HSI_PDB_FOUND);
+    CHECK_STR(r.path, flat);
+    remove(flat);
+  }
   /* the same tree without index2.txt is not read as two-tier... but the flat
      layout is tried as well, so a store being migrated still works */
   snprintf(path, sizeof path, "%s/index2.txt", d);
@@ -238,6 +253,17 @@ TEST(mismatch_and_damage) {
   /* same GUID, another age */
   CHECK_EQ(find(d, "MemoryTestApp.pdb", GUID, 2, &r), HSI_PDB_BADAGE);
   CHECK_EQ(r.found_age, 1);
+  /* two copies that do not match: the report names the first one met, as
+     symchk does (a later failure of the same kind does not replace it) */
+  {
+    const char *d2 = fresh("agetoo");
+    char p2[1024];
+    snprintf(p2, sizeof p2, "%s/MemoryTestApp.pdb", d2);
+    copy(PDB, p2, 0);
+    snprintf(sp, sizeof sp, "%s;%s", d, d2);
+    CHECK_EQ(find(sp, "MemoryTestApp.pdb", GUID, 2, &r), HSI_PDB_BADAGE);
+    CHECK_STR(r.path, path);
+  }
   /* a matching copy later in the path still wins over the mismatch */
   {
     const char *d2 = fresh("agetwo");
@@ -353,6 +379,10 @@ TEST(map_source_and_text) {
     hsi_syms_format(sy, inst, 0x7ff80009d1ecull, 100, frame, sizeof frame);
     CHECK_EQ(hsi_syms_stats(sy)->addresses, before);
     CHECK_EQ(hsi_syms_stats(sy)->pdb_searches, 0);            /* no image has a PDB identity */
+    /* by source: ntdll twice, App.EXE's Main and the kernel's from the map;
+       ntdll before the map and App.EXE+0x9000 unnamed */
+    CHECK_EQ(hsi_syms_stats(sy)->from_map, 4);
+    CHECK_EQ(hsi_syms_stats(sy)->unnamed, 2);
   }
   /* another map (or none) forgets the frames named with the old one */
   {
@@ -566,6 +596,11 @@ TEST(x86_public) {
   /* the public is at 0001:61600, .text at RVA 0x1000 */
   hsi_syms_format(sy, hsi_procmap_find(pm, 1000, 100), base + 0x1000 + 61600 + 3, 100, frame, sizeof frame);
   CHECK_STR(frame, "test_dll.dll!TestFunctionWithNoPrivateSymbols+0x3");
+  /* a procedure with lines keeps its '_': at .text+2512+3 llvm-symbolizer
+     --inlining names _vsnprintf (stdio.h:1409) inlined into _snprintf
+     (stdio.h:1966), the procedure's own name */
+  hsi_syms_format(sy, hsi_procmap_find(pm, 1000, 100), base + 0x1000 + 2512 + 3, 100, frame, sizeof frame);
+  CHECK_STR(frame, "test_dll.dll!_vsnprintf [stdio.h:1409]\ntest_dll.dll!_snprintf+0x3 [stdio.h:1966]");
   hsi_syms_free(sy);
   hsi_procmap_free(pm);
 }
