@@ -2,7 +2,7 @@
 # test_symbols.sh -- PDBs found for a trace's images, from the command line:
 # `heapscript symbols` (golden text and JSON on the example), a PDB found
 # beside the trace, in a symbol store given by --symbol-path or
-# _NT_SYMBOL_PATH (a URL said once and ignored), a PDB whose GUID does not
+# _NT_SYMBOL_PATH (a URL said once and ignored), a PDB whose GUID or age does not
 # match and a damaged PDB: each reported with the file (and offset), its
 # image left unnamed, and the rest of the report made.
 HS=${HS_BIN:-./heapscript}
@@ -69,7 +69,7 @@ grep -qF 'ntdll.dll!RtlAllocateHeap+0x3e' "$T/leaks.txt" || no "damaged PDB: the
 # a PDB of that name with another GUID: not used, and the report says who wanted what
 mkdir -p "$T/other"
 cat >"$T/other.lua" <<'LUA'
-local out = arg[1]
+local out, guid, age = arg[1], arg[2] or "11111111-2222-3333-4444-555555555555", tonumber(arg[3] or 1)
 local w = assert(heapscript.writer(out .. "/other.etl"))
 local function guid_bytes(g)
   local h = g:gsub("-", "")
@@ -82,8 +82,8 @@ local base = 0x7ff600000000
 w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "MemoryTestApp.exe" }
 w:image { op = "dcstart", pid = 100, base = base, size = 0x6000, ts = 20, path = "C:\\app\\MemoryTestApp.exe" }
 w:mof { provider = "b3e675d7-2554-4f18-830b-2762732560de", opcode = 36, version = 2, pid = 100, tid = 104, ts = 20,
-        payload = string.pack("<I8I4", base, 100) .. guid_bytes("11111111-2222-3333-4444-555555555555")
-                  .. string.pack("<I4z", 1, "MemoryTestApp.pdb") }
+        payload = string.pack("<I8I4", base, 100) .. guid_bytes(guid)
+                  .. string.pack("<I4z", age, "MemoryTestApp.pdb") }
 w:heap { op = "alloc", pid = 100, tid = 104, ts = 100, heap = 0x10000, addr = 0x20000, size = 64,
          stack = { base + 0x14bf, base + 0x1105 } }
 assert(w:close())
@@ -97,6 +97,20 @@ grep -q "^MemoryTestApp.exe .*11111111222233334444555555555555.* mismatched GUID
 grep -qF 'MemoryTestApp.exe+0x14bf' "$T/leaks.txt" || no "mismatched PDB: not used"
 grep -qF "symbols: MemoryTestApp.exe wants MemoryTestApp.pdb GUID 11111111-2222-3333-4444-555555555555 age 1; $T/other/MemoryTestApp.pdb does not match (it has GUID 73530e7b-1169-d7af-4c4c-44205044422e age 1): not used" "$T/err" \
   || no "mismatched PDB: the message: $(cat "$T/err")"
+# the right GUID with another age: a mismatch too, and counted as one in the summary
+mkdir -p "$T/age"
+"$HS" "$T/other.lua" -- "$T/age" 73530e7b-1169-d7af-4c4c-44205044422e 2 || no "writing the other-age trace"
+cp examples/MemoryTestApp.pdb "$T/age/"
+"$HS" symbols "$T/age/other.etl" >"$T/out"
+grep -q "^MemoryTestApp.exe .*73530E7B1169D7AF4C4C44205044422E2 .* mismatched age: $T/age/MemoryTestApp.pdb has GUID 73530e7b-1169-d7af-4c4c-44205044422e age 1$" "$T/out" \
+  || no "symbols: mismatched age, what was wanted and what was found: $(cat "$T/out")"
+[ "$(tail -1 "$T/out")" = "1 images: 0 with their PDB, 1 mismatched" ] || no "symbols: an age mismatch counted as mismatched: $(tail -1 "$T/out")"
+
+# the map beside a trace named in upper case (.ETL): NAME.sym, as for .etl
+mkdir -p "$T/upper"
+cp "$E" "$T/upper/MEMORYTESTAPP.ETL"; cp examples/memorytestapp.sym "$T/upper/MEMORYTESTAPP.sym"
+"$HS" symbols "$T/upper/MEMORYTESTAPP.ETL" >"$T/out"
+[ "$(grep -c '; symbol map: ' "$T/out")" = 3 ] || no "symbols: the map beside MEMORYTESTAPP.ETL names 3 images: $(cat "$T/out")"
 
 # a real trace: hundreds of images, every one on its own line within a terminal's width
 C=${HEAPSCRIPT_CORPUS:-../shared/traces}/microsoft_perfview__net.4.5.2.x64.etl
