@@ -305,6 +305,122 @@ static int lose_pages(const char *copy, size_t len) {
 TEST(cut_while_open) { lost_while_open("/tmp/hs-test-pdb-cut.pdb", cut_it, "cut short after it was opened"); }
 TEST(device_error_while_open) { lost_while_open("/tmp/hs-test-pdb-device.pdb", lose_pages, "the device can read"); }
 
+/* The seed with the u32 at file offset `at` set to v must fail to open
+   with a message containing want (then the seed is as it was). */
+static void expect_error(uint8_t *buf, size_t len, uint64_t at, uint32_t v, const char *want) {
+  uint32_t old = rd32(buf + at);
+  hsi_pdb *p = NULL;
+  char err[HS_ERRLEN] = "";
+  wr32(buf + at, v);
+  CHECK_EQ(hsi_pdb_open_mem(&p, buf, len, "m.pdb", err, sizeof err), HS_EFORMAT);
+  if (!strstr(err, want)) {
+    fprintf(stderr, "expected \"%s\" in: %s\n", want, err);
+    CHECK(!"the message expected");
+  }
+  hsi_pdb_close(p);
+  wr32(buf + at, old);
+}
+
+/* The container's checks at their edges, one word of the seed changed each
+   time: each is the error it names, not another one met later by chance. */
+TEST(msf_edges) {
+  size_t len;
+  uint8_t *buf = (uint8_t *)slurp_len("tests/fuzz/pdb_corpus/clang-x64-512.pdb", &len);
+  uint32_t bs, nblocks, dirlen, d0, nstreams, size0;
+  char want[200];
+  if (!buf) { CHECK(buf != NULL); return; }
+  bs = rd32(buf + 32);
+  nblocks = rd32(buf + 40);
+  dirlen = rd32(buf + 44);
+  d0 = rd32(buf + (size_t)rd32(buf + 52) * bs);
+  nstreams = rd32(buf + (size_t)d0 * bs);
+  size0 = rd32(buf + (size_t)d0 * bs + 4);
+  CHECK(dirlen <= bs);          /* the directory in one block: its words are at d0 * bs + offset */
+  CHECK(size0 == 0 || size0 == 0xFFFFFFFFu);   /* stream 0 has no blocks: stream 1's are the first listed */
+  if (dirlen > bs || (size0 != 0 && size0 != 0xFFFFFFFFu)) { free(buf); return; }
+  /* within 512..65536 but not a power of two */
+  expect_error(buf, len, 32, 768, "m.pdb: offset 0x20: expected a block size of 512..65536, a power of two; found 768");
+  /* the directory's block one past the last block */
+  snprintf(want, sizeof want, "expected directory block 0 inside the file's %u blocks, found block %u", nblocks, nblocks);
+  expect_error(buf, len, (uint64_t)rd32(buf + 52) * bs, nblocks, want);
+  /* as many streams as the directory has words: no room left for the count */
+  expect_error(buf, len, (uint64_t)d0 * bs, dirlen / 4, "expected a stream count that fits");
+  /* stream 1's first block one past the last block */
+  snprintf(want, sizeof want, "block index past the end: expected block 0 of stream 1 inside the file's %u blocks, "
+           "found block %u", nblocks, nblocks);
+  expect_error(buf, len, (uint64_t)d0 * bs + 4 + 4ull * nstreams, nblocks, want);
+  free(buf);
+}
+
+/* Damage met after open, one field of the seed changed each time: the
+   /names signature (file names lost, said once), the last entry of the
+   publics' address map (the record stream walked instead: every public
+   still there, once), and a procedure of the DPC kind (S_LPROC32_DPC,
+   0x1155: a procedure as any other). */
+TEST(damage_after_open) {
+  size_t len;
+  uint8_t *buf = (uint8_t *)slurp_len("tests/fuzz/pdb_corpus/clang-x64-512.pdb", &len);
+  char err[HS_ERRLEN], name[256];
+  hsi_pdb *p = NULL;
+  hsi_pdb_frame f[8];
+  uint32_t npubs, nfuncs, rva = 0, bs, i;
+  uint64_t names_at, map_last, kind_at = 0;
+  int n;
+  if (!buf) { CHECK(buf != NULL); return; }
+  CHECK_EQ(hsi_pdb_open_mem(&p, buf, len, "seed", err, sizeof err), 0);
+  if (!p) { free(buf); return; }
+  bs = p->msf.bs;
+  npubs = hsi_pdb_public_count(p);
+  nfuncs = hsi_pdb_function_count(p);
+  CHECK(npubs > 1 && nfuncs > 0);
+  names_at = hsi_msf_fileoff(&p->msf, p->names_stream, 0);
+  map_last = hsi_msf_fileoff(&p->msf, p->psi_stream, 28 + rd32(p->psi.p) + rd32(p->psi.p + 4) - 4);
+  for (i = 0; i < p->nmods && !kind_at; i++)
+    if (p->mods[i].nprocs && (p->mods[i].procs[0].rec + 2) % bs != bs - 1) {
+      kind_at = hsi_msf_fileoff(&p->msf, p->mods[i].stream, p->mods[i].procs[0].rec + 2);
+      rva = p->mods[i].procs[0].rva;
+      snprintf(name, sizeof name, "%s", p->mods[i].procs[0].name);
+    }
+  CHECK(kind_at != 0);
+  hsi_pdb_close(p);
+
+  wr32(buf + names_at, 0xEFFEEFFFu);
+  CHECK_EQ(hsi_pdb_open_mem(&p, buf, len, "seed", err, sizeof err), 0);
+  if (p) {
+    n = hsi_pdb_lookup(p, rva, f, 8);
+    CHECK(n >= 1);
+    if (n >= 1) { CHECK_STR(f[n - 1].name, name); CHECK(f[n - 1].file == NULL); }
+    CHECK(strstr(hsi_pdb_error(p), "expected the /names string table header") != NULL);
+    hsi_pdb_close(p);
+  }
+  wr32(buf + names_at, 0xEFFEEFFEu);
+
+  {
+    uint32_t old = rd32(buf + map_last);
+    wr32(buf + map_last, 0xFFFFFFF0u);
+    CHECK_EQ(hsi_pdb_open_mem(&p, buf, len, "seed", err, sizeof err), 0);
+    if (p) {
+      CHECK_EQ(hsi_pdb_public_count(p), npubs);
+      CHECK(strstr(hsi_pdb_error(p), "expected the offset of an S_PUB32 record") != NULL);
+      hsi_pdb_close(p);
+    }
+    wr32(buf + map_last, old);
+  }
+
+  if (kind_at) {
+    wr16(buf + kind_at, 0x1155);
+    CHECK_EQ(hsi_pdb_open_mem(&p, buf, len, "seed", err, sizeof err), 0);
+    if (p) {
+      CHECK_EQ(hsi_pdb_function_count(p), nfuncs);
+      n = hsi_pdb_lookup(p, rva, f, 8);
+      CHECK(n >= 1);
+      if (n >= 1) CHECK_STR(f[n - 1].name, name);
+      hsi_pdb_close(p);
+    }
+  }
+  free(buf);
+}
+
 TEST(open_errors) {
   hsi_pdb *p = (hsi_pdb *)1;
   char err[HS_ERRLEN];
@@ -323,6 +439,8 @@ int main(void) {
   RUN(open_errors);
   RUN(memory_equals_file);
   RUN(damage);
+  RUN(msf_edges);
+  RUN(damage_after_open);
   RUN(cut_while_open);
   RUN(device_error_while_open);
   if (have_shared()) {
