@@ -173,6 +173,44 @@ TEST(publics_only) {
   hsi_pdb_close(p);
 }
 
+/* The PDB's copy of the section headers against the image's own table
+   (PE: e_lfanew at 0x3c; the COFF header's section count at +6 and
+   optional header size at +20; 40-byte headers from +24 past it, the RVA
+   at +12): every section of the PDB, the last one too, starts where the
+   image says.  A PDB may lack the image's last section, .reloc, added after
+   it was written (VS2008's test_dll.pdb: llvm-pdbutil dump --section-headers
+   lists 4 of the DLL's 5). */
+static void sections_match(const char *image, const char *pdb) {
+  size_t len;
+  uint8_t *pe = (uint8_t *)slurp_len(pdb_path(image), &len);
+  hsi_pdb *p = open_ok(pdb_path(pdb));
+  uint32_t lfa, nsec, i, rva;
+  const uint8_t *sh;
+  int ok;
+  CHECK(pe != NULL);
+  if (!pe || !p || len < 0x40 || (lfa = rd32(pe + 0x3c)) > len - 24) { free(pe); hsi_pdb_close(p); return; }
+  nsec = rd16(pe + lfa + 6);
+  sh = pe + lfa + 24 + rd16(pe + lfa + 20);
+  CHECK(sh + 40 * (size_t)nsec <= pe + len);
+  CHECK(p->nsec == nsec || p->nsec + 1 == nsec);
+  for (i = 0; i < p->nsec && i < nsec && sh + 40 * (size_t)nsec <= pe + len; i++) {
+    rva = hsi_pdb_rva(p, (uint16_t)(i + 1), 0x10, &ok);
+    CHECK(ok);
+    CHECK_EQ(rva, rd32(sh + 40 * i + 12) + 0x10);
+  }
+  hsi_pdb_rva(p, (uint16_t)(p->nsec + 1), 0, &ok);
+  CHECK(!ok);                                 /* no section past the last */
+  hsi_pdb_close(p);
+  free(pe);
+}
+
+TEST(section_rvas) {
+  sections_match("getsentry_symbolic__crash.exe", "getsentry_symbolic__crash.pdb");
+  sections_match("mstange_samply__softokn3.dll", "mstange_samply__softokn3.pdb");
+  sections_match("google_syzygy__test_dll.dll", "google_syzygy__test_dll.pdb");
+  sections_match("google_bloaty__msvc-16.0-foo-bar-main-cv.bin", "google_bloaty__msvc-16.0-foo-bar-main-cv.pdb");
+}
+
 /* The memory opener over the same bytes answers as the file opener does. */
 TEST(memory_equals_file) {
   const char *seed = "tests/fuzz/pdb_corpus/clang-x64-512.pdb";
@@ -449,6 +487,7 @@ int main(void) {
     RUN(member_function_inlinee_names);
     RUN(cross_module_inlinees);
     RUN(publics_only);
+    RUN(section_rvas);
   } else {
     const char *ci = getenv("CI");
     if (ci && !strcmp(ci, "true")) {
