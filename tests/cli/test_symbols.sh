@@ -4,7 +4,8 @@
 # beside the trace, in a symbol store given by --symbol-path or
 # _NT_SYMBOL_PATH (a URL said once and ignored), a PDB whose GUID or age does not
 # match and a damaged PDB: each reported with the file (and offset), its
-# image left unnamed, and the rest of the report made.
+# image left unnamed, and the rest of the report made.  One PDB wanted at
+# two ages is two identities; a renamed image is named by its original name.
 HS=${HS_BIN:-./heapscript}
 E=examples/memorytestapp.etl
 T=$(mktemp -d "${TMPDIR:-/tmp}/hs-symbols.XXXXXX") || exit 1
@@ -111,6 +112,39 @@ mkdir -p "$T/upper"
 cp "$E" "$T/upper/MEMORYTESTAPP.ETL"; cp examples/memorytestapp.sym "$T/upper/MEMORYTESTAPP.sym"
 "$HS" symbols "$T/upper/MEMORYTESTAPP.ETL" >"$T/out"
 [ "$(grep -c '; symbol map: ' "$T/out")" = 3 ] || no "symbols: the map beside MEMORYTESTAPP.ETL names 3 images: $(cat "$T/out")"
+
+# one PDB at two ages in two processes: two image identities, each with its own answer;
+# a renamed copy of ntdll named from the map by its ImageId's OriginalFileName
+mkdir -p "$T/ids"
+cat >"$T/ids.lua" <<'LUA'
+local out = arg[1]
+local w = assert(heapscript.writer(out .. "/ids.etl"))
+local ktc = "b3e675d7-2554-4f18-830b-2762732560de"
+local guid = string.pack("<I4I2I2", 0x73530e7b, 0x1169, 0xd7af) .. "\x4c\x4c\x44\x20\x50\x44\x42\x2e"
+local app, dll = 0x7ff600000000, 0x7ff800000000
+for _, p in ipairs { { 100, 1 }, { 200, 2 } } do
+  local pid, age = p[1], p[2]
+  w:process { op = "dcstart", pid = pid, ppid = 4, ts = pid, name = "MemoryTestApp.exe" }
+  w:image { op = "dcstart", pid = pid, base = app, size = 0x6000, ts = pid + 1, path = "C:\\app\\MemoryTestApp.exe" }
+  w:mof { provider = ktc, opcode = 36, version = 2, pid = pid, tid = pid + 4, ts = pid + 1,
+          payload = string.pack("<I8I4", app, pid) .. guid .. string.pack("<I4z", age, "MemoryTestApp.pdb") }
+end
+w:image { op = "dcstart", pid = 100, base = dll, size = 0x200000, ts = 300, path = "C:\\app\\renamed.dll" }
+w:mof { provider = ktc, opcode = 0, version = 2, pid = 100, tid = 104, ts = 300,
+        payload = string.pack("<I8I8I4I4", dll, 0x200000, 100, 0) .. ("ntdll.dll\0"):gsub(".", "%0\0") }
+w:heap { op = "alloc", pid = 100, tid = 104, ts = 400, heap = 0x10000, addr = 0x20000, size = 64,
+         stack = { dll + 0x3a72e, app + 0x14bf } }
+assert(w:close())
+LUA
+"$HS" "$T/ids.lua" -- "$T/ids" || no "writing the two-ages trace"
+cp examples/MemoryTestApp.pdb "$T/ids/"; cp examples/memorytestapp.sym "$T/ids/ids.sym"
+"$HS" symbols "$T/ids/ids.etl" >"$T/out"
+{ grep -q "^MemoryTestApp.exe .*73530E7B1169D7AF4C4C44205044422E1  found $T/ids/MemoryTestApp.pdb$" "$T/out" &&
+  grep -q "^MemoryTestApp.exe .*73530E7B1169D7AF4C4C44205044422E2  mismatched age: " "$T/out" &&
+  [ "$(tail -1 "$T/out")" = "3 images: 1 with their PDB, 1 mismatched, 1 without a PDB identity" ]; } \
+  || no "symbols: one PDB wanted at ages 1 and 2 is two identities: $(cat "$T/out")"
+"$HS" leaks "$T/ids/ids.etl" >"$T/leaks.txt" 2>"$T/err" || no "leaks on the two-ages trace exits 0"
+grep -qF 'renamed.dll!RtlAllocateHeap+0x3e' "$T/leaks.txt" || no "a renamed image named from the map by its OriginalFileName: $(cat "$T/leaks.txt")"
 
 # a real trace: hundreds of images, every one on its own line within a terminal's width
 C=${HEAPSCRIPT_CORPUS:-../shared/traces}/microsoft_perfview__net.4.5.2.x64.etl
