@@ -427,16 +427,17 @@ TEST(msf_edges) {
 /* Damage met after open, one field of the seed changed each time: the
    /names signature (file names lost, said once), the last entry of the
    publics' address map (the record stream walked instead: every public
-   still there, once), and a procedure of the DPC kind (S_LPROC32_DPC,
-   0x1155: a procedure as any other). */
+   still there, once), a procedure of the DPC kind (S_LPROC32_DPC,
+   0x1155: a procedure as any other), and then no procedure and no publics
+   at all (the line alone answers). */
 TEST(damage_after_open) {
   size_t len;
   uint8_t *buf = (uint8_t *)slurp_len("tests/fuzz/pdb_corpus/clang-x64-512.pdb", &len);
-  char err[HS_ERRLEN], name[256];
+  char err[HS_ERRLEN], name[256], file[512];
   hsi_pdb *p = NULL;
   hsi_pdb_frame f[8];
-  uint32_t npubs, nfuncs, rva = 0, bs, i;
-  uint64_t names_at, map_last, kind_at = 0;
+  uint32_t npubs, nfuncs, rva = 0, bs, i, line;
+  uint64_t names_at, map_last, kind_at = 0, symrec_at;
   int n;
   if (!buf) { CHECK(buf != NULL); return; }
   CHECK_EQ(hsi_pdb_open_mem(&p, buf, len, "seed", err, sizeof err), 0);
@@ -447,6 +448,7 @@ TEST(damage_after_open) {
   CHECK(npubs > 1 && nfuncs > 0);
   names_at = hsi_msf_fileoff(&p->msf, p->names_stream, 0);
   map_last = hsi_msf_fileoff(&p->msf, p->psi_stream, 28 + rd32(p->psi.p) + rd32(p->psi.p + 4) - 4);
+  symrec_at = hsi_msf_fileoff(&p->msf, 3, 20);
   for (i = 0; i < p->nmods && !kind_at; i++)
     if (p->mods[i].nprocs && (p->mods[i].procs[0].rec + 2) % bs != bs - 1) {
       kind_at = hsi_msf_fileoff(&p->msf, p->mods[i].stream, p->mods[i].procs[0].rec + 2);
@@ -454,6 +456,18 @@ TEST(damage_after_open) {
       snprintf(name, sizeof name, "%s", p->mods[i].procs[0].name);
     }
   CHECK(kind_at != 0);
+  n = hsi_pdb_lookup(p, rva, f, 8);
+  CHECK(n >= 1 && f[n - 1].file && f[n - 1].line);
+  snprintf(file, sizeof file, "%s", n >= 1 && f[n - 1].file ? f[n - 1].file : "");
+  line = n >= 1 ? f[n - 1].line : 0;
+  /* a byte offset just past a stream's last block (a message naming the
+     end of a stream) is the file offset just past that block */
+  {
+    uint32_t nb = p->msf.first[4] - p->msf.first[3];
+    CHECK(nb > 0);
+    if (nb) CHECK_EQ(hsi_msf_fileoff(&p->msf, 3, nb * bs),
+                     (uint64_t)rd32(p->msf.blocks + 4 * ((size_t)p->msf.first[3] + nb - 1)) * bs + bs);
+  }
   hsi_pdb_close(p);
 
   wr32(buf + names_at, 0xEFFEEFFFu);
@@ -487,6 +501,26 @@ TEST(damage_after_open) {
       n = hsi_pdb_lookup(p, rva, f, 8);
       CHECK(n >= 1);
       if (n >= 1) CHECK_STR(f[n - 1].name, name);
+      hsi_pdb_close(p);
+    }
+    /* the procedure record made an S_FRAMEPROC (0x1012) and the publics'
+       record stream gone (DBI header +20: 0xFFFF): no name anywhere, but the
+       line table still gives that address its file and line (shown as
+       module+0xRVA [file:line]) */
+    wr16(buf + kind_at, 0x1012);
+    wr16(buf + symrec_at, 0xFFFF);
+    CHECK_EQ(hsi_pdb_open_mem(&p, buf, len, "seed", err, sizeof err), 0);
+    if (p) {
+      CHECK_EQ(hsi_pdb_function_count(p), nfuncs - 1);
+      CHECK_EQ(hsi_pdb_public_count(p), 0);
+      n = hsi_pdb_lookup(p, rva, f, 8);
+      CHECK_EQ(n, 1);
+      if (n == 1) {
+        CHECK_STR(f[0].name, "");
+        CHECK_EQ(f[0].start_rva, rva);
+        CHECK_STR(f[0].file ? f[0].file : "(none)", file);
+        CHECK_EQ(f[0].line, line);
+      }
       hsi_pdb_close(p);
     }
   }
