@@ -527,6 +527,57 @@ TEST(damage_after_open) {
   free(buf);
 }
 
+/* An empty section contribution (size 0: lld-link writes them for empty
+   .rdata pieces) owns no byte: moved to the seed's first function, from a
+   later module, it must not take that function's address from its module. */
+TEST(empty_contribution) {
+  size_t len;
+  uint8_t *buf = (uint8_t *)slurp_len("tests/fuzz/pdb_corpus/clang-x64-512.pdb", &len);
+  char err[HS_ERRLEN];
+  hsi_pdb *p = NULL;
+  hsi_pdb_frame f[8];
+  uint32_t sc, nsc, i, e = 0xFFFFFFFFu, bs, rva = 0, seg = 0, off = 0;
+  uint64_t at = 0;
+  int n, mi = -1, found = 0;
+  if (!buf) { CHECK(buf != NULL); return; }
+  CHECK_EQ(hsi_pdb_open_mem(&p, buf, len, "seed", err, sizeof err), 0);
+  if (!p) { free(buf); return; }
+  bs = p->msf.bs;
+  sc = 64 + rd32(p->dbi.p + 24);
+  nsc = (rd32(p->dbi.p + 28) - 4) / 28;
+  CHECK_EQ(rd32(p->dbi.p + sc), 0xeffe0000u + 19970605u);          /* V1: 28-byte entries */
+  for (i = 0; i < nsc && e == 0xFFFFFFFFu; i++)
+    if (rd32(p->dbi.p + sc + 4 + 28 * i + 8) == 0 && (sc + 4 + 28 * i) % bs <= bs - 28) e = sc + 4 + 28 * i;
+  {
+    hsi_pdb_sym fs;
+    memset(&fs, 0, sizeof fs);
+    if (hsi_pdb_function(p, 0, &fs)) {
+      rva = fs.rva; seg = fs.segment; off = fs.offset;
+      mi = hsi_pdb_module_at(p, rva);
+    }
+  }
+  CHECK(e != 0xFFFFFFFFu && mi >= 0 && (uint32_t)mi + 1 < p->nmods);
+  if (e != 0xFFFFFFFFu && mi >= 0 && (uint32_t)mi + 1 < p->nmods) {
+    at = hsi_msf_fileoff(&p->msf, 3, e);
+    n = hsi_pdb_lookup(p, rva, f, 8);
+    found = n >= 1 && f[n - 1].file != NULL;
+  }
+  CHECK(found);                               /* a function with a line to lose */
+  hsi_pdb_close(p);
+  if (!found) { free(buf); return; }
+  wr16(buf + at, (uint16_t)seg);            /* the entry: u16 section, u32 offset at +4, u16 module at +16 */
+  wr32(buf + at + 4, off);
+  wr16(buf + at + 16, (uint16_t)(mi + 1));
+  CHECK_EQ(hsi_pdb_open_mem(&p, buf, len, "seed", err, sizeof err), 0);
+  if (p) {
+    CHECK_EQ(hsi_pdb_module_at(p, rva), mi);
+    n = hsi_pdb_lookup(p, rva, f, 8);
+    CHECK(n >= 1 && f[n - 1].file != NULL);
+    hsi_pdb_close(p);
+  }
+  free(buf);
+}
+
 TEST(open_errors) {
   hsi_pdb *p = (hsi_pdb *)1;
   char err[HS_ERRLEN];
@@ -547,6 +598,7 @@ int main(void) {
   RUN(damage);
   RUN(msf_edges);
   RUN(damage_after_open);
+  RUN(empty_contribution);
   RUN(cut_while_open);
   RUN(device_error_while_open);
   if (have_shared()) {
