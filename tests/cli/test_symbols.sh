@@ -5,7 +5,8 @@
 # _NT_SYMBOL_PATH (a URL said once and ignored), a PDB whose GUID or age does not
 # match and a damaged PDB: each reported with the file (and offset), its
 # image left unnamed, and the rest of the report made.  One PDB wanted at
-# two ages is two identities; a renamed image is named by its original name.
+# two ages is two identities; a renamed image is named by its original name;
+# past 16 inline levels the innermost 15 and the function stay (llvm-symbolizer's).
 HS=${HS_BIN:-./heapscript}
 E=examples/memorytestapp.etl
 T=$(mktemp -d "${TMPDIR:-/tmp}/hs-symbols.XXXXXX") || exit 1
@@ -145,6 +146,65 @@ cp examples/MemoryTestApp.pdb "$T/ids/"; cp examples/memorytestapp.sym "$T/ids/i
   || no "symbols: one PDB wanted at ages 1 and 2 is two identities: $(cat "$T/out")"
 "$HS" leaks "$T/ids/ids.etl" >"$T/leaks.txt" 2>"$T/err" || no "leaks on the two-ages trace exits 0"
 grep -qF 'renamed.dll!RtlAllocateHeap+0x3e' "$T/leaks.txt" || no "a renamed image named from the map by its OriginalFileName: $(cat "$T/leaks.txt")"
+
+# more inline levels than a frame list keeps (HSI_SYM_MAXDEPTH, 16): the innermost 15
+# and the function, named as llvm-symbolizer --inlining names them.  The PDB is made
+# here (clang + lld-link): thirty always_inline levels around one call.
+PD=${HS_BUILD:-build/rel}/tests/pdbdump
+lib=$(ls -d /usr/lib/gcc/x86_64-w64-mingw32/*-win32 2>/dev/null | head -n 1)
+if command -v clang >/dev/null && command -v ld.lld >/dev/null && command -v llvm-symbolizer >/dev/null \
+   && [ -n "$lib" ] && [ -x "$PD" ]; then
+  D=$T/deep; mkdir -p "$D"
+  { echo 'volatile int sink;'
+    echo '__attribute__((noinline)) void leaf(int x) { sink = x; }'
+    echo 'static inline __attribute__((always_inline)) void f0(int x) { leaf(x); sink = 0; }'
+    for i in $(seq 1 29); do
+      echo "static inline __attribute__((always_inline)) void f$i(int x) { sink = $i; f$((i - 1))(x); sink = $i; }"
+    done
+    echo 'int main(void) { f29(1); return 0; }'; } >"$D/deep.c"
+  if clang --target=x86_64-w64-mingw32 -g -gcodeview -O2 -fuse-ld=lld -Wl,--pdb="$D/deep.pdb" -L"$lib" \
+       -o "$D/deep.exe" "$D/deep.c" 2>"$T/cc.err"; then
+    # the address with the most levels, and the oracle's names there (innermost first)
+    "$PD" addrs "$D/deep.pdb" | sed 's/ .*//; s/^/0x/' | sort -u >"$D/addrs"
+    rva=$(llvm-symbolizer --obj="$D/deep.exe" --relative-address --inlining --no-demangle --print-address <"$D/addrs" \
+          | awk 'NF == 0 { print n, a; n = 0; next } /^0x/ { a = $0; next } { n++ }' | sort -n | tail -n 1 | cut -d' ' -f2)
+    echo "$rva" | llvm-symbolizer --obj="$D/deep.exe" --relative-address --inlining --no-demangle \
+      | awk 'NF > 0 && ++n % 2 == 1' >"$D/oracle"
+    { head -n 15 "$D/oracle"; tail -n 1 "$D/oracle"; } >"$D/want"
+    guid=$("$PD" info "$D/deep.pdb" | sed -n 's/^guid //p'); age=$("$PD" info "$D/deep.pdb" | sed -n 's/^age //p')
+    cat >"$T/deep.lua" <<'LUA'
+local out, guid, age, rva = arg[1], arg[2], tonumber(arg[3]), tonumber(arg[4])
+if out:sub(-4) == ".etl" then                  -- read: the frames of the one allocation's stack
+  local t <close> = assert(heapscript.open(out))
+  for a in t:allocations { kind = "heap" }:each() do
+    for _, f in ipairs(a.stack:frames()) do print((f:gsub("^deep%.exe!", ""):gsub("[+ ].*", ""))) end
+  end
+  return
+end
+local w = assert(heapscript.writer(out .. "/deep.etl"))
+local h = guid:gsub("-", "")
+local base = 0x140000000
+w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "deep.exe" }
+w:image { op = "dcstart", pid = 100, base = base, size = 0x10000, ts = 20, path = "C:\\app\\deep.exe" }
+w:mof { provider = "b3e675d7-2554-4f18-830b-2762732560de", opcode = 36, version = 2, pid = 100, tid = 104, ts = 20,
+        payload = string.pack("<I8I4I4I2I2", base, 100, tonumber(h:sub(1, 8), 16), tonumber(h:sub(9, 12), 16),
+                              tonumber(h:sub(13, 16), 16)) .. h:sub(17):gsub("%x%x", function(x) return string.char(tonumber(x, 16)) end)
+                  .. string.pack("<I4z", age, "deep.pdb") }
+w:heap { op = "alloc", pid = 100, tid = 104, ts = 100, heap = 0x10000, addr = 0x20000, size = 64, stack = { base + rva } }
+assert(w:close())
+LUA
+    "$HS" "$T/deep.lua" -- "$D" "$guid" "$age" "$rva" || no "writing the deep trace"
+    "$HS" "$T/deep.lua" -- "$D/deep.etl" >"$D/ours" 2>&1 || no "reading the deep trace"
+    [ "$(wc -l <"$D/oracle")" -gt 17 ] || no "deep.exe: llvm-symbolizer finds more than 17 levels at $rva: $(wc -l <"$D/oracle")"
+    cmp -s "$D/want" "$D/ours" || { no "deep.exe at $rva: the innermost 15 levels and the function:"; diff "$D/want" "$D/ours" | head; }
+  else
+    no "clang failed: $(head -n 3 "$T/cc.err")"
+  fi
+elif [ "$CI" = true ]; then
+  no "clang, lld, llvm-symbolizer or the mingw-w64 runtime missing and CI=true"
+else
+  echo "SKIP: inline levels past 16: no clang, lld, llvm-symbolizer or mingw-w64 runtime"
+fi
 
 # a real trace: hundreds of images, every one on its own line within a terminal's width
 C=${HEAPSCRIPT_CORPUS:-../shared/traces}/microsoft_perfview__net.4.5.2.x64.etl
