@@ -10,7 +10,8 @@
 # PDBs: the real ones in ../shared/pdbs (with their executables), and ones
 # built here with clang + lld from tests/pdb/app.c and app.cpp, for x64 and
 # x86, and one of them rewritten with MSF blocks of 512, 1024 and 8192
-# bytes, and stripped to its publics.  Skips what it cannot run (no shared folder, no llvm, no clang or
+# bytes, and stripped to its publics; and tests/pdb/inlfile.c, whose inline
+# sites change file, compared at every byte.  Skips what it cannot run (no shared folder, no llvm, no clang or
 # mingw runtime) and says so; under CI=true a skip is a failure.
 #
 # Known defects of llvm-symbolizer 14, where the comparison is narrowed
@@ -174,6 +175,28 @@ if command -v clang >/dev/null && command -v ld.lld >/dev/null; then
     else
       no "pdbmangle strip failed"
     fi
+  fi
+  # an inline site that changes file (its body includes inlfile.inc): at every byte
+  # of every function, the frames as llvm-symbolizer --inlining gives them
+  lib=$(ls -d /usr/lib/gcc/x86_64-w64-mingw32/*-win32 2>/dev/null | head -n 1)
+  d=$T/inlfile; mkdir -p "$d"
+  if [ -n "$lib" ] && clang --target=x86_64-w64-mingw32 -g -gcodeview -O2 -fuse-ld=lld -Wl,--pdb="$d/inlfile.pdb" \
+       -L"$lib" -o "$d/inlfile.exe" tests/pdb/inlfile.c 2>"$T/cc.err"; then
+    text=$(llvm-readobj --sections "$d/inlfile.exe" | sed -n 's/^ *VirtualAddress: //p' | head -n 1)
+    "$PD" functions "$d/inlfile.pdb" | awk -v t=$((text)) '$1 ~ /^0001:/ { a = t + substr($1, 6); for (i = 0; i < $2; i++) printf "0x%x\n", a + i }' > "$d/every"
+    llvm-symbolizer --obj="$d/inlfile.exe" --relative-address --inlining --functions=short --no-demangle < "$d/every" | nocol > "$d/oracle"
+    "$PD" lookup "$d/inlfile.pdb" < "$d/every" > "$d/ours"
+    if ! cmp -s "$d/oracle" "$d/ours"; then
+      no "inlfile: frames differ from llvm-symbolizer:"; diff "$d/oracle" "$d/ours" | head -10
+    elif ! grep -q 'inlfile\.inc:' "$d/ours"; then
+      no "inlfile: no frame in inlfile.inc (the file change was not exercised)"
+    else
+      echo "ok inlfile: $(wc -l < "$d/every") bytes, $(grep -c 'inlfile\.inc:' "$d/ours") frames in inlfile.inc; with inline frames"
+    fi
+  elif [ -z "$lib" ]; then
+    if [ "$CI" = true ]; then no "mingw-w64 runtime for x86_64 missing (make deps) and CI=true"; else skip "inlfile: no mingw-w64 runtime for x86_64"; fi
+  else
+    no "clang inlfile.c failed: $(head -n 3 "$T/cc.err")"
   fi
 else
   if [ "$CI" = true ]; then no "clang/lld missing and CI=true"; else skip "clang or lld missing: no PDBs made here"; fi
