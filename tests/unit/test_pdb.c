@@ -147,6 +147,19 @@ TEST(cross_module_inlinees) {
   CHECK_STR(f[1].name, "std::basic_string<wchar_t,std::char_traits<wchar_t>,std::allocator<wchar_t> >::_Tidy_deallocate");
   CHECK_STR(f[2].name, "std::basic_string<wchar_t,std::char_traits<wchar_t>,std::allocator<wchar_t> >::operator=");
   CHECK_EQ(f[2].start_rva, 0x12e0);
+  /* an import number is the module's own: 0x80000011 is _Tidy_deallocate
+     in minidump_generator.obj (above) and, in exception_handler.obj
+     (UpdateNextID at 0x24cf), import 17 is client_info.obj's 0x80001329,
+     IPI 0x116C: the basic_string {dtor} that calls _Tidy_deallocate
+     (llvm-pdbutil dump --xmi --xme --ids) */
+  n = hsi_pdb_lookup(p, 0x24cf, f, 8);
+  CHECK_EQ(n, 4);
+  if (n == 4) {
+    CHECK_STR(f[1].name, "std::basic_string<wchar_t,std::char_traits<wchar_t>,std::allocator<wchar_t> >::_Tidy_deallocate");
+    CHECK_STR(f[2].name, "std::basic_string<wchar_t,std::char_traits<wchar_t>,std::allocator<wchar_t> >::{dtor}");
+    CHECK_EQ(f[2].line, 2425);
+    CHECK_STR(f[3].name, "google_breakpad::ExceptionHandler::UpdateNextID");
+  }
   hsi_pdb_close(p);
 }
 
