@@ -591,6 +591,57 @@ TEST(empty_contribution) {
   free(buf);
 }
 
+/* The seed's section contributions rewritten in the V2 form (version
+   0xeffe0000 + 20140516, 32-byte entries: the 28 bytes of V1 and the COFF
+   section index), the .text one second: read with the V2 stride, the
+   function keeps its module and its line. */
+TEST(contributions_v2) {
+  size_t len;
+  uint8_t *buf = (uint8_t *)slurp_len("tests/fuzz/pdb_corpus/clang-x64-512.pdb", &len);
+  uint8_t sub[512];
+  char err[HS_ERRLEN], name[256];
+  hsi_pdb *p = NULL;
+  hsi_pdb_frame f[8];
+  hsi_pdb_sym fs;
+  uint32_t sc, scsz, nsc, i, k, text = 0xFFFFFFFFu, other = 0xFFFFFFFFu;
+  int n, mi = -1;
+  if (!buf) { CHECK(buf != NULL); return; }
+  CHECK_EQ(hsi_pdb_open_mem(&p, buf, len, "seed", err, sizeof err), 0);
+  if (!p) { free(buf); return; }
+  memset(&fs, 0, sizeof fs);
+  CHECK(hsi_pdb_function(p, 0, &fs));
+  snprintf(name, sizeof name, "%s", fs.name ? fs.name : "");   /* fs.name lives with p */
+  mi = hsi_pdb_module_at(p, fs.rva);
+  sc = 64 + rd32(p->dbi.p + 24);
+  scsz = rd32(p->dbi.p + 28);
+  nsc = (scsz - 4) / 28;
+  CHECK(scsz <= sizeof sub && nsc >= 3);
+  for (i = 0; i < nsc; i++) {
+    const uint8_t *e = p->dbi.p + sc + 4 + 28 * i;
+    if (rd16(e) == fs.segment && rd32(e + 4) <= fs.offset && fs.offset - rd32(e + 4) < rd32(e + 8)) text = i;
+    else if (other == 0xFFFFFFFFu) other = i;
+  }
+  CHECK(text != 0xFFFFFFFFu && other != 0xFFFFFFFFu && mi >= 0);
+  if (text == 0xFFFFFFFFu || other == 0xFFFFFFFFu || mi < 0 || scsz > sizeof sub) { hsi_pdb_close(p); free(buf); return; }
+  memset(sub, 0, sizeof sub);
+  wr32(sub, 0xeffe0000u + 20140516u);
+  memcpy(sub + 4, p->dbi.p + sc + 4 + 28 * other, 28);
+  memcpy(sub + 4 + 32, p->dbi.p + sc + 4 + 28 * text, 28);
+  for (i = 0, k = 2; i < nsc && 4 + 32 * (k + 1) <= scsz; i++)
+    if (i != text && i != other) memcpy(sub + 4 + 32 * k++, p->dbi.p + sc + 4 + 28 * i, 28);
+  for (i = 0; i < scsz; i++) buf[hsi_msf_fileoff(&p->msf, 3, sc + i)] = sub[i];
+  hsi_pdb_close(p);
+  CHECK_EQ(hsi_pdb_open_mem(&p, buf, len, "seed", err, sizeof err), 0);
+  if (p) {
+    CHECK_EQ(hsi_pdb_module_at(p, fs.rva), mi);
+    n = hsi_pdb_lookup(p, fs.rva, f, 8);
+    CHECK(n >= 1 && f[n - 1].file != NULL);
+    if (n >= 1) CHECK_STR(f[n - 1].name, name);
+    hsi_pdb_close(p);
+  }
+  free(buf);
+}
+
 TEST(open_errors) {
   hsi_pdb *p = (hsi_pdb *)1;
   char err[HS_ERRLEN];
@@ -612,6 +663,7 @@ int main(void) {
   RUN(msf_edges);
   RUN(damage_after_open);
   RUN(empty_contribution);
+  RUN(contributions_v2);
   RUN(cut_while_open);
   RUN(device_error_while_open);
   if (have_shared()) {
