@@ -642,6 +642,46 @@ TEST(contributions_v2) {
   free(buf);
 }
 
+/* A procedure nested in another (its Parent the outer one, the outer's End
+   past the inner's S_END) is not a function of its own: llvm-pdbutil lists
+   only procedures with parent 0, and llvm-symbolizer skips to the outer
+   one's end.  The seed's two functions made so. */
+TEST(nested_procedure) {
+  size_t len;
+  uint8_t *buf = (uint8_t *)slurp_len("tests/fuzz/pdb_corpus/clang-x64-512.pdb", &len);
+  char err[HS_ERRLEN];
+  hsi_pdb *p = NULL;
+  const pdb_module *m = NULL;
+  uint64_t end_at = 0, parent_at = 0;
+  uint32_t i, outer = 0, inner_end = 0, nf = 0;
+  if (!buf) { CHECK(buf != NULL); return; }
+  CHECK_EQ(hsi_pdb_open_mem(&p, buf, len, "seed", err, sizeof err), 0);
+  if (!p) { free(buf); return; }
+  nf = hsi_pdb_function_count(p);
+  for (i = 0; i < p->nmods && !m; i++)
+    if (p->mods[i].nprocs == 2) m = &p->mods[i];
+  CHECK(m != NULL);
+  if (m && m->procs[0].end < m->procs[1].rec && (m->procs[0].rec + 8) % p->msf.bs <= p->msf.bs - 4
+      && (m->procs[1].rec + 4) % p->msf.bs <= p->msf.bs - 4) {
+    outer = m->procs[0].rec;
+    inner_end = m->procs[1].end;
+    end_at = hsi_msf_fileoff(&p->msf, m->stream, outer + 8);
+    parent_at = hsi_msf_fileoff(&p->msf, m->stream, m->procs[1].rec + 4);
+  }
+  CHECK(end_at != 0);
+  hsi_pdb_close(p);
+  if (!end_at) { free(buf); return; }
+  wr32(buf + end_at, inner_end);
+  wr32(buf + parent_at, outer);
+  CHECK_EQ(hsi_pdb_open_mem(&p, buf, len, "seed", err, sizeof err), 0);
+  if (p) {
+    CHECK_EQ(hsi_pdb_function_count(p), nf - 1);
+    CHECK_STR(hsi_pdb_error(p), "");
+    hsi_pdb_close(p);
+  }
+  free(buf);
+}
+
 TEST(open_errors) {
   hsi_pdb *p = (hsi_pdb *)1;
   char err[HS_ERRLEN];
@@ -664,6 +704,7 @@ int main(void) {
   RUN(damage_after_open);
   RUN(empty_contribution);
   RUN(contributions_v2);
+  RUN(nested_procedure);
   RUN(cut_while_open);
   RUN(device_error_while_open);
   if (have_shared()) {
