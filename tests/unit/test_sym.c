@@ -303,7 +303,7 @@ static hsi_procmap *make_pm(int rsds, const char *guid, uint32_t *inst) {
   hs_reader *r;
   hs_event ev;
   hsi_procmap *pm;
-  snprintf(path, sizeof path, "%s/hs-sym-%ld.etl", d && *d ? d : "/tmp", (long)rand());
+  snprintf(path, sizeof path, "%s/hs-sym-%ld.etl", d && *d ? d : "/tmp", (long)getpid());
   CHECK_EQ(hsi_writer_open(&w, path, NULL, err, sizeof err), 0);
   if (!w) return NULL;
   CHECK_EQ(hsi_writer_process(w, 0, 3, 8, 0, 0, 10, "Idle", NULL), 0);

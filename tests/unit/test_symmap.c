@@ -5,6 +5,7 @@
 ** map as a source of frame names is tested with the symbol layer
 ** (test_sym.c).
 */
+#include <unistd.h>
 #include "unit.h"
 #include "heapscript.h"
 #include "symmap.h"
@@ -145,7 +146,7 @@ TEST(load_file) {
   const char *name;
   uint64_t off;
   size_t i;
-  snprintf(path, sizeof path, "%s/hs-symmap-%ld.sym", d && *d ? d : "/tmp", (long)rand());
+  snprintf(path, sizeof path, "%s/hs-symmap-%ld.sym", d && *d ? d : "/tmp", (long)getpid());
   f = fopen(path, "wb");
   CHECK(f != NULL);
   if (!f) return;
