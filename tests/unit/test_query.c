@@ -121,6 +121,12 @@ TEST(window_aggregates) {
   hsi_query_outstanding(L, NULL, 200, &b, &c);
   CHECK_EQ(b, a.out_end);
   CHECK_EQ((uint64_t)a.impacting, (uint64_t)((int64_t)a.out_end - (int64_t)a.out_start));
+  /* the field names a script sorts and reads by: each its own value */
+  CHECK_EQ(hsi_agg_field(&a, hsi_agg_field_find("out_start")), 4 + 8 + 256);
+  CHECK_EQ(hsi_agg_field(&a, hsi_agg_field_find("out_end")), 2 + 8 + 128);
+  CHECK_EQ(hsi_agg_field(&a, hsi_agg_field_find("before_count")), 1);
+  CHECK_EQ(hsi_agg_field(&a, hsi_agg_field_find("unknown_count")), 1);
+  CHECK_EQ(hsi_agg_field(&a, hsi_agg_field_find("peak_ts")), 200);
   /* outstanding over [100, 200]: 100: C D G = 76; 110: 77; 120: 79;
      130: 75; 160: 74; 200: -G +H = 138 */
   CHECK_EQ(a.peak, 138); CHECK_EQ(a.peak_ts, 200);
@@ -284,6 +290,32 @@ TEST(pool_tags) {
   CHECK_EQ(g.g[0].agg.out_end, 40 + 80 + 320);
   CHECK_EQ(g.g[1].agg.bytes, 20 + 160);
   hsi_groups_free(&g);
+  hsi_sel_free(&s);
+  hsi_life_free(L);
+}
+
+/* A tag without a mask is all four characters: "Filx" is not "File". */
+TEST(pool_tag_fourth_char) {
+  hsi_life *L = hsi_life_new();
+  hsi_filter f;
+  hsi_sel s;
+  const uint32_t tags[2] = {0x656C6946 /* File */, 0x786C6946 /* Filx */};
+  uint32_t i;
+  memset(&s, 0, sizeof s);
+  for (i = 0; i < 2; i++) {
+    hsi_memop op = mk(HSI_OP_POOL_ALLOC, 10 + i, 4);
+    op.addr = 0xFFFF800000000000ull + i * 0x100; op.size = 16; op.tag = tags[i];
+    op.pool_type = 1;
+    feed(L, op, 1);
+  }
+  hsi_filter_init(&f, L);
+  f.has_tag = 1; f.tag = 0x656C6946;
+  CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+  CHECK_EQ(s.n, 1);
+  if (s.n) CHECK_EQ(s.idx[0], 0);
+  f.tag = 0x00006946; f.tag_mask = 0xFFFF;         /* "Fi*": both */
+  CHECK_EQ(hsi_query_select(L, &f, &s), 0);
+  CHECK_EQ(s.n, 2);
   hsi_sel_free(&s);
   hsi_life_free(L);
 }
@@ -876,6 +908,7 @@ int main(void) {
   RUN(before_trace_bytes);
   RUN(filters);
   RUN(pool_tags);
+  RUN(pool_tag_fourth_char);
   RUN(grouping_top_n);
   RUN(series);
   RUN(series_peaks);
