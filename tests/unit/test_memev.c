@@ -580,6 +580,16 @@ TEST(heap_snapshot_provider) {
   /* other ids of the provider are not memory events */
   ev = sev(101, p, 8);
   CHECK_EQ(hsi_memev_decode(&ev, &op), 0);
+  /* the provider as a record holds it: 901d2afa-4ff6-46d7-8d0e-53645e1a47f5
+     (ETL-FORMAT 6.9), the first three parts little-endian */
+  {
+    static const uint8_t id[16] = {0xfa, 0x2a, 0x1d, 0x90, 0xf6, 0x4f, 0xd7, 0x46,
+                                   0x8d, 0x0e, 0x53, 0x64, 0x5e, 0x1a, 0x47, 0xf5};
+    ev = sev(200, p, 8);
+    ev.provider = hs_guid_from_bytes(id);
+    CHECK_EQ(hsi_memev_decode(&ev, &op), 1);
+    CHECK_EQ(op.kind, HSI_OP_SNAPSHOT);
+  }
 }
 
 /* -------------------------------------------------------- not memory events */
@@ -867,6 +877,10 @@ TEST(names) {
   CHECK_STR(hsi_heap_source_name(2), "LFH");
   CHECK_STR(hsi_heap_source_name(1), "Lookaside");
   CHECK_STR(hsi_heap_source_name(6), "SegmentHeap");
+  /* ETL-FORMAT 6.1 (ntetw.h MEMORY_FROM_*): 3 MainPath, 4 SlowPath, 5 Invalid */
+  CHECK_STR(hsi_heap_source_name(3), "MainPath");
+  CHECK_STR(hsi_heap_source_name(4), "SlowPath");
+  CHECK_STR(hsi_heap_source_name(5), "Invalid");
   CHECK(hsi_heap_source_name(0) == NULL);
   CHECK(hsi_heap_source_name(7) == NULL);
   CHECK_STR(hsi_heap_caller_name(13), "DecommitPageRange");
