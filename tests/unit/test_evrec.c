@@ -183,8 +183,37 @@ TEST(store_counts_and_reads) {
   hs_reader_close(r);
 }
 
+/* A kernel class's record with ids as the file holds it (ETL-FORMAT §3.3,
+   SYSTEM_HEADER64): Version, HeaderType, Flags 0xC0, Size, Type, Group,
+   ThreadId, ProcessId, SystemTime, then KernelTime and UserTime, the two
+   u32 of the consumer's ProcessorTime. */
+TEST(kernel_record_bytes) {
+  static const uint8_t want[0x24] = {
+    0x02, 0x00, 0x02, 0xC0, 0x24, 0x00, 0x01, 0x03,   /* v2, SYSTEM64, size 0x24, Process Start */
+    0x08, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,   /* tid 8, pid 7 */
+    0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,   /* SystemTime */
+    0x11, 0x00, 0x00, 0x00, 0x22, 0x00, 0x00, 0x00,   /* KernelTime 0x11, UserTime 0x22 */
+    0x78, 0x56, 0x34, 0x12 };
+  hsi_evrec e;
+  hs_guid g;
+  uint32_t payload = 0x12345678;
+  memset(&e, 0, sizeof e);
+  e.flags = HSI_EHF_CLASSIC | HSI_EHF_64_BIT_HEADER;
+  hs_kernel_group_guid(3, &g);                        /* Process */
+  memcpy(e.provider_id, &g.d1, 4);
+  memcpy(e.provider_id + 4, &g.d2, 2); memcpy(e.provider_id + 6, &g.d3, 2); memcpy(e.provider_id + 8, g.d4, 8);
+  e.user_data = &payload; e.user_data_length = 4;
+  e.process_id = 7; e.thread_id = 8; e.opcode = 1; e.version = 2;
+  e.timestamp = 0x1122334455667788LL;
+  e.processor_time = 0x0000002200000011ULL;
+  memset(buf, 0xEE, 0x40);
+  CHECK_EQ(hsi_evrec_to_record(&e, buf), 0x24);
+  CHECK(memcmp(buf, want, sizeof want) == 0);
+}
+
 int main(void) {
   RUN(layout_is_event_record);
+  RUN(kernel_record_bytes);
   RUN(every_event_comes_back);
   RUN(store_counts_and_reads);
   return UNIT_DONE();
