@@ -50,5 +50,22 @@ M=${TMPDIR:-/tmp}/hs-masks.$$.etl
 "$HS" "${TMPDIR:-/tmp}/hs-masks.$$.lua" -- "$M" && "$HS" info "$M" | grep -q "kernel masks:.*(pool on, VirtualAlloc on, heap on)" || no "info reports the enabled kernel groups"
 rm -f "$M" "${TMPDIR:-/tmp}/hs-masks.$$.lua"
 "$HS" info "$S" | grep -q "kernel masks" && no "no masks line without an Extension record"
+# info: the duration is first to last event (the header record at 0, events at 1 s and
+# 3.5 s at the default 10 MHz), and by_key keys a kernel record by its whole version
+# word (0x0102: one PMC counter, whose 8 bytes come before the payload; the event's
+# version is 2)
+cat >"${TMPDIR:-/tmp}/hs-span.$$.lua" <<'LUA'
+local w = assert(heapscript.writer(arg[1], {cpus = 1}))
+w:kernel { group = 0x0F, opcode = 46, header = "PERFINFO64", ts = 10000000, payload = "A" }
+w:kernel { group = 0x0F, opcode = 46, version = 0x0102, header = "PERFINFO64", ts = 35000000,
+           payload = string.rep("\0", 8) .. "B" }
+assert(w:close())
+LUA
+M=${TMPDIR:-/tmp}/hs-span.$$.etl
+"$HS" "${TMPDIR:-/tmp}/hs-span.$$.lua" -- "$M" || no "writing the two-event trace"
+"$HS" info "$M" | grep -q "^duration: *3\.500000 s" || no "info duration: $("$HS" info "$M" | grep duration)"
+"$HS" info --json "$M" | grep -q '"opcode": 46, "id": 0, "version": 258, "count": 1}' \
+  || no "info --json by_key: the whole version word 258: $("$HS" info --json "$M" | grep '"opcode": 46')"
+rm -f "$M" "${TMPDIR:-/tmp}/hs-span.$$.lua"
 [ "$fails" -eq 0 ] && echo "ok: dump and info"
 [ "$fails" -eq 0 ]
