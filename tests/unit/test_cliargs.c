@@ -43,6 +43,7 @@ TEST(traces_then_options) {
   CHECK(kinds("a.etl --flag --other", "TSS"));
   CHECK(kinds("--help", "S"));
   CHECK(kinds("nofile.etl --top 3", "TSS"));            /* before the options every word is a trace */
+  CHECK(kinds("a.etl --out - b.etl", "TSST"));          /* "-" (standard output) is a value, not an option */
 }
 
 TEST(dashdash) {
