@@ -187,6 +187,11 @@ test("filter errors", function()
   raises(function() t:count { provider = 5 } end, "string expected", "provider must be a string")
   raises(function() t:count { provider = {} } end, "empty list", "an empty list is an error")
   raises(function() t:count { limit = -1 } end, "non-negative", "a negative limit is an error")
+  local ops = {}
+  for i = 1, 32 do ops[i] = i - 1 end
+  eq(t:count { provider = IMAGE, opcode = ops }, t:count { provider = IMAGE }, "32 values in one list are taken")
+  ops[33] = 32
+  raises(function() t:count { opcode = ops } end, "more than 32 values", "a 33rd value is an error")
   raises(function() t:count { from = "soon" } end, "seconds", "from must be a number")
   raises(function() t:count { 1 } end, "named", "a positional filter is an error")
   raises(function() t:events(5) end, "table expected", "the filter must be a table")
