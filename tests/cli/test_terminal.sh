@@ -19,6 +19,11 @@ HEAPSCRIPT_PROGRESS_DELAY=0 "$HS" leaks $M >"$T/out" 2>"$T/err"
 grep -q "$ESC" "$T/out" && no "stdout not a terminal: an escape sequence in the text"
 grep -q "allocated and not freed" "$T/out" || no "leaks text missing"
 [ "$("$HS" "$T/term.lua" 2>&1 </dev/null)" = "false	false	false	80" ] || no "terminal() in a pipe: $("$HS" "$T/term.lua" 2>&1)"
+# COLUMNS within 20..1000 is taken; outside, the default 80
+for c in 19:80 20:20 1000:1000 1001:80; do
+  r=$(COLUMNS=${c%:*} "$HS" "$T/term.lua" 2>&1 </dev/null)
+  [ "$r" = "false	false	false	${c#*:}" ] || no "terminal() with COLUMNS=${c%:*}: '$r', expected columns ${c#*:}"
+done
 # heapscript's own help texts are written within 80 columns
 for h in "--help" "info --help" "dump --help" "--frob"; do
   long=$("$HS" $h 2>&1 | awk 'length($0) > 80' | head -n 1)
@@ -42,6 +47,8 @@ r=$(pty "COLUMNS=100 $HS $T/term.lua" | tr -d '\r')
 [ "$r" = "true	true	true	100" ] || no "terminal() on a pty: '$r'"
 r=$(pty "NO_COLOR=1 $HS $T/term.lua" | tr -d '\r')
 case "$r" in "true	true	false	"*) ;; *) no "terminal() with NO_COLOR: '$r'";; esac
+r=$(pty "NO_COLOR= $HS $T/term.lua" | tr -d '\r')
+case "$r" in "true	true	true	"*) ;; *) no "terminal() with NO_COLOR empty (as unset): '$r'";; esac
 r=$(pty "TERM=dumb $HS $T/term.lua" | tr -d '\r')
 case "$r" in "true	true	false	"*) ;; *) no "terminal() with TERM=dumb: '$r'";; esac
 
