@@ -20,6 +20,13 @@ echo "$out" | grep -q "loop.lua:[0-9]" || no "timeout names the script line: $ou
 
 "$HS" --timeout x "$T/loop.lua" >/dev/null 2>&1; rc=$?
 [ "$rc" -eq 2 ] || no "--timeout x: exit $rc, expected 2"
+echo 'return 0' >"$T/quick.lua"
+for v in 0 -1; do
+  out=$("$HS" --timeout "$v" "$T/quick.lua" 2>&1); rc=$?
+  [ "$rc" -eq 2 ] && echo "$out" | grep -q "option --timeout needs a number" || no "--timeout $v: exit $rc, expected 2: $out"
+done
+out=$("$HS" --memory 1048577 "$T/quick.lua" 2>&1); rc=$?
+[ "$rc" -eq 2 ] && echo "$out" | grep -q "option --memory needs a number of MiB (up to 1048576)" || no "--memory 1048577: exit $rc, expected 2: $out"
 
 echo 'return #arg == 3000 and 0 or 1' >"$T/args.lua"
 "$HS" "$T/args.lua" -- $(seq 3000) >/dev/null 2>&1; rc=$?
