@@ -36,6 +36,10 @@ expect "os.execute" 1 "os.execute is not available in the sandbox" --sandbox "$T
 [ -e "$T/executed" ] && no "os.execute: the command ran"
 lua osok 'print(type(os.clock()), type(os.time()), os.date("!%Y", 0))'
 expect "os.clock, os.time, os.date stay" 0 "^number.number.1970$" --sandbox "$T/s/osok.lua"
+lua setlocale 'return os.setlocale("C")'
+expect "os.setlocale" 1 "os.setlocale is not available" --sandbox "$T/s/setlocale.lua"
+lua version 'print(_VERSION)'
+expect "_VERSION stays" 0 "^Lua 5\.4$" --sandbox "$T/s/version.lua"
 lua getenv 'return os.getenv("HOME")'
 expect "os.getenv" 1 "os.getenv is not available" --sandbox "$T/s/getenv.lua"
 lua hook 'debug.sethook()  while true do end'
@@ -51,6 +55,8 @@ lua dump2 'return ("").dump(function() end)'
 expect "string.dump through the string methods" 1 "attempt to call a (nil|boolean) value .*dump" --sandbox "$T/s/dump2.lua"
 lua loadb 'return load("return 1", "x", "b")'
 expect "load with mode b" 1 'load: binary chunks are not allowed in the sandbox \(mode "b"\)' --sandbox "$T/s/loadb.lua"
+lua loadbt 'return load("return 1", "x", "bt")'
+expect "load with mode bt" 1 'load: binary chunks are not allowed in the sandbox \(mode "bt"\)' --sandbox "$T/s/loadbt.lua"
 # bytecode made by a trusted script, then loaded by a sandboxed one
 printf '%s\n' 'local f = io.open(arg[1], "wb") f:write(string.dump(function() return "escaped" end)) f:close()' >"$T/mkbc.lua"
 "$HS" "$T/mkbc.lua" -- "$T/s/bc.luac" || no "could not write the bytecode"
