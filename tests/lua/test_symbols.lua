@@ -115,6 +115,8 @@ do -- trace:symbols(): the report; trace:symbols{path}: where to look
   eq(rep[1].path, "examples/MemoryTestApp.pdb", "... beside the trace")
   eq(rep[1].pdb.key, "73530E7B1169D7AF4C4C44205044422E1", "the symbol store key")
   eq(rep[1].pdb.age, 1, "age")
+  eq(rep[1].processes, 1, "one process loaded it")
+  eq(rep[1].map_symbols, 0, "no current symbol map: no names from one")
   eq(rep[2].status, "missing", "ntdll: no PDB")
   local d = os.tmpname()
   os.remove(d)
