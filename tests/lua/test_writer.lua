@@ -217,11 +217,11 @@ local function write_trace(opts, rounds)
       local act = string.rep("\1\2", 8)
       assert(w:event { provider = "{" .. GUID.Custom .. "}", id = r, version = 1, opcode = 12, level = 5, task = 3,
                        keyword = math.mininteger | 0x10, pid = 1000, tid = 1004, ts = ts, payload = pl,
-                       stack = fr, ext = { { type = 1, data = act } }, cpu = cpu })
+                       stack = fr, ext = { { type = 1, data = act }, { type = 18, data = act:sub(1, 8) } }, cpu = cpu })
       want { ts = ts, cpu = cpu, header = P == 8 and "EVENT_HEADER64" or "EVENT_HEADER32", provider = GUID.Custom,
              opcode = 12, version = 1, pid = 1000, tid = 1004, id = r, level = 5, task = 3,
              keyword = math.mininteger | 0x10, len = #pl, fields = { { "bytes", 0, pl } }, stack = fr,
-             ext = { P == 8 and "STACK_TRACE64" or "STACK_TRACE32", "RELATED_ACTIVITYID" } }
+             ext = { P == 8 and "STACK_TRACE64" or "STACK_TRACE32", "RELATED_ACTIVITYID", "STACK_KEY64" } }
       ts = tick()
       assert(w:mof { provider = GUID.Mof, opcode = 7, version = 3, pid = 1000, tid = 1004, ts = ts,
                      payload = "mof", cpu = scpu })
