@@ -50,7 +50,7 @@ for t in tests/lua/test_*.lua; do
   b=$(basename "$t" .lua)
   case "$not_under_wine" in *" $b "*) echo "SKIP lua/$b: not under Wine (see tests/windows/test.sh)"; continue ;; esac
   case "$posix_driven" in
-    *" $b "*) step "lua/$b (Linux driver)" bounded env HS_BIN=$W "$HS_LINUX" "$t" ;;
+    *" $b "*) step "lua/$b (Linux driver)" bounded env HS_BIN=$W HS_WINE=1 "$HS_LINUX" "$t" ;;
     *) step "lua/$b" bounded env -u HS_BIN $W "$t" ;;
   esac
 done
