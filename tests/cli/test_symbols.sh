@@ -68,24 +68,28 @@ grep -qF 'ntdll.dll!RtlAllocateHeap+0x3e' "$T/leaks.txt" || no "damaged PDB: the
 [ "$(grep -c "symbols: MemoryTestApp.exe: $T/damaged/MemoryTestApp.pdb: offset 0x" "$T/err")" = 1 ] \
   || no "damaged PDB: one message with file and offset: $(cat "$T/err")"
 
+# The image's PDB identity as the trace writes it (KernelTraceControl DbgID_RSDS,
+# op 36), for the written traces below: dofile'd from beside each script
+cat >"$T/rsds.lua" <<'LUA'
+return function(w, o)     -- o: pid, tid, ts, base, guid ("8-4-4-4-12"), age, pdb
+  local h = o.guid:gsub("-", "")
+  local d4 = h:sub(17):gsub("%x%x", function(x) return string.char(tonumber(x, 16)) end)
+  w:mof { provider = "b3e675d7-2554-4f18-830b-2762732560de", opcode = 36, version = 2, pid = o.pid, tid = o.tid,
+          ts = o.ts, payload = string.pack("<I8I4I4I2I2", o.base, o.pid, tonumber(h:sub(1, 8), 16),
+                                           tonumber(h:sub(9, 12), 16), tonumber(h:sub(13, 16), 16))
+                               .. d4 .. string.pack("<I4z", o.age, o.pdb) }
+end
+LUA
 # a PDB of that name with another GUID: not used, and the report says who wanted what
 mkdir -p "$T/other"
 cat >"$T/other.lua" <<'LUA'
 local out, guid, age = arg[1], arg[2] or "11111111-2222-3333-4444-555555555555", tonumber(arg[3] or 1)
+local rsds = dofile(arg[0]:gsub("[^/]*$", "") .. "rsds.lua")
 local w = assert(heapscript.writer(out .. "/other.etl"))
-local function guid_bytes(g)
-  local h = g:gsub("-", "")
-  local d4 = {}
-  for i = 17, 31, 2 do d4[#d4 + 1] = string.char(tonumber(h:sub(i, i + 1), 16)) end
-  return string.pack("<I4I2I2", tonumber(h:sub(1, 8), 16), tonumber(h:sub(9, 12), 16), tonumber(h:sub(13, 16), 16))
-         .. table.concat(d4)
-end
 local base = 0x7ff600000000
 w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "MemoryTestApp.exe" }
 w:image { op = "dcstart", pid = 100, base = base, size = 0x6000, ts = 20, path = "C:\\app\\MemoryTestApp.exe" }
-w:mof { provider = "b3e675d7-2554-4f18-830b-2762732560de", opcode = 36, version = 2, pid = 100, tid = 104, ts = 20,
-        payload = string.pack("<I8I4", base, 100) .. guid_bytes(guid)
-                  .. string.pack("<I4z", age, "MemoryTestApp.pdb") }
+rsds(w, { pid = 100, tid = 104, ts = 20, base = base, guid = guid, age = age, pdb = "MemoryTestApp.pdb" })
 w:heap { op = "alloc", pid = 100, tid = 104, ts = 100, heap = 0x10000, addr = 0x20000, size = 64,
          stack = { base + 0x14bf, base + 0x1105 } }
 assert(w:close())
@@ -119,16 +123,16 @@ cp "$E" "$T/upper/MEMORYTESTAPP.ETL"; cp examples/memorytestapp.sym "$T/upper/ME
 mkdir -p "$T/ids"
 cat >"$T/ids.lua" <<'LUA'
 local out = arg[1]
+local rsds = dofile(arg[0]:gsub("[^/]*$", "") .. "rsds.lua")
 local w = assert(heapscript.writer(out .. "/ids.etl"))
 local ktc = "b3e675d7-2554-4f18-830b-2762732560de"
-local guid = string.pack("<I4I2I2", 0x73530e7b, 0x1169, 0xd7af) .. "\x4c\x4c\x44\x20\x50\x44\x42\x2e"
 local app, dll = 0x7ff600000000, 0x7ff800000000
 for _, p in ipairs { { 100, 1 }, { 200, 2 } } do
   local pid, age = p[1], p[2]
   w:process { op = "dcstart", pid = pid, ppid = 4, ts = pid, name = "MemoryTestApp.exe" }
   w:image { op = "dcstart", pid = pid, base = app, size = 0x6000, ts = pid + 1, path = "C:\\app\\MemoryTestApp.exe" }
-  w:mof { provider = ktc, opcode = 36, version = 2, pid = pid, tid = pid + 4, ts = pid + 1,
-          payload = string.pack("<I8I4", app, pid) .. guid .. string.pack("<I4z", age, "MemoryTestApp.pdb") }
+  rsds(w, { pid = pid, tid = pid + 4, ts = pid + 1, base = app, guid = "73530e7b-1169-d7af-4c4c-44205044422e",
+            age = age, pdb = "MemoryTestApp.pdb" })
 end
 w:image { op = "dcstart", pid = 100, base = dll, size = 0x200000, ts = 300, path = "C:\\app\\renamed.dll" }
 w:mof { provider = ktc, opcode = 0, version = 2, pid = 100, tid = 104, ts = 300,
@@ -182,14 +186,11 @@ if out:sub(-4) == ".etl" then                  -- read: the frames of the one al
   return
 end
 local w = assert(heapscript.writer(out .. "/deep.etl"))
-local h = guid:gsub("-", "")
+local rsds = dofile(arg[0]:gsub("[^/]*$", "") .. "rsds.lua")
 local base = 0x140000000
 w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "deep.exe" }
 w:image { op = "dcstart", pid = 100, base = base, size = 0x10000, ts = 20, path = "C:\\app\\deep.exe" }
-w:mof { provider = "b3e675d7-2554-4f18-830b-2762732560de", opcode = 36, version = 2, pid = 100, tid = 104, ts = 20,
-        payload = string.pack("<I8I4I4I2I2", base, 100, tonumber(h:sub(1, 8), 16), tonumber(h:sub(9, 12), 16),
-                              tonumber(h:sub(13, 16), 16)) .. h:sub(17):gsub("%x%x", function(x) return string.char(tonumber(x, 16)) end)
-                  .. string.pack("<I4z", age, "deep.pdb") }
+rsds(w, { pid = 100, tid = 104, ts = 20, base = base, guid = guid, age = age, pdb = "deep.pdb" })
 w:heap { op = "alloc", pid = 100, tid = 104, ts = 100, heap = 0x10000, addr = 0x20000, size = 64, stack = { base + rva } }
 assert(w:close())
 LUA

@@ -14,9 +14,7 @@
 static char path[512];
 
 static const char *tmp_path(const char *name) {
-  const char *d = getenv("TMPDIR");
-  snprintf(path, sizeof path, "%s/hs-analysis-%s-%ld.etl", d && *d ? d : "/tmp", name, (long)getpid());
-  return path;
+  return unit_tmp_path(path, sizeof path, "analysis-%s.etl", name);
 }
 
 /* One heap/VirtualAlloc/pool event through the shared encoder, then its stack. */

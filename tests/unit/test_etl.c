@@ -6,7 +6,6 @@
 ** a circular logger's wrapped buffers, merged files, per-CPU ordering,
 ** damage reports with offsets, a mapped buffer the device cannot read.
 */
-#include <unistd.h>
 #include "unit.h"
 #include "heapscript.h"
 #include "bytes.h"
@@ -21,9 +20,7 @@ static uint8_t *img;
 static size_t imglen;
 
 static const char *tmp_path(const char *name) {
-  const char *d = getenv("TMPDIR");
-  snprintf(path, sizeof path, "%s/hs-etl-%s-%ld.etl", d && *d ? d : "/tmp", name, (long)getpid());
-  return path;
+  return unit_tmp_path(path, sizeof path, "etl-%s.etl", name);
 }
 
 static void load(const char *p) {

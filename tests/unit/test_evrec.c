@@ -127,6 +127,15 @@ TEST(every_event_comes_back) {
   CHECK(files > 10);
 }
 
+/* A kernel group's GUID as an EVENT_RECORD holds it (the host is
+   little-endian: the Windows byte order). */
+static void kernel_provider(hsi_evrec *e, int group) {
+  hs_guid g;
+  hs_kernel_group_guid(group, &g);
+  memcpy(e->provider_id, &g.d1, 4);
+  memcpy(e->provider_id + 4, &g.d2, 2); memcpy(e->provider_id + 6, &g.d3, 2); memcpy(e->provider_id + 8, g.d4, 8);
+}
+
 TEST(store_counts_and_reads) {
   hs_logfile lf;
   hsi_live *s;
@@ -134,7 +143,6 @@ TEST(store_counts_and_reads) {
   hsi_evrec e;
   hs_reader *r, *r2;
   hs_event ev;
-  hs_guid g;
   uint64_t n;
   int i, k;
   uint32_t payload = 0x12345678;
@@ -143,15 +151,11 @@ TEST(store_counts_and_reads) {
   CHECK((s = hsi_live_new(&lf, "test")) != NULL);
   memset(&e, 0, sizeof e);
   e.flags = HSI_EHF_CLASSIC | HSI_EHF_64_BIT_HEADER;
-  hs_kernel_group_guid(3, &g);                        /* Process */
-  memcpy(e.provider_id, &g.d1, 4);                    /* little-endian host: the Windows byte order */
-  memcpy(e.provider_id + 4, &g.d2, 2); memcpy(e.provider_id + 6, &g.d3, 2); memcpy(e.provider_id + 8, g.d4, 8);
+  kernel_provider(&e, 3);                             /* Process */
   e.user_data = &payload; e.user_data_length = 4;
   e.process_id = 7; e.thread_id = 8;
   for (i = 0; i < 10; i++) { e.timestamp = 100 * i; e.opcode = 1; hsi_live_event(s, &e); }
-  hs_kernel_group_guid(0, &g);                        /* EventTrace: RT loss notices */
-  memcpy(e.provider_id, &g.d1, 4);
-  memcpy(e.provider_id + 4, &g.d2, 2); memcpy(e.provider_id + 6, &g.d3, 2); memcpy(e.provider_id + 8, g.d4, 8);
+  kernel_provider(&e, 0);                             /* EventTrace: RT loss notices */
   e.opcode = 32; hsi_live_event(s, &e);
   e.opcode = 33; hsi_live_event(s, &e);
   hsi_live_counts_get(s, &c);
@@ -195,13 +199,10 @@ TEST(kernel_record_bytes) {
     0x11, 0x00, 0x00, 0x00, 0x22, 0x00, 0x00, 0x00,   /* KernelTime 0x11, UserTime 0x22 */
     0x78, 0x56, 0x34, 0x12 };
   hsi_evrec e;
-  hs_guid g;
   uint32_t payload = 0x12345678;
   memset(&e, 0, sizeof e);
   e.flags = HSI_EHF_CLASSIC | HSI_EHF_64_BIT_HEADER;
-  hs_kernel_group_guid(3, &g);                        /* Process */
-  memcpy(e.provider_id, &g.d1, 4);
-  memcpy(e.provider_id + 4, &g.d2, 2); memcpy(e.provider_id + 6, &g.d3, 2); memcpy(e.provider_id + 8, g.d4, 8);
+  kernel_provider(&e, 3);                             /* Process */
   e.user_data = &payload; e.user_data_length = 4;
   e.process_id = 7; e.thread_id = 8; e.opcode = 1; e.version = 2;
   e.timestamp = 0x1122334455667788LL;

@@ -30,10 +30,7 @@ static char paths[16][512];
 static int npaths;
 
 static const char *tmp_path(const char *name) {
-  const char *d = getenv("TMPDIR");
-  char *p = paths[npaths++];
-  snprintf(p, 512, "%s/hs-lua-allocs-%s-%ld.etl", d && *d ? d : "/tmp", name, (long)getpid());
-  return p;
+  return unit_tmp_path(paths[npaths++], 512, "lua-allocs-%s.etl", name);
 }
 
 /* ------------------------------------------------------------ writing */

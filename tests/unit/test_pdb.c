@@ -15,6 +15,9 @@
 #include "pdb_int.h"
 #include "lostpage.h"
 
+/* A small PDB made by clang + lld, the seed the damage tests change. */
+#define SEED "tests/fuzz/pdb_corpus/clang-x64-512.pdb"
+
 static char dir[1024];
 
 static const char *pdb_path(const char *name) {
@@ -260,7 +263,7 @@ TEST(procedure_ends) {
 
 /* The memory opener over the same bytes answers as the file opener does. */
 TEST(memory_equals_file) {
-  const char *seed = "tests/fuzz/pdb_corpus/clang-x64-512.pdb";
+  const char *seed = SEED;
   size_t len;
   char *buf = slurp_len(seed, &len), err[HS_ERRLEN];
   hsi_pdb *a = open_ok(seed), *b = NULL;
@@ -339,7 +342,7 @@ static void damage_sweep(const char *path) {
 }
 
 TEST(damage) {
-  damage_sweep("tests/fuzz/pdb_corpus/clang-x64-512.pdb");
+  damage_sweep(SEED);
   damage_sweep("tests/fuzz/pdb_corpus/clang-x86-512.pdb");
   if (have_shared()) damage_sweep(pdb_path("google_syzygy__test_types_x64.dll.pdb"));
 }
@@ -348,7 +351,7 @@ TEST(damage) {
    away from it while it is open: no SIGBUS from its mapping, lookups
    answer nothing more, and the error names the file, an offset and why. */
 static void lost_while_open(const char *copy, int (*lose)(const char *, size_t), const char *why) {
-  const char *seed = "tests/fuzz/pdb_corpus/clang-x64-512.pdb";
+  const char *seed = SEED;
   size_t len;
   char *buf = slurp_len(seed, &len), named[300];
   FILE *f = fopen(copy, "wb");
@@ -410,7 +413,7 @@ static void expect_error(uint8_t *buf, size_t len, uint64_t at, uint32_t v, cons
    time: each is the error it names, not another one met later by chance. */
 TEST(msf_edges) {
   size_t len;
-  uint8_t *buf = (uint8_t *)slurp_len("tests/fuzz/pdb_corpus/clang-x64-512.pdb", &len);
+  uint8_t *buf = (uint8_t *)slurp_len(SEED, &len);
   uint32_t bs, nblocks, dirlen, d0, nstreams, size0;
   char want[200];
   if (!buf) { CHECK(buf != NULL); return; }
@@ -445,7 +448,7 @@ TEST(msf_edges) {
    at all (the line alone answers). */
 TEST(damage_after_open) {
   size_t len;
-  uint8_t *buf = (uint8_t *)slurp_len("tests/fuzz/pdb_corpus/clang-x64-512.pdb", &len);
+  uint8_t *buf = (uint8_t *)slurp_len(SEED, &len);
   char err[HS_ERRLEN], name[256], file[512];
   hsi_pdb *p = NULL;
   hsi_pdb_frame f[8];
@@ -540,24 +543,32 @@ TEST(damage_after_open) {
   free(buf);
 }
 
+/* The DBI stream's section contributions: their offset in the stream
+   (after the 64-byte header and the module infos, whose size is at +24)
+   and, in *size, their size (at +28): a version word, then the entries. */
+static uint32_t contributions(const hsi_pdb *p, uint32_t *size) {
+  *size = rd32(p->dbi.p + 28);
+  return 64 + rd32(p->dbi.p + 24);
+}
+
 /* An empty section contribution (size 0: lld-link writes them for empty
    .rdata pieces) owns no byte: moved to the seed's first function, from a
    later module, it must not take that function's address from its module. */
 TEST(empty_contribution) {
   size_t len;
-  uint8_t *buf = (uint8_t *)slurp_len("tests/fuzz/pdb_corpus/clang-x64-512.pdb", &len);
+  uint8_t *buf = (uint8_t *)slurp_len(SEED, &len);
   char err[HS_ERRLEN];
   hsi_pdb *p = NULL;
   hsi_pdb_frame f[8];
-  uint32_t sc, nsc, i, e = 0xFFFFFFFFu, bs, rva = 0, seg = 0, off = 0;
+  uint32_t sc, scsz, nsc, i, e = 0xFFFFFFFFu, bs, rva = 0, seg = 0, off = 0;
   uint64_t at = 0;
   int n, mi = -1, found = 0;
   if (!buf) { CHECK(buf != NULL); return; }
   CHECK_EQ(hsi_pdb_open_mem(&p, buf, len, "seed", err, sizeof err), 0);
   if (!p) { free(buf); return; }
   bs = p->msf.bs;
-  sc = 64 + rd32(p->dbi.p + 24);
-  nsc = (rd32(p->dbi.p + 28) - 4) / 28;
+  sc = contributions(p, &scsz);
+  nsc = (scsz - 4) / 28;
   CHECK_EQ(rd32(p->dbi.p + sc), 0xeffe0000u + 19970605u);          /* V1: 28-byte entries */
   for (i = 0; i < nsc && e == 0xFFFFFFFFu; i++)
     if (rd32(p->dbi.p + sc + 4 + 28 * i + 8) == 0 && (sc + 4 + 28 * i) % bs <= bs - 28) e = sc + 4 + 28 * i;
@@ -597,7 +608,7 @@ TEST(empty_contribution) {
    function keeps its module and its line. */
 TEST(contributions_v2) {
   size_t len;
-  uint8_t *buf = (uint8_t *)slurp_len("tests/fuzz/pdb_corpus/clang-x64-512.pdb", &len);
+  uint8_t *buf = (uint8_t *)slurp_len(SEED, &len);
   uint8_t sub[512];
   char err[HS_ERRLEN], name[256];
   hsi_pdb *p = NULL;
@@ -612,8 +623,7 @@ TEST(contributions_v2) {
   CHECK(hsi_pdb_function(p, 0, &fs));
   snprintf(name, sizeof name, "%s", fs.name ? fs.name : "");   /* fs.name lives with p */
   mi = hsi_pdb_module_at(p, fs.rva);
-  sc = 64 + rd32(p->dbi.p + 24);
-  scsz = rd32(p->dbi.p + 28);
+  sc = contributions(p, &scsz);
   nsc = (scsz - 4) / 28;
   CHECK(scsz <= sizeof sub && nsc >= 3);
   for (i = 0; i < nsc; i++) {
@@ -648,7 +658,7 @@ TEST(contributions_v2) {
    one's end.  The seed's two functions made so. */
 TEST(nested_procedure) {
   size_t len;
-  uint8_t *buf = (uint8_t *)slurp_len("tests/fuzz/pdb_corpus/clang-x64-512.pdb", &len);
+  uint8_t *buf = (uint8_t *)slurp_len(SEED, &len);
   char err[HS_ERRLEN];
   hsi_pdb *p = NULL;
   const pdb_module *m = NULL;

@@ -20,8 +20,7 @@ static int write_trace(int n) {
   int i;
   memset(&o, 0, sizeof o);
   o.cpus = 3;
-  snprintf(path, sizeof path, "%s/hs-prefetch-%ld.etl", getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-           (long)getpid());
+  unit_tmp_path(path, sizeof path, "prefetch.etl");
   if (hsi_writer_open(&w, path, &o, NULL, 0)) return -1;
   for (i = 0; i < n; i++) {
     size_t len = i % 97 == 0 ? 40000 + (size_t)(i % 5) * 4000 : (size_t)(i % 50);

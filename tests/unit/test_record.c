@@ -368,6 +368,7 @@ int main(void) {
   RUN(image_load_under_process_group); RUN(full_and_instance); RUN(event_header_ext_items_and_stack);
   RUN(stack_items_of_one_frame_and_none); RUN(message_optional_fields); RUN(compact64_and_five_pmc_counters);
   RUN(event_header_flags_and_short_records); RUN(message_component_id_and_wide_pointers);
-  RUN(error_record_keeps_its_bytes); RUN(end_of_data_and_damage); RUN(event_and_header_names); RUN(guid_text); RUN(strings_and_sid);
+  RUN(error_record_keeps_its_bytes); RUN(end_of_data_and_damage); RUN(event_and_header_names);
+  RUN(guid_text); RUN(strings_and_sid);
   return UNIT_DONE();
 }

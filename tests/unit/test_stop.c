@@ -22,8 +22,7 @@ static int write_trace(void) {
   hsi_memop op;
   uint8_t pl[128];
   int i, group, type;
-  const char *d = getenv("TMPDIR");
-  snprintf(path, sizeof path, "%s/hs-stop-%ld.etl", d && *d ? d : "/tmp", (long)getpid());
+  unit_tmp_path(path, sizeof path, "stop.etl");
   memset(&o, 0, sizeof o);
   o.cpus = 1;
   if (hsi_writer_open(&w, path, &o, NULL, 0) != 0) return -1;

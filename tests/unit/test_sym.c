@@ -298,12 +298,12 @@ static void on_note(void *ud, const char *msg) {
    PDB when rsds), ntdll.dll, and ntoskrnl.exe in pid 0. */
 static hsi_procmap *make_pm(int rsds, const char *guid, uint32_t *inst) {
   char path[512], err[256];
-  const char *d = getenv("TMPDIR"), *pp = path;
+  const char *pp = path;
   hsi_writer *w;
   hs_reader *r;
   hs_event ev;
   hsi_procmap *pm;
-  snprintf(path, sizeof path, "%s/hs-sym-%ld.etl", d && *d ? d : "/tmp", (long)getpid());
+  unit_tmp_path(path, sizeof path, "sym.etl");
   CHECK_EQ(hsi_writer_open(&w, path, NULL, err, sizeof err), 0);
   if (!w) return NULL;
   CHECK_EQ(hsi_writer_process(w, 0, 3, 8, 0, 0, 10, "Idle", NULL), 0);

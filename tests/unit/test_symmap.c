@@ -5,7 +5,6 @@
 ** map as a source of frame names is tested with the symbol layer
 ** (test_sym.c).
 */
-#include <unistd.h>
 #include "unit.h"
 #include "heapscript.h"
 #include "symmap.h"
@@ -140,13 +139,12 @@ TEST(empty_and_errors) {
 
 TEST(load_file) {
   char path[512], err[256];
-  const char *d = getenv("TMPDIR");
   hsi_symmap *sm = NULL;
   FILE *f;
   const char *name;
   uint64_t off;
   size_t i;
-  snprintf(path, sizeof path, "%s/hs-symmap-%ld.sym", d && *d ? d : "/tmp", (long)getpid());
+  unit_tmp_path(path, sizeof path, "symmap.sym");
   f = fopen(path, "wb");
   CHECK(f != NULL);
   if (!f) return;

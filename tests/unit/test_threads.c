@@ -225,14 +225,13 @@ static void write_trace(const char *path, int compress, int n) {
 
 TEST(written_traces) {
   char path[512], bad[512];
-  const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   static const int formats[] = { 0, HS_XCA_LZNT1, HS_XCA_XPRESS, HS_XCA_XPRESS_HUFF };
   int c;
   size_t len, k;
   char *bytes;
   FILE *f;
   for (c = 0; c < 4; c++) {
-    snprintf(path, sizeof path, "%s/hs-threads-%d-%ld.etl", tmp, c, (long)getpid());
+    unit_tmp_path(path, sizeof path, "threads-%d.etl", c);
     write_trace(path, formats[c], 20000);
     CHECK(compare_walks(path, "1") == 20001);
     CHECK(compare_walks(path, "3") == 20001);
@@ -242,7 +241,7 @@ TEST(written_traces) {
     CHECK(bytes != NULL);
     if (!bytes) continue;
     for (k = 70000; k + 0x200 < len; k += 7 * 1024 + 13) bytes[k] = (char)0x5A;
-    snprintf(bad, sizeof bad, "%s/hs-threads-%d-%ld-bad.etl", tmp, c, (long)getpid());
+    unit_tmp_path(bad, sizeof bad, "threads-%d-bad.etl", c);
     f = fopen(bad, "wb");
     CHECK(f && fwrite(bytes, 1, len, f) == len);
     if (f) fclose(f);
@@ -264,7 +263,6 @@ TEST(written_traces) {
    buffer_pos + offset, in order, with threads and without. */
 TEST(mapped_buffers_of_few_records) {
   char path[512];
-  const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   static uint8_t pl[60000];
   hsi_writer *w;
   hsi_writer_opts o;
@@ -275,7 +273,7 @@ TEST(mapped_buffers_of_few_records) {
   char *bytes;
   long n = 0, bad = 0;
   int i;
-  snprintf(path, sizeof path, "%s/hs-threads-mapped-%d.etl", tmp, (int)getpid());
+  unit_tmp_path(path, sizeof path, "threads-mapped.etl");
   memset(&o, 0, sizeof o);
   o.cpus = 1;
   o.buffer_size = 1179648;              /* 1.125 MiB: mapped; 19 records a buffer */
@@ -329,14 +327,13 @@ static int tasks(int want) {
    files again) and a reopen rewound at once start no thread. */
 TEST(workers_start_with_the_walk) {
   char path[512];
-  const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   hs_reader *r;
   hs_event ev;
   char err[HS_ERRLEN];
   const char *pp = path;
   int base = tasks(-1), i;
   if (base < 0) { printf("  (no /proc/self/task here: thread counts not checked)\n"); return; }
-  snprintf(path, sizeof path, "%s/hs-threads-lazy-%d.etl", tmp, (int)getpid());
+  unit_tmp_path(path, sizeof path, "threads-lazy.etl");
   write_trace(path, 0, 40000);              /* 3 streams, over THREADS_MIN_BYTES */
   setenv("HEAPSCRIPT_THREADS", "2", 1);
   CHECK_EQ(hs_reader_open(&r, &pp, 1, NULL, err, sizeof err), 0);
@@ -362,7 +359,6 @@ TEST(workers_start_with_the_walk) {
    cores), and a later rewind walks alone again. */
 TEST(workers_beside_the_pass) {
   char path[512];
-  const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   hs_reader *r;
   hsi_analysis *a = NULL;
   char err[HS_ERRLEN];
@@ -375,7 +371,7 @@ TEST(workers_beside_the_pass) {
   CHECK_EQ(hsi_auto_workers(2, 1), 0);      /* no third thread on two cores */
   CHECK_EQ(hsi_auto_workers(4, 1), 2);
   CHECK_EQ(hsi_auto_workers(8, 2), 5);
-  snprintf(path, sizeof path, "%s/hs-threads-beside-%d.etl", tmp, (int)getpid());
+  unit_tmp_path(path, sizeof path, "threads-beside.etl");
   write_trace(path, 0, 40000);              /* 3 streams, over THREADS_MIN_BYTES */
   alone = hsi_auto_workers(ncpu, 0) < 3 ? hsi_auto_workers(ncpu, 0) : 3;
   beside = hsi_auto_workers(ncpu, 1) < 3 ? hsi_auto_workers(ncpu, 1) : 3;

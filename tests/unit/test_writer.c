@@ -18,10 +18,7 @@ static size_t al8(size_t n) { return (n + 7) & ~(size_t)7; }
 static char *tmp_path(const char *tag) {
   static char buf[8][512];
   static int n;
-  const char *dir = getenv("TMPDIR");
-  char *p = buf[n++ & 7];
-  snprintf(p, 512, "%s/hs_test_writer_%ld_%s.etl", dir && *dir ? dir : "/tmp", (long)getpid(), tag);
-  return p;
+  return unit_tmp_path(buf[n++ & 7], 512, "writer-%s.etl", tag);
 }
 
 static uint8_t *slurp(const char *path, size_t *len) {

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
+#include <stdarg.h>
+#include <unistd.h>
 
 static int unit_checks, unit_failed, unit_tests, unit_tests_failed;
 
@@ -22,6 +24,18 @@ static int unit_checks, unit_failed, unit_tests, unit_tests_failed;
 #define CHECK_STR(a, b) do { const char *a_ = (a), *b_ = (b); unit_checks++; \
   if (!a_ || !b_ || strcmp(a_, b_) != 0) { unit_failed++; fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", \
   __FILE__, __LINE__, #a, #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)"); } } while (0)
+
+/* A temporary file's path, TMPDIR (or /tmp)/hs-PID-NAME with NAME from the
+   format: the process id keeps two runs of the tests at once apart. */
+static inline char *unit_tmp_path(char *buf, size_t n, const char *fmt, ...) {
+  const char *d = getenv("TMPDIR");
+  int k = snprintf(buf, n, "%s/hs-%ld-", d && *d ? d : "/tmp", (long)getpid());
+  va_list ap;
+  va_start(ap, fmt);
+  if (k > 0 && (size_t)k < n) vsnprintf(buf + k, n - (size_t)k, fmt, ap);
+  va_end(ap);
+  return buf;
+}
 
 #define TEST(name) static void name(void)
 #define RUN(name) do { int f_ = unit_failed; unit_tests++; name(); \
