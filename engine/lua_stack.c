@@ -213,12 +213,14 @@ static int s_frame(lua_State *L) {
 }
 
 /*
-** s:flame() -> string: the frames root first, as flame graphs name them
-** (hsi_symframe_flame), joined by ';': a line of the folded format
-** without its count.  Made in C: a report of 100,000 stacks would
-** otherwise make and match a Lua string per frame.
+** The frames root first, each written by fmt (as hsi_symframe_flame),
+** joined by ';'; inline levels left out when `inlines` is 0.  Made in C:
+** a report of 100,000 stacks would otherwise make and match a Lua string
+** per frame.
 */
-static int s_flame(lua_State *L) {
+typedef size_t (*frame_fmt)(const hsi_symframe *f, char *out, size_t cap);
+
+static int pushjoined(lua_State *L, frame_fmt fmt, int inlines) {
   Stack *s = tostack(L, 1);
   hsi_syms *sy = hsi_analysis_syms(s->a);
   const uint64_t *addr;
@@ -234,18 +236,31 @@ static int s_flame(lua_State *L) {
     while (j-- > 0) {
       char *p;
       size_t len;
+      if (!inlines && f[j].kind == HSI_SYMF_INLINE) continue;
       if (!first) luaL_addchar(&b, ';');
       first = 0;
       p = luaL_prepbuffsize(&b, 256);
-      len = hsi_symframe_flame(&f[j], p, 256);
+      len = fmt(&f[j], p, 256);
       if (len >= 256) {                    /* a long name: again, with room for it */
         p = luaL_prepbuffsize(&b, len + 1);
-        hsi_symframe_flame(&f[j], p, len + 1);
+        fmt(&f[j], p, len + 1);
       }
       luaL_addsize(&b, len);
     }
   }
   luaL_pushresult(&b);
+  return 1;
+}
+
+/* s:flame() -> string: the frames root first, as flame graphs name them
+   (hsi_symframe_flame): a line of the folded format without its count. */
+static int s_flame(lua_State *L) { return pushjoined(L, hsi_symframe_flame, 1); }
+
+/* s:key() -> string: the stack's stable key (hsi_symframe_key), root
+   first, inline levels left out: baseline.stack_key of a Stack. */
+static int s_key(lua_State *L) {
+  pushjoined(L, hsi_symframe_key, 0);
+  if (lua_rawlen(L, -1) == 0) lua_pushliteral(L, "(empty stack)");
   return 1;
 }
 
@@ -378,6 +393,7 @@ static int s_newindex(lua_State *L) {
 static const luaL_Reg methods[] = {
   {"frames", s_frames},
   {"flame", s_flame},
+  {"key", s_key},
   {"frame", s_frame},
   {"addresses", s_addresses},
   {"details", s_details},

@@ -510,24 +510,33 @@ static void put_hex(char *out, size_t cap, size_t *n, uint64_t v) {
   put(out, cap, n, b + i, (size_t)(18 - i));
 }
 
-static size_t format_one(const hsi_symframe *f, char *out, size_t cap, size_t n, int flame) {
+/* How format_one writes a frame: as text, as flame graphs name it, or as
+   its stable key (hsi_symframe_key). */
+enum { AS_TEXT, AS_FLAME, AS_KEY };
+
+static size_t format_one(const hsi_symframe *f, char *out, size_t cap, size_t n, int as) {
+  size_t mod = n;
   if (f->kind == HSI_SYMF_ADDR) {
-    put_hex(out, cap, &n, f->off);
+    if (as == AS_KEY) put(out, cap, &n, "?", 1);
+    else put_hex(out, cap, &n, f->off);
     return n;
   }
   put(out, cap, &n, f->module, strlen(f->module));
+  if (as == AS_KEY)                  /* the module lower-cased, as Lua's string.lower */
+    for (; mod < n && mod < cap; mod++)
+      if (out[mod] >= 'A' && out[mod] <= 'Z') out[mod] = (char)(out[mod] - 'A' + 'a');
   if (f->kind == HSI_SYMF_RVA || !f->name) {
     put(out, cap, &n, "+", 1);
     put_hex(out, cap, &n, f->off);
   } else {
     put(out, cap, &n, "!", 1);
     put(out, cap, &n, f->name, strlen(f->name));
-    if (f->kind == HSI_SYMF_FUNC && f->off && !flame) {
+    if (f->kind == HSI_SYMF_FUNC && f->off && as == AS_TEXT) {
       put(out, cap, &n, "+", 1);
       put_hex(out, cap, &n, f->off);
     }
   }
-  if (f->file && *f->file && !flame) {
+  if (f->file && *f->file && as == AS_TEXT) {
     /* the file's base name: the full path as recorded makes lines too
        wide for a terminal (s:details() and hsi_symframe keep it) */
     const char *file = hsi_sym_basename(f->file);
@@ -544,15 +553,21 @@ static size_t format_one(const hsi_symframe *f, char *out, size_t cap, size_t n,
 }
 
 size_t hsi_symframe_format(const hsi_symframe *f, char *out, size_t cap) {
-  size_t n = format_one(f, out, cap, 0, 0);
+  size_t n = format_one(f, out, cap, 0, AS_TEXT);
   if (cap) out[n < cap ? n : cap - 1] = '\0';
   return n;
 }
 
 size_t hsi_symframe_flame(const hsi_symframe *f, char *out, size_t cap) {
-  size_t n = format_one(f, out, cap, 0, 1), i;
+  size_t n = format_one(f, out, cap, 0, AS_FLAME), i;
   for (i = 0; i < n && i < cap; i++)
     if (out[i] == ';') out[i] = ':';
+  if (cap) out[n < cap ? n : cap - 1] = '\0';
+  return n;
+}
+
+size_t hsi_symframe_key(const hsi_symframe *f, char *out, size_t cap) {
+  size_t n = format_one(f, out, cap, 0, AS_KEY);
   if (cap) out[n < cap ? n : cap - 1] = '\0';
   return n;
 }
@@ -563,7 +578,7 @@ size_t hsi_syms_format(hsi_syms *sy, uint32_t inst, uint64_t addr, int64_t ts, c
   size_t n = 0;
   for (i = 0; i < k; i++) {
     if (i) put(out, cap, &n, "\n", 1);
-    n = format_one(&f[i], out, cap, n, 0);
+    n = format_one(&f[i], out, cap, n, AS_TEXT);
   }
   if (cap) out[n < cap ? n : cap - 1] = '\0';
   return n;

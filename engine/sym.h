@@ -104,6 +104,11 @@ size_t hsi_symframe_format(const hsi_symframe *f, char *out, size_t cap);
 /* The frame as flame graphs name it (the folded format): no source file,
    no offset inside a named function, ';' written as ':'; as above. */
 size_t hsi_symframe_flame(const hsi_symframe *f, char *out, size_t cap);
+/* The frame's stable key, which survives ASLR and, named from a PDB or a
+   map, a rebuild: "module!Function" (the module lower-cased; no offset, no
+   source file), "module+0xrva" without a function, "?" for an address no
+   image holds.  What scripts/baseline.lua's frame_key makes of the text. */
+size_t hsi_symframe_key(const hsi_symframe *f, char *out, size_t cap);
 /* Every frame of addr as text, joined by '\n'; as hsi_symframe_format. */
 size_t hsi_syms_format(hsi_syms *sy, uint32_t inst, uint64_t addr, int64_t ts, char *out, size_t cap);
 

@@ -42,7 +42,11 @@ function M.root_first(stack)
 end
 
 -- The stable key of a stack: its frame keys, root first, ';'-separated.
+-- A heapscript.Stack makes it in C from the frames' fields (s:key(), the
+-- same rules as frame_key over its text); a table with frames() (a test's
+-- stand-in) takes the way through the text.
 function M.stack_key(stack)
+  if type(stack) == "userdata" then return stack:key() end
   return table.concat(M.root_first(stack), ";")
 end
 

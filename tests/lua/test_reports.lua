@@ -31,6 +31,47 @@ T.test("stable keys", function()
      "headline of a stored key skips system modules")
 end)
 
+-- A Stack's key is made in C (s:key()) from the frames' fields: it must be
+-- what frame_key makes of the frame text, on every kind of frame.
+local function text_key(stack) return table.concat(baseline.root_first(stack), ";") end
+
+T.test("s:key() is the text's stable key: module and RVA, a bare address", function()
+  local path = tmp .. "/keys.etl"
+  local w = assert(heapscript.writer(path))
+  w:process{op = "dcstart", pid = 1000, ts = 10, name = "App.EXE"}
+  w:image{op = "dcstart", pid = 1000, base = 0x7ff700000000, size = 0x10000, ts = 20,
+          path = "\\Device\\HarddiskVolume3\\app\\App.EXE"}
+  w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 100, addr = 0x20000, size = 40,
+         stack = {0xfffff8055d4a1000, 0x7ff70000ABCD, 0x7ff700000000}}
+  assert(w:close())
+  local t <close> = assert(heapscript.open(path))
+  local keys = {}
+  for a in t:allocations():each() do
+    if a.stack then
+      keys[#keys + 1] = baseline.stack_key(a.stack)
+      eq(keys[#keys], text_key(a.stack), "C key = text key " .. #keys)
+    end
+  end
+  eq(keys[1], "app.exe+0x0;app.exe+0xabcd;?", "root first, the module lower-cased, RVA in lower-case hex, '?' for no image")
+  os.remove(path)
+end)
+
+T.test("s:key() on the example: PDB names, inline levels left out, as the text says", function()
+  local t <close> = assert(heapscript.open(M))
+  local n, inl = 0, 0
+  for _, g in ipairs(t:allocations():group("stack")) do
+    if g.stack then
+      n = n + 1
+      eq(g.stack:key(), text_key(g.stack), "C key = text key, stack " .. n)
+      for _, d in ipairs(g.stack:details()) do if d.inline then inl = inl + 1 end end
+    end
+  end
+  check(n >= 10 and inl > 0, "every stack of the example, some with inline levels", n .. " stacks, " .. inl .. " inline")
+  local k = t:allocations{kind = "heap", outstanding = true}:group("stack")[1].stack:key()
+  check(k:find("memorytestapp.exe!Main;memorytestapp.exe!InnerLoopOperation;", 1, true),
+        "a PDB function without offset or line; the inline level (RunInnerLoop) left out", k)
+end)
+
 T.test("baseline.diff: status by bytes, then by count; largest change first", function()
   local function g(key, count, bytes) return { kind = "heap", by = "stack", key = key, count = count, bytes = bytes, impacting = bytes } end
   local rows = baseline.diff(
