@@ -339,6 +339,93 @@ check(rep.parse_size("100B") == 100 and rep.parse_size("64k") == 65536 and rep.p
 local round = json.decode(rep.json({ 1, 2, x = 3, f = 4 * 2^30 + 0.5, g = 1234.567891 }))
 check(round["1"] == 1 and round.x == 3 and round.f == 4 * 2^30 + 0.5 and round.g == 1234.567891,
       "report.json keeps keys of mixed tables and every digit of floats")
+do -- heapscript.json (report.json) against the encoder report.lua had in Lua, the reference
+  local eq = T.eq
+  local function esc(x)
+    return '"' .. x:gsub('[%c"\\]', function(c)
+      return ({ ['"'] = '\\"', ['\\'] = '\\\\', ['\n'] = '\\n', ['\t'] = '\\t', ['\r'] = '\\r' })[c]
+        or ("\\u%04x"):format(c:byte())
+    end) .. '"'
+  end
+  local function ref(v, indent, cur)
+    indent, cur = indent or "", cur or ""
+    local t = type(v)
+    if t == "nil" then return "null" end
+    if t == "boolean" then return tostring(v) end
+    if t == "number" then
+      if math.type(v) == "integer" then return tostring(v) end
+      if v ~= v or v == math.huge or v == -math.huge then return "null" end
+      return ("%.17g"):format(v)
+    end
+    if t == "string" then return esc(v) end
+    if t == "userdata" then return esc(tostring(v)) end
+    local nl, inner = indent ~= "" and "\n" or "", cur .. indent
+    local sep = indent ~= "" and ": " or ":"
+    local npairs = 0
+    for _ in pairs(v) do npairs = npairs + 1 end
+    if npairs == #v then
+      local parts = {}
+      for i = 1, #v do parts[i] = inner .. ref(v[i], indent, inner) end
+      if #parts == 0 then return "[]" end
+      return "[" .. nl .. table.concat(parts, "," .. nl) .. nl .. cur .. "]"
+    end
+    local keys = {}
+    for k in pairs(v) do keys[#keys + 1] = tostring(k) end
+    table.sort(keys)
+    local parts = {}
+    for _, k in ipairs(keys) do
+      local val = v[k]
+      if val == nil then val = v[tonumber(k)] end
+      parts[#parts + 1] = inner .. esc(k) .. sep .. ref(val, indent, inner)
+    end
+    return "{" .. nl .. table.concat(parts, "," .. nl) .. nl .. cur .. "}"
+  end
+  eq(rep.json({ name = "leak", sizes = { 40, 64 }, ok = false, empty = {} }),
+     '{"empty":[],"name":"leak","ok":false,"sizes":[40,64]}', "report.json: the documented example")
+  eq(rep.json({ a = { 1, { b = 2 } } }, "  "), '{\n  "a": [\n    1,\n    {\n      "b": 2\n    }\n  ]\n}',
+     "report.json with an indent: one item a line, one indent a level")
+  eq(rep.json('q"b\\n\n\t\r\1\31\127 \u{e9}'), '"q\\"b\\\\n\\n\\t\\r\\u0001\\u001f\\u007f \u{e9}"',
+     "report.json: quote, backslash, the named escapes, other control bytes and DEL as \\u00XX, UTF-8 as it is")
+  eq(rep.json({ 0 / 0, math.huge, -math.huge, 0.1, -0.0, math.mininteger, 2^53 }),
+     '[null,null,null,0.10000000000000001,-0,' .. math.mininteger .. ',9007199254740992]',
+     "report.json: NaN and infinities null, %.17g, the least integer")
+  local seed = 12345
+  local function rnd(n) seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n end
+  local chars = { "a", "b", "Z", "0", " ", '"', "\\", "\n", "\1", "\127", "\xc3\xa9", ";", "[" }
+  local function str() local t = {} for i = 1, rnd(6) do t[i] = chars[rnd(#chars) + 1] end return table.concat(t) end
+  local function gen(depth)
+    local k = rnd(depth > 3 and 5 or 8)
+    if k == 0 then return rnd(2) == 0 end
+    if k == 1 then return rnd(100000) - 50000 end
+    if k == 2 then return (rnd(100000) - 50000) / (rnd(999) + 1) end
+    if k == 3 or k == 4 then return str() end
+    local t = {}
+    if k == 5 then for i = 1, rnd(5) do t[i] = gen(depth + 1) end          -- a list
+    elseif k == 6 then for _ = 1, rnd(40) do t["k" .. str()] = gen(depth + 1) end   -- an object, sometimes past 32 keys
+    else for i = 1, rnd(4) do t[i] = gen(depth + 1) end t[rnd(3) + 7] = gen(depth + 1) end  -- mixed keys
+    return t
+  end
+  local same, n = 0, 300
+  for _ = 1, n do
+    local v = gen(0)
+    if rep.json(v) == ref(v) and rep.json(v, "  ") == ref(v, "  ") and rep.json(v, "\t") == ref(v, "\t") then
+      same = same + 1
+    end
+  end
+  eq(same, n, "report.json = the Lua reference on random nested values, with and without an indent")
+  local big = {}
+  for i = 1, 100 do big["k" .. i * 7919 % 1000] = { i, x = i } end
+  eq(rep.json(big, " "), ref(big, " "), "report.json = the Lua reference on an object of 100 keys")
+  eq(rep.json({ [true] = 1, [1.5] = 2, x = 3 }), '{"1.5":2,"true":1,"x":3}',
+     "report.json: keys that are not strings are written as tostring gives them, their values kept")
+  local tt <close> = assert(heapscript.open(M))
+  local st = tt:allocations():group("stack", { top = 1 })[1].stack
+  eq(rep.json({ s = st }), ref({ s = st }), "report.json: userdata as its tostring")
+  local loop = {}
+  loop[1] = loop
+  T.raises(function() rep.json(loop) end, "nested deeper than", "report.json: a table that holds itself is an error")
+  T.raises(function() rep.json({ print }) end, "cannot encode a function", "report.json: a function is an error")
+end
 check(rep.count(1, "allocation") == "1 allocation" and rep.count(0, "allocation") == "0 allocations"
       and rep.count(2, "spike") == "2 spikes" and rep.count(1, "child", "children") == "1 child"
       and rep.count(3, "child", "children") == "3 children", "report.count: the singular for one, else the plural")

@@ -1,0 +1,260 @@
+/*
+** lua_json.c -- heapscript.json(value [, indent]) -> string: a Lua value
+** as JSON, the encoder behind report.json (scripts/report.lua).
+**
+** In C because a report of 100,000 leaking stacks is a million values:
+** in Lua, each object's keys sorted with strcoll and each string scanned
+** by a pattern took seconds.  The text is what report.json always wrote:
+**   tables that are exactly a sequence (or empty) as arrays, other tables
+**   as objects with their keys (as tostring gives them) sorted bytewise;
+**   integers exactly, other numbers with "%.17g" (NaN and infinities as
+**   null); userdata as its tostring; strings with '"', '\', control
+**   bytes escaped ("\n", "\t", "\r", else "\u00XX") and every other byte
+**   as it is.
+** With an indent, one item a line, each level indented once more.
+** Tables are read raw (no __index, __len or __pairs).  A table nested
+** deeper than MAXDEPTH (one that holds itself) is an error, as is a
+** function or a thread.
+**
+** The text grows in a userdata at a fixed stack slot, so an error on the
+** way leaves nothing for anyone to free.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua_run.h"
+
+#define MAXDEPTH 200
+
+typedef struct out {
+  lua_State *L;
+  int slot;                    /* stack index of the buffer userdata */
+  char *p;
+  size_t n, cap;
+  const char *indent;
+  size_t ilen;
+} out;
+
+static void room(out *o, size_t more) {
+  char *np;
+  size_t cap;
+  if (o->cap - o->n >= more) return;
+  cap = o->cap * 2;
+  while (cap - o->n < more) cap *= 2;
+  np = (char *)lua_newuserdatauv(o->L, cap, 0);
+  memcpy(np, o->p, o->n);
+  lua_replace(o->L, o->slot);
+  o->p = np;
+  o->cap = cap;
+}
+
+static void add(out *o, const char *s, size_t len) {
+  room(o, len);
+  memcpy(o->p + o->n, s, len);
+  o->n += len;
+}
+
+static void addc(out *o, char c) {
+  room(o, 1);
+  o->p[o->n++] = c;
+}
+
+/* A newline and depth indents, with an indent; nothing without one. */
+static void newline(out *o, int depth) {
+  int i;
+  if (!o->ilen) return;
+  addc(o, '\n');
+  for (i = 0; i < depth; i++) add(o, o->indent, o->ilen);
+}
+
+static void add_string(out *o, const char *s, size_t len) {
+  size_t i, run = 0;
+  room(o, len + 2);
+  o->p[o->n++] = '"';
+  for (i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    char e[8];
+    const char *r;
+    if (c >= 0x20 && c != 0x7F && c != '"' && c != '\\') continue;
+    add(o, s + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"': r = "\\\""; break;
+      case '\\': r = "\\\\"; break;
+      case '\n': r = "\\n"; break;
+      case '\t': r = "\\t"; break;
+      case '\r': r = "\\r"; break;
+      default: snprintf(e, sizeof e, "\\u%04x", c); r = e; break;
+    }
+    add(o, r, strlen(r));
+  }
+  add(o, s + run, len - run);
+  addc(o, '"');
+}
+
+/* Bytewise order of two Lua strings (Lua's own in the C locale). */
+typedef struct key { const char *s; size_t len; int at; } key;
+
+static int keycmp(const void *a, const void *b) {
+  const key *x = (const key *)a, *y = (const key *)b;
+  size_t m = x->len < y->len ? x->len : y->len;
+  int c = memcmp(x->s, y->s, m);
+  return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static void value(out *o, int idx, int depth);
+
+/* The table at idx as an array: it holds exactly 1..n. */
+static void array(out *o, int idx, lua_Integer n, int depth) {
+  lua_State *L = o->L;
+  lua_Integer i;
+  if (n == 0) { add(o, "[]", 2); return; }
+  addc(o, '[');
+  for (i = 1; i <= n; i++) {
+    if (i > 1) addc(o, ',');
+    newline(o, depth + 1);
+    lua_rawgeti(L, idx, i);
+    value(o, lua_gettop(L), depth + 1);
+    lua_pop(L, 1);
+  }
+  newline(o, depth);
+  addc(o, ']');
+}
+
+/* Key i (sorted) of the object at idx and its value, written. */
+static void member(out *o, int idx, const key *k, size_t i, int depth, int orig) {
+  lua_State *L = o->L;
+  if (i) addc(o, ',');
+  newline(o, depth + 1);
+  add_string(o, k->s, k->len);
+  if (o->ilen) add(o, ": ", 2);
+  else addc(o, ':');
+  if (orig) lua_rawgeti(L, orig, k->at);
+  else lua_pushlstring(L, k->s, k->len);
+  lua_rawget(L, idx);
+  value(o, lua_gettop(L), depth + 1);
+  lua_pop(L, 1);
+}
+
+/*
+** The table at idx as an object of npairs keys, sorted.  Keys that are
+** all strings (the usual object) are kept alive by the table and sorted
+** in place on the C stack when there are few; other keys get their
+** tostring text, which two tables keep alive.
+*/
+#define FEW 32
+
+static void object(out *o, int idx, size_t npairs, int strings, int depth) {
+  lua_State *L = o->L;
+  key few[FEW], *k = few;
+  size_t i = 0;
+  int names = 0, orig = 0;
+  if (!strings || npairs > FEW) {
+    lua_createtable(L, (int)npairs, 0);  /* names: tostring of each key */
+    names = lua_gettop(L);
+    lua_createtable(L, (int)npairs, 0);  /* the keys themselves */
+    orig = lua_gettop(L);
+    k = (key *)lua_newuserdatauv(L, npairs * sizeof *k, 0);
+  }
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (i == npairs) continue;           /* counted just before: never */
+    if (!orig) {
+      k[i].s = lua_tolstring(L, -1, &k[i].len);   /* a string: the table keeps it */
+    } else {
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, orig, (lua_Integer)i + 1);
+      lua_pushvalue(L, -1);
+      k[i].s = luaL_tolstring(L, -1, &k[i].len);
+      lua_rawseti(L, names, (lua_Integer)i + 1);
+      lua_pop(L, 1);
+    }
+    k[i].at = (int)i + 1;
+    i++;
+  }
+  npairs = i;
+  qsort(k, npairs, sizeof *k, keycmp);
+  addc(o, '{');
+  for (i = 0; i < npairs; i++) member(o, idx, &k[i], i, depth, orig);
+  newline(o, depth);
+  addc(o, '}');
+  if (orig) lua_pop(L, 3);
+}
+
+static void value(out *o, int idx, int depth) {
+  lua_State *L = o->L;
+  char num[64];
+  size_t len;
+  const char *s;
+  switch (lua_type(L, idx)) {
+  case LUA_TNIL: add(o, "null", 4); return;
+  case LUA_TBOOLEAN:
+    if (lua_toboolean(L, idx)) add(o, "true", 4);
+    else add(o, "false", 5);
+    return;
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, idx)) {
+      snprintf(num, sizeof num, LUA_INTEGER_FMT, (LUAI_UACINT)lua_tointeger(L, idx));
+    } else {
+      lua_Number v = lua_tonumber(L, idx);
+      if (v != v || v == (lua_Number)HUGE_VAL || v == -(lua_Number)HUGE_VAL) { add(o, "null", 4); return; }
+      snprintf(num, sizeof num, "%.17g", (double)v);   /* round-trips every double */
+    }
+    add(o, num, strlen(num));
+    return;
+  case LUA_TSTRING:
+    s = lua_tolstring(L, idx, &len);
+    add_string(o, s, len);
+    return;
+  case LUA_TUSERDATA: case LUA_TLIGHTUSERDATA:
+    s = luaL_tolstring(L, idx, &len);
+    add_string(o, s, len);
+    lua_pop(L, 1);
+    return;
+  case LUA_TTABLE: {
+    size_t npairs = 0;
+    int strings = 1;
+    lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+    if (depth >= MAXDEPTH)
+      luaL_error(L, "JSON: tables nested deeper than %d (a table that holds itself?)", MAXDEPTH);
+    luaL_checkstack(L, 8, "JSON: nested too deeply");
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+      lua_pop(L, 1);
+      npairs++;
+      strings &= lua_type(L, -1) == LUA_TSTRING;
+    }
+    if ((lua_Integer)npairs == n) array(o, idx, n, depth);   /* a sequence, or empty */
+    else object(o, idx, npairs, strings, depth);
+    return;
+  }
+  default:
+    luaL_error(L, "JSON: cannot encode a %s", luaL_typename(L, idx));
+  }
+}
+
+/* heapscript.json(value [, indent]) -> string */
+static int l_json(lua_State *L) {
+  out o;
+  luaL_checkany(L, 1);
+  o.indent = luaL_optlstring(L, 2, "", &o.ilen);
+  lua_settop(L, 2);
+  o.L = L;
+  o.cap = 256;
+  o.n = 0;
+  o.p = (char *)lua_newuserdatauv(L, o.cap, 0);
+  o.slot = lua_gettop(L);
+  value(&o, 1, 0);
+  lua_pushlstring(L, o.p, o.n);
+  return 1;
+}
+
+/* The opener (lua_run.h): heapscript.json. */
+int hsi_lua_open_json(lua_State *L) {
+  lua_pushcfunction(L, l_json);
+  lua_setfield(L, 1, "json");
+  return 0;
+}
