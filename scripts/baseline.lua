@@ -75,6 +75,24 @@ local function add(into, k, g, extra)
   return e
 end
 
+-- A stack's headline and frames are made when first read: a diff of
+-- 100,000 unchanged stacks shows none of them, and naming a frame makes
+-- a Lua string of it.  The Stack is kept beside the entry, not in it, so
+-- that a JSON report of the entry (raw fields) does not hold it.
+local stack_of = setmetatable({}, { __mode = "k" })
+local lazy = { __index = function(e, k)
+  local st = stack_of[e]
+  if (k ~= "headline" and k ~= "frames") or st == nil then return nil end
+  rawset(e, "headline", report.headline(st or nil))
+  rawset(e, "frames", st and st:frames() or {})
+  return rawget(e, k)
+end }
+
+local function named_by(e, st)
+  stack_of[e] = st or false
+  return setmetatable(e, lazy)
+end
+
 -- The leaked figures of a selection A (one kind) per group, by the
 -- stable key: { [key] = {count =, bytes =, impacting = [, headline, frames]} }.
 -- count and bytes are AIFO; impacting is AIFO - AOFI bytes.  Groups that
@@ -91,10 +109,7 @@ function M.figures(A, per, with_frames, window)
       local k = M.group_key(per, g)
       local e = add(out, k, g)
       if per == "process" then e.headline = g.process end
-      if per == "stack" and with_frames and not e.frames then
-        e.headline = report.headline(g.stack)
-        e.frames = g.stack and g.stack:frames() or {}
-      end
+      if per == "stack" and with_frames and stack_of[e] == nil then named_by(e, g.stack) end
     end
   end
   return out
@@ -121,8 +136,10 @@ function M.collect(T, f, with_frames)
             table.sort(keys)
             for _, k in ipairs(keys) do
               local e = fig[k]
-              list[#list + 1] = { kind = kind, by = per, key = k, count = e.count, bytes = e.bytes,
-                                  impacting = e.impacting, headline = e.headline, frames = e.frames }
+              local g = { kind = kind, by = per, key = k, count = e.count, bytes = e.bytes,
+                          impacting = e.impacting, headline = rawget(e, "headline"), frames = rawget(e, "frames") }
+              if stack_of[e] ~= nil then named_by(g, stack_of[e]) end
+              list[#list + 1] = g
             end
           end
         end
@@ -239,26 +256,37 @@ end
 -- {kind, by, key, status, base = {count, bytes, impacting}, new = {...},
 -- delta (bytes), headline, frames}, status "new", "grew", "shrank",
 -- "vanished" or "unchanged", sorted by by, then largest change first.
+-- A row's headline and frames are the new side's group's, else the base
+-- side's, else made of its key; made when first read (only the rows a
+-- report shows are).
+local sides = setmetatable({}, { __mode = "k" })
+local lazy_row = { __index = function(r, k)
+  local s = sides[r]
+  if (k ~= "headline" and k ~= "frames") or not s then return nil end
+  local g = s.new and s.new.headline and s.new or s.base and s.base.headline and s.base or nil
+  sides[r] = nil
+  rawset(r, "headline", g and g.headline or (r.by == "stack" and M.headline_of_key(r.key) or r.key))
+  rawset(r, "frames", g and g.frames)
+  return rawget(r, k)
+end }
+
 function M.diff(base, new)
   local idx, rows = {}, {}
   local zero = { count = 0, bytes = 0, impacting = 0 }
-  local function row(g)
+  local function row(g, side)
     local id = g.kind .. "\0" .. g.by .. "\0" .. g.key
     local r = idx[id]
     if not r then
-      r = { kind = g.kind, by = g.by, key = g.key, base = zero, new = zero }
+      r = setmetatable({ kind = g.kind, by = g.by, key = g.key, base = zero, new = zero }, lazy_row)
+      sides[r] = {}
       idx[id] = r
       rows[#rows + 1] = r
     end
-    if g.headline and (not r.headline or r.new == zero) then r.headline, r.frames = g.headline, g.frames end
-    return r
+    sides[r][side] = g
+    r[side] = { count = g.count, bytes = g.bytes, impacting = g.impacting }
   end
-  for _, g in ipairs(base) do row(g).base = { count = g.count, bytes = g.bytes, impacting = g.impacting } end
-  for _, g in ipairs(new) do
-    local r = row(g)
-    r.new = { count = g.count, bytes = g.bytes, impacting = g.impacting }
-    if g.headline then r.headline, r.frames = g.headline, g.frames end
-  end
+  for _, g in ipairs(base) do row(g, "base") end
+  for _, g in ipairs(new) do row(g, "new") end
   for _, r in ipairs(rows) do
     local b, n = r.base, r.new
     r.delta = n.bytes - b.bytes
@@ -267,19 +295,42 @@ function M.diff(base, new)
     elseif n.bytes > b.bytes or (n.bytes == b.bytes and n.count > b.count) then r.status = "grew"
     elseif n.bytes < b.bytes or n.count < b.count then r.status = "shrank"
     else r.status = "unchanged" end
-    if not r.headline then
-      r.headline = r.by == "stack" and M.headline_of_key(r.key) or r.key
+  end
+  -- by, then largest change first, then kind and key.  Rows whose bytes
+  -- did not change (most of them, between two runs of one build) are
+  -- ordered by kind and key alone: sorted as "kind\0key" strings, with no
+  -- comparator called from Lua, as 100,000 unchanged stacks would call it
+  -- two million times.
+  local order = { stack = 1, tag = 2, process = 3 }
+  local moved, still = {}, {}
+  for _, r in ipairs(rows) do
+    local o = order[r.by] or 9
+    if r.delta ~= 0 then moved[#moved + 1] = r
+    else
+      local s = still[o]
+      if not s then s = { text = {}, row = {} }; still[o] = s end
+      local t = r.kind .. "\0" .. r.key
+      s.text[#s.text + 1] = t
+      s.row[t] = r
     end
   end
-  local order = { stack = 1, tag = 2, process = 3 }
-  table.sort(rows, function(x, y)
+  table.sort(moved, function(x, y)
     if x.by ~= y.by then return (order[x.by] or 9) < (order[y.by] or 9) end
     local ax, ay = math.abs(x.delta), math.abs(y.delta)
     if ax ~= ay then return ax > ay end
     if x.kind ~= y.kind then return x.kind < y.kind end
     return x.key < y.key
   end)
-  return rows
+  local out, m = {}, 1
+  for o = 1, 9 do
+    while moved[m] and (order[moved[m].by] or 9) == o do out[#out + 1] = moved[m]; m = m + 1 end
+    local s = still[o]
+    if s then
+      table.sort(s.text)
+      for _, t in ipairs(s.text) do out[#out + 1] = s.row[t] end
+    end
+  end
+  return out
 end
 
 -- A headline for a stack known only by its key (a JSON baseline).

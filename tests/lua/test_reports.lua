@@ -86,6 +86,19 @@ T.test("baseline.diff: status by bytes, then by count; largest change first", fu
   eq(by.gone.status, "vanished", "vanished")
   check(by.big.i == 1 and by.new.i == 2 and by.gone.i == 3 and by.big.delta == 4990,
         "largest change first: +4,990, +700, -30")
+  -- the order in full: by stack, tag, process; then the size of the change;
+  -- then kind and key (rows of no change in bytes, whatever their status)
+  local function k(kind, grp, key, bytes) return { kind = kind, by = grp, key = key, count = 1, bytes = bytes, impacting = bytes } end
+  rows = baseline.diff(
+    { k("pool", "process", "a.exe", 5), k("heap", "tag", "x", 1), k("virtual", "stack", "s1", 7), k("heap", "stack", "s2", 7),
+      k("pool", "stack", "s0", 7), k("heap", "stack", "s3", 9), k("pool", "tag", "Irp ", 3), k("heap", "stack", "s4", 1) },
+    { k("pool", "process", "a.exe", 5), k("heap", "tag", "x", 1), k("virtual", "stack", "s1", 7), k("heap", "stack", "s2", 7),
+      k("pool", "stack", "s0", 7), k("heap", "stack", "s3", 8), k("pool", "tag", "Irp ", 4), k("heap", "stack", "s4", 2),
+      k("heap", "process", "b.exe", 1) })
+  local got = {}
+  for i, r in ipairs(rows) do got[i] = r.by .. ":" .. r.kind .. ":" .. r.key end
+  eq(table.concat(got, " "), "stack:heap:s3 stack:heap:s4 stack:heap:s2 stack:pool:s0 stack:virtual:s1 "
+     .. "tag:pool:Irp  tag:heap:x process:heap:b.exe process:pool:a.exe", "the whole order of a diff's rows")
 end)
 
 -- changed rows of a diff report, by grouping
