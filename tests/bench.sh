@@ -27,7 +27,7 @@
 # and, under each table, the processor time of the walk, the least pass,
 # the C pass and leaks (every thread): the work, whatever the overlap.
 #
-# Then: the report files of leaks on 100,000 distinct stacks, against leaks
+# Then: the report files of leaks (and a diff) on 100,000 distinct stacks, against leaks
 # alone; and the PDB reader: opening a ~100 MB PDB made with clang + lld,
 # and 1,000,000 address lookups, beside llvm-symbolizer on the same addresses.
 B=${HS_BUILD:-build/rel}
@@ -158,10 +158,11 @@ timed() {
 echo "== report files on 100,000 distinct leaking stacks (tests/bench/gen_stacks.lua), vs leaks alone"
 S=$T/stacks-100000.etl
 [ -s "$S" ] || $HS tests/bench/gen_stacks.lua -- "$S" 100000 >/dev/null || exit 1
-for o in "" "--folded $T/s.folded" "--html $T/s.html"; do
+for o in "" "--folded $T/s.folded" "--html $T/s.html" "--json $T/s.json"; do
   # shellcheck disable=SC2086
   printf '%-28s' "leaks ${o%% *}"; timed $HS leaks "$S" -- --top 3 $o >/dev/null
 done
+printf '%-28s' "diff, the trace and itself"; timed $HS diff "$S" "$S" >/dev/null
 ls -l "$T/s.html" | awk '{ printf "html page: %d bytes\n", $5 }'
 echo
 echo "== PDB reader: open a large PDB, resolve 1,000,000 distinct addresses, beside llvm-symbolizer"
