@@ -40,18 +40,20 @@ for kind, A in report.kinds(o) do
     local k = { kind = kind, start = s.outstanding_start, ["end"] = s.outstanding_end, growth = s.impacting,
                 window = s.window, baseline = {}, steps = {}, steady = {} }
     out.kinds[#out.kinds + 1] = k
+    -- a stack's frames are named only when it is kept: a trace of 100,000
+    -- leaking stacks would otherwise name every frame of each
+    local function keep(list, e)
+      e.headline, e.frames = report.headline(e.stack), report.frames(e.stack)
+      list[#list + 1] = e
+    end
     for _, g in ipairs(kept:group("stack", { sort = "bytes" })) do
       local first, last = report.span(g.allocs)
-      local e = { bytes = g.bytes, count = g.count, first = first, last = last,
-                  headline = report.headline(g.stack), frames = report.frames(g.stack), stack = g.stack }
-      e.allocs = g.allocs
+      local e = { bytes = g.bytes, count = g.count, first = first, last = last, stack = g.stack, allocs = g.allocs }
       if last - first <= span then
-        if g.bytes >= o.min_step then
-          if first < base_end then k.baseline[#k.baseline + 1] = e else k.steps[#k.steps + 1] = e end
-        end
+        if g.bytes >= o.min_step then keep(first < base_end and k.baseline or k.steps, e) end
       else
         e.rate = g.bytes / (last - first)
-        if e.rate >= o.min_rate then k.steady[#k.steady + 1] = e end
+        if e.rate >= o.min_rate then keep(k.steady, e) end
       end
     end
     table.sort(k.steps, function(x, y) return x.first < y.first end)

@@ -138,20 +138,21 @@ for i, r in ipairs(rules) do
       table.sort(keys)
       for _, k in ipairs(keys) do
         local c, b = cur[k], bf[k]
-        local name = r.per == "tag" and ("tag '" .. k .. "'") or c.headline or k
         if c.count > 0 then
+          -- named only when broken: a stack's headline names its frames
+          local function name() return r.per == "tag" and ("tag '" .. k .. "'") or c.headline or k end
           if r.no_new_leaks and (not b or b.count == 0) then
             res.ok = false
-            res.violations[#res.violations + 1] = { limit = "no_new_leaks", max = 0, value = c.bytes, group = name,
-              baseline = 0, stack = c.frames, message = ("%s: a new leak, %s in %s"):format(name,
+            res.violations[#res.violations + 1] = { limit = "no_new_leaks", max = 0, value = c.bytes, group = name(),
+              baseline = 0, stack = c.frames, message = ("%s: a new leak, %s in %s"):format(name(),
                 report.bytes(c.bytes), report.count(c.count, "allocation")) }
           end
           local allowed = math.floor((b and b.bytes or 0) * (1 + (r.max_leaked_growth or 0)))
           if r.max_leaked_growth and c.bytes > allowed then
             res.ok = false
             res.violations[#res.violations + 1] = { limit = "max_leaked_growth", max = allowed, value = c.bytes,
-              group = name, baseline = b and b.bytes or 0, stack = c.frames,
-              message = ("%s: leaked %s, baseline %s, limit +%g%%"):format(name, report.bytes(c.bytes),
+              group = name(), baseline = b and b.bytes or 0, stack = c.frames,
+              message = ("%s: leaked %s, baseline %s, limit +%g%%"):format(name(), report.bytes(c.bytes),
                 report.bytes(b and b.bytes or 0), r.max_leaked_growth * 100) }
           end
         end
