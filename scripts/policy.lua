@@ -112,8 +112,10 @@ for i, r in ipairs(rules) do
     res.message = msg
   else
     local A = trace:allocations(r.select or {})
-    local groups
-    if r.per then groups = A:group(r.per, { window = r.window })
+    local groups, limited = {}, false
+    for lim in pairs(limits) do limited = limited or r[lim] ~= nil end
+    if not limited then                      -- only baseline limits: no group of its own needed
+    elseif r.per then groups = A:group(r.per, { window = r.window })
     else groups = { A:summary(r.window) } end
     for _, g in ipairs(groups) do
       for lim, fig in pairs(limits) do
@@ -187,7 +189,7 @@ if text then
     out.skipped and (", %d skipped (no --baseline)"):format(out.skipped) or ""))
 end
 local deltas
-if base then
+if base and (o.markdown or o.html) then   -- the changes against the baseline: only these pages show them
   local f = {}
   deltas = baseline.diff(base.groups, baseline.collect(trace, f, true))
 end
