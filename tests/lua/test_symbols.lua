@@ -178,6 +178,24 @@ do -- s:flame(): the folded format's frames, root first, as the Lua rule below n
   check(fl:find(";kernel32.dll!" .. long .. ";MemoryTestApp", 1, true), "a 400-byte name whole", #fl)
   local _, seps = fl:gsub(";", "")
   eq(seps, #first:frames() - 1, "one ';' between frames")
+  -- s:key(), the stable key, under the same map: what baseline.frame_key
+  -- makes of each frame's text (module lower-cased, no offset, no inline level)
+  local baseline = require "baseline"
+  local keyed, agree = 0, 0
+  for a in t:allocations{kind = "heap"}:each() do
+    local st = a.stack
+    if st then
+      keyed = keyed + 1
+      if st:key() == table.concat(baseline.root_first(st), ";") then agree = agree + 1 end
+    end
+    if keyed == 300 then break end
+  end
+  eq(agree, keyed, "s:key() = the text's stable key under a symbol map (" .. keyed .. " stacks)")
+  local key = first:key()
+  check(key:find("^ntdll%.dll!RtlUserThreadStart %[x%];kernel32%.dll!" .. long .. ";memorytestapp%.exe!"),
+        "a map's names, a 400-byte one whole, ' [x]' part of a name", key)
+  check(key:find("ntdll.dll!Rtl;AllocateHeap", 1, true) and not key:find("RunInnerLoop", 1, true),
+        "';' in a name kept as the text has it; the inline level left out", key)
   heapscript.symbols(false)
   os.remove(map)
 end
