@@ -209,6 +209,7 @@ function M.load(path, f)
     M.symbols_beside(path)
     b.symbols = heapscript.symbols()          -- nil: the baseline's frames are named without a map
     b.groups = M.collect(T, f, true)
+    b.whole = f == nil or next(f) == nil      -- its groups cover every record: figures can be summed from them
   end
   return setmetatable(b, { __index = M.Baseline })
 end
@@ -223,7 +224,13 @@ function M.Baseline:figures(select, per, window)
   if per ~= nil and per ~= "stack" and per ~= "tag" and per ~= "process" then
     error("a baseline compares per stack, tag or process, not per " .. tostring(per), 0)
   end
-  if self.trace then
+  -- the groups of a trace loaded whole already hold the figures of a
+  -- selection by kind over the whole trace: summed as a JSON baseline's
+  -- are, not grouped from the records again for every rule (tags are
+  -- collected for pool records only: other kinds group again)
+  local only_kind = next(select) == nil or (next(select) == "kind" and next(select, "kind") == nil)
+  local summed = self.whole and only_kind and window == nil and (per ~= "tag" or select.kind == "pool")
+  if self.trace and not summed then
     local cur = heapscript.symbols()
     heapscript.symbols(self.symbols or false)
     local fig = M.figures(self.trace:allocations(select), per, false, window)

@@ -209,6 +209,37 @@ T.test("bad baselines", function()
   end
 end)
 
+T.test("a trace baseline's figures: summed from its groups as grouped from its records", function()
+  -- a baseline loaded whole answers a selection by kind from the groups it
+  -- collected; with a window or another filter it groups its records again
+  for _, path in ipairs({ NEW, "examples/notmyfault.etl" }) do
+    local b = assert(baseline.load(path))
+    local tr = b.trace
+    local n = 0
+    for _, sel in ipairs({ {}, { kind = "heap" }, { kind = { "heap", "virtual" } }, { kind = "pool" } }) do
+      for _, per in ipairs({ "stack", "tag", "process", false }) do
+        local got = b:figures(sel, per or nil)
+        local want = baseline.figures(tr:allocations(sel), per or nil)
+        local same = true
+        for k, e in pairs(want) do
+          local g = got[k]
+          same = same and g ~= nil and g.count == e.count and g.bytes == e.bytes and g.impacting == e.impacting
+        end
+        for k in pairs(got) do same = same and want[k] ~= nil end
+        n = n + (same and 1 or 0)
+        if not same then check(false, path .. ": figures of " .. tostring(sel.kind) .. " per " .. tostring(per)) end
+      end
+    end
+    eq(n, 16, path .. ": 16 selections and groupings, each the same either way")
+    local w = b:figures({ kind = "heap" }, "stack", { 0, 1 })
+    local want = baseline.figures(tr:allocations{ kind = "heap" }, "stack", false, { 0, 1 })
+    local wn, gn = 0, 0
+    for _ in pairs(want) do wn = wn + 1 end
+    for _ in pairs(w) do gn = gn + 1 end
+    eq(gn, wn, path .. ": a window groups the records again")
+  end
+end)
+
 T.test("policy --baseline", function()
   local rules = tmp .. "/base-rules.lua"
   local f = assert(io.open(rules, "w"))
