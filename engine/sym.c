@@ -552,24 +552,26 @@ static size_t format_one(const hsi_symframe *f, char *out, size_t cap, size_t n,
   return n;
 }
 
-size_t hsi_symframe_format(const hsi_symframe *f, char *out, size_t cap) {
-  size_t n = format_one(f, out, cap, 0, AS_TEXT);
+/* One frame written as `as` says, NUL-terminated within cap. */
+static size_t format_whole(const hsi_symframe *f, char *out, size_t cap, int as) {
+  size_t n = format_one(f, out, cap, 0, as);
   if (cap) out[n < cap ? n : cap - 1] = '\0';
   return n;
 }
 
+size_t hsi_symframe_format(const hsi_symframe *f, char *out, size_t cap) {
+  return format_whole(f, out, cap, AS_TEXT);
+}
+
 size_t hsi_symframe_flame(const hsi_symframe *f, char *out, size_t cap) {
-  size_t n = format_one(f, out, cap, 0, AS_FLAME), i;
+  size_t n = format_whole(f, out, cap, AS_FLAME), i;
   for (i = 0; i < n && i < cap; i++)
     if (out[i] == ';') out[i] = ':';
-  if (cap) out[n < cap ? n : cap - 1] = '\0';
   return n;
 }
 
 size_t hsi_symframe_key(const hsi_symframe *f, char *out, size_t cap) {
-  size_t n = format_one(f, out, cap, 0, AS_KEY);
-  if (cap) out[n < cap ? n : cap - 1] = '\0';
-  return n;
+  return format_whole(f, out, cap, AS_KEY);
 }
 
 size_t hsi_syms_format(hsi_syms *sy, uint32_t inst, uint64_t addr, int64_t ts, char *out, size_t cap) {
