@@ -464,6 +464,7 @@ TEST(ties_keep_file_order_and_tail_last) {
   }
   CHECK_EQ(hsi_writer_close(wr), 0);
   load(path);
+  remove(path);                                              /* walked from memory */
   CHECK(buffer_at(3) < imglen);
   CHECK_EQ(hs_reader_open_mem(&r, img, imglen, "t", NULL, NULL, 0), 0);
   while (hs_reader_next(r, &ev) == 1)
