@@ -119,7 +119,7 @@ end
 -- {kind, by, key, count, bytes, impacting [, headline, frames]}, by kind,
 -- then stacks, tags, processes, each by key.  What `leaks --json` stores
 -- under "groups" and what `diff` compares.
-function M.collect(T, f, with_frames)
+function M.collect(T, f, with_frames, cache)
   local list = {}
   for _, kind in ipairs(M.KINDS) do
     local sel = {}
@@ -130,7 +130,9 @@ function M.collect(T, f, with_frames)
       if #A > 0 then
         for _, per in ipairs(M.PERS) do
           if per ~= "tag" or kind == "pool" then
-            local fig = M.figures(A, per, with_frames)
+            local id = kind .. "\0" .. per
+            local fig = cache and cache[id] or M.figures(A, per, with_frames)
+            if cache then cache[id] = fig end
             local keys = {}
             for k in pairs(fig) do keys[#keys + 1] = k end
             table.sort(keys)
@@ -204,17 +206,50 @@ function M.load(path, f)
   else
     local T, err = heapscript.open(path)
     if not T then return nil, tostring(err) end
-    b.trace = heapscript.input(T)             -- its damage is the run's: on stderr, exit 1, in the report
+    heapscript.input(T)                       -- its damage is the run's: on stderr, exit 1, in the report
     heapscript.symbols(false)
     M.symbols_beside(path)
-    b.symbols = heapscript.symbols()          -- nil: the baseline's frames are named without a map
-    b.groups = M.collect(T, f, true)
-    b.whole = f == nil or next(f) == nil      -- its groups cover every record: figures can be summed from them
+    b = M.of_trace(T, false, path)
+    -- its groups, for a diff; collected whole, they are also the figures
+    -- of each kind, summed for a rule's selection by kind
+    b.groups = M.collect(T, f, true, (f == nil or next(f) == nil) and b.kinds or nil)
+    return b
   end
   return setmetatable(b, { __index = M.Baseline })
 end
 
+-- A trace already open as a Baseline (the run itself, to be compared
+-- with one), under the symbol map current now.  with_frames: the stacks
+-- of its figures name their frames when a report reads them.
+function M.of_trace(T, with_frames, path)
+  local b = { path = path, trace = T, with_frames = with_frames, kinds = {} }
+  b.symbols = heapscript.symbols()            -- nil: the frames are named without a map
+  return setmetatable(b, { __index = M.Baseline })
+end
+
 M.Baseline = {}
+
+-- Call fn under the Baseline's symbol map.
+local function under_map(self, fn, ...)
+  local cur = heapscript.symbols()
+  heapscript.symbols(self.symbols or false)
+  local r = fn(...)
+  if cur then heapscript.symbols(cur) else heapscript.symbols(false) end
+  return r
+end
+
+-- The figures of one kind of a trace baseline's records, per group
+-- (per "process" for nil), made once: every rule that selects by kind
+-- alone sums them.
+function M.Baseline:kind_figures(kind, per)
+  local id = kind .. "\0" .. (per or "process")
+  local fig = self.kinds[id]
+  if not fig then
+    fig = under_map(self, M.figures, self.trace:allocations({ kind = kind }), per or "process", self.with_frames)
+    self.kinds[id] = fig
+  end
+  return fig
+end
 
 -- Figures of the baseline for a rule's select and per.  A trace baseline
 -- is selected exactly as the run is; a JSON one holds groups by kind, so
@@ -224,18 +259,52 @@ function M.Baseline:figures(select, per, window)
   if per ~= nil and per ~= "stack" and per ~= "tag" and per ~= "process" then
     error("a baseline compares per stack, tag or process, not per " .. tostring(per), 0)
   end
-  -- the groups of a trace loaded whole already hold the figures of a
-  -- selection by kind over the whole trace: summed as a JSON baseline's
-  -- are, not grouped from the records again for every rule (tags are
-  -- collected for pool records only: other kinds group again)
+  -- A selection by kind over the whole trace is the sum of its kinds'
+  -- figures, each made once: not grouped from the records again for
+  -- every rule.  Any other selection, or a window, groups its records.
   local only_kind = next(select) == nil or (next(select) == "kind" and next(select, "kind") == nil)
-  local summed = self.whole and only_kind and window == nil and (per ~= "tag" or select.kind == "pool")
-  if self.trace and not summed then
-    local cur = heapscript.symbols()
-    heapscript.symbols(self.symbols or false)
-    local fig = M.figures(self.trace:allocations(select), per, false, window)
-    if cur then heapscript.symbols(cur) else heapscript.symbols(false) end
-    return fig
+  if self.trace and only_kind and window == nil then
+    local kinds = select.kind
+    if type(kinds) == "string" then kinds = { kinds } end
+    if per ~= nil and self.with_frames then
+      -- one kind with groups (a trace of heap events alone): its figures
+      -- as they are, shared, not copied
+      local only
+      for _, kind in ipairs(M.KINDS) do
+        if (kinds == nil or M.has(kinds, kind)) and next(self:kind_figures(kind, per)) ~= nil then
+          if only then only = false; break end
+          only = kind
+        end
+      end
+      if only ~= false then return only and self:kind_figures(only, per) or {} end
+    end
+    local out, summed = {}, 0
+    for _, kind in ipairs(M.KINDS) do
+      if kinds == nil or M.has(kinds, kind) then
+        summed = summed + 1
+        for k, g in pairs(self:kind_figures(kind, per)) do
+          local key = per == nil and "all" or k
+          local e = out[key]
+          if not e then
+            e = { count = 0, bytes = 0, impacting = 0, headline = per == "process" and rawget(g, "headline") or nil }
+            out[key] = e
+            if self.with_frames and stack_of[g] ~= nil then named_by(e, stack_of[g]) end
+          end
+          e.count = e.count + g.count
+          e.bytes = e.bytes + g.bytes
+          e.impacting = e.impacting + g.impacting
+        end
+      end
+    end
+    if summed > 1 then             -- a group whose kinds cancel out kept nothing, as M.figures leaves it out
+      for k, e in pairs(out) do
+        if e.count == 0 and e.impacting == 0 then out[k] = nil end
+      end
+    end
+    return out
+  end
+  if self.trace then
+    return under_map(self, M.figures, self.trace:allocations(select), per, self.with_frames, window)
   end
   if window then error("a JSON baseline holds the whole trace: a rule's window needs a trace as the baseline", 0) end
   for k in pairs(select) do

@@ -70,6 +70,11 @@ local function describe_group(g, per)
 end
 
 local text = report.text(o)
+-- The run as a baseline is: the figures of each of its kinds made once,
+-- when a rule compared with the baseline first needs them, and summed
+-- for every such rule that selects by kind alone (a window or another
+-- filter groups the records again).
+local run
 local out = { rules_file = o.rules, trace = trace:files(), results = {}, failed = 0, warnings = 0 }
 report.layouts()
 for i, r in ipairs(rules) do
@@ -134,7 +139,8 @@ for i, r in ipairs(rules) do
       -- the run's groups against the same groups of the baseline (stable keys: baseline.lua)
       local fine, bf = pcall(base.figures, base, r.select or {}, r.per, r.window)
       if not fine then return bad(("rule %s: %s: %s"):format(r.name, o.baseline, tostring(bf))) end
-      local cur = baseline.figures(A, r.per, true, r.window)
+      run = run or baseline.of_trace(trace, true)
+      local cur = run:figures(r.select or {}, r.per, r.window)
       local keys = {}
       for k in pairs(cur) do keys[#keys + 1] = k end
       table.sort(keys)
@@ -190,8 +196,7 @@ if text then
 end
 local deltas
 if base and (o.markdown or o.html) then   -- the changes against the baseline: only these pages show them
-  local f = {}
-  deltas = baseline.diff(base.groups, baseline.collect(trace, f, true))
+  deltas = baseline.diff(base.groups, baseline.collect(trace, nil, true, run and run.kinds))
 end
 report.finish(o, out, { script = "policy", rules = out.results, rules_file = o.rules, deltas = deltas })
 return out.failed > 0 and 1 or 0

@@ -209,28 +209,52 @@ T.test("bad baselines", function()
   end
 end)
 
-T.test("a trace baseline's figures: summed from its groups as grouped from its records", function()
-  -- a baseline loaded whole answers a selection by kind from the groups it
-  -- collected; with a window or another filter it groups its records again
+T.test("a trace baseline's figures: summed from its kinds' as grouped from its records", function()
+  -- a trace baseline (loaded, or the run itself: baseline.of_trace) answers
+  -- a selection by kind by summing the figures of each kind, made once
+  -- (a loaded one's while collecting its groups); with a window or
+  -- another filter it groups its records again
   for _, path in ipairs({ NEW, "examples/notmyfault.etl" }) do
-    local b = assert(baseline.load(path))
-    local tr = b.trace
-    local n = 0
-    for _, sel in ipairs({ {}, { kind = "heap" }, { kind = { "heap", "virtual" } }, { kind = "pool" } }) do
-      for _, per in ipairs({ "stack", "tag", "process", false }) do
-        local got = b:figures(sel, per or nil)
-        local want = baseline.figures(tr:allocations(sel), per or nil)
-        local same = true
-        for k, e in pairs(want) do
-          local g = got[k]
-          same = same and g ~= nil and g.count == e.count and g.bytes == e.bytes and g.impacting == e.impacting
+    local loaded = assert(baseline.load(path))
+    local tr = loaded.trace
+    local run = baseline.of_trace(tr, true)
+    check(loaded.kinds[(path == NEW and "heap" or "pool") .. "\0stack"] ~= nil,
+          path .. ": collecting the groups made the figures of a kind")
+    for _, b in ipairs({ loaded, run }) do
+      local n = 0
+      for _, sel in ipairs({ {}, { kind = "heap" }, { kind = { "heap", "virtual" } }, { kind = "pool" } }) do
+        for _, per in ipairs({ "stack", "tag", "process", false }) do
+          local got = b:figures(sel, per or nil)
+          local want = baseline.figures(tr:allocations(sel), per or nil, true)
+          local same = true
+          for k, e in pairs(want) do
+            local g = got[k]
+            same = same and g ~= nil and g.count == e.count and g.bytes == e.bytes and g.impacting == e.impacting
+            -- the run's stacks are named as the grouped ones are; a loaded baseline's are not named
+            if per == "stack" then same = same and g.headline == (b == run and e.headline or nil) end
+            if per == "process" then same = same and g.headline == e.headline end
+          end
+          for k in pairs(got) do same = same and want[k] ~= nil end
+          n = n + (same and 1 or 0)
+          if not same then
+            check(false, path .. (b == run and " (the run)" or "") .. ": figures of " .. tostring(sel.kind)
+                  .. " per " .. tostring(per))
+          end
         end
-        for k in pairs(got) do same = same and want[k] ~= nil end
-        n = n + (same and 1 or 0)
-        if not same then check(false, path .. ": figures of " .. tostring(sel.kind) .. " per " .. tostring(per)) end
       end
+      eq(n, 16, path .. (b == run and " (the run)" or "") .. ": 16 selections and groupings, each the same either way")
+      check(b.kinds["heap\0stack"] ~= nil and b.kinds["pool\0tag"] ~= nil and b.kinds["virtual\0process"] ~= nil,
+            path .. ": each kind's figures kept, to be summed again")
     end
-    eq(n, 16, path .. ": 16 selections and groupings, each the same either way")
+    local b = loaded
+    -- a stack whose heap and virtual records cancel out kept nothing over
+    -- both kinds: left out of their sum, as grouping both kinds leaves it
+    local fake = setmetatable({ trace = tr, kinds = {
+      ["heap\0stack"] = { s = { count = 0, bytes = 0, impacting = -4096 } },
+      ["virtual\0stack"] = { s = { count = 0, bytes = 0, impacting = 4096 } }, ["pool\0stack"] = {} } },
+      { __index = baseline.Baseline })
+    check(fake:figures({}, "stack").s == nil and fake:figures({ kind = "heap" }, "stack").s.impacting == -4096,
+          "kinds that cancel out leave the group out of their sum")
     local w = b:figures({ kind = "heap" }, "stack", { 0, 1 })
     local want = baseline.figures(tr:allocations{ kind = "heap" }, "stack", false, { 0, 1 })
     local wn, gn = 0, 0
