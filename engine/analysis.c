@@ -197,6 +197,15 @@ static int stage(void *ud, hs_event *ev, void *extra) {
   hsi_rebase(sc->r, sc->clocks, ev);
   x->d = hsi_memev_decode(ev, &x->op);
   if (x->d != 0 && hsi_lcheck_add(sc->lc, ev, x->d, &x->op)) return HS_ENOMEM;
+  /* A kernel heap, VirtualAlloc or pool event decoded whole is read on
+     by its operation and header fields alone (the process map, the stack
+     matcher and the probes look at the bytes of other groups only): its
+     record's bytes are dropped here, not copied to the analysis thread
+     (prefetch.h), most of a memory trace's bytes. */
+  if (x->d == 1 && (ev->flags & HS_EVF_KERNEL)) {
+    unsigned g = (unsigned)ev->hook >> 8;
+    if (g == 0x10 || g == 0x02 || g == 0x0E) ev->record = ev->payload = ev->ext = NULL;
+  }
   return 1;
 }
 

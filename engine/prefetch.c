@@ -66,6 +66,7 @@ static HSI_THREAD_FN producer(void *arg) {
       hs_event *e = &b->ev[b->n];
       uint8_t *copy;
       if ((rc = pf->src(pf->ud, e, b->x + (size_t)b->n * pf->xsize)) != 1) break;
+      if (!e->record) { b->n++; continue; }     /* no bytes wanted: nothing to copy */
       if (used + e->record_len > BLOCK_BYTES) {
         /* does not fit: it opens the next block (a record fits an empty one) */
         copy = NULL;

@@ -22,8 +22,10 @@ typedef struct hsi_prefetch hsi_prefetch;
 ** valid until its next call; 0 at the end; negative: an error code) and
 ** writes xsize bytes of its own about it into extra (the caller's stage:
 ** hs_reader_next itself, with xsize 0, for a plain read).  What src
-** touches belongs to that thread until hsi_prefetch_close returns.  NULL
-** when no thread can be had.
+** touches belongs to that thread until hsi_prefetch_close returns.  An
+** event whose record src set to NULL (its consumer needs none of its
+** bytes) is handed over without them, taking no room.  NULL when no
+** thread can be had.
 */
 typedef int (*hsi_prefetch_src)(void *ud, hs_event *ev, void *extra);
 hsi_prefetch *hsi_prefetch_open(hsi_prefetch_src src, void *ud, size_t xsize);

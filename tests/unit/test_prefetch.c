@@ -166,6 +166,48 @@ TEST(a_stage_and_its_bytes) {
   hs_reader_close(r);
 }
 
+/* A stage that needs none of a record's bytes sets it to NULL: the event
+   comes without them and takes no room, so blocks close on their count
+   of events alone (the large records closed them early), and the bytes
+   of the others are still theirs. */
+static int drop_large(void *ud, hs_event *ev, void *extra) {
+  int rc = stage(ud, ev, extra);
+  if (rc == 1 && ev->record_len > 1000) ev->record = ev->payload = ev->ext = NULL;
+  return rc;
+}
+
+TEST(dropped_bytes_take_no_room) {
+  hs_reader *r, *a;
+  hsi_prefetch *pf;
+  struct stage_ud u;
+  struct cur c;
+  const hs_event *e;
+  const char *p = path;
+  hs_event x;
+  void *xp;
+  uint64_t n = 0, bad = 0, dropped = 0;
+  if (!(pf = open_staged(&r, &u, drop_large))) return;
+  CHECK_EQ(hs_reader_open(&a, &p, 1, NULL, NULL, 0), 0);
+  memset(&c, 0, sizeof c);
+  c.pf = pf;
+  c.xsize = sizeof(struct mark);
+  while (cur_next(&c, &e, &xp) == 1) {
+    const struct mark *m = (const struct mark *)xp;
+    if (hs_reader_next(a, &x) != 1) { bad++; break; }
+    if (m->seq != n || e->timestamp != x.timestamp || e->record_len != x.record_len) bad++;
+    else if (x.record_len > 1000) { dropped++; if (e->record || e->payload) bad++; }
+    else if (!e->record || memcmp(e->record, x.record, x.record_len) != 0) bad++;
+    n++;
+  }
+  CHECK_EQ(n, 30001);
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(dropped, 310);                              /* every 97th, 40,000 bytes or more */
+  CHECK_EQ(c.blocks, 30);                              /* 1,024 events each, the last 305 */
+  hsi_prefetch_close(pf);
+  hs_reader_close(r);
+  hs_reader_close(a);
+}
+
 /* A consumer with work of its own while it waits (the analysis helps
    its reader): every event still comes, in order, and a block published
    while the consumer was busy is not missed (it would wait for a wake-up
@@ -229,6 +271,7 @@ TEST(early_stop_and_disabled) {
 int main(void) {
   RUN(same_events_in_the_same_order);
   RUN(a_stage_and_its_bytes);
+  RUN(dropped_bytes_take_no_room);
   RUN(idle_work_while_waiting);
   RUN(early_stop_and_disabled);
   return UNIT_DONE();
