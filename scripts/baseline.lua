@@ -229,6 +229,17 @@ end
 
 M.Baseline = {}
 
+-- Adds fig's count, bytes and impacting to out[key], made when missing:
+-- the entry, and whether it is new.
+local function sum_into(out, key, fig)
+  local e, new = out[key], false
+  if not e then e = { count = 0, bytes = 0, impacting = 0 }; out[key] = e; new = true end
+  e.count = e.count + fig.count
+  e.bytes = e.bytes + fig.bytes
+  e.impacting = e.impacting + fig.impacting
+  return e, new
+end
+
 -- Call fn under the Baseline's symbol map.
 local function under_map(self, fn, ...)
   local cur = heapscript.symbols()
@@ -283,16 +294,11 @@ function M.Baseline:figures(select, per, window)
       if kinds == nil or M.has(kinds, kind) then
         summed = summed + 1
         for k, g in pairs(self:kind_figures(kind, per)) do
-          local key = per == nil and "all" or k
-          local e = out[key]
-          if not e then
-            e = { count = 0, bytes = 0, impacting = 0, headline = per == "process" and rawget(g, "headline") or nil }
-            out[key] = e
+          local e, new = sum_into(out, per == nil and "all" or k, g)
+          if new then
+            if per == "process" then e.headline = rawget(g, "headline") end
             if self.with_frames and stack_of[g] ~= nil then named_by(e, stack_of[g]) end
           end
-          e.count = e.count + g.count
-          e.bytes = e.bytes + g.bytes
-          e.impacting = e.impacting + g.impacting
         end
       end
     end
@@ -317,12 +323,7 @@ function M.Baseline:figures(select, per, window)
   local out = {}
   for _, g in ipairs(self.groups) do
     if (kinds == nil or M.has(kinds, g.kind)) and g.by == (per or "process") then
-      local key = per == nil and "all" or g.key
-      local e = out[key]
-      if not e then e = { count = 0, bytes = 0, impacting = 0 }; out[key] = e end
-      e.count = e.count + g.count
-      e.bytes = e.bytes + g.bytes
-      e.impacting = e.impacting + g.impacting
+      sum_into(out, per == nil and "all" or g.key, g)
     end
   end
   return out

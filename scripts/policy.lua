@@ -69,6 +69,12 @@ local function describe_group(g, per)
   return tostring(g.key)
 end
 
+-- The name of a group compared with the baseline, made only for a broken
+-- rule: a stack's headline names its frames.
+local function baseline_name(per, key, fig)
+  return per == "tag" and ("tag '" .. key .. "'") or fig.headline or key
+end
+
 local text = report.text(o)
 -- The run as a baseline is: the figures of each of its kinds made once,
 -- when a rule compared with the baseline first needs them, and summed
@@ -116,7 +122,7 @@ for i, r in ipairs(rules) do
     res.ok = not not passed
     res.message = msg
   else
-    local A = trace:allocations(r.select or {})
+    local A = trace:allocations(r.select or {})    -- also checks the selection: a bad filter is an error
     local groups, limited = {}, false
     for lim in pairs(limits) do limited = limited or r[lim] ~= nil end
     if not limited then                      -- only baseline limits: no group of its own needed
@@ -147,20 +153,20 @@ for i, r in ipairs(rules) do
       for _, k in ipairs(keys) do
         local c, b = cur[k], bf[k]
         if c.count > 0 then
-          -- named only when broken: a stack's headline names its frames
-          local function name() return r.per == "tag" and ("tag '" .. k .. "'") or c.headline or k end
           if r.no_new_leaks and (not b or b.count == 0) then
+            local name = baseline_name(r.per, k, c)
             res.ok = false
-            res.violations[#res.violations + 1] = { limit = "no_new_leaks", max = 0, value = c.bytes, group = name(),
-              baseline = 0, stack = c.frames, message = ("%s: a new leak, %s in %s"):format(name(),
+            res.violations[#res.violations + 1] = { limit = "no_new_leaks", max = 0, value = c.bytes, group = name,
+              baseline = 0, stack = c.frames, message = ("%s: a new leak, %s in %s"):format(name,
                 report.bytes(c.bytes), report.count(c.count, "allocation")) }
           end
           local allowed = math.floor((b and b.bytes or 0) * (1 + (r.max_leaked_growth or 0)))
           if r.max_leaked_growth and c.bytes > allowed then
+            local name = baseline_name(r.per, k, c)
             res.ok = false
             res.violations[#res.violations + 1] = { limit = "max_leaked_growth", max = allowed, value = c.bytes,
-              group = name(), baseline = b and b.bytes or 0, stack = c.frames,
-              message = ("%s: leaked %s, baseline %s, limit +%g%%"):format(name(), report.bytes(c.bytes),
+              group = name, baseline = b and b.bytes or 0, stack = c.frames,
+              message = ("%s: leaked %s, baseline %s, limit +%g%%"):format(name, report.bytes(c.bytes),
                 report.bytes(b and b.bytes or 0), r.max_leaked_growth * 100) }
           end
         end
