@@ -176,6 +176,9 @@ static int process_end(hsi_analysis *a, const hs_event *ev) {
 typedef struct pre {
   hsi_ids ids;
   int d;                      /* hsi_memev_decode: 1 op, 0 none, < 0 damaged */
+  uint16_t bare;              /* the op says all the pass reads of the event (stage), */
+  uint16_t file;              /* but for where it is, for the progress line */
+  uint32_t buffer;
   hsi_memop op;
 } pre;
 
@@ -197,14 +200,20 @@ static int stage(void *ud, hs_event *ev, void *extra) {
   hsi_rebase(sc->r, sc->clocks, ev);
   x->d = hsi_memev_decode(ev, &x->op);
   if (x->d != 0 && hsi_lcheck_add(sc->lc, ev, x->d, &x->op)) return HS_ENOMEM;
-  /* A kernel heap, VirtualAlloc or pool event decoded whole is read on
-     by its operation and header fields alone (the process map, the stack
-     matcher and the probes look at the bytes of other groups only): its
-     record's bytes are dropped here, not copied to the analysis thread
-     (prefetch.h), most of a memory trace's bytes. */
-  if (x->d == 1 && (ev->flags & HS_EVF_KERNEL)) {
+  /* A kernel heap, VirtualAlloc or pool event decoded whole (most of a
+     memory trace's events) is read on by its operation alone: the process
+     map, the probes and Process End look at other groups, and to the
+     stack matcher it is only its time.  Neither its record's bytes nor
+     the event go over to the analysis thread (prefetch.h), only this. */
+  x->bare = 0;
+  if (x->d == 1 && (ev->flags & (HS_EVF_KERNEL | HS_EVF_EXT)) == HS_EVF_KERNEL) {
     unsigned g = (unsigned)ev->hook >> 8;
-    if (g == 0x10 || g == 0x02 || g == 0x0E) ev->record = ev->payload = ev->ext = NULL;
+    if (g == 0x10 || g == 0x02 || g == 0x0E) {
+      ev->record = ev->payload = ev->ext = NULL;
+      x->bare = 1;
+      x->file = ev->file;
+      x->buffer = ev->buffer;
+    }
   }
   return 1;
 }
@@ -276,6 +285,20 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
     }
     d = x->d;
     if (hsi_stop_due(a->c.events)) { rc = HSI_ESTOPPED; break; }   /* a time limit (stop.h) */
+    if (x->bare) {                        /* what the loop below does with it, from x alone */
+      if (a->c.events++ == 0) a->c.first_ts = x->op.ts;
+      if ((a->c.events & 0xFFF) == 0 && scope && scope->progress) {
+        hs_event where;
+        memset(&where, 0, sizeof where);
+        where.timestamp = x->op.ts;
+        where.file = x->file;
+        where.buffer = x->buffer;
+        scope->progress(scope->progress_ud, &where);
+      }
+      a->c.last_ts = x->op.ts;
+      if ((rc = memory_event(a, &x->op, &x->ids)) == 0 && hsi_stacks_advance(a->st, x->op.ts) < 0) rc = HS_ENOMEM;
+      continue;
+    }
     if (a->c.events++ == 0) a->c.first_ts = e->timestamp;
     if ((a->c.events & 0xFFF) == 0 && scope && scope->progress) scope->progress(scope->progress_ud, e);
     a->c.last_ts = e->timestamp;

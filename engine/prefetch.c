@@ -51,6 +51,7 @@ struct hsi_prefetch {
 
 static HSI_THREAD_FN producer(void *arg) {
   hsi_prefetch *pf = (hsi_prefetch *)arg;
+  hs_event one;           /* src's event, copied into the block when it has bytes */
   for (;;) {
     block *b;
     size_t used = 0;
@@ -65,8 +66,9 @@ static HSI_THREAD_FN producer(void *arg) {
     while (b->n < BLOCK_EVENTS) {
       hs_event *e = &b->ev[b->n];
       uint8_t *copy;
-      if ((rc = pf->src(pf->ud, e, b->x + (size_t)b->n * pf->xsize)) != 1) break;
-      if (!e->record) { b->n++; continue; }     /* no bytes wanted: nothing to copy */
+      if ((rc = pf->src(pf->ud, &one, b->x + (size_t)b->n * pf->xsize)) != 1) break;
+      if (!one.record) { b->n++; continue; }    /* its extra says all: its slot is not written */
+      *e = one;
       if (used + e->record_len > BLOCK_BYTES) {
         /* does not fit: it opens the next block (a record fits an empty one) */
         copy = NULL;

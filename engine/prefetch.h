@@ -23,9 +23,10 @@ typedef struct hsi_prefetch hsi_prefetch;
 ** writes xsize bytes of its own about it into extra (the caller's stage:
 ** hs_reader_next itself, with xsize 0, for a plain read).  What src
 ** touches belongs to that thread until hsi_prefetch_close returns.  An
-** event whose record src set to NULL (its consumer needs none of its
-** bytes) is handed over without them, taking no room.  NULL when no
-** thread can be had.
+** event whose record src set to NULL (its extra says all its consumer
+** reads of it) goes over as its extra alone: its place in the block's
+** array of events is left as it was, not written.  NULL when no thread
+** can be had.
 */
 typedef int (*hsi_prefetch_src)(void *ud, hs_event *ev, void *extra);
 hsi_prefetch *hsi_prefetch_open(hsi_prefetch_src src, void *ud, size_t xsize);

@@ -971,6 +971,8 @@ int hsi_stacks_feed(hsi_stacks *st, const hs_event *ev) {
   return rc;
 }
 
+int hsi_stacks_advance(hsi_stacks *st, int64_t ts) { return advance(st, ts); }
+
 int hsi_stacks_finish(hsi_stacks *st) {
   int rc = 0, k;
   uint32_t i;

@@ -108,6 +108,9 @@ int hsi_stacks_want(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint
 ** to the target registered for this very event (want before feed).
 */
 int hsi_stacks_feed(hsi_stacks *st, const hs_event *ev);
+/* What hsi_stacks_feed does with a kernel event that is not a StackWalk
+   and has no ext items (a heap event): only its time moves the window. */
+int hsi_stacks_advance(hsi_stacks *st, int64_t ts);
 /* The newest target waits out of the slots for the StackWalk right after
    its event (stacks.c, the hold); the answers are the same either way.
    On by default; tests turn it off to compare. */
