@@ -218,6 +218,20 @@ static int stage(void *ud, hs_event *ev, void *extra) {
   return 1;
 }
 
+/* The progress line's step at event e, or at a bare one, where x says
+   it is. */
+static void progress(const hsi_analysis_scope *scope, const hs_event *e, const pre *x) {
+  hs_event where;
+  if (x->bare) {
+    memset(&where, 0, sizeof where);
+    where.timestamp = x->op.ts;
+    where.file = x->file;
+    where.buffer = x->buffer;
+    e = &where;
+  }
+  scope->progress(scope->progress_ud, e);
+}
+
 static int help_reader(void *ud) { return hsi_reader_help((hs_reader *)ud); }
 
 /* Records of a process the trace does not name: heap and pool events
@@ -239,6 +253,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   stage_ctx sc;
   pre own, *x = &own, *xs = NULL;         /* xs: their stage bytes */
   int rc = 0, n = 0, nb = 0, ib = 0;
+  int64_t ts;
   *out = NULL;
   if (!a || !(a->pm = hsi_procmap_new()) || !(a->st = hsi_stacks_new()) || !(a->lt = hsi_life_new())
       || !(a->lc = hsi_lcheck_new()) || !(a->sy = hsi_syms_new(a->pm))) {
@@ -285,23 +300,14 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
     }
     d = x->d;
     if (hsi_stop_due(a->c.events)) { rc = HSI_ESTOPPED; break; }   /* a time limit (stop.h) */
-    if (x->bare) {                        /* what the loop below does with it, from x alone */
-      if (a->c.events++ == 0) a->c.first_ts = x->op.ts;
-      if ((a->c.events & 0xFFF) == 0 && scope && scope->progress) {
-        hs_event where;
-        memset(&where, 0, sizeof where);
-        where.timestamp = x->op.ts;
-        where.file = x->file;
-        where.buffer = x->buffer;
-        scope->progress(scope->progress_ud, &where);
-      }
-      a->c.last_ts = x->op.ts;
-      if ((rc = memory_event(a, &x->op, &x->ids)) == 0 && hsi_stacks_advance(a->st, x->op.ts) < 0) rc = HS_ENOMEM;
+    ts = x->bare ? x->op.ts : e->timestamp;
+    if (a->c.events++ == 0) a->c.first_ts = ts;
+    if ((a->c.events & 0xFFF) == 0 && scope && scope->progress) progress(scope, e, x);
+    a->c.last_ts = ts;
+    if (x->bare) {                        /* what the steps below do with it, from x alone */
+      if ((rc = memory_event(a, &x->op, &x->ids)) == 0 && hsi_stacks_advance(a->st, ts) < 0) rc = HS_ENOMEM;
       continue;
     }
-    if (a->c.events++ == 0) a->c.first_ts = e->timestamp;
-    if ((a->c.events & 0xFFF) == 0 && scope && scope->progress) scope->progress(scope->progress_ud, e);
-    a->c.last_ts = e->timestamp;
     /* End first: the instance is found while the procmap still has it alive. */
     if ((e->flags & HS_EVF_KERNEL) && e->hook == 0x0302 && (rc = process_end(a, e)) != 0) break;
     if (hsi_procmap_feed(a->pm, e) < 0) { rc = HS_ENOMEM; break; }
