@@ -141,6 +141,11 @@ bench_trace() {
     printf "\n    C pass %.3f s, %.2fx", p, p / w
     if (l != "") printf "; leaks %.3f s, %.2fx", l, l / w
     printf "\n" }'
+  # issue 9's two ratios, as this run measured them
+  awk -v r="$rd" -v w="$wk" -v l="$lk" '
+    function says(x) { x = sprintf("%.2f", x); return x "x, " (x + 0 <= 2 ? "met" : "not met") }
+    BEGIN { printf "  targets (issue 9): the walk within 2x of read(2): %s\n", says(w / r)
+            printf "                     leaks at most 2x the walk: %s\n", says(l / w) }'
 }
 
 echo "heapscript bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc 2>/dev/null || echo '?') cores; load before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
