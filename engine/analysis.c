@@ -200,20 +200,17 @@ static int stage(void *ud, hs_event *ev, void *extra) {
   hsi_rebase(sc->r, sc->clocks, ev);
   x->d = hsi_memev_decode(ev, &x->op);
   if (x->d != 0 && hsi_lcheck_add(sc->lc, ev, x->d, &x->op)) return HS_ENOMEM;
-  /* A kernel heap, VirtualAlloc or pool event decoded whole (most of a
-     memory trace's events) is read on by its operation alone: the process
-     map, the probes and Process End look at other groups, and to the
-     stack matcher it is only its time.  Neither its record's bytes nor
+  /* A kernel event decoded whole is one of the heap, VirtualAlloc or pool
+     groups (the only kernel groups hsi_memev_decode knows), most of a
+     memory trace's events.  It is read on by its operation alone: the
+     process map, the probes and Process End look at other groups, and to
+     the stack matcher it is only its time.  Neither its record's bytes nor
      the event go over to the analysis thread (prefetch.h), only this. */
-  x->bare = 0;
-  if (x->d == 1 && (ev->flags & (HS_EVF_KERNEL | HS_EVF_EXT)) == HS_EVF_KERNEL) {
-    unsigned g = (unsigned)ev->hook >> 8;
-    if (g == 0x10 || g == 0x02 || g == 0x0E) {
-      ev->record = ev->payload = ev->ext = NULL;
-      x->bare = 1;
-      x->file = ev->file;
-      x->buffer = ev->buffer;
-    }
+  x->bare = x->d == 1 && (ev->flags & (HS_EVF_KERNEL | HS_EVF_EXT)) == HS_EVF_KERNEL;
+  if (x->bare) {
+    ev->record = ev->payload = ev->ext = NULL;
+    x->file = ev->file;
+    x->buffer = ev->buffer;
   }
   return 1;
 }

@@ -49,65 +49,63 @@ struct hsi_prefetch {
   hsi_thread th;
 };
 
+/* Wait until block pf->prod is free (given back, or never filled) and
+   start it: the block, or NULL when the consumer is closing. */
+static block *start_block(hsi_prefetch *pf) {
+  block *b;
+  int stop;
+  hsi_mx_lock(&pf->mx);
+  while (pf->nfilled == NBLOCK && !pf->stop) hsi_cv_wait(&pf->freed, &pf->mx);
+  stop = pf->stop;
+  hsi_mx_unlock(&pf->mx);
+  if (stop) return NULL;
+  b = &pf->b[pf->prod];
+  b->n = 0;
+  b->end = 0;
+  return b;
+}
+
+/* Hand the block being filled over to the consumer. */
+static void publish(hsi_prefetch *pf) {
+  hsi_mx_lock(&pf->mx);
+  pf->nfilled++;
+  hsi_cv_signal(&pf->filled);
+  hsi_mx_unlock(&pf->mx);
+  pf->prod = (pf->prod + 1) % NBLOCK;
+}
+
 static HSI_THREAD_FN producer(void *arg) {
   hsi_prefetch *pf = (hsi_prefetch *)arg;
   hs_event one;           /* src's event, copied into the block when it has bytes */
   for (;;) {
-    block *b;
+    block *b = start_block(pf);
     size_t used = 0;
     int rc = 1;
-    hsi_mx_lock(&pf->mx);
-    while (pf->nfilled == NBLOCK && !pf->stop) hsi_cv_wait(&pf->freed, &pf->mx);
-    if (pf->stop) { hsi_mx_unlock(&pf->mx); return HSI_THREAD_RET; }
-    hsi_mx_unlock(&pf->mx);
-    b = &pf->b[pf->prod];
-    b->n = 0;
-    b->end = 0;
+    if (!b) return HSI_THREAD_RET;
     while (b->n < BLOCK_EVENTS) {
-      hs_event *e = &b->ev[b->n];
-      uint8_t *copy;
-      if ((rc = pf->src(pf->ud, &one, b->x + (size_t)b->n * pf->xsize)) != 1) break;
+      uint8_t *x = b->x + (size_t)b->n * pf->xsize, *copy;
+      if ((rc = pf->src(pf->ud, &one, x)) != 1) break;
       if (!one.record) { b->n++; continue; }    /* its extra says all: its slot is not written */
-      *e = one;
-      if (used + e->record_len > BLOCK_BYTES) {
-        /* does not fit: it opens the next block (a record fits an empty one) */
-        copy = NULL;
-      } else {
-        copy = b->bytes + used;
-      }
-      if (!copy) {
-        /* keep it: the reader's view stays valid until its next call */
-        hs_event keep = *e;
-        const uint8_t *kx = b->x + (size_t)b->n * pf->xsize;
-        hsi_mx_lock(&pf->mx);
-        pf->nfilled++;
-        hsi_cv_signal(&pf->filled);
-        while (pf->nfilled == NBLOCK && !pf->stop) hsi_cv_wait(&pf->freed, &pf->mx);
-        if (pf->stop) { hsi_mx_unlock(&pf->mx); return HSI_THREAD_RET; }
-        hsi_mx_unlock(&pf->mx);
-        pf->prod = (pf->prod + 1) % NBLOCK;
-        b = &pf->b[pf->prod];
-        b->n = 0;
-        b->end = 0;
+      if (used + one.record_len > BLOCK_BYTES) {
+        /* does not fit: it opens the next block (a record fits an empty
+           one; the reader's view stays valid until src's next call) */
+        block *nb;
+        publish(pf);
+        if (!(nb = start_block(pf))) return HSI_THREAD_RET;
+        if (pf->xsize) memcpy(nb->x, x, pf->xsize);   /* blocks differ: no overlap */
+        b = nb;
         used = 0;
-        e = &b->ev[0];
-        *e = keep;
-        if (pf->xsize) memcpy(b->x, kx, pf->xsize);   /* blocks differ: no overlap */
-        copy = b->bytes;
       }
-      memcpy(copy, e->record, e->record_len);
-      if (e->payload) e->payload = copy + (e->payload - e->record);
-      if (e->ext) e->ext = copy + (e->ext - e->record);
-      e->record = copy;
-      used += (e->record_len + 7u) & ~(size_t)7;
-      b->n++;
+      copy = b->bytes + used;
+      memcpy(copy, one.record, one.record_len);
+      if (one.payload) one.payload = copy + (one.payload - one.record);
+      if (one.ext) one.ext = copy + (one.ext - one.record);
+      one.record = copy;
+      b->ev[b->n++] = one;
+      used += (one.record_len + 7u) & ~(size_t)7;
     }
     if (rc != 1) { b->end = 1; b->rc = rc; }
-    hsi_mx_lock(&pf->mx);
-    pf->nfilled++;
-    hsi_cv_signal(&pf->filled);
-    hsi_mx_unlock(&pf->mx);
-    pf->prod = (pf->prod + 1) % NBLOCK;
+    publish(pf);
     if (rc != 1) return HSI_THREAD_RET;
   }
 }

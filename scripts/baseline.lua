@@ -115,6 +115,10 @@ function M.figures(A, per, with_frames, window)
   return out
 end
 
+-- Where the figures of one kind per group are kept (cache, a Baseline's
+-- kinds): collect fills the table that Baseline:kind_figures reads.
+local function kind_id(kind, per) return kind .. "\0" .. per end
+
 -- Every group of a trace under filters f (report.filters): a list of
 -- {kind, by, key, count, bytes, impacting [, headline, frames]}, by kind,
 -- then stacks, tags, processes, each by key.  What `leaks --json` stores
@@ -130,7 +134,7 @@ function M.collect(T, f, with_frames, cache)
       if #A > 0 then
         for _, per in ipairs(M.PERS) do
           if per ~= "tag" or kind == "pool" then
-            local id = kind .. "\0" .. per
+            local id = kind_id(kind, per)
             local fig = cache and cache[id] or M.figures(A, per, with_frames)
             if cache then cache[id] = fig end
             local keys = {}
@@ -253,7 +257,7 @@ end
 -- (per "process" for nil), made once: every rule that selects by kind
 -- alone sums them.
 function M.Baseline:kind_figures(kind, per)
-  local id = kind .. "\0" .. (per or "process")
+  local id = kind_id(kind, per or "process")
   local fig = self.kinds[id]
   if not fig then
     fig = under_map(self, M.figures, self.trace:allocations({ kind = kind }), per or "process", self.with_frames)
