@@ -455,6 +455,9 @@ int hsi_syms_resolve(hsi_syms *sy, uint32_t inst, uint64_t addr, int64_t ts, hsi
   }
   rva = addr - im->base;
   if (!(d = ident_of(sy, im))) goto unnamed;
+  /* an image with no PDB (looked for, or nothing to look for by) and no
+     map names every address by its RVA: no lookup, nothing to cache */
+  if ((!d->has_id || d->searched) && !d->pdb && !sy->sm) goto unnamed;
   slot = cache_slot(d, rva);
   if (slot != (size_t)-1 && d->first[slot]) {
     first = d->first[slot] - 1;

@@ -63,7 +63,8 @@ typedef struct hsi_symframe {
 
 typedef struct hsi_sym_stats {
   uint64_t lookups;          /* hsi_syms_resolve calls */
-  uint64_t addresses;        /* distinct (image identity, RVA) resolved */
+  uint64_t addresses;        /* distinct (image identity, RVA) looked up in a PDB or
+                                the map (an image with neither: its RVA, no lookup) */
   uint64_t pdb_searches;     /* image identities whose PDB was looked for */
   uint64_t pdb_opened;       /* ... and found (open) */
   uint64_t files_tried;      /* candidate paths looked at */

@@ -380,17 +380,23 @@ TEST(map_source_and_text) {
     CHECK_EQ(hsi_syms_stats(sy)->addresses, before);
     CHECK_EQ(hsi_syms_stats(sy)->pdb_searches, 0);            /* no image has a PDB identity */
     /* by source: ntdll twice, App.EXE's Main and the kernel's from the map;
-       ntdll before the map and App.EXE+0x9000 unnamed */
+       App.EXE+0x9000 unnamed by it.  ntdll before the map was no lookup:
+       an image with no PDB and no map is named by its RVA at once. */
     CHECK_EQ(hsi_syms_stats(sy)->from_map, 4);
-    CHECK_EQ(hsi_syms_stats(sy)->unnamed, 2);
+    CHECK_EQ(hsi_syms_stats(sy)->unnamed, 1);
   }
   /* another map (or none) forgets the frames named with the old one */
   {
     uint32_t gen = hsi_syms_generation(sy);
     hsi_syms_set_map(sy, NULL);
     CHECK(hsi_syms_generation(sy) != gen);
+    uint64_t addrs = hsi_syms_stats(sy)->addresses, lookups = hsi_syms_stats(sy)->lookups;
     hsi_syms_format(sy, inst, 0x7ff80009d1ecull, 100, frame, sizeof frame);
     CHECK_STR(frame, "ntdll.dll+0x9d1ec");
+    hsi_syms_format(sy, inst, 0x7ff800001000ull, 100, frame, sizeof frame);
+    CHECK_STR(frame, "ntdll.dll+0x1000");
+    CHECK_EQ(hsi_syms_stats(sy)->lookups, lookups + 2);
+    CHECK_EQ(hsi_syms_stats(sy)->addresses, addrs);          /* without a map: no lookup, no cache */
   }
   hsi_syms_free(sy);
   hsi_symmap_free(sm);
