@@ -961,30 +961,40 @@ static void run_query(lua_State *L, int anidx, const Allocs *base, int ftab, int
 #define SETI(name, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, name))
 #define SETN(name, v) (lua_pushnumber(L, (lua_Number)(v)), lua_setfield(L, -2, name))
 
-/* Push the table of an aggregate (summary and group fields). */
-static void pushagg(lua_State *L, const Analysis *an, const hsi_agg *g) {
-  int c;
-  lua_createtable(L, 0, 24);
-  SETI("count", g->count);
-  SETI("bytes", g->bytes);
-  SETI("size", g->size);
-  SETI("impacting", g->impacting);
-  SETI("transient", g->transient);
-  for (c = 0; c < HSI_NCLASS; c++) {
-    lua_createtable(L, 0, 2);
-    SETI("count", g->cls_count[c]);
-    SETI("bytes", g->cls_bytes[c]);
-    lua_setfield(L, -2, hsi_class_name(c));
+/* The fields of an aggregate's table (summary and group fields), as bits:
+   A:group's `fields` option keeps some of them. */
+static const char *const aggnames[] = {
+  "count", "bytes", "size", "impacting", "transient", "AIFI", "AIFO", "AOFI", "AOFO",
+  "unknown_size", "before_trace", "before_bytes", "outstanding_start", "outstanding_start_count",
+  "outstanding_end", "outstanding_end_count", "peak", "peak_time", "allocs", NULL
+};
+enum {
+  AF_CLASS = 5,                                  /* AIFI..AOFO: AF_CLASS + HSI_AIFI.. */
+  AF_PEAK = 16, AF_PEAK_TIME, AF_ALLOCS, AF_N,
+  AF_ALL = (1 << AF_N) - 1
+};
+
+/* Push the table of an aggregate with the fields of `mask` (AF_ALL: all
+   but allocs, which the caller adds). */
+static void pushagg(lua_State *L, const Analysis *an, const hsi_agg *g, unsigned mask) {
+  const uint64_t v[] = { g->count, g->bytes, g->size, g->impacting, g->transient, 0, 0, 0, 0,
+                         g->unknown_count, g->before_count, g->before_bytes, g->out_start,
+                         g->out_start_count, g->out_end, g->out_end_count, g->peak };
+  int f, n = 0;
+  for (f = 0; f < AF_N; f++) n += (mask >> f) & 1;
+  lua_createtable(L, 0, n + 1);
+  for (f = 0; f <= AF_PEAK; f++) {
+    if (!(mask & (1u << f))) continue;
+    if (f >= AF_CLASS && f < AF_CLASS + HSI_NCLASS) {
+      lua_createtable(L, 0, 2);
+      SETI("count", g->cls_count[f - AF_CLASS]);
+      SETI("bytes", g->cls_bytes[f - AF_CLASS]);
+    } else {
+      lua_pushinteger(L, (lua_Integer)v[f]);
+    }
+    lua_setfield(L, -2, aggnames[f]);
   }
-  SETI("unknown_size", g->unknown_count);
-  SETI("before_trace", g->before_count);
-  SETI("before_bytes", g->before_bytes);
-  SETI("outstanding_start", g->out_start);
-  SETI("outstanding_start_count", g->out_start_count);
-  SETI("outstanding_end", g->out_end);
-  SETI("outstanding_end_count", g->out_end_count);
-  SETI("peak", g->peak);
-  SETN("peak_time", seconds(an, g->peak_ts));
+  if (mask & (1u << AF_PEAK_TIME)) SETN("peak_time", seconds(an, g->peak_ts));
 }
 
 /* The selection's window, or the one given at argument `arg`. */
@@ -1022,7 +1032,7 @@ static int a_summary(lua_State *L) {
   hsi_agg g;
   int64_t t1, t2;
   Allocs *A = agg_arg(L, &g, &t1, &t2);
-  pushagg(L, A->an, &g);
+  pushagg(L, A->an, &g, AF_ALL);
   lua_createtable(L, 2, 0);
   lua_pushnumber(L, seconds(A->an, t1));
   lua_rawseti(L, -2, 1);
@@ -1370,13 +1380,37 @@ static void groupkey(lua_State *L, const Analysis *an, int anidx, int cache, int
   }
 }
 
-/* A:group(by [, {window=, sort=, desc=, top=}]) -> {group, ...} */
+/* The bits of A:group's `fields` option (a list of aggnames) at idx. */
+static unsigned fieldmask(lua_State *L, int idx) {
+  unsigned mask = 0;
+  lua_Integer i, n;
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) != LUA_TTABLE)
+    argfail(L, 3, "option 'fields': a list of field names expected", NULL, NULL);
+  n = (lua_Integer)lua_rawlen(L, idx);
+  for (i = 1; i <= n; i++) {
+    const char *f = (lua_rawgeti(L, idx, i), lua_tostring(L, -1));
+    int k;
+    for (k = 0; f && aggnames[k]; k++)
+      if (strcmp(aggnames[k], f) == 0) break;
+    if (!f || lua_type(L, -1) != LUA_TSTRING || !aggnames[k])
+      argfail(L, 3, "option 'fields': unknown field '%s' (known: count, bytes, size, impacting, "
+                    "transient, AIFI, AIFO, AOFI, AOFO, unknown_size, before_trace, before_bytes, "
+                    "outstanding_start, outstanding_end, peak, peak_time, allocs, ...)",
+              luaL_tolstring(L, -1, NULL), NULL);
+    mask |= 1u << k;
+    lua_pop(L, 1);
+  }
+  return mask;
+}
+
+/* A:group(by [, {window=, sort=, desc=, top=, fields=}]) -> {group, ...} */
 static int a_group(lua_State *L) {
   Allocs *A = toallocs(L, 1);
   const Analysis *an = A->an;
   hsi_sel s = sel_of(A);
-  int by, field = -1, desc = -1, anidx, values = 0, cache, later;
-  unsigned opts;
+  int by, field = -1, desc = -1, anidx, values = 0, cache, later, peaks;
+  unsigned opts, mask = AF_ALL;
   size_t top = SIZE_MAX, i, total = 0, off = 0;
   int64_t t1 = A->t1, t2 = A->t2;
   Scratch *sc;
@@ -1413,8 +1447,10 @@ static int a_group(lua_State *L) {
         lua_Integer n = lua_tointegerx(L, -1, &isint);
         if (!isint || n < 0) argfail(L, 3, "option 'top': non-negative integer expected", NULL, NULL);
         top = (size_t)n;
+      } else if (strcmp(k, "fields") == 0) {
+        mask = fieldmask(L, -1);
       } else {
-        argfail(L, 3, "unknown option '%s' (known: window, sort, desc, top)", k, NULL);
+        argfail(L, 3, "unknown option '%s' (known: window, sort, desc, top, fields)", k, NULL);
       }
       lua_settop(L, 4);
     }
@@ -1422,9 +1458,13 @@ static int a_group(lua_State *L) {
   lua_settop(L, 3);
   if (field < 0 && top != SIZE_MAX) field = HSI_F_IMPACTING;
   /* Peaks cost a sweep of each group's times: when they do not decide
-     which groups are kept, only the kept ones get them. */
-  later = top != SIZE_MAX && field != HSI_F_PEAK && field != HSI_F_PEAK_TS;
-  opts = HSI_GRP_MEMBERS | (later ? 0u : HSI_AGG_PEAK);
+     which groups are kept, only the kept ones get them, and none when
+     no field shows them.  Members are listed for `allocs` and for that
+     later sweep. */
+  peaks = field == HSI_F_PEAK || field == HSI_F_PEAK_TS;
+  later = !peaks && (mask & (1u << AF_PEAK | 1u << AF_PEAK_TIME)) && top != SIZE_MAX;
+  peaks = peaks || ((mask & (1u << AF_PEAK | 1u << AF_PEAK_TIME)) && !later);
+  opts = (mask & 1u << AF_ALLOCS || later ? HSI_GRP_MEMBERS : 0u) | (peaks ? HSI_AGG_PEAK : 0u);
   lua_getiuservalue(L, 1, SV_ANALYSIS);                     /* 4 */
   anidx = 4;
   lua_getiuservalue(L, anidx, AV_CACHE);                    /* 5 */
@@ -1481,11 +1521,13 @@ static int a_group(lua_State *L) {
   for (i = 0; i < sc->groups.n; i++) {
     const hsi_group *g = &sc->groups.g[i];
     if (g->mlen) memcpy(members + off, sc->groups.members + g->moff, g->mlen * sizeof *members);
-    pushagg(L, an, &g->agg);
+    pushagg(L, an, &g->agg, mask);
     groupkey(L, an, anidx, cache, values, by, g);
     lua_setfield(L, -2, "key");
-    newview(L, anidx, -3, members + off, g->mlen, t1, t2);
-    lua_setfield(L, -2, "allocs");
+    if (mask & 1u << AF_ALLOCS) {
+      newview(L, anidx, -3, members + off, g->mlen, t1, t2);
+      lua_setfield(L, -2, "allocs");
+    }
     lua_rawseti(L, -2, (lua_Integer)i + 1);
     off += g->mlen;
   }

@@ -104,7 +104,9 @@ function M.figures(A, per, with_frames, window)
     if s.AIFO.count > 0 or s.impacting ~= 0 then add(out, "all", s) end
     return out
   end
-  for _, g in ipairs(A:group(per, { window = window })) do
+  -- only the figures kept: a table of every summary figure per group
+  -- would cost 1.4 KB each (100,000 stacks: 140 MB and a second)
+  for _, g in ipairs(A:group(per, { window = window, fields = { "AIFO", "impacting" } })) do
     if g.AIFO.count > 0 or g.impacting ~= 0 then
       local k = M.group_key(per, g)
       local e = add(out, k, g)

@@ -106,6 +106,44 @@ test("examples/memorytestapp.etl: heap", function()
     eq(p.peak, s.peak, "the one process's group: the kind's peak")
     eq(p.peak_time, s.peak_time, "... reached at the same time")
   end
+  do -- fields = {...}: the groups carry those figures alone, equal to the whole groups'
+    local FIGS = { "count", "bytes", "size", "impacting", "transient", "unknown_size", "before_trace",
+                   "before_bytes", "outstanding_start", "outstanding_start_count", "outstanding_end",
+                   "outstanding_end_count", "peak", "peak_time" }
+    local all = {}
+    for _, x in ipairs(H:group("stack")) do all[x.key] = x end
+    local lean = H:group("stack", {fields = {"AIFO", "impacting"}})
+    eq(#lean, 9, "fields: the same 9 groups")
+    local same, extra = 0, {}
+    for _, x in ipairs(lean) do
+      local a = all[x.key]
+      if x.impacting == a.impacting and x.AIFO.count == a.AIFO.count and x.AIFO.bytes == a.AIFO.bytes
+         and x.stack == a.stack then same = same + 1 end
+      for k in pairs(x) do
+        if k ~= "key" and k ~= "stack" and k ~= "AIFO" and k ~= "impacting" then extra[#extra + 1] = k end
+      end
+    end
+    eq(same, 9, "fields AIFO, impacting: the whole groups' figures and stacks")
+    eq(table.concat(extra, ","), "", "... and no other field")
+    -- each figure alone, peaks too (computed only for the kept groups with top)
+    for _, f in ipairs(FIGS) do
+      local one = H:group("stack", {fields = {f}, sort = "count", top = 4})
+      local ok = #one == 4
+      for _, x in ipairs(one) do ok = ok and x[f] == all[x.key][f] and x.allocs == nil and x.AIFI == nil end
+      check(ok, "fields {" .. f .. "}, top 4 by count: the whole groups' " .. f)
+    end
+    local ea = H:group("stack", {fields = {"allocs"}, sort = "count", top = 1})[1]
+    eq(#ea.allocs, all[ea.key].count, "fields {allocs}: the group's records")
+    eq(ea.allocs:summary().bytes, all[ea.key].bytes, "... the same records")
+    eq(ea.count, nil, "... and no count")
+    local p = H:group("process", {fields = {}})[1]
+    eq(p.process, "MemoryTestApp.exe", "fields {}: the key's own fields stay")
+    eq(p.count, nil, "... no figure")
+    raises(function() H:group("stack", {fields = {"AIFO", "leaks"}}) end, "unknown field 'leaks'",
+      "fields: an unknown name is an error")
+    raises(function() H:group("stack", {fields = "AIFO"}) end, "a list of field names expected",
+      "fields: a list")
+  end
   local i, ok = 0, true
   for a in t:allocations{kind = "heap", outstanding = true}:sorted("alloc_time"):each() do
     ok = ok and a.address == 0x23a5a4a1010 + 0x30 * i and math.abs(a.alloc_time - (0.3 + 0.06 * i)) < 1e-9
