@@ -440,5 +440,31 @@ T.test("HTML of 100,000 stacks stays small", function()
   eq(total, want, "and every byte")
 end)
 
+T.test("policy: violations of equal weight keep the order they were found in, run after run", function()
+  -- 300 stacks of one allocation each: a per-stack limit of 0 allocations
+  -- is broken 300 times by 1.  table.sort alone is not stable and picks
+  -- its pivots at random past 100 items.
+  local tr, rules = tmp .. "/ties.etl", tmp .. "/ties.lua"
+  local out, code = run(q("tests/bench/gen_stacks.lua") .. " -- " .. q(tr) .. " 300")
+  eq(code, 0, "the writer makes 300 stacks " .. out)
+  local f = assert(io.open(rules, "w"))
+  f:write('return { { name = "one-each", per = "stack", max_allocations = 0 } }\n')
+  f:close()
+  local first
+  for round = 1, 3 do
+    local r, c, raw = report("policy " .. q(tr) .. " -- --rules " .. q(rules) .. " --frames 1")
+    eq(c, 1, "the rule is broken")
+    local vs = r and r.results[1].violations or {}
+    eq(#vs, 300, "once a stack")
+    local ok = true
+    for i, v in ipairs(vs) do   -- gen_stacks.lua's innermost frame of allocation i
+      ok = ok and v.value == 1 and v.stack[1] == ("many.exe+0x%x"):format(0x1000 + (i * 7919 + 104729) % 0xF00000)
+    end
+    check(ok, "round " .. round .. ": in the order of the allocations")
+    if first then eq(raw, first, "round " .. round .. ": the same report") end
+    first = first or raw
+  end
+end)
+
 os.execute("rm -rf " .. q(tmp))
 return T.done("test_reports")
