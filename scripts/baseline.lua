@@ -141,13 +141,11 @@ function M.collect(T, f, with_frames, cache)
             if cache then cache[id] = fig end
             local keys = {}
             for k in pairs(fig) do keys[#keys + 1] = k end
-            table.sort(keys)
-            for _, k in ipairs(keys) do
+            heapscript.sort(keys)
+            for _, k in ipairs(keys) do      -- the figures' entry itself, named: no copy of 100,000 of them
               local e = fig[k]
-              local g = { kind = kind, by = per, key = k, count = e.count, bytes = e.bytes,
-                          impacting = e.impacting, headline = rawget(e, "headline"), frames = rawget(e, "frames") }
-              if stack_of[e] ~= nil then named_by(g, stack_of[e]) end
-              list[#list + 1] = g
+              e.kind, e.by, e.key = kind, per, k
+              list[#list + 1] = e
             end
           end
         end
@@ -342,27 +340,30 @@ end
 -- A row's headline and frames are the new side's group's, else the base
 -- side's, else made of its key; made when first read (only the rows a
 -- report shows are).
-local sides = setmetatable({}, { __mode = "k" })
-local lazy_row = { __index = function(r, k)
-  local s = sides[r]
-  if (k ~= "headline" and k ~= "frames") or not s then return nil end
-  local g = s.new and s.new.headline and s.new or s.base and s.base.headline and s.base or nil
-  sides[r] = nil
-  rawset(r, "headline", g and g.headline or (r.by == "stack" and M.headline_of_key(r.key) or r.key))
-  rawset(r, "frames", g and g.frames)
-  return rawget(r, k)
-end }
-
 function M.diff(base, new)
-  local idx, rows = {}, {}
+  local idx, rows, sides = {}, {}, {}
+  -- a row's headline and frames, from the sides kept for it (the table
+  -- is this call's: rows and sides go together)
+  local lazy_row = { __index = function(r, k)
+    local s = sides[r]
+    if (k ~= "headline" and k ~= "frames") or not s then return nil end
+    local g = s.new and s.new.headline and s.new or s.base and s.base.headline and s.base or nil
+    sides[r] = nil
+    rawset(r, "headline", g and g.headline or (r.by == "stack" and M.headline_of_key(r.key) or r.key))
+    rawset(r, "frames", g and g.frames)
+    return rawget(r, k)
+  end }
   local zero = { count = 0, bytes = 0, impacting = 0 }
   local function row(g, side)
-    local id = g.kind .. "\0" .. g.by .. "\0" .. g.key
-    local r = idx[id]
+    local by = idx[g.kind]                    -- rows by kind, by and key: no key text made
+    if not by then by = {}; idx[g.kind] = by end
+    local keys = by[g.by]
+    if not keys then keys = {}; by[g.by] = keys end
+    local r = keys[g.key]
     if not r then
       r = setmetatable({ kind = g.kind, by = g.by, key = g.key, base = zero, new = zero }, lazy_row)
       sides[r] = {}
-      idx[id] = r
+      keys[g.key] = r
       rows[#rows + 1] = r
     end
     sides[r][side] = g
@@ -381,20 +382,24 @@ function M.diff(base, new)
   end
   -- by, then largest change first, then kind and key.  Rows whose bytes
   -- did not change (most of them, between two runs of one build) are
-  -- ordered by kind and key alone: sorted as "kind\0key" strings, with no
-  -- comparator called from Lua, as 100,000 unchanged stacks would call it
-  -- two million times.
+  -- ordered by kind, then by key alone, sorted in C (heapscript.sort): a
+  -- comparator in Lua would be called two million times for 100,000.
   local order = { stack = 1, tag = 2, process = 3 }
   local moved, still = {}, {}
   for _, r in ipairs(rows) do
-    local o = order[r.by] or 9
     if r.delta ~= 0 then moved[#moved + 1] = r
     else
+      local o = order[r.by] or 9
       local s = still[o]
-      if not s then s = { text = {}, row = {} }; still[o] = s end
-      local t = r.kind .. "\0" .. r.key
-      s.text[#s.text + 1] = t
-      s.row[t] = r
+      if not s then s = {}; still[o] = s end
+      local e = s[r.kind]
+      if not e then e = { keys = {}, row = {} }; s[r.kind] = e end
+      local had = e.row[r.key]
+      if not had then                       -- one row a key, but for groupings of unknown names
+        e.keys[#e.keys + 1] = r.key
+        e.row[r.key] = r
+      elseif getmetatable(had) == lazy_row then e.row[r.key] = { had, r }
+      else had[#had + 1] = r end
     end
   end
   table.sort(moved, function(x, y)
@@ -409,8 +414,18 @@ function M.diff(base, new)
     while moved[m] and (order[moved[m].by] or 9) == o do out[#out + 1] = moved[m]; m = m + 1 end
     local s = still[o]
     if s then
-      table.sort(s.text)
-      for _, t in ipairs(s.text) do out[#out + 1] = s.row[t] end
+      local kinds = {}
+      for kind in pairs(s) do kinds[#kinds + 1] = kind end
+      table.sort(kinds)
+      for _, kind in ipairs(kinds) do
+        local e = s[kind]
+        heapscript.sort(e.keys)
+        for _, k in ipairs(e.keys) do
+          local r = e.row[k]
+          if getmetatable(r) == lazy_row then out[#out + 1] = r
+          else table.move(r, 1, #r, #out + 1, out) end
+        end
+      end
     end
   end
   return out

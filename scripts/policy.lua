@@ -153,7 +153,7 @@ for i, r in ipairs(rules) do
       local cur = run:figures(r.select or {}, r.per, r.window)
       local keys = {}
       for k in pairs(cur) do keys[#keys + 1] = k end
-      table.sort(keys)
+      heapscript.sort(keys)
       for _, k in ipairs(keys) do
         local c, b = cur[k], bf[k]
         if c.count > 0 then

@@ -101,7 +101,7 @@ function F.stacks(r)
   end
   local texts = {}
   for i, l in ipairs(lines) do texts[i] = l.text end
-  table.sort(texts)                          -- strings sort fastest without a comparator
+  heapscript.sort(texts)                     -- in C: 100,000 texts
   for i, t in ipairs(texts) do lines[i] = by[t] end
   r._stacks = lines
   return lines

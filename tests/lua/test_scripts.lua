@@ -339,6 +339,28 @@ check(rep.parse_size("100B") == 100 and rep.parse_size("64k") == 65536 and rep.p
 local round = json.decode(rep.json({ 1, 2, x = 3, f = 4 * 2^30 + 0.5, g = 1234.567891 }))
 check(round["1"] == 1 and round.x == 3 and round.f == 4 * 2^30 + 0.5 and round.g == 1234.567891,
       "report.json keeps keys of mixed tables and every digit of floats")
+do -- heapscript.sort against table.sort (Lua's `<`, bytewise in the C locale these tests run in)
+  local seed = 7
+  local function rnd(n) seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n end
+  local bytes = { "", "\0", "a", "b", "\255", ";", "many.exe+0x1000;" }
+  local function word()
+    local t = {}
+    for i = 1, rnd(6) do t[i] = bytes[rnd(#bytes) + 1] end
+    return table.concat(t)
+  end
+  local ok = true
+  for round = 1, 50 do
+    local a, b = {}, {}
+    for i = 1, rnd(300) do a[i] = word(); b[i] = a[i] end
+    table.sort(a)
+    ok = ok and heapscript.sort(b) == b
+    for i = 1, #a do ok = ok and a[i] == b[i] end
+  end
+  check(ok, "heapscript.sort: table.sort's order over random strings with NULs, high bytes, shared prefixes and repeats")
+  check(#heapscript.sort({}) == 0 and heapscript.sort({ "x" })[1] == "x", "heapscript.sort: empty, one item")
+  local fine, err = pcall(heapscript.sort, { "a", 2 })
+  check(not fine and tostring(err):find("item 2 is a number", 1, true), "heapscript.sort: a number is not a string", err)
+end
 do -- heapscript.json (report.json) against the encoder report.lua had in Lua, the reference
   local eq = T.eq
   local function esc(x)
