@@ -182,16 +182,33 @@ function H.icicle(lines)
   for _, l in ipairs(lines) do total = total + l.bytes end
   if total == 0 then return "<p>Nothing outstanding.</p>", 0 end
   local min = total * H.MIN_FRACTION
-  local function split(idx, d)             -- children of the box holding lines idx at depth d
-    local kids, order = {}, {}
+  -- The children of the box holding lines idx at depth d that are wide
+  -- enough to draw, with their lines: their bytes summed first, so that
+  -- a box under the smallest drawn (most of them, over many stacks) costs
+  -- no table and no list.
+  local function split(idx, d)
+    local sum, names = {}, {}
     for _, i in ipairs(idx) do
       local l = lines[i]
       local f = line_frame(l, d)
       if f then
-        local k = kids[f]
-        if not k then k = { name = f, bytes = 0, idx = {} }; kids[f] = k; order[#order + 1] = k end
-        k.bytes = k.bytes + l.bytes
-        k.idx[#k.idx + 1] = i
+        local b = sum[f]
+        if not b then names[#names + 1] = f; b = 0 end
+        sum[f] = b + l.bytes
+      end
+    end
+    local kids, order = {}, {}
+    for _, f in ipairs(names) do
+      if sum[f] >= min then
+        local k = { name = f, bytes = sum[f], idx = {} }
+        kids[f] = k
+        order[#order + 1] = k
+      end
+    end
+    if #order > 0 then
+      for _, i in ipairs(idx) do
+        local k = kids[line_frame(lines[i], d) or false]   -- split already: kept in the line
+        if k then k.idx[#k.idx + 1] = i end
       end
     end
     return order
@@ -213,12 +230,8 @@ function H.icicle(lines)
       :format(esc(n.name), esc(report.bytes(n.bytes)), n.bytes / root.bytes * 100, x, d * RH, w, RH - 1, hue(n.name),
         d == 0 and 85 or 72, shown ~= "" and ('<text x="%.2f" y="%d">%s</text>'):format(x + 3, d * RH + 12, esc(shown)) or "")
     if d >= H.DEPTH then return end
-    local order = split(n.idx, d + 1)
+    local wide = split(n.idx, d + 1)     -- only the boxes wide enough to draw need sorting
     n.idx = nil
-    -- widest first: the boxes too small to draw all come after the rest,
-    -- so only the drawn ones need sorting
-    local wide = {}
-    for _, k in ipairs(order) do if k.bytes >= min then wide[#wide + 1] = k end end
     table.sort(wide, function(a, b) if a.bytes ~= b.bytes then return a.bytes > b.bytes end return a.name < b.name end)
     local cx = x
     for _, k in ipairs(wide) do
