@@ -27,8 +27,8 @@
 # and, under each table, the processor time of the walk, the least pass,
 # the C pass and leaks (every thread): the work, whatever the overlap.
 #
-# Then: the report files of leaks (and a diff) on 100,000 distinct stacks, against leaks
-# alone; and the PDB reader: opening a ~100 MB PDB made with clang + lld,
+# Then: the report files of leaks (and a diff) on 100,000 distinct stacks, against the walk
+# of that trace; and the PDB reader: opening a ~100 MB PDB made with clang + lld,
 # and 1,000,000 address lookups, beside llvm-symbolizer on the same addresses.
 B=${HS_BUILD:-build/rel}
 HS=./heapscript
@@ -156,18 +156,27 @@ echo
 echo "== the lifetime tracker and the window queries alone (synthetic memops, no trace)"
 "$B/bench_lifetime" 5000000
 echo
-timed() {
-  if command -v /usr/bin/time >/dev/null; then /usr/bin/time -f "wall %e s, peak RSS %M KB" "$@"
-  else start=$(date +%s.%N); "$@"; echo "wall $(echo "$(date +%s.%N) - $start" | bc) s"; fi
-}
-echo "== report files on 100,000 distinct leaking stacks (tests/bench/gen_stacks.lua), vs leaks alone"
+echo "== report files on 100,000 distinct leaking stacks (tests/bench/gen_stacks.lua), against its walk"
 S=$T/stacks-100000.etl
 [ -s "$S" ] || $HS tests/bench/gen_stacks.lua -- "$S" 100000 >/dev/null || exit 1
+set -- $("$B/bench_read" -t 5 "$S")
+swk=$2
+printf '%-28s wall %6.3f s (best of 5), read(2) %.3f s\n' "walk" "$swk" "$1"
+# one run each: wall seconds, x the walk, peak RSS
+report_run() {  # label command...
+  l=$1; shift
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f "%e %M" -o "$T/usage" "$@" >/dev/null 2>&1
+    awk -v l="$l" -v w="$swk" 'END { printf "%-28s wall %6.2f s %8.1fx the walk, peak RSS %d KB\n", l, $1, $1 / w, $2 }' "$T/usage"
+  else
+    printf '%-28s wall %6.2f s\n' "$l" "$(once "$@")"
+  fi
+}
 for o in "" "--folded $T/s.folded" "--html $T/s.html" "--json $T/s.json"; do
   # shellcheck disable=SC2086
-  printf '%-28s' "leaks ${o%% *}"; timed $HS leaks "$S" -- --top 3 $o >/dev/null
+  report_run "leaks ${o%% *}" $HS leaks "$S" -- --top 3 $o
 done
-printf '%-28s' "diff, the trace and itself"; timed $HS diff "$S" "$S" >/dev/null
+report_run "diff, the trace and itself" $HS diff "$S" "$S"
 ls -l "$T/s.html" | awk '{ printf "html page: %d bytes\n", $5 }'
 echo
 echo "== PDB reader: open a large PDB, resolve 1,000,000 distinct addresses, beside llvm-symbolizer"
