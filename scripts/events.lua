@@ -28,7 +28,7 @@ for i, r in ipairs(tally) do
   rows[i] = { provider = r.provider_name or r.provider, guid = r.provider, id = r.id, opcode = r.opcode,
               name = r.name or "", count = r.count }
 end
-table.sort(rows, function(a, b)
+report.stable_sort(rows, function(a, b)   -- ties (two versions of an event) as tallied
   if a.count ~= b.count then return a.count > b.count end
   if a.provider ~= b.provider then return a.provider < b.provider end
   if a.id ~= b.id then return a.id < b.id end

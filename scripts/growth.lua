@@ -56,8 +56,9 @@ for kind, A in report.kinds(o) do
         if e.rate >= o.min_rate then keep(k.steady, e) end
       end
     end
-    table.sort(k.steps, function(x, y) return x.first < y.first end)
-    table.sort(k.baseline, function(x, y) return x.first < y.first end)
+    local function by_first(x, y) return x.first < y.first end
+    report.stable_sort(k.steps, by_first)       -- steps at one time: by bytes, as grouped
+    report.stable_sort(k.baseline, by_first)
     if text then
       report.heading(("%s: %s outstanding at %.3f s, %s at %.3f s (%s%s)%s"):format(kind, report.bytes(s.outstanding_start), t1,
         report.bytes(s.outstanding_end), t2, s.impacting >= 0 and "+" or "", report.bytes(s.impacting),
@@ -93,7 +94,7 @@ for kind, A in report.kinds(o) do
   end
 end
 local order = { step = 1, ["steady growth"] = 2, baseline = 3 }
-table.sort(findings, function(x, y)
+report.stable_sort(findings, function(x, y)
   if x.kind ~= y.kind then return x.kind < y.kind end
   if x.what ~= y.what then return order[x.what] < order[y.what] end
   return (x.first or 0) < (y.first or 0)

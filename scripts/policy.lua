@@ -176,16 +176,8 @@ for i, r in ipairs(rules) do
         end
       end
     end
-    -- worst first; equal ones in the order they were found (table.sort
-    -- is not stable, and picks its pivots at random past 100 items: a
-    -- tie broken by chance would change the report from run to run)
-    local found = {}
-    for i, v in ipairs(res.violations) do found[v] = i end
-    table.sort(res.violations, function(a, b)
-      local x, y = a.value - a.max, b.value - b.max
-      if x ~= y then return x > y end
-      return found[a] < found[b]
-    end)
+    -- worst first; equal ones in the order they were found
+    report.stable_sort(res.violations, function(a, b) return a.value - a.max > b.value - b.max end)
     if #res.violations > 0 then
       local v = res.violations[1]
       res.message = (v.message or ("%s: %s = %d, limit %d"):format(v.group, v.limit:gsub("^max_", ""), v.value, v.max))

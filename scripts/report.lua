@@ -456,6 +456,21 @@ function M.mark_doubtful(out)
   return out
 end
 
+-- Sort list (of tables) in place by less, items that compare equal in
+-- the order they had, and return it.  table.sort is not stable and picks
+-- its pivots at random past 100 items: a report sorted with ties would
+-- change from run to run.
+function M.stable_sort(list, less)
+  local at = {}
+  for i, v in ipairs(list) do at[v] = i end
+  table.sort(list, function(a, b)
+    if less(a, b) then return true end
+    if less(b, a) then return false end
+    return at[a] < at[b]
+  end)
+  return list
+end
+
 -- First and last alloc time of a selection (nil, nil when none is known).
 function M.span(A)
   local first, last

@@ -440,6 +440,19 @@ T.test("HTML of 100,000 stacks stays small", function()
   eq(total, want, "and every byte")
 end)
 
+T.test("report.stable_sort: ties keep their order past table.sort's 100 items", function()
+  local report = require "report"
+  local list = {}
+  for i = 1, 1000 do list[i] = { v = i % 7, i = i } end
+  report.stable_sort(list, function(a, b) return a.v > b.v end)
+  local ok = #list == 1000
+  for k = 2, #list do
+    local a, b = list[k - 1], list[k]
+    ok = ok and (a.v > b.v or (a.v == b.v and a.i < b.i))
+  end
+  check(ok, "by v, largest first, then in the order they had")
+end)
+
 T.test("policy: violations of equal weight keep the order they were found in, run after run", function()
   -- 300 stacks of one allocation each: a per-stack limit of 0 allocations
   -- is broken 300 times by 1.  table.sort alone is not stable and picks
