@@ -20,6 +20,7 @@
 ** The text grows in a userdata at a fixed stack slot, so an error on the
 ** way leaves nothing for anyone to free.
 */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -38,12 +39,28 @@ typedef struct out {
   size_t n, cap;
   const char *indent;
   size_t ilen;
+  FILE *f;                     /* streaming: the buffer is written here when full */
+  int failed;                  /* a write to f failed (errno kept in err) */
+  int err;
 } out;
+
+/* Streaming: the buffer's bytes written to f, the buffer emptied. */
+static void flush(out *o) {
+  if (o->n && !o->failed && fwrite(o->p, 1, o->n, o->f) != o->n) {
+    o->failed = 1;
+    o->err = errno;
+  }
+  o->n = 0;
+}
 
 static void room(out *o, size_t more) {
   char *np;
   size_t cap;
   if (o->cap - o->n >= more) return;
+  if (o->f) {
+    flush(o);
+    if (o->cap >= more) return;
+  }
   cap = o->cap * 2;
   while (cap - o->n < more) cap *= 2;
   np = (char *)lua_newuserdatauv(o->L, cap, 0);
@@ -272,19 +289,40 @@ static int l_sort(lua_State *L) {
   return 1;
 }
 
-/* heapscript.json(value [, indent]) -> string */
+/*
+** heapscript.json(value [, indent [, file]]) -> string; with a file
+** handle, the text is written to it as it is made (a report of 100,000
+** stacks is 27 MB: not held twice more as a buffer and a string), and
+** the result is true, or nil and a message when a write failed.
+*/
 static int l_json(lua_State *L) {
   out o;
+  luaL_Stream *fh = NULL;
   luaL_checkany(L, 1);
   o.indent = luaL_optlstring(L, 2, "", &o.ilen);
-  lua_settop(L, 2);
+  if (!lua_isnoneornil(L, 3)) {
+    fh = (luaL_Stream *)luaL_checkudata(L, 3, LUA_FILEHANDLE);
+    if (!fh->closef) return luaL_argerror(L, 3, "attempt to use a closed file");
+  }
+  lua_settop(L, 3);
   o.L = L;
-  o.cap = 256;
+  o.f = fh ? fh->f : NULL;
+  o.failed = o.err = 0;
+  o.cap = fh ? 65536 : 256;
   o.n = 0;
   o.p = (char *)lua_newuserdatauv(L, o.cap, 0);
   o.slot = lua_gettop(L);
   value(&o, 1, 0);
-  lua_pushlstring(L, o.p, o.n);
+  if (!fh) {
+    lua_pushlstring(L, o.p, o.n);
+    return 1;
+  }
+  flush(&o);
+  if (o.failed) {
+    errno = o.err;
+    return luaL_fileresult(L, 0, NULL);   /* nil, the message, the error number */
+  }
+  lua_pushboolean(L, 1);
   return 1;
 }
 

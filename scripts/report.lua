@@ -258,9 +258,13 @@ end
 -- Write the text s to a path ("-" = standard output), never over one of
 -- the trace's files (a typo would destroy the trace): a file that is the
 -- trace, or cannot be opened or written whole, says so on stderr and
--- exits with status 2.
+-- exits with status 2.  s may be a function(f) that writes the text to
+-- the open file and returns true, or nil and a message.
 function M.write(path, s)
-  if path == "-" or path == true then io.stdout:write(s); return end
+  if path == "-" or path == true then
+    if type(s) == "function" then s(io.stdout) else io.stdout:write(s) end
+    return
+  end
   local same = trace and trace.same_file and trace:same_file(path)
   if same then
     io.stderr:write(("heapscript: %s: is the trace %s; a report is written to another file\n"):format(path, same))
@@ -268,7 +272,8 @@ function M.write(path, s)
   end
   local f, err = io.open(path, "wb")
   if not f then io.stderr:write("heapscript: " .. tostring(err) .. "\n"); os.exit(2) end
-  local ok, werr = f:write(s)
+  local ok, werr
+  if type(s) == "function" then ok, werr = s(f) else ok, werr = f:write(s) end
   local closed, cerr = f:close()
   if not ok or not closed then       -- a full disk: a report cut short must not pass for whole
     io.stderr:write(("heapscript: %s: cannot write the report: %s\n"):format(path, tostring(werr or cerr)))
@@ -276,9 +281,15 @@ function M.write(path, s)
   end
 end
 
--- Write a JSON document to a path ("-" = standard output), as M.write.
+-- Write a JSON document to a path ("-" = standard output), as M.write:
+-- made straight into the file (heapscript.json with a file), not held
+-- whole as a string first.
 function M.write_json(path, v)
-  M.write(path, M.json(v, "  ") .. "\n")
+  M.write(path, function(f)
+    local ok, err = heapscript.json(v, "  ", f)
+    if ok then ok, err = f:write("\n") end
+    return ok, err
+  end)
 end
 
 -- The damage the reader skipped in the run's traces (the command line's

@@ -447,6 +447,36 @@ do -- heapscript.json (report.json) against the encoder report.lua had in Lua, t
   loop[1] = loop
   T.raises(function() rep.json(loop) end, "nested deeper than", "report.json: a table that holds itself is an error")
   T.raises(function() rep.json({ print }) end, "cannot encode a function", "report.json: a function is an error")
+  -- into a file: the same text, across the writer's 64 KiB buffer
+  local path = os.tmpname()
+  local function via_file(v, indent)
+    local f = assert(io.open(path, "wb"))
+    local ok, err = heapscript.json(v, indent, f)
+    f:close()
+    local r = assert(io.open(path, "rb"))
+    local text = r:read("a")
+    r:close()
+    return ok and text or err
+  end
+  local long = {}
+  for i = 1, 20000 do long[i] = { i, key = str() .. ("x"):rep(rnd(100)) } end
+  long[20001] = ("y"):rep(200000)                      -- one string longer than the buffer
+  local fsame = 0
+  for i = 1, 50 do
+    local v = i == 1 and long or gen(0)
+    if via_file(v, "  ") == heapscript.json(v, "  ") and via_file(v) == heapscript.json(v) then fsame = fsame + 1 end
+  end
+  os.remove(path)
+  eq(fsame, 50, "heapscript.json into a file: the text of the string, a 1.3 MB value included")
+  if io.open("/dev/full", "wb") then
+    local f = io.open("/dev/full", "wb")
+    local ok, err = heapscript.json(long, "  ", f)
+    f:close()
+    check(ok == nil and tostring(err):find("space", 1, true), "heapscript.json into a full disk: nil and the error", err)
+  end
+  local f = assert(io.open(os.tmpname(), "wb"))
+  f:close()
+  T.raises(function() heapscript.json({}, "", f) end, "closed file", "heapscript.json into a closed file: an error")
 end
 check(rep.count(1, "allocation") == "1 allocation" and rep.count(0, "allocation") == "0 allocations"
       and rep.count(2, "spike") == "2 spikes" and rep.count(1, "child", "children") == "1 child"
