@@ -334,26 +334,25 @@ function M.Baseline:figures(select, per, window)
 end
 
 -- The differences between two lists of groups (M.collect): a list of
--- {kind, by, key, status, base = {count, bytes, impacting}, new = {...},
--- delta (bytes), headline, frames}, status "new", "grew", "shrank",
+-- {kind, by, key, status, base, new, delta (bytes), headline, frames},
+-- base and new each the side's group (count, bytes, impacting; a zero
+-- one where the side has none), status "new", "grew", "shrank",
 -- "vanished" or "unchanged", sorted by by, then largest change first.
 -- A row's headline and frames are the new side's group's, else the base
 -- side's, else made of its key; made when first read (only the rows a
 -- report shows are).
+local zero = { count = 0, bytes = 0, impacting = 0 }
+local lazy_row = { __index = function(r, k)
+  if k ~= "headline" and k ~= "frames" then return nil end
+  local b, n = rawget(r, "base"), rawget(r, "new")
+  local g = n ~= zero and n.headline and n or b ~= zero and b.headline and b or nil
+  rawset(r, "headline", g and g.headline or (r.by == "stack" and M.headline_of_key(r.key) or r.key))
+  rawset(r, "frames", g and g.frames)
+  return rawget(r, k)
+end }
+
 function M.diff(base, new)
-  local idx, rows, sides = {}, {}, {}
-  -- a row's headline and frames, from the sides kept for it (the table
-  -- is this call's: rows and sides go together)
-  local lazy_row = { __index = function(r, k)
-    local s = sides[r]
-    if (k ~= "headline" and k ~= "frames") or not s then return nil end
-    local g = s.new and s.new.headline and s.new or s.base and s.base.headline and s.base or nil
-    sides[r] = nil
-    rawset(r, "headline", g and g.headline or (r.by == "stack" and M.headline_of_key(r.key) or r.key))
-    rawset(r, "frames", g and g.frames)
-    return rawget(r, k)
-  end }
-  local zero = { count = 0, bytes = 0, impacting = 0 }
+  local idx, rows = {}, {}
   local function row(g, side)
     local by = idx[g.kind]                    -- rows by kind, by and key: no key text made
     if not by then by = {}; idx[g.kind] = by end
@@ -362,12 +361,10 @@ function M.diff(base, new)
     local r = keys[g.key]
     if not r then
       r = setmetatable({ kind = g.kind, by = g.by, key = g.key, base = zero, new = zero }, lazy_row)
-      sides[r] = {}
       keys[g.key] = r
       rows[#rows + 1] = r
     end
-    sides[r][side] = g
-    r[side] = { count = g.count, bytes = g.bytes, impacting = g.impacting }
+    r[side] = g                               -- the group itself: one table a row, not four
   end
   for _, g in ipairs(base) do row(g, "base") end
   for _, g in ipairs(new) do row(g, "new") end

@@ -70,6 +70,8 @@ report.layouts(base.trace and { base.trace, N } or { N })   -- the two sides' la
 
 local text = report.text(o)
 local out = { base = base_path, new = new_path, counts = {}, groups = {} }
+-- a side's figures as the report gives them (a row holds the side's group)
+local function figures(g) return { count = g.count, bytes = g.bytes, impacting = g.impacting } end
 local shown = {}
 for _, by in ipairs(o.by) do shown[by] = true end
 local labels = { stack = "stacks", tag = "pool tags", process = "processes" }
@@ -88,7 +90,7 @@ for _, by in ipairs({ "stack", "tag", "process" }) do
       if r.by == by and (o.all or r.status ~= "unchanged") then
         n = n + 1
         out.groups[#out.groups + 1] = { kind = r.kind, by = r.by, key = r.key, status = r.status, delta = r.delta,
-          base = r.base, new = r.new, headline = r.headline, frames = r.frames }
+          base = figures(r.base), new = figures(r.new), headline = r.headline, frames = r.frames }
         if text and n <= o.top then
           if n == 1 then
             print((("  %-9s %-7s %10s  %21s  %13s  %21s"):format("change", "kind", "delta", "leaked base -> new",
