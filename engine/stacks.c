@@ -245,7 +245,7 @@ typedef struct kref {
 
 struct hsi_stacks {
   itab parts, final;
-  uint32_t pcache[PCACHE]; /* part ids, 0 = empty */
+  struct { uint32_t id, key; } pcache[PCACHE];   /* part ids (0 = empty) by read_part's key */
   uint32_t *p2f;           /* part id -> final id of the same frames, 0 = not yet */
   uint32_t capp2f;
   tslot *slots;
@@ -691,13 +691,15 @@ static int add_part(hsi_stacks *st, uint32_t si, int kind, uint32_t part) {
 ** are remembered by a cheap key, the count and the first, middle and last
 ** frames: a stack seen before costs a comparison of its frames, not a
 ** copy, a hash and a lookup.  Another stack with the same key takes the
-** full way; either way the part id is the one interning gives.
+** full way; either way the part id is the one interning gives.  The slot
+** keeps 32 more bits of the key, so that a slot held by another stack
+** (most of them, on a trace whose stacks are all distinct) is told apart
+** without reading that stack's frames from memory.
 */
-static uint32_t pcache_slot(const uint8_t *p, size_t n, int w) {
+static uint64_t pcache_key(const uint8_t *p, size_t n, int w) {
   uint64_t a = rdw(p, (unsigned)w), m = rdw(p + (size_t)w * (n / 2), (unsigned)w);
   uint64_t z = rdw(p + (size_t)w * (n - 1), (unsigned)w);
-  uint64_t h = (a ^ m * 0x9E3779B97F4A7C15ull ^ z * 0xC2B2AE3D27D4EB4Full ^ n) * 0xFF51AFD7ED558CCDull;
-  return (uint32_t)(h >> 40) & (PCACHE - 1);
+  return (a ^ m * 0x9E3779B97F4A7C15ull ^ z * 0xC2B2AE3D27D4EB4Full ^ n) * 0xFF51AFD7ED558CCDull;
 }
 
 static int same_frames(const uint64_t *f, const uint8_t *p, size_t n, int w) {
@@ -720,10 +722,12 @@ static uint32_t read_part(hsi_stacks *st, const uint8_t *p, size_t n, int w, con
   uint64_t *f;
   uint64_t a = HASH_A0(n), b = HASH_B0;
   size_t i;
-  uint32_t id, slot = 0;
+  uint32_t id, slot = 0, key = 0;
   if (n) {
-    slot = pcache_slot(p, n, w);
-    if ((id = st->pcache[slot]) != 0) {
+    uint64_t h = pcache_key(p, n, w);
+    slot = (uint32_t)(h >> 40) & (PCACHE - 1);
+    key = (uint32_t)h;
+    if ((id = st->pcache[slot].id) != 0 && st->pcache[slot].key == key) {
       size_t m;
       const uint64_t *g = itab_frames(&st->parts, id, &m);
       if (m == n && same_frames(g, p, n, w)) {
@@ -748,7 +752,7 @@ static uint32_t read_part(hsi_stacks *st, const uint8_t *p, size_t n, int w, con
   if (first) *first = f;
   id = itab_intern_h(&st->parts, f, n, hash_end(a, b));
   if (id == NONE) st->nomem = 1;
-  else if (n) st->pcache[slot] = id;
+  else if (n) { st->pcache[slot].id = id; st->pcache[slot].key = key; }
   return id;
 }
 
