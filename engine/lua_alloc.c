@@ -1393,11 +1393,17 @@ static unsigned fieldmask(lua_State *L, int idx) {
     int k;
     for (k = 0; f && aggnames[k]; k++)
       if (strcmp(aggnames[k], f) == 0) break;
-    if (!f || lua_type(L, -1) != LUA_TSTRING || !aggnames[k])
-      argfail(L, 3, "option 'fields': unknown field '%s' (known: count, bytes, size, impacting, "
-                    "transient, AIFI, AIFO, AOFI, AOFO, unknown_size, before_trace, before_bytes, "
-                    "outstanding_start, outstanding_end, peak, peak_time, allocs, ...)",
-              luaL_tolstring(L, -1, NULL), NULL);
+    if (!f || lua_type(L, -1) != LUA_TSTRING || !aggnames[k]) {
+      luaL_Buffer b;                    /* the names known, from the list itself */
+      const char *bad = luaL_tolstring(L, -1, NULL);
+      luaL_buffinit(L, &b);
+      for (k = 0; aggnames[k]; k++) {
+        if (k) luaL_addstring(&b, ", ");
+        luaL_addstring(&b, aggnames[k]);
+      }
+      luaL_pushresult(&b);
+      argfail(L, 3, "option 'fields': unknown field '%s' (known: %s)", bad, lua_tostring(L, -1));
+    }
     mask |= 1u << k;
     lua_pop(L, 1);
   }

@@ -382,23 +382,8 @@ function M.diff(base, new)
   -- ordered by kind, then by key alone, sorted in C (heapscript.sort): a
   -- comparator in Lua would be called two million times for 100,000.
   local order = { stack = 1, tag = 2, process = 3 }
-  local moved, still = {}, {}
-  for _, r in ipairs(rows) do
-    if r.delta ~= 0 then moved[#moved + 1] = r
-    else
-      local o = order[r.by] or 9
-      local s = still[o]
-      if not s then s = {}; still[o] = s end
-      local e = s[r.kind]
-      if not e then e = { keys = {}, row = {} }; s[r.kind] = e end
-      local had = e.row[r.key]
-      if not had then                       -- one row a key, but for groupings of unknown names
-        e.keys[#e.keys + 1] = r.key
-        e.row[r.key] = r
-      elseif getmetatable(had) == lazy_row then e.row[r.key] = { had, r }
-      else had[#had + 1] = r end
-    end
-  end
+  local moved = {}
+  for _, r in ipairs(rows) do if r.delta ~= 0 then moved[#moved + 1] = r end end
   table.sort(moved, function(x, y)
     if x.by ~= y.by then return (order[x.by] or 9) < (order[y.by] or 9) end
     local ax, ay = math.abs(x.delta), math.abs(y.delta)
@@ -406,21 +391,21 @@ function M.diff(base, new)
     if x.kind ~= y.kind then return x.kind < y.kind end
     return x.key < y.key
   end)
+  local function names(t)
+    local l = {}
+    for k in pairs(t) do l[#l + 1] = k end
+    return heapscript.sort(l)
+  end
+  local kinds = names(idx)
   local out, m = {}, 1
   for o = 1, 9 do
     while moved[m] and (order[moved[m].by] or 9) == o do out[#out + 1] = moved[m]; m = m + 1 end
-    local s = still[o]
-    if s then
-      local kinds = {}
-      for kind in pairs(s) do kinds[#kinds + 1] = kind end
-      table.sort(kinds)
-      for _, kind in ipairs(kinds) do
-        local e = s[kind]
-        heapscript.sort(e.keys)
-        for _, k in ipairs(e.keys) do
-          local r = e.row[k]
-          if getmetatable(r) == lazy_row then out[#out + 1] = r
-          else table.move(r, 1, #r, #out + 1, out) end
+    for _, kind in ipairs(kinds) do           -- the unchanged rows of this order, from idx
+      for _, by in ipairs(names(idx[kind])) do
+        if (order[by] or 9) == o then
+          local rs, keys = idx[kind][by], {}
+          for k, r in pairs(rs) do if r.delta == 0 then keys[#keys + 1] = k end end
+          for _, k in ipairs(heapscript.sort(keys)) do out[#out + 1] = rs[k] end
         end
       end
     end

@@ -261,10 +261,11 @@ end
 -- exits with status 2.  s may be a function(f) that writes the text to
 -- the open file and returns true, or nil and a message.
 function M.write(path, s)
-  if path == "-" or path == true then
-    if type(s) == "function" then s(io.stdout) else io.stdout:write(s) end
-    return
+  local function put(f)
+    if type(s) == "function" then return s(f) end
+    return f:write(s)
   end
+  if path == "-" or path == true then put(io.stdout); return end
   local same = trace and trace.same_file and trace:same_file(path)
   if same then
     io.stderr:write(("heapscript: %s: is the trace %s; a report is written to another file\n"):format(path, same))
@@ -272,8 +273,7 @@ function M.write(path, s)
   end
   local f, err = io.open(path, "wb")
   if not f then io.stderr:write("heapscript: " .. tostring(err) .. "\n"); os.exit(2) end
-  local ok, werr
-  if type(s) == "function" then ok, werr = s(f) else ok, werr = f:write(s) end
+  local ok, werr = put(f)
   local closed, cerr = f:close()
   if not ok or not closed then       -- a full disk: a report cut short must not pass for whole
     io.stderr:write(("heapscript: %s: cannot write the report: %s\n"):format(path, tostring(werr or cerr)))
