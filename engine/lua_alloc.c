@@ -1309,6 +1309,135 @@ static int a_each(lua_State *L) {
   return 1;
 }
 
+/* ------------------------------------------------------- folded stacks */
+
+/* One line of A:folded(): a (stack, instance) and its bytes, then its text. */
+typedef struct fline {
+  uint32_t rec;                 /* its first record */
+  uint32_t next;                /* the next line of the same stack id, + 1 */
+  uint64_t bytes;
+  size_t off;                   /* its text in the arena */
+} fline;
+
+/* A line's text, for sorting: the line is ln[i]. */
+typedef struct ftext { const char *s; uint32_t len, i; } ftext;
+
+static int ftextcmp(const void *a, const void *b) {
+  const ftext *x = (const ftext *)a, *y = (const ftext *)b;
+  int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+  return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* The arena at stack index `at` with room for `more` bytes past `used`:
+   a larger one in its place when it has not. */
+static char *arena_room(lua_State *L, int at, char *arena, size_t *cap, size_t used, size_t more) {
+  size_t nc;
+  char *na;
+  if (*cap - used >= more) return arena;
+  if (more > (SIZE_MAX - used) / 2) luaL_error(L, "not enough memory");
+  nc = (used + more) * 2;
+  na = (char *)lua_newuserdatauv(L, nc, 0);
+  if (used) memcpy(na, arena, used);
+  lua_replace(L, at);
+  *cap = nc;
+  return na;
+}
+
+/*
+** A:folded(prefix) -> texts, bytes: the records' bytes by allocation
+** stack as the folded format's lines without their counts, "prefix;" and
+** the stack's s:flame() (root first), "prefix;(no stack)" for records
+** without one; one line per distinct text, sorted bytewise
+** (heapscript.sort's order), bytes[i] the sum of its records' sizes.
+** Records of unknown or zero size are left out.  The flame view and
+** --folded of the report files (report_formats.lua) in one pass in C;
+** each Stack named is made (and cached) as `a.stack` of its first record
+** would make it, so its frames are named as they would be there.
+*/
+static int a_folded(lua_State *L) {
+  Allocs *A = toallocs(L, 1);
+  size_t plen, i, n = 0, used = 0, cap, m;
+  const char *prefix = luaL_checklstring(L, 2, &plen);
+  const Analysis *an = A->an;
+  const hsi_recs *R = an->R;
+  uint32_t nst = hsi_stacks_count(hsi_analysis_stacks(an->a)), nostack = 0, *first;
+  fline *ln;
+  ftext *tx;
+  char *arena;
+  static const char none[] = "(no stack)";
+  lua_settop(L, 2);
+  prefix = lua_tolstring(L, 2, &plen);
+  lua_getiuservalue(L, 1, SV_ANALYSIS);                     /* 3 */
+  lua_getiuservalue(L, 3, AV_CACHE);                        /* 4 */
+  first = (uint32_t *)newbuf(L, (size_t)nst + 1, sizeof *first);   /* 5: stack id -> line + 1 */
+  ln = (fline *)newbuf(L, A->n, sizeof *ln);                /* 6 */
+  /* the bytes of each (stack, instance), lines in their first record's order */
+  for (i = 0; i < A->n; i++) {
+    uint32_t r = A->idx[i], id = R->stk_alloc[r], *at, k;
+    if ((R->flags[r] & HSI_RF_SIZE_UNKNOWN) || R->size[r] == 0) continue;
+    if (id == HSI_STACK_UNKNOWN || id > nst) at = &nostack;
+    else at = &first[id];
+    for (k = *at; k && (at != &nostack && R->inst[ln[k - 1].rec] != R->inst[r]); k = ln[k - 1].next) {}
+    if (!k) {
+      ln[n].rec = r;
+      ln[n].next = at == &nostack ? 0 : *at;
+      *at = (uint32_t)++n;
+      k = (uint32_t)n;
+    }
+    ln[k - 1].bytes += R->size[r];
+  }
+  tx = (ftext *)newbuf(L, n, sizeof *tx);                   /* 7 */
+  /* their texts */
+  cap = 4096;
+  arena = (char *)newbuf(L, cap, 1);                        /* 8 */
+  hsi_lua_syms_prepare(L, hsi_analysis_syms(an->a));
+  for (i = 0; i < n; i++) {
+    uint32_t r = ln[i].rec, id = R->stk_alloc[r];
+    size_t len = 0, want;
+    arena = arena_room(L, 8, arena, &cap, used, plen + 1 + 4096);
+    if (id != HSI_STACK_UNKNOWN && id <= nst) {
+      pushstack(L, an, 3, 4, r, HSI_STACK_ALLOC);           /* 9 */
+      len = hsi_lua_stack_flame(L, 9, arena + used + plen + 1, cap - used - plen - 1);
+      if (len >= cap - used - plen - 1) {                    /* a deep stack: again, with room */
+        want = len + 1;
+        arena = arena_room(L, 8, arena, &cap, used, plen + 1 + want);
+        hsi_lua_stack_flame(L, 9, arena + used + plen + 1, want);
+      }
+      lua_pop(L, 1);
+    }
+    if (len == 0) {
+      memcpy(arena + used + plen + 1, none, sizeof none - 1);
+      len = sizeof none - 1;
+    }
+    memcpy(arena + used, prefix, plen);   /* last: a larger arena keeps only `used` bytes */
+    arena[used + plen] = ';';
+    if (plen + 1 + len > UINT32_MAX) return luaL_error(L, "folded: a stack's text is too long");
+    ln[i].off = used;
+    tx[i].len = (uint32_t)(plen + 1 + len);
+    tx[i].i = (uint32_t)i;
+    used += tx[i].len;
+  }
+  for (i = 0; i < n; i++) tx[i].s = arena + ln[i].off;
+  qsort(tx, n, sizeof *tx, ftextcmp);
+  /* one line per text */
+  lua_createtable(L, (int)(n < INT_MAX ? n : INT_MAX), 0);
+  lua_createtable(L, (int)(n < INT_MAX ? n : INT_MAX), 0);
+  for (i = 0, m = 0; i < n; i++) {
+    uint64_t bytes = ln[tx[i].i].bytes;
+    if (m && tx[i - 1].len == tx[i].len && memcmp(tx[i - 1].s, tx[i].s, tx[i].len) == 0) {
+      lua_rawgeti(L, -1, (lua_Integer)m);
+      bytes += (uint64_t)lua_tointeger(L, -1);
+      lua_pop(L, 1);
+    } else {
+      lua_pushlstring(L, tx[i].s, tx[i].len);
+      lua_rawseti(L, -3, (lua_Integer)++m);
+    }
+    lua_pushinteger(L, (lua_Integer)bytes);
+    lua_rawseti(L, -2, (lua_Integer)m);
+  }
+  return 2;
+}
+
 /* ------------------------------------------------------------ grouping */
 
 static const char *const bynames[] = {
@@ -1873,6 +2002,7 @@ static const luaL_Reg allocs_methods[] = {
   {"sorted", a_sorted},
   {"top", a_top},
   {"each", a_each},
+  {"folded", a_folded},
   {NULL, NULL}
 };
 

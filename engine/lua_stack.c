@@ -214,42 +214,63 @@ static int s_frame(lua_State *L) {
 
 /*
 ** The frames root first, each written by fmt (as hsi_symframe_flame),
-** joined by ';'; inline levels left out when `inlines` is 0.  Made in C:
-** a report of 100,000 stacks would otherwise make and match a Lua string
-** per frame.
+** joined by ';'; inline levels left out when `inlines` is 0.  Written into
+** out (cap bytes); returns the whole text's length, as snprintf: the text
+** is whole when that is under cap, else it was cut, and is asked again
+** with room for it.  Made in C: a report of 100,000 stacks would otherwise make and
+** match a Lua string per frame.
 */
 typedef size_t (*frame_fmt)(const hsi_symframe *f, char *out, size_t cap);
 
-static int pushjoined(lua_State *L, frame_fmt fmt, int inlines) {
-  Stack *s = tostack(L, 1);
-  hsi_syms *sy = hsi_analysis_syms(s->a);
+static size_t joined(const Stack *s, hsi_syms *sy, frame_fmt fmt, int inlines, char *out,
+                     size_t cap) {
   const uint64_t *addr;
-  size_t n, i;
-  luaL_Buffer b;
+  size_t n, i, len = 0;
   int first = 1;
-  hsi_lua_syms_prepare(L, sy);
   addr = hsi_stacks_frames(hsi_analysis_stacks(s->a), s->id, &n);
-  luaL_buffinit(L, &b);
   for (i = n; i-- > 0;) {
     hsi_symframe f[HSI_SYM_MAXDEPTH];
     int j = hsi_syms_resolve(sy, s->inst, addr[i], s->ts, f, HSI_SYM_MAXDEPTH);
     while (j-- > 0) {
-      char *p;
-      size_t len;
+      char one[256];
+      size_t k;
       if (!inlines && f[j].kind == HSI_SYMF_INLINE) continue;
-      if (!first) luaL_addchar(&b, ';');
-      first = 0;
-      p = luaL_prepbuffsize(&b, 256);
-      len = fmt(&f[j], p, 256);
-      if (len >= 256) {                    /* a long name: again, with room for it */
-        p = luaL_prepbuffsize(&b, len + 1);
-        fmt(&f[j], p, len + 1);
+      if (!first) {
+        if (len < cap) out[len] = ';';
+        len++;
       }
-      luaL_addsize(&b, len);
+      first = 0;
+      if (len < cap && cap - len >= sizeof one) k = fmt(&f[j], out + len, cap - len);
+      else {                               /* near the end: whole frames only */
+        k = fmt(&f[j], one, sizeof one);
+        if (k < sizeof one && len < cap) memcpy(out + len, one, k < cap - len ? k : cap - len);
+      }
+      len += k;
     }
   }
-  luaL_pushresult(&b);
+  return len;
+}
+
+static int pushjoined(lua_State *L, frame_fmt fmt, int inlines) {
+  Stack *s = tostack(L, 1);
+  hsi_syms *sy = hsi_analysis_syms(s->a);
+  char buf[4096];
+  size_t len;
+  hsi_lua_syms_prepare(L, sy);
+  len = joined(s, sy, fmt, inlines, buf, sizeof buf);
+  if (len < sizeof buf) lua_pushlstring(L, buf, len);
+  else {                                 /* a deep stack: again, with room for it */
+    luaL_Buffer b;
+    char *p = luaL_buffinitsize(L, &b, len + 1);
+    joined(s, sy, fmt, inlines, p, len + 1);
+    luaL_pushresultsize(&b, len);
+  }
   return 1;
+}
+
+size_t hsi_lua_stack_flame(lua_State *L, int idx, char *out, size_t cap) {
+  Stack *s = tostack(L, idx);
+  return joined(s, hsi_analysis_syms(s->a), hsi_symframe_flame, 1, out, cap);
 }
 
 /* s:flame() -> string: the frames root first, as flame graphs name them

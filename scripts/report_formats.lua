@@ -71,46 +71,67 @@ end }
 
 -- Bytes by stack, root first, kind as the root frame: {{text = "kind;f1;f2",
 -- frames = {...}, bytes = n}, ...} sorted by the folded text; the same
--- folded text from two stacks is one line.  Stack:flame() names the frames
--- (in C: 100,000 stacks are a million frames).
+-- folded text from two stacks is one line.  Allocs:folded makes a
+-- selection's lines, sorted, in C (100,000 stacks are a million frames).
+-- Every text of a kind starts with "kind;", so the kinds' lines, taken in
+-- the order of those prefixes, are in order; a kind with several
+-- selections has its lines sorted again.
 function F.stacks(r)
   if r._stacks then return r._stacks end     -- --folded and --html share one
-  local by, lines = {}, {}
+  local of, prefixes = {}, {}
   for _, sel in ipairs(F.outstanding(r)) do
-    -- bytes per Stack in one pass over the records: lighter than
-    -- A:group("stack"), whose groups carry every summary figure
-    local per = {}
-    for a in sel.allocs:each() do
-      local sz = a.size
-      if sz and sz > 0 then
-        local st = a.stack or false
-        per[st] = (per[st] or 0) + sz
+    local p = sel.kind .. ";"
+    if not of[p] then of[p] = {}; prefixes[#prefixes + 1] = p end
+    table.insert(of[p], sel.allocs)
+  end
+  heapscript.sort(prefixes)
+  local lines, by = {}, {}
+  for _, p in ipairs(prefixes) do
+    local from = #lines + 1
+    for _, allocs in ipairs(of[p]) do
+      local texts, bytes = allocs:folded(p:sub(1, -2))
+      for i, text in ipairs(texts) do
+        local e = by[text]
+        if e then e.bytes = e.bytes + bytes[i]
+        else
+          e = setmetatable({ text = text, bytes = bytes[i] }, line_mt)
+          by[text] = e
+          lines[#lines + 1] = e
+        end
       end
     end
-    for st, bytes in pairs(per) do
-      local f = st and st:flame() or ""
-      local text = sel.kind .. ";" .. (f ~= "" and f or "(no stack)")
-      local e = by[text]
-      if not e then
-        e = setmetatable({ text = text, bytes = 0 }, line_mt)
-        by[text] = e
-        lines[#lines + 1] = e
-      end
-      e.bytes = e.bytes + bytes
+    if #of[p] > 1 then
+      local texts = {}
+      for i = from, #lines do texts[#texts + 1] = lines[i].text end
+      heapscript.sort(texts)
+      for i, t in ipairs(texts) do lines[from + i - 1] = by[t] end
     end
   end
-  local texts = {}
-  for i, l in ipairs(lines) do texts[i] = l.text end
-  heapscript.sort(texts)                     -- in C: 100,000 texts
-  for i, t in ipairs(texts) do lines[i] = by[t] end
   r._stacks = lines
   return lines
 end
 
+-- The folded file as a writer for report.write: its lines written one by
+-- one into the open file, not joined into one text first.
+function F.folded_writer(r)
+  local lines = F.stacks(r)
+  return function(f)
+    for _, l in ipairs(lines) do
+      local ok, err = f:write(l.text, " ", math.tointeger(l.bytes), "\n")
+      if not ok then return nil, err end
+    end
+    return true
+  end
+end
+
+-- The folded file's text.
 function F.folded(r)
   local out = {}
-  for i, l in ipairs(F.stacks(r)) do out[i] = l.text .. " " .. math.tointeger(l.bytes) end
-  return #out > 0 and table.concat(out, "\n") .. "\n" or ""
+  F.folded_writer(r)({ write = function(_, ...)
+    for i = 1, select("#", ...) do out[#out + 1] = select(i, ...) end
+    return true
+  end })
+  return table.concat(out)
 end
 
 -- CSV (RFC 4180: quotes doubled, CRLF line ends), one row per finding.
@@ -292,7 +313,7 @@ function F.emit(o, r)
   r.findings = r.findings or {}
   if o.csv then write(o.csv, F.csv(r.findings)) end
   if o.markdown then write(o.markdown, F.markdown(r)) end
-  if o.folded then write(o.folded, F.folded(r)) end
+  if o.folded then write(o.folded, F.folded_writer(r)) end
   if o.junit then write(o.junit, F.junit(r)) end
   if o.html then write(o.html, require("report_html").page(r)) end
 end

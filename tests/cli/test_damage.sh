@@ -175,6 +175,7 @@ fi
 # passes for whole: one line naming what could not be written, exit 2
 if [ -z "$HS_WINE" ] && [ -c /dev/full ]; then
   for c in "leaks examples/memorytestapp.etl --json /dev/full" "leaks examples/memorytestapp.etl --html /dev/full" \
+           "leaks examples/memorytestapp.etl --folded /dev/full" \
            "policy examples/memorytestapp.etl --junit /dev/full"; do
     $HS $c >/dev/null 2>"$T/err"; rc=$?
     [ "$rc" -eq 2 ] && grep -q "/dev/full: cannot write the report: No space left on device" "$T/err" \

@@ -350,6 +350,132 @@ T.test("a folded line's frames: split as far as asked, or whole", function()
   eq(F.line_frame(lines[2], 2), lines[2].frames[2], "the same either way")
 end)
 
+-- What A:folded(prefix) gives, made in Lua from each record's Stack as
+-- report_formats did before it was made in C: bytes by (stack, process),
+-- named by s:flame(), equal texts one line, sorted bytewise.
+local function folded_ref(A, prefix)
+  local per, by, texts = {}, {}, {}
+  for a in A:each() do
+    local sz = a.size
+    if sz and sz > 0 then
+      local st = a.stack or false
+      per[st] = (per[st] or 0) + sz
+    end
+  end
+  for st, bytes in pairs(per) do
+    local f = st and st:flame() or ""
+    local text = prefix .. ";" .. (f ~= "" and f or "(no stack)")
+    if not by[text] then texts[#texts + 1] = text end
+    by[text] = (by[text] or 0) + bytes
+  end
+  heapscript.sort(texts)
+  local bytes = {}
+  for i, t in ipairs(texts) do bytes[i] = by[t] end
+  return texts, bytes
+end
+
+local function same_lists(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return true
+end
+
+T.test("A:folded: bytes by stack, named, merged and sorted in C", function()
+  local path = tmp .. "/folded.etl"
+  local w = assert(heapscript.writer(path))
+  local base = 0x7ff700000000
+  for i, pid in ipairs({ 1000, 2000 }) do
+    w:process{op = "dcstart", pid = pid, ts = 20 * i, name = "app.exe"}
+    w:image{op = "dcstart", pid = pid, base = base, size = 0x100000, ts = 20 * i + 10,
+            path = "\\Device\\HarddiskVolume3\\app\\app.exe"}
+  end
+  local deep = {}
+  for i = 1, 1200 do deep[i] = base + 0x10000 + i * 0x101 end  -- 1,200 frames: over 16 KB of text
+  local ts = 100
+  local function alloc(pid, addr, size, stack)
+    ts = ts + 10
+    w:heap{op = "alloc", pid = pid, tid = pid + 4, ts = ts, heap = 0x5000, addr = addr, size = size, stack = stack}
+  end
+  alloc(1000, 0x20000, 100, { base + 0x1234, base + 0x2000 })
+  alloc(1000, 0x20100, 200, { base + 0x1234, base + 0x2000 })    -- the same stack
+  alloc(1000, 0x20200, 40, { base + 0x1234, base + 0x3000 })
+  alloc(1000, 0x20300, 0, { base + 0x9999 })                      -- zero bytes: left out
+  alloc(1000, 0x20400, 8)                                         -- no stack
+  alloc(1000, 0x20500, 1, deep)
+  alloc(2000, 0x20000, 7, { base + 0x1234, base + 0x2000 })      -- another process, the same text
+  ts = ts + 10
+  w:heap{op = "free", pid = 1000, tid = 1004, ts = ts, heap = 0x5000, addr = 0x90000}   -- size unknown: left out
+  assert(w:close())
+  local t <close> = assert(heapscript.open(path))
+  local A = t:allocations{kind = "heap"}
+  local texts, bytes = A:folded("heap")
+  local dtext
+  for a in A:each() do if a.size == 1 then dtext = "heap;" .. a.stack:flame() end end
+  check(#dtext > 16384, "the deep stack's text is longer than the first room made for it", #dtext)
+  local want = { "heap;(no stack)", "heap;app.exe+0x2000;app.exe+0x1234", "heap;app.exe+0x3000;app.exe+0x1234", dtext }
+  heapscript.sort(want)
+  local wb = {}
+  for i, x in ipairs(want) do
+    wb[i] = x == "heap;(no stack)" and 8 or x:find("0x2000;", 1, true) and 307 or x:find("0x3000", 1, true) and 40 or 1
+  end
+  check(same_lists(texts, want), "one line per text: the two processes' equal stacks merged, no zero or unknown size",
+        table.concat(texts, "\n"):sub(1, 400))
+  check(same_lists(bytes, wb), "their bytes: 100 + 200 + 7, 40, 8, 1", table.concat(bytes, ","))
+  local rt, rb = folded_ref(A, "heap")
+  check(same_lists(texts, rt) and same_lists(bytes, rb), "the same as made in Lua from each record's Stack")
+  local e1, e2 = t:allocations{kind = "pool"}:folded("pool")
+  eq(#e1 + #e2, 0, "an empty selection: two empty lists")
+  local x = A:folded("x;y")
+  eq(x[1]:sub(1, 4), "x;y;", "the prefix is written as given")
+  os.remove(path)
+end)
+
+T.test("A:folded on the examples and corpus traces: as made in Lua", function()
+  local traces = { M, FIXED, NEW, "examples/notmyfault.etl" }
+  local C = os.getenv("HEAPSCRIPT_CORPUS") or "../shared/traces"
+  for _, name in ipairs({ "Siemens-Healthineers_ETWAnalyzer__TraceLoggingTester.etl" }) do
+    local f = io.open(C .. "/" .. name, "rb")
+    if f then f:close(); traces[#traces + 1] = C .. "/" .. name end
+  end
+  local n = 0
+  for _, tr in ipairs(traces) do
+    local t <close> = assert(heapscript.open(tr))
+    for _, sel in ipairs({ {}, { class = "AIFO" }, { kind = "virtual" }, { kind = "pool" } }) do
+      local A = t:allocations(sel)
+      local texts, bytes = A:folded("k")
+      local rt, rb = folded_ref(A, "k")
+      n = n + #texts
+      check(same_lists(texts, rt) and same_lists(bytes, rb), tr .. ": A:folded = the Lua lines", #texts .. " / " .. #rt)
+    end
+  end
+  check(n > 20, "lines compared", n)
+end)
+
+T.test("report files: a kind's lines from two selections are merged and sorted again", function()
+  package.path = "scripts/?.lua;" .. package.path
+  local F = require "report_formats"
+  local t <close> = assert(heapscript.open(M))
+  local H = t:allocations{kind = "heap"}
+  local r = { folded = { { kind = "virtual", allocs = t:allocations{kind = "virtual"} },
+                         { kind = "heap", allocs = H:filter{ class = "AIFO" } },
+                         { kind = "heap", allocs = H } } }
+  local texts, by = {}, {}
+  for _, sel in ipairs(r.folded) do
+    local tx, b = folded_ref(sel.allocs, sel.kind)
+    for i, x in ipairs(tx) do
+      if not by[x] then texts[#texts + 1] = x end
+      by[x] = (by[x] or 0) + b[i]
+    end
+  end
+  heapscript.sort(texts)
+  local lines = F.stacks(r)
+  local got, gb, wb = {}, {}, {}
+  for i, l in ipairs(lines) do got[i] = l.text; gb[i] = l.bytes end
+  for i, x in ipairs(texts) do wb[i] = by[x] end
+  check(#texts >= 5 and same_lists(got, texts), "every text once, in order", #got .. " / " .. #texts)
+  check(same_lists(gb, wb), "each with the bytes of both selections")
+end)
+
 T.test("report files escape what they quote; JUnit counts errors, not warnings", function()
   local F = require "report_formats"
   local csv = F.csv({ { type = "AIFO", process = 'a "b", c', frames = { "x" }, count = 1, bytes = 2, what = "leak" } })
