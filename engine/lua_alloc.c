@@ -1328,19 +1328,20 @@ static int ftextcmp(const void *a, const void *b) {
   return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-/* The arena at stack index `at` with room for `more` bytes past `used`:
-   a larger one in its place when it has not. */
-static char *arena_room(lua_State *L, int at, char *arena, size_t *cap, size_t used, size_t more) {
+/* The buffer at stack index `at` (*cap bytes) with room for `more` bytes
+   past `used`: a larger one in its place, `used` bytes copied, when it
+   has not. */
+static void *room(lua_State *L, int at, void *buf, size_t *cap, size_t used, size_t more) {
   size_t nc;
-  char *na;
-  if (*cap - used >= more) return arena;
+  void *nb;
+  if (*cap - used >= more) return buf;
   if (more > (SIZE_MAX - used) / 2) luaL_error(L, "not enough memory");
   nc = (used + more) * 2;
-  na = (char *)lua_newuserdatauv(L, nc, 0);
-  if (used) memcpy(na, arena, used);
+  nb = lua_newuserdatauv(L, nc, 0);
+  if (used) memcpy(nb, buf, used);
   lua_replace(L, at);
   *cap = nc;
-  return na;
+  return nb;
 }
 
 /*
@@ -1356,7 +1357,7 @@ static char *arena_room(lua_State *L, int at, char *arena, size_t *cap, size_t u
 */
 static int a_folded(lua_State *L) {
   Allocs *A = toallocs(L, 1);
-  size_t plen, i, n = 0, used = 0, cap, m;
+  size_t plen, i, n = 0, used = 0, cap, lcap, m;
   const char *prefix = luaL_checklstring(L, 2, &plen);
   const Analysis *an = A->an;
   const hsi_recs *R = an->R;
@@ -1370,7 +1371,8 @@ static int a_folded(lua_State *L) {
   lua_getiuservalue(L, 1, SV_ANALYSIS);                     /* 3 */
   lua_getiuservalue(L, 3, AV_CACHE);                        /* 4 */
   first = (uint32_t *)newbuf(L, (size_t)nst + 1, sizeof *first);   /* 5: stack id -> line + 1 */
-  ln = (fline *)newbuf(L, A->n, sizeof *ln);                /* 6 */
+  lcap = 64 * sizeof *ln;                                   /* lines: as many as stacks, not records */
+  ln = (fline *)newbuf(L, lcap, 1);                         /* 6 */
   /* the bytes of each (stack, instance), lines in their first record's order */
   for (i = 0; i < A->n; i++) {
     uint32_t r = A->idx[i], id = R->stk_alloc[r], *at, k;
@@ -1379,6 +1381,8 @@ static int a_folded(lua_State *L) {
     else at = &first[id];
     for (k = *at; k && (at != &nostack && R->inst[ln[k - 1].rec] != R->inst[r]); k = ln[k - 1].next) {}
     if (!k) {
+      ln = (fline *)room(L, 6, ln, &lcap, n * sizeof *ln, sizeof *ln);
+      memset(&ln[n], 0, sizeof *ln);
       ln[n].rec = r;
       ln[n].next = at == &nostack ? 0 : *at;
       *at = (uint32_t)++n;
@@ -1394,13 +1398,13 @@ static int a_folded(lua_State *L) {
   for (i = 0; i < n; i++) {
     uint32_t r = ln[i].rec, id = R->stk_alloc[r];
     size_t len = 0, want;
-    arena = arena_room(L, 8, arena, &cap, used, plen + 1 + 4096);
+    arena = (char *)room(L, 8, arena, &cap, used, plen + 1 + 4096);
     if (id != HSI_STACK_UNKNOWN && id <= nst) {
       pushstack(L, an, 3, 4, r, HSI_STACK_ALLOC);           /* 9 */
       len = hsi_lua_stack_flame(L, 9, arena + used + plen + 1, cap - used - plen - 1);
       if (len >= cap - used - plen - 1) {                    /* a deep stack: again, with room */
         want = len + 1;
-        arena = arena_room(L, 8, arena, &cap, used, plen + 1 + want);
+        arena = (char *)room(L, 8, arena, &cap, used, plen + 1 + want);
         hsi_lua_stack_flame(L, 9, arena + used + plen + 1, want);
       }
       lua_pop(L, 1);

@@ -427,6 +427,25 @@ T.test("A:folded: bytes by stack, named, merged and sorted in C", function()
   eq(#e1 + #e2, 0, "an empty selection: two empty lists")
   local x = A:folded("x;y")
   eq(x[1]:sub(1, 4), "x;y;", "the prefix is written as given")
+  t:close()
+  -- more stacks than the first room for lines
+  w = assert(heapscript.writer(path))
+  w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
+  w:image{op = "dcstart", pid = 1000, base = base, size = 0x100000, ts = 20, path = "\\Device\\HarddiskVolume3\\app\\app.exe"}
+  for i = 1, 500 do
+    w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 100 + 10 * i, heap = 0x5000, addr = 0x100000 + 16 * i, size = i,
+           stack = { base + 0x1000 + 4 * (i % 250), base + 0x2000 }}   -- 250 stacks, two records each
+  end
+  assert(w:close())
+  local t2 <close> = assert(heapscript.open(path))
+  local B = t2:allocations()
+  local bt, bb = B:folded("heap")
+  local rt, rb = folded_ref(B, "heap")
+  local sum = 0
+  for _, v in ipairs(bb) do sum = sum + v end
+  check(#bt == 250 and sum == 500 * 501 // 2, "250 lines, every byte", #bt .. " lines, " .. sum)
+  check(same_lists(bt, rt) and same_lists(bb, rb), "the same as made in Lua")
+  t2:close()
   os.remove(path)
 end)
 
