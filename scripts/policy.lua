@@ -14,7 +14,8 @@ usage: heapscript policy TRACE... [OPTIONS]
   --baseline FILE       the run to compare with (a trace, or the JSON of `heapscript leaks --json`),
                         for the rules with no_new_leaks or max_leaked_growth; without it they SKIP
   --junit FILE          the results as JUnit XML, one test case per rule
-Exit status: 0 all rules hold (warnings allowed), 1 an error rule is broken, 2 usage or bad rules.
+Exit status: 0 all rules hold (warnings allowed), 1 an error rule is broken or no rule's limits could
+be checked (the trace has none of the events they select), 2 usage or bad rules.
 ]] .. report.OUTPUT_USAGE
 
 local o = report.options({ rules = "string", json = "string", symbols = "string", frames = "count",
@@ -78,12 +79,27 @@ local function baseline_name(per, key, fig)
 end
 
 local text = report.text(o)
+-- The kinds the trace recorded (has records of): a rule over kinds it
+-- never recorded cannot be broken, and must not pass as if it had been
+-- checked (heap events come only from a process heap tracing was on for).
+local recorded = setmetatable({}, { __index = function(t, kind)   -- asked when a limit rule needs it
+  local has = #trace:allocations{ kind = kind } > 0
+  rawset(t, kind, has)
+  return has
+end })
+local function unrecorded(sel)            -- the kinds a selection asks for, when the trace has none of them
+  local k = sel and sel.kind
+  local kinds = k == nil and report.KINDS or type(k) == "string" and { k } or k
+  for _, kind in ipairs(kinds) do if recorded[kind] then return nil end end
+  return kinds
+end
 -- The run as a baseline is: the figures of each of its kinds made once,
 -- when a rule compared with the baseline first needs them, and summed
 -- for every such rule that selects by kind alone (a window or another
 -- filter groups the records again).
 local run
 local out = { rules_file = o.rules, trace = trace:files(), results = {}, failed = 0, warnings = 0 }
+local limited, checked = 0, 0             -- rules with limits; those of them checked
 report.layouts()
 for i, r in ipairs(rules) do
   if type(r) ~= "table" or type(r.name) ~= "string" then
@@ -118,6 +134,10 @@ for i, r in ipairs(rules) do
   if vs_base and not base then
     res.skipped = true
     res.message = "needs --baseline FILE"
+  elseif not r.check and unrecorded(r.select) then
+    trace:allocations(r.select or {})             -- a bad filter is still an error
+    res.skipped, res.unrecorded = true, true
+    res.message = ("the trace has no %s events"):format(report.kind_words(unrecorded(r.select)))
   elseif r.check then
     local fine, passed, msg = pcall(r.check, trace, r.select and trace:allocations(r.select) or nil)
     if not fine then return bad(("rule %s: its check failed: %s"):format(r.name, tostring(passed))) end
@@ -198,16 +218,35 @@ for i, r in ipairs(rules) do
     end
   end
   for _, v in ipairs(res.violations) do v.stack_object, v.message = nil, nil end
-  if res.skipped then out.skipped = (out.skipped or 0) + 1 end
+  if res.skipped then
+    out.skipped = (out.skipped or 0) + 1
+    if res.unrecorded then out.unrecorded = (out.unrecorded or 0) + 1 end
+  end
+  if not r.check then limited = limited + 1 end
+  if not r.check and not res.skipped then checked = checked + 1 end
   out.results[#out.results + 1] = res
 end
+-- Limits were set and none could be checked for want of the events: a
+-- trace recorded without heap (or VirtualAlloc, pool) tracing fails the
+-- run rather than pass it unchecked.
+if limited > 0 and checked == 0 and (out.unrecorded or 0) > 0 then
+  local none = {}
+  for _, k in ipairs(report.KINDS) do if not recorded[k] then none[#none + 1] = k end end
+  out.unchecked = ("nothing checked: the trace has no %s events (to record them: Recording a trace, "
+    .. "in heapscript's README)"):format(report.kind_words(none))
+end
 if text then
+  local why, nb = {}, (out.skipped or 0) - (out.unrecorded or 0)
+  if out.unrecorded then why[#why + 1] = ("%d: events the trace does not have"):format(out.unrecorded) end
+  if nb > 0 then why[#why + 1] = (out.unrecorded and "%d: " or ""):format(nb) .. "no --baseline" end
   report.heading(("%s: %d broken, %s%s"):format(report.count(#rules, "rule"), out.failed, report.count(out.warnings, "warning"),
-    out.skipped and (", %d skipped (no --baseline)"):format(out.skipped) or ""))
+    out.skipped and (", %d skipped (%s)"):format(out.skipped, table.concat(why, "; ")) or ""))
+  if out.unchecked then print("FAIL  " .. out.unchecked) end
 end
 local deltas
 if base and (o.markdown or o.html) then   -- the changes against the baseline: only these pages show them
   deltas = baseline.diff(base.groups, baseline.collect(trace, nil, true, run and run.kinds))
 end
-report.finish(o, out, { script = "policy", rules = out.results, rules_file = o.rules, deltas = deltas })
-return out.failed > 0 and 1 or 0
+report.finish(o, out, { script = "policy", rules = out.results, rules_file = o.rules, deltas = deltas,
+  unchecked = out.unchecked })
+return (out.failed > 0 or out.unchecked) and 1 or 0

@@ -169,21 +169,27 @@ function F.title(r)
 end
 
 -- What a report file says before its figures, when they are not whole
--- or not sure: the damage skipped (r.damage, report.finish) and the kinds
+-- or not sure: the damage skipped (r.damage, report.finish), policy's
+-- rules left unchecked for want of events (r.unchecked) and the kinds
 -- whose event layout does not fit the trace (r.doubtful).  A list of
--- {head = "Damaged trace" | "Doubtful", text = "...", items = {...}}.
+-- {head =, text = "...", items = {...}, case = its JUnit test case,
+-- severity = "error" (the run exits 1 for it) or "warning"}.
 function F.caveats(r)
   local out, dmg = {}, r.damage or {}
   if #dmg > 0 then
-    out[#out + 1] = { head = "Damaged trace", items = report.damage_lines(dmg),
+    out[#out + 1] = { head = "Damaged trace", items = report.damage_lines(dmg), case = "trace damage", severity = "error",
       text = ("%s skipped; the figures leave out what %s held"):format(report.count(#dmg, "damaged part"),
                                                                        #dmg == 1 and "it" or "they") }
+  end
+  if r.unchecked then
+    out[#out + 1] = { head = "Nothing checked", items = {}, case = "trace events", severity = "error",
+      text = r.unchecked:gsub("^nothing checked: ", "") }
   end
   local kinds = {}
   for k in pairs(r.doubtful or {}) do kinds[#kinds + 1] = k end
   table.sort(kinds)
   for _, k in ipairs(kinds) do
-    out[#out + 1] = { head = "Doubtful", items = { r.doubtful[k] },
+    out[#out + 1] = { head = "Doubtful", items = { r.doubtful[k] }, case = "event layouts", severity = "warning",
       text = ("the %s figures: the %s event layout does not fit this trace"):format(k, k) }
   end
   return out
@@ -202,7 +208,7 @@ function F.markdown(r, top)
   if r.rules then
     local nf, nw = 0, 0
     for _, x in ipairs(broken) do if x.severity == "error" then nf = nf + 1 else nw = nw + 1 end end
-    L[#L + 1] = ("**%s**: %s, %d broken, %s"):format(nf > 0 and "FAIL" or "PASS", report.count(#r.rules, "rule"), nf,
+    L[#L + 1] = ("**%s**: %s, %d broken, %s"):format((nf > 0 or r.unchecked) and "FAIL" or "PASS", report.count(#r.rules, "rule"), nf,
                                                        report.count(nw, "warning"))
     L[#L + 1] = ""
     if #broken > 0 then
@@ -261,12 +267,12 @@ function F.junit(r)
   local rules = {}
   local failures, skipped = 0, 0
   for i, x in ipairs(r.rules or {}) do rules[i] = x end
-  -- a damaged trace is a failed case of its own (the run exits 1 for it),
-  -- a layout that does not fit a warning: the CI's test view says why
+  -- a damaged trace, or one without the events the rules check, is a
+  -- failed case of its own (the run exits 1 for it), a layout that does
+  -- not fit a warning: the CI's test view says why
   for _, c in ipairs(F.caveats(r)) do
-    local damage = c.head == "Damaged trace"
-    rules[#rules + 1] = { name = damage and "trace damage" or "event layouts", ok = false, case = "heapscript",
-      severity = damage and "error" or "warning", message = c.head .. ": " .. c.text, caveat = c.items }
+    rules[#rules + 1] = { name = c.case, ok = false, case = "heapscript", severity = c.severity,
+      message = c.head .. ": " .. c.text, caveat = c.items }
   end
   for _, x in ipairs(rules) do
     if x.skipped then skipped = skipped + 1 elseif not x.ok and x.severity == "error" then failures = failures + 1 end

@@ -241,6 +241,76 @@ check(code == 1 and r and r.failed == 1 and r.results[1].name == "heap-repeated-
 local out
 out, code = run("policy " .. N)
 check(code == 1 and out:find("FAIL  pool-leak", 1, true) and out:find("tag 'Leak'", 1, true), "policy: pool leak fails", out)
+
+-- policy on traces without some kinds: a rule over kinds the trace never
+-- recorded is skipped, not passed; when no rule's limits could be checked
+-- (no heap tracing, no memory events) the run fails
+do
+  local q = T.q
+  local function write_trace(path, with_heap)
+    local w = assert(heapscript.writer(path))
+    w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
+    w:image{op = "dcstart", pid = 1000, base = 0x7ff700000000, size = 0x10000, ts = 20,
+            path = "\\Device\\HarddiskVolume3\\app\\app.exe"}
+    if with_heap then
+      w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 100, heap = 0x5000, addr = 0x20000, size = 40,
+             stack = { 0x7ff700001234 }}
+    end
+    assert(w:close())
+  end
+  local none, heap = os.tmpname() .. ".etl", os.tmpname() .. ".etl"
+  write_trace(none, false)
+  write_trace(heap, true)
+  local r0, c0, raw0 = report("policy " .. q(none))
+  local by = {}
+  for _, x in ipairs(r0 and r0.results or {}) do by[x.name] = x end
+  check(c0 == 1 and r0 and r0.failed == 0 and r0.unrecorded == 4 and r0.skipped == 6
+        and by["heap-leaked-bytes"].skipped and by["heap-leaked-bytes"].unrecorded and by["no-double-free"].ok
+        and r0.unchecked and r0.unchecked:find("no heap, VirtualAlloc or pool events", 1, true),
+        "policy on a trace without memory events: the limit rules skipped, nothing checked, exit 1", raw0)
+  local o0, c1 = run("policy " .. q(none))
+  check(c1 == 1 and o0:find("SKIP  pool-leak              the trace has no pool events", 1, true)
+        and o0:find("6 skipped (4: events the trace does not have; 2: no --baseline)", 1, true)
+        and o0:find("\nFAIL  nothing checked: the trace has no heap, VirtualAlloc or pool events") ~= nil,
+        "... its text says which and why", o0)
+  local j = run("policy " .. q(none) .. " --junit -")
+  check(j:find('<testcase classname="heapscript" name="trace events">', 1, true) and j:find("<failure", 1, true)
+        and j:find('failures="1" errors="0" skipped="6"', 1, true), "... a failed JUnit case of its own", j)
+  local r1, c2, raw1 = report("policy " .. q(heap))
+  by = {}
+  for _, x in ipairs(r1 and r1.results or {}) do by[x.name] = x end
+  check(c2 == 0 and r1 and not r1.unchecked and r1.unrecorded == 2 and by["heap-leaked-bytes"].ok
+        and not by["heap-leaked-bytes"].skipped and by["pool-leak"].unrecorded and by["virtual-growth"].unrecorded,
+        "policy on a heap trace: heap rules checked, pool and VirtualAlloc skipped, exit 0", raw1)
+  local rules = os.tmpname() .. ".lua"
+  local rf = assert(io.open(rules, "w"))
+  rf:write([[return {
+    { name = "either", select = { kind = { "pool", "heap" } }, max_leaked_bytes = 10 },
+    { name = "pool-only", select = { kind = "pool" }, max_leaked_bytes = 10 },
+    { name = "vs-base", select = { kind = "pool" }, per = "tag", no_new_leaks = true },
+  }]])
+  rf:close()
+  local r2, c3, raw2 = report("policy " .. q(heap) .. " -- --rules " .. q(rules) .. " --baseline " .. q(heap))
+  by = {}
+  for _, x in ipairs(r2 and r2.results or {}) do by[x.name] = x end
+  check(c3 == 1 and r2 and r2.failed == 1 and not by["either"].ok and by["pool-only"].unrecorded
+        and by["vs-base"].unrecorded and not r2.unchecked,
+        "a rule over kinds of which the trace has one is checked (and broken: 40 bytes); a baseline rule over an unrecorded kind is skipped", raw2)
+  rf = assert(io.open(rules, "w"))
+  rf:write([[return { { name = "pool-only", select = { kind = "pool" }, max_leaked_bytes = 10 },
+                      { name = "holds", check = function() return true end } }]])
+  rf:close()
+  local o3, c4 = run("policy " .. q(heap) .. " -- --rules " .. q(rules))
+  check(c4 == 1 and o3:find("FAIL  nothing checked: the trace has no VirtualAlloc or pool events", 1, true),
+        "a rule set whose every limit is over unrecorded kinds: nothing checked, though a check function ran", o3)
+  rf = assert(io.open(rules, "w"))
+  rf:write([[return { { name = "holds", check = function() return true end } }]])
+  rf:close()
+  local o4, c5 = run("policy " .. q(none) .. " -- --rules " .. q(rules))
+  check(c5 == 0 and not o4:find("nothing checked", 1, true), "check functions alone decide for themselves: exit 0", o4)
+  os.remove(none); os.remove(heap); os.remove(rules)
+end
+
 local team = os.tmpname()
 local f = io.open(team, "w")
 f:write([[
