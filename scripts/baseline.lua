@@ -198,6 +198,12 @@ function M.load(path, f)
       io.stderr:write(("heapscript: %s: a report made from a damaged trace (%s skipped): the baseline's figures "
         .. "leave out what the damage held\n"):format(path, n == 1 and "1 damaged part" or n .. " damaged parts"))
     end
+    if type(v.kinds) == "table" then         -- the kinds its run had records of, when it says
+      b.recorded = {}
+      for _, k in ipairs(v.kinds) do
+        if type(k) == "table" and type(k.kind) == "string" and (tonumber(k.records) or 0) > 0 then b.recorded[k.kind] = true end
+      end
+    end
     b.groups = {}
     for i, g in ipairs(v.groups) do
       if type(g) ~= "table" or type(g.kind) ~= "string" or type(g.by) ~= "string" or type(g.key) ~= "string"

@@ -113,6 +113,40 @@ for _, by in ipairs({ "stack", "tag", "process" }) do
   end
 end
 
+-- A kind one side has no records of at all (not recorded: heap tracing
+-- off, a kernel flag left out) makes every group of it new or vanished
+-- for that alone, not because a leak came or was fixed: said, per side.
+local function recorded(T)
+  local r = {}
+  for _, k in ipairs(report.KINDS) do r[k] = #T:allocations{ kind = k } > 0 end
+  return r
+end
+local sides = { base = base.trace and recorded(base.trace) or base.recorded, new = recorded(N) }
+local has = { base = {}, new = {} }          -- kinds with groups, per side
+for _, g in ipairs(base.groups) do has.base[g.kind] = true end
+for _, g in ipairs(new) do has.new[g.kind] = true end
+for _, side in ipairs({ "base", "new" }) do
+  local other = side == "base" and "new" or "base"
+  for _, k in ipairs(o.kind) do
+    if sides[side] and not sides[side][k] and has[other][k] then
+      out.unrecorded = out.unrecorded or {}
+      out.unrecorded[side] = out.unrecorded[side] or {}
+      table.insert(out.unrecorded[side], k)
+    end
+  end
+end
+if text and out.unrecorded then
+  for _, side in ipairs({ "base", "new" }) do
+    local ks = out.unrecorded[side]
+    if ks then
+      print(("note: %s has no %s records at all (not recorded?): the groups of %s show as %s for that, "
+        .. "not because a leak %s"):format(side == "base" and "BASE" or "NEW", report.kind_words(ks),
+          #ks == 1 and "that kind" or "those kinds", side == "base" and "new" or "vanished",
+          side == "base" and "came" or "was fixed"))
+    end
+  end
+end
+
 report.finish(o, out, { script = "diff", trace = N, filters = f, deltas = out.groups,
                         title = ("diff %s -> %s"):format(base_path, new_path) })
 return 0

@@ -122,6 +122,37 @@ T.test("diff: the leak fixed", function()
   eq(r.counts.stack.unchanged, 2, "the two VirtualAlloc stacks match across the rebuild")
 end)
 
+T.test("diff: a kind one side did not record is said, not read as leaks fixed or come", function()
+  local N2 = "examples/notmyfault.etl"      -- pool only; the example heap and VirtualAlloc only
+  local r, code, raw = report("diff " .. M .. " " .. N2 .. " --")
+  local u = r and r.unrecorded or {}
+  check(code == 0 and u.base and #u.base == 1 and u.base[1] == "pool" and u.new and #u.new == 2
+        and u.new[1] == "heap" and u.new[2] == "virtual", "JSON: BASE has no pool, NEW no heap or VirtualAlloc", raw)
+  local out = run("diff " .. M .. " " .. N2)
+  check(out:find("note: NEW has no heap or VirtualAlloc records at all (not recorded?): the groups of those kinds "
+                 .. "show as vanished for that, not because a leak was fixed", 1, true)
+        and out:find("note: BASE has no pool records at all (not recorded?): the groups of that kind show as new", 1, true),
+        "the text says both", out)
+  local b = tmp .. "/mt.json"
+  run("leaks " .. M .. " -- --json " .. q(b))
+  r, code, raw = report("diff " .. N2 .. " -- --baseline " .. q(b))
+  u = r and r.unrecorded or {}
+  check(code == 0 and u.base and u.base[1] == "pool" and u.new and #u.new == 2, "a JSON baseline's kinds say what it recorded", raw)
+  local f = assert(io.open(b, "rb"))
+  local v = json.decode(f:read("a"))
+  f:close()
+  v.kinds = nil                              -- a baseline that does not say its kinds is not judged
+  f = assert(io.open(b, "wb"))
+  f:write(heapscript.json(v))
+  f:close()
+  r, code, raw = report("diff " .. N2 .. " -- --baseline " .. q(b))
+  u = r and r.unrecorded or {}
+  check(code == 0 and u.base == nil and u.new and #u.new == 2, "without its kinds, only NEW is judged", raw)
+  r, code, raw = report("diff " .. M .. " " .. FIXED .. " --")
+  check(code == 0 and r and r.unrecorded == nil, "both sides with the same kinds: nothing said", raw)
+  check(not run("diff " .. M .. " " .. FIXED):find("note:", 1, true), "... nor in the text")
+end)
+
 T.test("diff: a new leak, the old one matched across the rebuild", function()
   local r, code, raw = report("diff " .. M .. " " .. NEW .. " -- --all")
   check(r and code == 0, "diff exits 0", raw)
