@@ -393,7 +393,11 @@ void hsi_lcheck_text(const hsi_lcheck *lc, FILE *o) {
   size_t i;
   char t[256], e[64], f[256];
   sbuf b;
-  if (!lc->n) return;
+  if (!lc->n) {     /* nothing for the analyses: most often not recorded, which is worth saying */
+    fprintf(o, "memory events: none (no heap, VirtualAlloc or pool event; to record them: Recording a trace, "
+               "in heapscript's README)\n");
+    return;
+  }
   fprintf(o, "memory layouts (events, payload lengths seen, what the table's row explains):\n");
   for (i = 0; i < lc->n; i++) {
     const hsi_lcheck_row *r = &lc->rows[i].r;

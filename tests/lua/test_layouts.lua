@@ -62,6 +62,20 @@ local expect = {
   badpid = { event = "VirtualAlloc", version = 2, kind = "virtual", check = "pid", len = "24 %(50%)" },
 }
 
+test("info on a trace without memory events says so", function()
+  local path = os.tmpname() .. ".etl"
+  local w = assert(heapscript.writer(path))
+  w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
+  assert(w:close())
+  local out, _, rc = run(HS .. " info " .. T.q(path))
+  eq(rc, 0, "exit status 0")
+  check(out:find("memory events: none (no heap, VirtualAlloc or pool event; to record them: Recording a trace", 1, true)
+        and not out:find("memory layouts", 1, true), "one line instead of the listing", out)
+  out = run(HS .. " info " .. T.q(write("good")))
+  check(not out:find("memory events: none", 1, true), "not on a trace with them")
+  os.remove(path)
+end)
+
 for _, variant in ipairs { "good", "newer", "shifted", "narrow", "badpid" } do
   local path = write(variant)
   local x = expect[variant]
