@@ -321,10 +321,48 @@ end
 -- its JSON: `damaged`, `damage`), then the JSON when asked for, then the
 -- report files (report.emit) of r when given.  Call it after the last
 -- question to the trace.
+-- What the recording says it lost: the files' headers (EventsLost,
+-- BuffersLost) and the buffers flagged as having lost events; nil when
+-- nothing, else {events =, buffers =, flagged_buffers =}.  Heap tracing
+-- loses events easily under load, and a lost free leaves its block
+-- outstanding: leaks that are none.
+function M.lost(T)
+  T = T or trace
+  if not T or not T.files then return nil end
+  local ok, lost = pcall(function()
+    local l = { events = 0, buffers = 0, flagged_buffers = 0 }
+    for i = 1, #T:files() do
+      local h, st = T:header(i), T:stats(i)
+      l.events = l.events + (h.events_lost or 0)
+      l.buffers = l.buffers + (h.buffers_lost or 0)
+      l.flagged_buffers = l.flagged_buffers + (st.buffers_lost_flag or 0)
+    end
+    return l
+  end)
+  if not ok or lost.events + lost.buffers + lost.flagged_buffers == 0 then return nil end
+  return lost
+end
+
+-- The sentence that says it.
+function M.lost_text(l)
+  local parts = {}
+  if l.events > 0 then parts[#parts + 1] = M.count(l.events, "event") end
+  if l.buffers > 0 then parts[#parts + 1] = M.count(l.buffers, "buffer") end
+  local s = #parts > 0 and ("the recording lost %s (its header says)"):format(table.concat(parts, " and ")) or ""
+  if l.flagged_buffers > 0 then
+    s = s .. (s ~= "" and "; " or "the recording lost events: ")
+      .. ("%s marked as having lost events"):format(M.count(l.flagged_buffers, "buffer"))
+  end
+  return s .. ": a block whose free was lost shows as outstanding"
+end
+
 function M.finish(o, out, r)
   local text = M.text(o)
   if text then M.note_doubtful() end
   M.mark_doubtful(out)
+  local lost = M.lost()
+  out.lost = lost
+  if text and lost then M.print("note: " .. M.lost_text(lost)) end
   local dmg = M.damage()
   out.damaged = #dmg > 0
   out.damage = dmg
@@ -335,7 +373,7 @@ function M.finish(o, out, r)
   end
   if o.json then M.write_json(o.json, out) end
   if r then
-    r.damage, r.doubtful = dmg, out.doubtful
+    r.damage, r.doubtful, r.lost = dmg, out.doubtful, lost
     M.emit(o, r)
   end
 end

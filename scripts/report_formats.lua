@@ -170,8 +170,9 @@ end
 
 -- What a report file says before its figures, when they are not whole
 -- or not sure: the damage skipped (r.damage, report.finish), policy's
--- rules left unchecked for want of events (r.unchecked) and the kinds
--- whose event layout does not fit the trace (r.doubtful).  A list of
+-- rules left unchecked for want of events (r.unchecked), the events the
+-- recording lost (r.lost) and the kinds whose event layout does not fit
+-- the trace (r.doubtful).  A list of
 -- {head =, text = "...", items = {...}, case = its JUnit test case,
 -- severity = "error" (the run exits 1 for it) or "warning"}.
 function F.caveats(r)
@@ -184,6 +185,10 @@ function F.caveats(r)
   if r.unchecked then
     out[#out + 1] = { head = "Nothing checked", items = {}, case = "trace events", severity = "error",
       text = r.unchecked:gsub("^nothing checked: ", "") }
+  end
+  if r.lost then
+    out[#out + 1] = { head = "Lost events", items = {}, case = "lost events", severity = "warning",
+      text = report.lost_text(r.lost) }
   end
   local kinds = {}
   for k in pairs(r.doubtful or {}) do kinds[#kinds + 1] = k end

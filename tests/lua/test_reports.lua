@@ -526,6 +526,28 @@ T.test("report files: a kind's lines from two selections are merged and sorted a
   check(same_lists(gb, wb), "each with the bytes of both selections")
 end)
 
+T.test("events the recording lost are said in the text, the JSON and the report files", function()
+  local path = tmp .. "/lost.etl"
+  local w = assert(heapscript.writer(path, { events_lost = 7, buffers_lost = 1 }))
+  w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
+  w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 100, heap = 0x5000, addr = 0x20000, size = 40}
+  assert(w:close())
+  local out, code = run("leaks " .. q(path))
+  check(code == 0 and out:find("note: the recording lost 7 events and 1 buffer (its header says): a block whose free "
+                               .. "was lost shows as outstanding", 1, true), "leaks: a note, exit 0", out)
+  local r = report("leaks " .. q(path))
+  local l = r and r.lost or {}
+  check(l.events == 7 and l.buffers == 1 and l.flagged_buffers == 0, "JSON: lost", r and r.lost)
+  local md = run("leaks " .. q(path) .. " --markdown -")
+  check(md:find("> **Lost events**: the recording lost 7 events", 1, true), "Markdown: a caveat", md)
+  local ju = run("policy " .. q(path) .. " --junit -")
+  check(ju:find('<testcase classname="heapscript" name="lost events">', 1, true) and ju:find('failures="0"', 1, true),
+        "JUnit: a case of its own, not a failure", ju)
+  out = run("leaks " .. M)
+  r = report("leaks " .. M)
+  check(not out:find("lost", 1, true) and r and r.lost == nil, "a trace that lost nothing: nothing said")
+end)
+
 T.test("report files escape what they quote; JUnit counts errors, not warnings", function()
   local F = require "report_formats"
   local csv = F.csv({ { type = "AIFO", process = 'a "b", c', frames = { "x" }, count = 1, bytes = 2, what = "leak" } })
