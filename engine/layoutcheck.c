@@ -394,8 +394,7 @@ void hsi_lcheck_text(const hsi_lcheck *lc, FILE *o) {
   char t[256], e[64], f[256];
   sbuf b;
   if (!lc->n) {     /* nothing for the analyses: most often not recorded, which is worth saying */
-    fprintf(o, "memory events: none (no heap, VirtualAlloc or pool event; to record them: Recording a trace, "
-               "in heapscript's README)\n");
+    fprintf(o, "memory events: none (to record them: see Recording a trace, README)\n");
     return;
   }
   fprintf(o, "memory layouts (events, payload lengths seen, what the table's row explains):\n");

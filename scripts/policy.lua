@@ -232,8 +232,8 @@ end
 if limited > 0 and checked == 0 and (out.unrecorded or 0) > 0 then
   local none = {}
   for _, k in ipairs(report.KINDS) do if not recorded[k] then none[#none + 1] = k end end
-  out.unchecked = ("nothing checked: the trace has no %s events (to record them: Recording a trace, "
-    .. "in heapscript's README)"):format(report.kind_words(none))
+  out.unchecked = ("nothing checked: the trace has no %s events (see Recording a trace, README)")
+    :format(report.kind_words(none))
 end
 if text then
   local why, nb = {}, (out.skipped or 0) - (out.unrecorded or 0)
