@@ -48,7 +48,12 @@ for kind, A in report.kinds(o) do
         :format(kind, report.count(#A, "record"), s.AIFO.count, s.window[2], report.bytes(s.AIFO.bytes), report.bytes(s.impacting),
                 report.bytes(s.peak), s.peak_time or 0, report.doubtful(kind)))
     end
-    for i, g in ipairs(kept:group("stack", { sort = "bytes", top = o.top })) do
+    local groups = kept:group("stack", { sort = "bytes", top = o.top })
+    -- every leak without a stack: the kind was recorded without stack walks
+    if groups[1] and groups[1].stack == nil and #kept:group("stack", { fields = { "count" } }) == 1 then
+      k.no_stacks = true
+    end
+    for i, g in ipairs(groups) do
       if g.bytes < o.min_bytes then break end
       local fa, e = report.add_stack(k, findings, kind, "AIFO", "leak", g, g.bytes)
       if text then
@@ -84,6 +89,12 @@ if text then
       :format(report.count(n.frees_of_unknown_blocks, "free"), report.count(n.double_frees, "double free"),
               n.double_frees > 0 and #report.damage() > 0
                 and " (the trace is damaged: an allocation lost between two frees of a block reads as a double free)" or ""))
+  end
+  for _, k in ipairs(out.kinds) do
+    if k.no_stacks then
+      print(("note: no leaked %s allocation has a stack: recorded without stack walks for them "
+        .. "(see Recording a trace, README)"):format(report.kind_words({ k.kind })))
+    end
   end
   if n.records_without_process > 0 then
     print(n.records_without_process == 1

@@ -311,6 +311,29 @@ do
   os.remove(none); os.remove(heap); os.remove(rules)
 end
 
+-- leaks on allocations recorded without stack walks: said once per kind
+do
+  local path = os.tmpname() .. ".etl"
+  local w = assert(heapscript.writer(path))
+  w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
+  for i = 1, 5 do
+    w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 100 + i, heap = 0x5000, addr = 0x20000 + 64 * i, size = 40}
+  end
+  w:virtual{op = "alloc", pid = 1000, tid = 1004, ts = 200, addr = 0x40000000, size = 0x10000, flags = "commit",
+            stack = { 0x7ff700001234 }}
+  assert(w:close())
+  local o1, c1 = run("leaks " .. T.q(path))
+  local _, n = o1:gsub("note: no leaked", "")
+  check(c1 == 0 and n == 1 and o1:find("note: no leaked heap allocation has a stack: recorded without stack walks", 1, true),
+        "leaks: the heap leaks without stacks are said, the VirtualAlloc one with its stack is not", o1)
+  local r1 = report("leaks " .. T.q(path) .. " --top 1")
+  local ks = {}
+  for _, k in ipairs(r1 and r1.kinds or {}) do ks[k.kind] = k end
+  check(ks.heap and ks.heap.no_stacks == true and ks.virtual and ks.virtual.no_stacks == nil, "JSON: kinds[].no_stacks", r1)
+  check(not run("leaks " .. M):find("note: no leaked", 1, true), "not on the example, whose leaks have stacks")
+  os.remove(path)
+end
+
 local team = os.tmpname()
 local f = io.open(team, "w")
 f:write([[
