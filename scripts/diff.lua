@@ -116,12 +116,7 @@ end
 -- A kind one side has no records of at all (not recorded: heap tracing
 -- off, a kernel flag left out) makes every group of it new or vanished
 -- for that alone, not because a leak came or was fixed: said, per side.
-local function recorded(T)
-  local r = {}
-  for _, k in ipairs(report.KINDS) do r[k] = #T:allocations{ kind = k } > 0 end
-  return r
-end
-local sides = { base = base.trace and recorded(base.trace) or base.recorded, new = recorded(N) }
+local sides = { base = base.trace and report.recorded(base.trace) or base.recorded, new = report.recorded(N) }
 local has = { base = {}, new = {} }          -- kinds with groups, per side
 for _, g in ipairs(base.groups) do has.base[g.kind] = true end
 for _, g in ipairs(new) do has.new[g.kind] = true end

@@ -82,11 +82,7 @@ local text = report.text(o)
 -- The kinds the trace recorded (has records of): a rule over kinds it
 -- never recorded cannot be broken, and must not pass as if it had been
 -- checked (heap events come only from a process heap tracing was on for).
-local recorded = setmetatable({}, { __index = function(t, kind)   -- asked when a limit rule needs it
-  local has = #trace:allocations{ kind = kind } > 0
-  rawset(t, kind, has)
-  return has
-end })
+local recorded = report.recorded(trace)    -- asked when a limit rule needs it
 local function unrecorded(sel)            -- the kinds a selection asks for, when the trace has none of them
   local k = sel and sel.kind
   local kinds = k == nil and report.KINDS or type(k) == "string" and { k } or k

@@ -316,11 +316,6 @@ function M.damage_lines(dmg)
   return l
 end
 
--- The end of every report: layouts that do not fit (report.layouts), the
--- damage (a report read from a damaged trace says so, in its text and in
--- its JSON: `damaged`, `damage`), then the JSON when asked for, then the
--- report files (report.emit) of r when given.  Call it after the last
--- question to the trace.
 -- What the recording says it lost: the files' headers (EventsLost,
 -- BuffersLost) and the buffers flagged as having lost events; nil when
 -- nothing, else {events =, buffers =, flagged_buffers =}.  Heap tracing
@@ -343,6 +338,17 @@ function M.lost(T)
   return lost
 end
 
+-- The kinds trace T has records of, as a table kind -> boolean, each
+-- asked of the trace when first read: a kind a trace has none of was most
+-- likely not recorded (heap tracing off, a kernel flag left out).
+function M.recorded(T)
+  return setmetatable({}, { __index = function(t, kind)
+    local has = #T:allocations{ kind = kind } > 0
+    rawset(t, kind, has)
+    return has
+  end })
+end
+
 -- The sentence that says it.
 function M.lost_text(l)
   local parts = {}
@@ -356,6 +362,12 @@ function M.lost_text(l)
   return s .. ": a block whose free was lost shows as outstanding"
 end
 
+-- The end of every report: layouts that do not fit (report.layouts), the
+-- events the recording lost (`lost`), the damage (a report read from a
+-- damaged trace says so, in its text and in its JSON: `damaged`,
+-- `damage`), then the JSON when asked for, then the report files
+-- (report.emit) of r when given.  Call it after the last question to the
+-- trace.
 function M.finish(o, out, r)
   local text = M.text(o)
   if text then M.note_doubtful() end
