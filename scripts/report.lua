@@ -227,10 +227,31 @@ function M.frames(stack, max)
   return f
 end
 
+-- Modules whose frames a printed stack named by module and RVA alone
+-- where its headline is (no PDB or symbol map was found for them):
+-- report.finish says so once, with where to look.
+local unnamed = {}
+
 function M.print_stack(stack, indent, max)
   indent = indent or "      "
   if not stack then M.print(indent .. "(no stack)"); return end
   for _, f in ipairs(M.frames(stack, max)) do M.print(indent .. f) end
+  if type(stack) == "userdata" then
+    local mod = M.headline(stack):match("^([^!]+)%+0x%x+$")
+    if mod then unnamed[mod] = true end
+  end
+end
+
+-- "note: ..." for the modules above, or nil.
+function M.unnamed_note()
+  local mods = {}
+  for m in pairs(unnamed) do mods[#mods + 1] = m end
+  if #mods == 0 then return nil end
+  table.sort(mods)
+  local files = trace and trace.files and trace:files() or {}
+  return ("note: frames of %s are named by module and offset only: no matching PDB or symbol map was found "
+    .. "for %s (`heapscript symbols %s` says where it looked)"):format(table.concat(mods, ", "),
+    #mods == 1 and "it" or "them", files[1] or "TRACE")
 end
 
 -- The innermost frame of a stack that is not in a system module: what a
@@ -375,6 +396,7 @@ function M.finish(o, out, r)
   local lost = M.lost()
   out.lost = lost
   if text and lost then M.print("note: " .. M.lost_text(lost)) end
+  if text and M.unnamed_note() then M.print(M.unnamed_note()) end
   local dmg = M.damage()
   out.damaged = #dmg > 0
   out.damage = dmg

@@ -311,6 +311,28 @@ do
   os.remove(none); os.remove(heap); os.remove(rules)
 end
 
+-- a report whose printed stacks name their app module by offset only (no
+-- PDB, no map beside the trace) says so once, with where to look
+do
+  local dir = os.tmpname()
+  os.remove(dir)
+  os.execute("mkdir -p " .. T.q(dir))
+  local copy = dir .. "/memorytestapp.etl"
+  local src, dst = assert(io.open(M, "rb")), assert(io.open(copy, "wb"))
+  dst:write(src:read("a")); src:close(); dst:close()
+  local note = "note: frames of MemoryTestApp.exe are named by module and offset only: no matching PDB or symbol map "
+    .. "was found for it (`heapscript symbols " .. copy .. "` says where it looked)"
+  for _, s in ipairs({ "leaks", "transient", "policy" }) do
+    local out = run(s .. " " .. T.q(copy))
+    local _, n = out:gsub("note: frames of", "")
+    check(n == 1 and out:find(note, 1, true), s .. ": the unnamed app module said once", out)
+  end
+  check(not run("leaks " .. M):find("note: frames of", 1, true), "not with the example's symbols beside it")
+  local j = run("leaks " .. T.q(copy) .. " --json -")
+  check(not j:find("note: frames of", 1, true), "nor in a JSON report on standard output")
+  os.execute("rm -rf " .. T.q(dir))
+end
+
 -- leaks on allocations recorded without stack walks: said once per kind
 do
   local path = os.tmpname() .. ".etl"
