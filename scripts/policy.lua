@@ -83,11 +83,20 @@ local text = report.text(o)
 -- never recorded cannot be broken, and must not pass as if it had been
 -- checked (heap events come only from a process heap tracing was on for).
 local recorded = report.recorded(trace)    -- asked when a limit rule needs it
-local function unrecorded(sel)            -- the kinds a selection asks for, when the trace has none of them
+-- Why a selection's records were never recorded, or nil: the trace has
+-- none of its kinds, or none of them for the process it names (heap
+-- tracing was on for another one).  Other filters (sizes, classes, a
+-- window) may well select nothing in a trace that recorded everything.
+local function unrecorded(sel)
   local k = sel and sel.kind
   local kinds = k == nil and report.KINDS or type(k) == "string" and { k } or k
-  for _, kind in ipairs(kinds) do if recorded[kind] then return nil end end
-  return kinds
+  local any = false
+  for _, kind in ipairs(kinds) do if recorded[kind] then any = true end end
+  if not any then return ("the trace has no %s events"):format(report.kind_words(kinds)) end
+  if sel.process == nil and sel.pid == nil then return nil end
+  if #trace:allocations{ kind = k, process = sel.process, pid = sel.pid } > 0 then return nil end
+  return ("the trace has no %s records of %s"):format(report.kind_words(kinds),
+    sel.process ~= nil and ("process %s"):format(tostring(sel.process)) or ("pid %s"):format(tostring(sel.pid)))
 end
 -- The run as a baseline is: the figures of each of its kinds made once,
 -- when a rule compared with the baseline first needs them, and summed
@@ -130,10 +139,9 @@ for i, r in ipairs(rules) do
   if vs_base and not base then
     res.skipped = true
     res.message = "needs --baseline FILE"
-  elseif not r.check and unrecorded(r.select) then
-    trace:allocations(r.select or {})             -- a bad filter is still an error
-    res.skipped, res.unrecorded = true, true
-    res.message = ("the trace has no %s events"):format(report.kind_words(unrecorded(r.select)))
+  elseif not r.check and trace:allocations(r.select or {}) and unrecorded(r.select or {}) then
+    res.skipped, res.unrecorded = true, true      -- (a bad filter is an error first)
+    res.message = unrecorded(r.select or {})
   elseif r.check then
     local fine, passed, msg = pcall(r.check, trace, r.select and trace:allocations(r.select) or nil)
     if not fine then return bad(("rule %s: its check failed: %s"):format(r.name, tostring(passed))) end
@@ -226,14 +234,22 @@ end
 -- trace recorded without heap (or VirtualAlloc, pool) tracing fails the
 -- run rather than pass it unchecked.
 if limited > 0 and checked == 0 and (out.unrecorded or 0) > 0 then
-  local none = {}
+  local none, reasons, seen, kinds_only = {}, {}, {}, true
   for _, k in ipairs(report.KINDS) do if not recorded[k] then none[#none + 1] = k end end
-  out.unchecked = ("nothing checked: the trace has no %s events (see Recording a trace, README)")
-    :format(report.kind_words(none))
+  for _, res in ipairs(out.results) do
+    if res.unrecorded and not seen[res.message] then
+      seen[res.message] = true
+      reasons[#reasons + 1] = res.message
+      kinds_only = kinds_only and res.message:find(" events$") ~= nil
+    end
+  end
+  local why = kinds_only and ("the trace has no %s events"):format(report.kind_words(none))
+    or table.concat(reasons, "; ", 1, math.min(#reasons, 2)) .. (#reasons > 2 and "; ..." or "")
+  out.unchecked = ("nothing checked: %s (see Recording a trace, README)"):format(why)
 end
 if text then
   local why, nb = {}, (out.skipped or 0) - (out.unrecorded or 0)
-  if out.unrecorded then why[#why + 1] = ("%d: events the trace does not have"):format(out.unrecorded) end
+  if out.unrecorded then why[#why + 1] = ("%d: nothing of theirs recorded"):format(out.unrecorded) end
   if nb > 0 then why[#why + 1] = (out.unrecorded and "%d: " or ""):format(nb) .. "no --baseline" end
   report.heading(("%s: %d broken, %s%s"):format(report.count(#rules, "rule"), out.failed, report.count(out.warnings, "warning"),
     out.skipped and (", %d skipped (%s)"):format(out.skipped, table.concat(why, "; ")) or ""))

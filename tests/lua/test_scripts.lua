@@ -270,7 +270,7 @@ do
         "policy on a trace without memory events: the limit rules skipped, nothing checked, exit 1", raw0)
   local o0, c1 = run("policy " .. q(none))
   check(c1 == 1 and o0:find("SKIP  pool-leak              the trace has no pool events", 1, true)
-        and o0:find("6 skipped (4: events the trace does not have; 2: no --baseline)", 1, true)
+        and o0:find("6 skipped (4: nothing of theirs recorded; 2: no --baseline)", 1, true)
         and o0:find("\nFAIL  nothing checked: the trace has no heap, VirtualAlloc or pool events") ~= nil,
         "... its text says which and why", o0)
   local j = run("policy " .. q(none) .. " --junit -")
@@ -303,6 +303,26 @@ do
   local o3, c4 = run("policy " .. q(heap) .. " -- --rules " .. q(rules))
   check(c4 == 1 and o3:find("FAIL  nothing checked: the trace has no VirtualAlloc or pool events", 1, true),
         "a rule set whose every limit is over unrecorded kinds: nothing checked, though a check function ran", o3)
+  -- a rule for a process the trace has no records of (heap tracing on for another one)
+  rf = assert(io.open(rules, "w"))
+  rf:write([[return {
+    { name = "other", select = { kind = "heap", process = "Other.exe" }, max_leaked_bytes = 10 },
+    { name = "by-pid", select = { kind = "heap", pid = 77 }, max_leaked_bytes = 10 },
+    { name = "big", select = { kind = "heap", size = { 10^9, 10^10 } }, max_leaked_bytes = 10 },
+  }]])
+  rf:close()
+  local r5, c6, raw5 = report("policy " .. q(heap) .. " -- --rules " .. q(rules))
+  by = {}
+  for _, x in ipairs(r5 and r5.results or {}) do by[x.name] = x end
+  check(c6 == 0 and r5 and by.other.unrecorded and by.other.message == "the trace has no heap records of process Other.exe"
+        and by["by-pid"].message == "the trace has no heap records of pid 77" and by.big.ok and not by.big.skipped
+        and not r5.unchecked, "a process or pid the trace has no records of: skipped; a size that selects nothing: checked", raw5)
+  rf = assert(io.open(rules, "w"))
+  rf:write([[return { { name = "other", select = { kind = "heap", process = "Other.exe" }, max_leaked_bytes = 10 } }]])
+  rf:close()
+  local o6, c7 = run("policy " .. q(heap) .. " -- --rules " .. q(rules))
+  check(c7 == 1 and o6:find("FAIL  nothing checked: the trace has no heap records of process Other.exe", 1, true),
+        "only that rule: nothing checked, exit 1", o6)
   rf = assert(io.open(rules, "w"))
   rf:write([[return { { name = "holds", check = function() return true end } }]])
   rf:close()
