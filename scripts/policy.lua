@@ -156,6 +156,18 @@ for i, r in ipairs(rules) do
     if #fields == 0 then                     -- only baseline limits: no group of its own needed
     elseif r.per then groups = A:group(r.per, { window = r.window, fields = fields })
     else groups = { A:summary(r.window) } end
+    if r.per == "stack" then
+      -- the records without a stack are no call stack of their own: a limit
+      -- per stack says nothing of them, and when no record has one (stack
+      -- walks not recorded) the rule could not be checked
+      local with = {}
+      for _, g in ipairs(groups) do if g.stack ~= nil then with[#with + 1] = g end end
+      if #with == 0 and #groups > 0 then
+        res.skipped, res.unrecorded = true, true
+        res.message = "no stack was recorded for its records"
+      end
+      groups = with
+    end
     for _, g in ipairs(groups) do
       for lim, l in pairs(limits) do
         if r[lim] then

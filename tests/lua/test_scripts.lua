@@ -303,6 +303,38 @@ do
   local o3, c4 = run("policy " .. q(heap) .. " -- --rules " .. q(rules))
   check(c4 == 1 and o3:find("FAIL  nothing checked: the trace has no VirtualAlloc or pool events", 1, true),
         "a rule set whose every limit is over unrecorded kinds: nothing checked, though a check function ran", o3)
+  -- per stack, records without a stack are no call stack: 150 of them are not "one call stack
+  -- allocated more than 100 heap blocks"; when none has a stack the rule is not checked
+  local ns = os.tmpname() .. ".etl"
+  local w = assert(heapscript.writer(ns))
+  w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
+  w:image{op = "dcstart", pid = 1000, base = 0x7ff700000000, size = 0x10000, ts = 20,
+          path = "\\Device\\HarddiskVolume3\\app\\app.exe"}
+  for i = 1, 150 do
+    w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 100 + 10 * i, heap = 0x5000, addr = 0x100000 + 64 * i, size = 40}
+  end
+  assert(w:close())
+  local r6, c8, raw6 = report("policy " .. q(ns))
+  by = {}
+  for _, x in ipairs(r6 and r6.results or {}) do by[x.name] = x end
+  check(c8 == 0 and r6 and r6.failed == 0 and by["heap-repeated-leak"].skipped and by["heap-repeated-leak"].unrecorded
+        and by["heap-repeated-leak"].message == "no stack was recorded for its records" and by["heap-leaked-bytes"].ok
+        and not by["heap-leaked-bytes"].skipped, "150 leaks without stacks: the per-stack rule skipped, not broken", raw6)
+  w = assert(heapscript.writer(ns))
+  w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
+  w:image{op = "dcstart", pid = 1000, base = 0x7ff700000000, size = 0x10000, ts = 20,
+          path = "\\Device\\HarddiskVolume3\\app\\app.exe"}
+  for i = 1, 160 do
+    w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 100 + 10 * i, heap = 0x5000, addr = 0x100000 + 64 * i, size = 40,
+           stack = i > 150 and { 0x7ff700001234 } or nil}
+  end
+  assert(w:close())
+  local r7, c9, raw7 = report("policy " .. q(ns))
+  by = {}
+  for _, x in ipairs(r7 and r7.results or {}) do by[x.name] = x end
+  check(c9 == 0 and r7 and by["heap-repeated-leak"].ok and not by["heap-repeated-leak"].skipped,
+        "150 without a stack beside 10 with one: the stack of 10 checked, the 150 no stack of their own", raw7)
+  os.remove(ns)
   -- a rule for a process the trace has no records of (heap tracing on for another one)
   rf = assert(io.open(rules, "w"))
   rf:write([[return {
