@@ -27,9 +27,12 @@ function M.frame_key(f)
   return f
 end
 
+-- The key of the records without a stack.
+M.NO_STACK = "(no stack)"
+
 -- The frames of a stack as stable keys, root first (the folded order).
 function M.root_first(stack)
-  if not stack then return { "(no stack)" } end
+  if not stack then return { M.NO_STACK } end
   -- Inline levels (from a PDB) are left out of the key: a rebuild may
   -- inline differently, and a build named by a symbol map has none.
   local f, d = stack:frames(), stack.details and stack:details()

@@ -334,7 +334,26 @@ do
   for _, x in ipairs(r7 and r7.results or {}) do by[x.name] = x end
   check(c9 == 0 and r7 and by["heap-repeated-leak"].ok and not by["heap-repeated-leak"].skipped,
         "150 without a stack beside 10 with one: the stack of 10 checked, the 150 no stack of their own", raw7)
-  os.remove(ns)
+  -- against a baseline: the new run's leaks whose stack walk was lost are no new leaking stack
+  local nb = os.tmpname() .. ".etl"
+  for _, side in ipairs({ { nb, 0 }, { ns, 3 } }) do
+    w = assert(heapscript.writer(side[1]))
+    w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
+    w:image{op = "dcstart", pid = 1000, base = 0x7ff700000000, size = 0x10000, ts = 20,
+            path = "\\Device\\HarddiskVolume3\\app\\app.exe"}
+    for i = 1, 5 + side[2] do
+      w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 100 + 10 * i, heap = 0x5000, addr = 0x100000 + 64 * i, size = 40,
+             stack = i <= 5 and { 0x7ff700001234 } or nil}
+    end
+    assert(w:close())
+  end
+  rf = assert(io.open(rules, "w"))
+  rf:write([[return { { name = "new", select = { kind = "heap" }, per = "stack", no_new_leaks = true },
+                      { name = "growth", select = { kind = "heap" }, per = "stack", max_leaked_growth = 0.1 } }]])
+  rf:close()
+  local r8, c10, raw8 = report("policy " .. q(ns) .. " -- --rules " .. q(rules) .. " --baseline " .. q(nb))
+  check(c10 == 0 and r8 and r8.failed == 0, "3 leaks without a stack beside the baseline's stack: no new leaking stack", raw8)
+  os.remove(ns); os.remove(nb)
   -- a rule for a process the trace has no records of (heap tracing on for another one)
   rf = assert(io.open(rules, "w"))
   rf:write([[return {
