@@ -1,5 +1,6 @@
 -- test_docs.lua -- every ```lua block of the Lua documentation compiles,
--- and every block meant to run runs without an error.
+-- every block meant to run runs without an error, and every command line
+-- the docs show with its output prints that output.
 --
 --   docs/API.md, docs/ALLOCATIONS.md, docs/WRITER.md, docs/SCRIPTS.md, docs/SYMBOLS.md
 --
@@ -260,5 +261,59 @@ for _, path in ipairs(files) do
     end
   end
 end
-print(("%d blocks: %d ran, %d compiled only"):format(nblocks, nrun, ncompiled))
+-- The command lines the docs show with their output ("$ heapscript ..."
+-- in a ``` block, then what it prints up to the next "$ " line or the
+-- block's end): each is run from the top of the tree, `heapscript` being
+-- the binary under test, and must print exactly that (standard output).
+-- A line naming a .etl or .lua file that does not exist is an
+-- illustration (a CI's own trace), not run.
+local function commands_of(text)
+  local list, inblock, cur, n = {}, false, nil, 0
+  for line in (text .. "\n"):gmatch("(.-)\n") do
+    n = n + 1
+    line = line:gsub("\r$", "")
+    if line:match("^%s*```") then
+      if cur then list[#list + 1] = cur; cur = nil end
+      inblock = not inblock
+    elseif inblock and line:match("^%$ ") then
+      if cur then list[#list + 1] = cur; cur = nil end
+      if line:match("^%$ heapscript ") then cur = { line = n, cmd = line:sub(3), out = {} } end
+    elseif cur then
+      cur.out[#cur.out + 1] = line
+    end
+  end
+  return list
+end
+
+local function exists(path) local f = io.open(path, "rb"); if f then f:close() end; return f ~= nil end
+
+local ncmd, nshown = 0, 0
+for _, path in ipairs(files) do
+  local f = assert(io.open(path, "rb"))
+  local text = f:read("a")
+  f:close()
+  for _, c in ipairs(commands_of(text)) do
+    local missing
+    for tok in c.cmd:gmatch("[^%s|]+") do
+      if tok:match("%.etl$") or tok:match("%.lua$") then
+        if not exists(tok) then missing = tok end
+      end
+    end
+    if missing then
+      nshown = nshown + 1
+    else
+      ncmd = ncmd + 1
+      local p = T.popen(T.bin() .. c.cmd:sub(#"heapscript" + 1) .. " 2>/dev/null")
+      local out = p:read("a")
+      p:close()
+      local want = table.concat(c.out, "\n"):gsub("\n+$", "")
+      local got = out:gsub("\r\n", "\n"):gsub("\n+$", "")   -- a CSV's CRLF shows as a line end
+      T.check(got == want, ("%s:%d: $ %s prints what the doc shows"):format(path, c.line, c.cmd),
+              got ~= want and ("got:\n" .. got) or nil)
+    end
+  end
+end
+T.check(ncmd >= 20, "command lines with their output checked", ncmd)
+print(("%d blocks: %d ran, %d compiled only; %d command lines checked, %d illustrations"):format(nblocks, nrun,
+  ncompiled, ncmd, nshown))
 return T.done("test_docs")
