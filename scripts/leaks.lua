@@ -32,6 +32,7 @@ local text = report.text(o)
 local out = { trace = trace:files(), window = nil, kinds = {} }
 local findings = {}
 local stats = trace:memory_stats()
+local stackless_partly = false          -- a "(no stack)" group of a kind whose other leaks have stacks
 report.layouts()
 
 for kind, A in report.kinds(o) do
@@ -55,6 +56,7 @@ for kind, A in report.kinds(o) do
     end
     for i, g in ipairs(groups) do
       if g.bytes < o.min_bytes then break end
+      if g.stack == nil and not k.no_stacks then stackless_partly = true end
       local fa, e = report.add_stack(k, findings, kind, "AIFO", "leak", g, g.bytes)
       if text then
         print(("  #%d  %s in %s (%s), %.3f..%.3f s, %s%s")
@@ -90,12 +92,15 @@ if text then
               n.double_frees > 0 and #report.damage() > 0
                 and " (the trace is damaged: an allocation lost between two frees of a block reads as a double free)" or ""))
   end
+  local said = false
   for _, k in ipairs(out.kinds) do
     if k.no_stacks then
       print(("note: no leaked %s allocation has a stack: recorded without stack walks for them "
         .. "(see Recording a trace, README)"):format(report.kind_words({ k.kind })))
+      said = true
     end
   end
+  if said and not stackless_partly then report.said_stackless() end   -- else report.finish says why
   if n.records_without_process > 0 then
     print(n.records_without_process == 1
       and "note: 1 record has no process: its event carries no ids and no stack named it"

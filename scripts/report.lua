@@ -231,16 +231,26 @@ end
 -- where its headline is (no PDB or symbol map was found for them):
 -- report.finish says so once, with where to look.
 local unnamed = {}
+-- "seen" once a "(no stack)" was printed; "said" when the script said why
+-- itself (leaks, per kind): report.finish explains it once otherwise.
+local stackless
 
 function M.print_stack(stack, indent, max)
   indent = indent or "      "
-  if not stack then M.print(indent .. "(no stack)"); return end
+  if not stack then
+    M.print(indent .. "(no stack)")
+    stackless = stackless or "seen"
+    return
+  end
   for _, f in ipairs(M.frames(stack, max)) do M.print(indent .. f) end
   if type(stack) == "userdata" then
     local mod = M.headline(stack):match("^([^!]+)%+0x%x+$")
     if mod then unnamed[mod] = true end
   end
 end
+
+-- The script has said itself why its "(no stack)" lines have none.
+function M.said_stackless() stackless = "said" end
 
 -- "note: ..." for the modules above, or nil.
 function M.unnamed_note()
@@ -397,6 +407,10 @@ function M.finish(o, out, r)
   out.lost = lost
   if text and lost then M.print("note: " .. M.lost_text(lost)) end
   if text and M.unnamed_note() then M.print(M.unnamed_note()) end
+  if text and stackless == "seen" then
+    M.print("note: (no stack) stands for allocations no stack walk was matched to: recorded without stack walks "
+      .. "for their events, or the walks were lost (see Recording a trace, README)")
+  end
   local dmg = M.damage()
   out.damaged = #dmg > 0
   out.damage = dmg

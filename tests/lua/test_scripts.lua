@@ -424,6 +424,29 @@ do
   for _, k in ipairs(r1 and r1.kinds or {}) do ks[k.kind] = k end
   check(ks.heap and ks.heap.no_stacks == true and ks.virtual and ks.virtual.no_stacks == nil, "JSON: kinds[].no_stacks", r1)
   check(not run("leaks " .. M):find("note: no leaked", 1, true), "not on the example, whose leaks have stacks")
+  check(not o1:find("note: (no stack) stands for", 1, true), "leaks said why itself: no second note")
+  -- some leaks with a stack, some without: the "(no stack)" line explained once, by report.finish
+  w = assert(heapscript.writer(path))
+  w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
+  for i = 1, 6 do
+    w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 100 + 10 * i, heap = 0x5000, addr = 0x20000 + 64 * i, size = 40,
+           stack = i > 3 and { 0x7ff700001234 } or nil}
+  end
+  for i = 1, 3 do   -- transient VirtualAlloc without stacks
+    w:virtual{op = "alloc", pid = 1000, tid = 1004, ts = 1000 * i, addr = 0x40000000 + i * 0x1000000, size = 0x200000,
+              flags = "commit"}
+    w:virtual{op = "free", pid = 1000, tid = 1004, ts = 1000 * i + 100, addr = 0x40000000 + i * 0x1000000,
+              size = 0x200000, flags = "release"}
+  end
+  assert(w:close())
+  local note = "note: (no stack) stands for allocations no stack walk was matched to: recorded without stack walks "
+    .. "for their events, or the walks were lost"
+  for _, s in ipairs({ "leaks", "transient" }) do
+    local o2 = run(s .. " " .. T.q(path))
+    local _, n2 = o2:gsub("note: %(no stack%) stands for", "")
+    check(n2 == 1 and o2:find(note, 1, true) and o2:find("        (no stack)", 1, true), s .. ": explained once", o2)
+  end
+  check(not run("transient " .. M):find("(no stack) stands", 1, true), "not on the example")
   os.remove(path)
 end
 
