@@ -485,7 +485,9 @@ function M.none(o, what, kinds)
     end
   end
   local s = ("no %s allocations in this trace"):format(what)
-  if #has == 0 then return s end
+  if #has == 0 then      -- none of any kind: most likely not recorded
+    return n == 0 and s .. " (to record them: see Recording a trace, README)" or s
+  end
   local list = join(has, "and")
   return ("%s; it has %s allocation%s%s"):format(s, list, list:match("^1 %S+$") and "" or "s",
     o.kind and (" (--kind %s)"):format(table.concat(other, ",")) or "")

@@ -273,6 +273,10 @@ do
         and o0:find("6 skipped (4: nothing of theirs recorded; 2: no --baseline)", 1, true)
         and o0:find("\nFAIL  nothing checked: the trace has no heap, VirtualAlloc or pool events") ~= nil,
         "... its text says which and why", o0)
+  check(run("leaks " .. q(none)):find("no heap, VirtualAlloc or pool allocations in this trace (to record them: "
+        .. "see Recording a trace, README)", 1, true), "leaks on it: where to read how to record them")
+  check(not run("leaks " .. q(heap) .. " --kind pool"):find("Recording a trace", 1, true),
+        "not when the trace has other kinds")
   local j = run("policy " .. q(none) .. " --junit -")
   check(j:find('<testcase classname="heapscript" name="trace events">', 1, true) and j:find("<failure", 1, true)
         and j:find('failures="1" errors="0" skipped="6"', 1, true), "... a failed JUnit case of its own", j)
