@@ -1319,15 +1319,6 @@ typedef struct fline {
   size_t off;                   /* its text in the arena */
 } fline;
 
-/* A line's text, for sorting: the line is ln[i]. */
-typedef struct ftext { const char *s; uint32_t len, i; } ftext;
-
-static int ftextcmp(const void *a, const void *b) {
-  const ftext *x = (const ftext *)a, *y = (const ftext *)b;
-  int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
-  return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
 /* The buffer at stack index `at` (*cap bytes) with room for `more` bytes
    past `used`: a larger one in its place, `used` bytes copied, when it
    has not. */
@@ -1357,17 +1348,16 @@ static void *room(lua_State *L, int at, void *buf, size_t *cap, size_t used, siz
 */
 static int a_folded(lua_State *L) {
   Allocs *A = toallocs(L, 1);
-  size_t plen, i, n = 0, used = 0, cap, lcap, m;
+  size_t plen, i, j, n = 0, used = 0, cap, lcap, m;
   const char *prefix = luaL_checklstring(L, 2, &plen);
   const Analysis *an = A->an;
   const hsi_recs *R = an->R;
   uint32_t nst = hsi_stacks_count(hsi_analysis_stacks(an->a)), nostack = 0, *first;
   fline *ln;
-  ftext *tx;
+  hsi_lua_key *tx;              /* the lines' texts, at = the line */
   char *arena;
   static const char none[] = "(no stack)";
   lua_settop(L, 2);
-  prefix = lua_tolstring(L, 2, &plen);
   lua_getiuservalue(L, 1, SV_ANALYSIS);                     /* 3 */
   lua_getiuservalue(L, 3, AV_CACHE);                        /* 4 */
   first = (uint32_t *)newbuf(L, (size_t)nst + 1, sizeof *first);   /* 5: stack id -> line + 1 */
@@ -1390,22 +1380,21 @@ static int a_folded(lua_State *L) {
     }
     ln[k - 1].bytes += R->size[r];
   }
-  tx = (ftext *)newbuf(L, n, sizeof *tx);                   /* 7 */
+  tx = (hsi_lua_key *)newbuf(L, n, sizeof *tx);             /* 7 */
   /* their texts */
   cap = 4096;
   arena = (char *)newbuf(L, cap, 1);                        /* 8 */
   hsi_lua_syms_prepare(L, hsi_analysis_syms(an->a));
   for (i = 0; i < n; i++) {
     uint32_t r = ln[i].rec, id = R->stk_alloc[r];
-    size_t len = 0, want;
+    size_t len = 0;
     arena = (char *)room(L, 8, arena, &cap, used, plen + 1 + 4096);
     if (id != HSI_STACK_UNKNOWN && id <= nst) {
       pushstack(L, an, 3, 4, r, HSI_STACK_ALLOC);           /* 9 */
       len = hsi_lua_stack_flame(L, 9, arena + used + plen + 1, cap - used - plen - 1);
       if (len >= cap - used - plen - 1) {                    /* a deep stack: again, with room */
-        want = len + 1;
-        arena = (char *)room(L, 8, arena, &cap, used, plen + 1 + want);
-        hsi_lua_stack_flame(L, 9, arena + used + plen + 1, want);
+        arena = (char *)room(L, 8, arena, &cap, used, plen + 1 + len + 1);
+        hsi_lua_stack_flame(L, 9, arena + used + plen + 1, len + 1);
       }
       lua_pop(L, 1);
     }
@@ -1415,27 +1404,22 @@ static int a_folded(lua_State *L) {
     }
     memcpy(arena + used, prefix, plen);   /* last: a larger arena keeps only `used` bytes */
     arena[used + plen] = ';';
-    if (plen + 1 + len > UINT32_MAX) return luaL_error(L, "folded: a stack's text is too long");
     ln[i].off = used;
-    tx[i].len = (uint32_t)(plen + 1 + len);
-    tx[i].i = (uint32_t)i;
+    tx[i].len = plen + 1 + len;
+    tx[i].at = i;
     used += tx[i].len;
   }
   for (i = 0; i < n; i++) tx[i].s = arena + ln[i].off;
-  qsort(tx, n, sizeof *tx, ftextcmp);
-  /* one line per text */
+  qsort(tx, n, sizeof *tx, hsi_lua_keycmp);
+  /* one line per text, its lines' bytes summed */
   lua_createtable(L, (int)(n < INT_MAX ? n : INT_MAX), 0);
   lua_createtable(L, (int)(n < INT_MAX ? n : INT_MAX), 0);
-  for (i = 0, m = 0; i < n; i++) {
-    uint64_t bytes = ln[tx[i].i].bytes;
-    if (m && tx[i - 1].len == tx[i].len && memcmp(tx[i - 1].s, tx[i].s, tx[i].len) == 0) {
-      lua_rawgeti(L, -1, (lua_Integer)m);
-      bytes += (uint64_t)lua_tointeger(L, -1);
-      lua_pop(L, 1);
-    } else {
-      lua_pushlstring(L, tx[i].s, tx[i].len);
-      lua_rawseti(L, -3, (lua_Integer)++m);
-    }
+  for (i = 0, m = 0; i < n; i = j) {
+    uint64_t bytes = 0;
+    for (j = i; j < n && tx[j].len == tx[i].len && memcmp(tx[j].s, tx[i].s, tx[i].len) == 0; j++)
+      bytes += ln[tx[j].at].bytes;
+    lua_pushlstring(L, tx[i].s, tx[i].len);
+    lua_rawseti(L, -3, (lua_Integer)++m);
     lua_pushinteger(L, (lua_Integer)bytes);
     lua_rawseti(L, -2, (lua_Integer)m);
   }

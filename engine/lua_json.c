@@ -114,11 +114,10 @@ static void add_string(out *o, const char *s, size_t len) {
   addc(o, '"');
 }
 
-/* Bytewise order of two Lua strings (Lua's own in the C locale). */
-typedef struct key { const char *s; size_t len; int at; } key;
-
-static int keycmp(const void *a, const void *b) {
-  const key *x = (const key *)a, *y = (const key *)b;
+/* Bytewise order of two strings (Lua's own in the C locale), as qsort
+   takes it (lua_run.h). */
+int hsi_lua_keycmp(const void *a, const void *b) {
+  const hsi_lua_key *x = (const hsi_lua_key *)a, *y = (const hsi_lua_key *)b;
   size_t m = x->len < y->len ? x->len : y->len;
   int c = memcmp(x->s, y->s, m);
   return c ? c : (x->len > y->len) - (x->len < y->len);
@@ -144,14 +143,14 @@ static void array(out *o, int idx, lua_Integer n, int depth) {
 }
 
 /* Key i (sorted) of the object at idx and its value, written. */
-static void member(out *o, int idx, const key *k, size_t i, int depth, int orig) {
+static void member(out *o, int idx, const hsi_lua_key *k, size_t i, int depth, int orig) {
   lua_State *L = o->L;
   if (i) addc(o, ',');
   newline(o, depth + 1);
   add_string(o, k->s, k->len);
   if (o->ilen) add(o, ": ", 2);
   else addc(o, ':');
-  if (orig) lua_rawgeti(L, orig, k->at);
+  if (orig) lua_rawgeti(L, orig, (lua_Integer)k->at);
   else lua_pushlstring(L, k->s, k->len);
   lua_rawget(L, idx);
   value(o, lua_gettop(L), depth + 1);
@@ -168,7 +167,7 @@ static void member(out *o, int idx, const key *k, size_t i, int depth, int orig)
 
 static void object(out *o, int idx, size_t npairs, int strings, int depth) {
   lua_State *L = o->L;
-  key few[FEW], *k = few;
+  hsi_lua_key few[FEW], *k = few;
   size_t i = 0;
   int names = 0, orig = 0;
   if (!strings || npairs > FEW) {
@@ -176,7 +175,7 @@ static void object(out *o, int idx, size_t npairs, int strings, int depth) {
     names = lua_gettop(L);
     lua_createtable(L, (int)npairs, 0);  /* the keys themselves */
     orig = lua_gettop(L);
-    k = (key *)lua_newuserdatauv(L, npairs * sizeof *k, 0);
+    k = (hsi_lua_key *)lua_newuserdatauv(L, npairs * sizeof *k, 0);
   }
   lua_pushnil(L);
   while (lua_next(L, idx)) {
@@ -192,11 +191,11 @@ static void object(out *o, int idx, size_t npairs, int strings, int depth) {
       lua_rawseti(L, names, (lua_Integer)i + 1);
       lua_pop(L, 1);
     }
-    k[i].at = (int)i + 1;
+    k[i].at = i + 1;
     i++;
   }
   npairs = i;
-  qsort(k, npairs, sizeof *k, keycmp);
+  qsort(k, npairs, sizeof *k, hsi_lua_keycmp);
   addc(o, '{');
   for (i = 0; i < npairs; i++) member(o, idx, &k[i], i, depth, orig);
   newline(o, depth);
@@ -258,31 +257,31 @@ static void value(out *o, int idx, int depth) {
 
 /*
 ** heapscript.sort(list) -> list: a list of strings sorted in place, in the
-** order of keycmp (Lua's `<` in the C locale), in C: table.sort calls
+** order of hsi_lua_keycmp (Lua's `<` in the C locale), in C: table.sort calls
 ** back into Lua for each of the two million comparisons that 100,000
 ** report keys take.  The strings stay alive in a copy of the list while
 ** it is written back.
 */
 static int l_sort(lua_State *L) {
   lua_Integer i, n;
-  key *k;
+  hsi_lua_key *k;
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   n = (lua_Integer)lua_rawlen(L, 1);
   if (n < 2) return 1;
   if ((lua_Unsigned)n > (lua_Unsigned)(SIZE_MAX / sizeof *k)) return luaL_error(L, "sort: list too long");
   lua_createtable(L, (int)(n < INT_MAX ? n : INT_MAX), 0);   /* 2: the strings, kept */
-  k = (key *)lua_newuserdatauv(L, (size_t)n * sizeof *k, 0);  /* 3 */
+  k = (hsi_lua_key *)lua_newuserdatauv(L, (size_t)n * sizeof *k, 0);  /* 3 */
   for (i = 1; i <= n; i++) {
     if (lua_rawgeti(L, 1, i) != LUA_TSTRING)
       return luaL_error(L, "sort: item %I is a %s, not a string", (LUAI_UACINT)i, luaL_typename(L, -1));
     k[i - 1].s = lua_tolstring(L, -1, &k[i - 1].len);
-    k[i - 1].at = (int)i;
+    k[i - 1].at = (size_t)i;
     lua_rawseti(L, 2, i);
   }
-  qsort(k, (size_t)n, sizeof *k, keycmp);
+  qsort(k, (size_t)n, sizeof *k, hsi_lua_keycmp);
   for (i = 1; i <= n; i++) {
-    lua_rawgeti(L, 2, k[i - 1].at);
+    lua_rawgeti(L, 2, (lua_Integer)k[i - 1].at);
     lua_rawseti(L, 1, i);
   }
   lua_settop(L, 1);

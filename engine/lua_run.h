@@ -203,4 +203,12 @@ void hsi_lua_stack_push(lua_State *L, int owner, int cache, const struct hsi_ana
 size_t hsi_lua_stack_flame(lua_State *L, int idx, char *out, size_t cap);
 int hsi_lua_stack_match(lua_State *L, int idx, int pat);
 
+/*
+** A string (not terminated) and where it came from, for sorting in the
+** bytewise order of hsi_lua_keycmp (Lua's `<` in the C locale), with
+** qsort: heapscript.sort, JSON object keys (lua_json.c), A:folded's lines.
+*/
+typedef struct hsi_lua_key { const char *s; size_t len, at; } hsi_lua_key;
+int hsi_lua_keycmp(const void *a, const void *b);
+
 #endif

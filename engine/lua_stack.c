@@ -217,8 +217,8 @@ static int s_frame(lua_State *L) {
 ** joined by ';'; inline levels left out when `inlines` is 0.  Written into
 ** out (cap bytes); returns the whole text's length, as snprintf: the text
 ** is whole when that is under cap, else it was cut, and is asked again
-** with room for it.  Made in C: a report of 100,000 stacks would otherwise make and
-** match a Lua string per frame.
+** with room for it.  Made in C: a report of 100,000 stacks would
+** otherwise make and match a Lua string per frame.
 */
 typedef size_t (*frame_fmt)(const hsi_symframe *f, char *out, size_t cap);
 

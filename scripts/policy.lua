@@ -87,17 +87,19 @@ local recorded = report.recorded(trace)    -- asked when a limit rule needs it
 -- none of its kinds, or none of them for the process it names (heap
 -- tracing was on for another one).  Other filters (sizes, classes, a
 -- window) may well select nothing in a trace that recorded everything.
+-- The second result is true when the reason is a kind not recorded.
 local function unrecorded(sel)
-  local k = sel and sel.kind
+  local k = sel.kind
   local kinds = k == nil and report.KINDS or type(k) == "string" and { k } or k
   local any = false
   for _, kind in ipairs(kinds) do if recorded[kind] then any = true end end
-  if not any then return ("the trace has no %s events"):format(report.kind_words(kinds)) end
+  if not any then return ("the trace has no %s events"):format(report.kind_words(kinds)), true end
   if sel.process == nil and sel.pid == nil then return nil end
   if #trace:allocations{ kind = k, process = sel.process, pid = sel.pid } > 0 then return nil end
   return ("the trace has no %s records of %s"):format(report.kind_words(kinds),
     sel.process ~= nil and ("process %s"):format(tostring(sel.process)) or ("pid %s"):format(tostring(sel.pid)))
 end
+local by_kind = {}                        -- results skipped for a kind not recorded
 -- The run as a baseline is: the figures of each of its kinds made once,
 -- when a rule compared with the baseline first needs them, and summed
 -- for every such rule that selects by kind alone (a window or another
@@ -136,19 +138,23 @@ for i, r in ipairs(rules) do
   end
   local res = { name = r.name, severity = r.severity or "error", why = r.why, ok = true, violations = {} }
   local vs_base = r.no_new_leaks or r.max_leaked_growth
+  local A, why, kind_missing                -- a limit rule's selection, and why it was never recorded
+  if not r.check and not (vs_base and not base) then
+    A = trace:allocations(r.select or {})   -- also checks the selection: a bad filter is an error
+    why, kind_missing = unrecorded(r.select or {})
+  end
   if vs_base and not base then
     res.skipped = true
     res.message = "needs --baseline FILE"
-  elseif not r.check and trace:allocations(r.select or {}) and unrecorded(r.select or {}) then
-    res.skipped, res.unrecorded = true, true      -- (a bad filter is an error first)
-    res.message = unrecorded(r.select or {})
+  elseif why then
+    res.skipped, res.unrecorded, res.message = true, true, why
+    by_kind[res] = kind_missing
   elseif r.check then
     local fine, passed, msg = pcall(r.check, trace, r.select and trace:allocations(r.select) or nil)
     if not fine then return bad(("rule %s: its check failed: %s"):format(r.name, tostring(passed))) end
     res.ok = not not passed
     res.message = msg
   else
-    local A = trace:allocations(r.select or {})    -- also checks the selection: a bad filter is an error
     local groups, fields = {}, {}
     for lim, l in pairs(limits) do
       if r[lim] ~= nil then table.move(l, 2, #l, #fields + 1, fields) end
@@ -254,7 +260,7 @@ if limited > 0 and checked == 0 and (out.unrecorded or 0) > 0 then
     if res.unrecorded and not seen[res.message] then
       seen[res.message] = true
       reasons[#reasons + 1] = res.message
-      kinds_only = kinds_only and res.message:find(" events$") ~= nil
+      kinds_only = kinds_only and by_kind[res] == true
     end
   end
   local why = kinds_only and ("the trace has no %s events"):format(report.kind_words(none))
