@@ -1426,6 +1426,105 @@ static int a_folded(lua_State *L) {
   return 2;
 }
 
+/* Stable keys in bytewise order, equal ones in the order of their groups. */
+static int keycmp_first(const void *a, const void *b) {
+  const hsi_lua_key *x = (const hsi_lua_key *)a, *y = (const hsi_lua_key *)b;
+  int c = hsi_lua_keycmp(a, b);
+  return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/*
+** A:stack_figures([window [, stacks]]) -> keys, entries [, stacks]: the
+** leaked figures per allocation stack that baseline.lua compares, in one
+** pass in C: the groups of A:group("stack", {window = window}) that keep
+** something (AIFO) or free what was allocated before the window
+** (impacting ~= 0), named by their stable key (the Stack's s:key(),
+** "(no stack)" for records without one), the groups of one key summed.
+** keys sorted bytewise (heapscript.sort's order); entries[i] =
+** {count =, bytes =, impacting =} of keys[i] (count and bytes AIFO); with
+** `stacks` true, stacks[i] the Stack of the first of its groups, as `g.stack`
+** would be (false for "(no stack)").
+*/
+static int a_stack_figures(lua_State *L) {
+  Allocs *A = toallocs(L, 1);
+  const Analysis *an = A->an;
+  const hsi_recs *R = an->R;
+  hsi_sel s = sel_of(A);
+  int64_t t1 = A->t1, t2 = A->t2;
+  int want = lua_toboolean(L, 3);
+  size_t i, j, n = 0, used = 0, cap = 4096, m = 0, *off;
+  hsi_lua_key *tx;
+  char *arena;
+  Scratch *sc;
+  static const char none[] = "(no stack)", empty[] = "(empty stack)";
+  lua_settop(L, 3);
+  if (!lua_isnil(L, 2)) getwindow(L, an, 2, 2, &t1, &t2);
+  lua_getiuservalue(L, 1, SV_ANALYSIS);                     /* 4 */
+  lua_getiuservalue(L, 4, AV_CACHE);                        /* 5 */
+  sc = newscratch(L);                                       /* 6 */
+  if (hsi_query_group(an->lt, &s, t1, t2, HSI_BY_ALLOC_STACK, NULL, 0, &sc->groups)) return nomem(L);
+  tx = (hsi_lua_key *)newbuf(L, sc->groups.n, sizeof *tx);  /* 7 */
+  off = (size_t *)newbuf(L, sc->groups.n, sizeof *off);     /* 8 */
+  arena = (char *)newbuf(L, cap, 1);                        /* 9 */
+  hsi_lua_syms_prepare(L, hsi_analysis_syms(an->a));
+  for (i = 0; i < sc->groups.n; i++) {
+    const hsi_group *g = &sc->groups.g[i];
+    uint32_t r = g->first, id = R->stk_alloc[r];
+    size_t len = 0;
+    if (g->agg.cls_count[HSI_AIFO] == 0 && g->agg.impacting == 0) continue;
+    arena = (char *)room(L, 9, arena, &cap, used, 4096);
+    if (id != HSI_STACK_UNKNOWN) {
+      len = hsi_lua_stack_keytext(L, 5, an->a, id, R->inst[r], R->ts_alloc[r], arena + used, cap - used);
+      if (len >= cap - used) {                             /* a deep stack: again, with room */
+        arena = (char *)room(L, 9, arena, &cap, used, len + 1);
+        hsi_lua_stack_keytext(L, 5, an->a, id, R->inst[r], R->ts_alloc[r], arena + used, len + 1);
+      }
+      if (len == 0) {
+        memcpy(arena + used, empty, sizeof empty - 1);
+        len = sizeof empty - 1;
+      }
+    } else {
+      memcpy(arena + used, none, sizeof none - 1);
+      len = sizeof none - 1;
+    }
+    off[n] = used;
+    tx[n].len = len;
+    tx[n++].at = i;
+    used += len;
+  }
+  for (i = 0; i < n; i++) tx[i].s = arena + off[i];
+  qsort(tx, n, sizeof *tx, keycmp_first);
+  lua_createtable(L, (int)(n < INT_MAX ? n : INT_MAX), 0);  /* keys */
+  lua_createtable(L, (int)(n < INT_MAX ? n : INT_MAX), 0);  /* entries */
+  if (want) lua_createtable(L, (int)(n < INT_MAX ? n : INT_MAX), 0);
+  for (i = 0; i < n; i = j) {
+    uint64_t count = 0, bytes = 0;
+    int64_t impacting = 0;
+    const hsi_group *g0 = &sc->groups.g[tx[i].at];
+    for (j = i; j < n && tx[j].len == tx[i].len && memcmp(tx[j].s, tx[i].s, tx[i].len) == 0; j++) {
+      const hsi_agg *a = &sc->groups.g[tx[j].at].agg;
+      count += a->cls_count[HSI_AIFO];
+      bytes += a->cls_bytes[HSI_AIFO];
+      impacting += a->impacting;
+    }
+    m++;
+    lua_pushlstring(L, tx[i].s, tx[i].len);
+    lua_rawseti(L, want ? -4 : -3, (lua_Integer)m);
+    lua_createtable(L, 0, 6);          /* room for the fields baseline.collect adds */
+    SETI("count", count);
+    SETI("bytes", bytes);
+    SETI("impacting", impacting);
+    lua_rawseti(L, want ? -3 : -2, (lua_Integer)m);
+    if (want) {
+      if (R->stk_alloc[g0->first] == HSI_STACK_UNKNOWN) lua_pushboolean(L, 0);
+      else pushstack(L, an, 4, 5, g0->first, HSI_STACK_ALLOC);
+      lua_rawseti(L, -2, (lua_Integer)m);
+    }
+  }
+  hsi_groups_free(&sc->groups);
+  return want ? 3 : 2;
+}
+
 /* ------------------------------------------------------------ grouping */
 
 static const char *const bynames[] = {
@@ -1991,6 +2090,7 @@ static const luaL_Reg allocs_methods[] = {
   {"top", a_top},
   {"each", a_each},
   {"folded", a_folded},
+  {"stack_figures", a_stack_figures},
   {NULL, NULL}
 };
 

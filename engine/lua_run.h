@@ -194,13 +194,18 @@ hs_reader *hsi_lua_checkreader(lua_State *L, int idx);
 ** (a Lua pattern string, an LPeg pattern or a function(frame)).
 ** hsi_lua_stack_flame writes the Stack at idx's s:flame() text into out
 ** (cap bytes) and returns its length: whole when under cap, else cut (ask
-** again with more room).  The symbol layer must be prepared
-** (hsi_lua_syms_prepare).
+** again with more room).  hsi_lua_stack_keytext does the same with
+** s:key()'s text of the Stack hsi_lua_stack_push(L, owner, cache, a, id,
+** inst, ts) would push, without making one ("" for no frames, which
+** s:key() reads "(empty stack)").
+** The symbol layer must be prepared (hsi_lua_syms_prepare).
 */
 #define HSI_LUA_STACK "heapscript.Stack"
 void hsi_lua_stack_push(lua_State *L, int owner, int cache, const struct hsi_analysis *a,
                         uint32_t id, uint32_t inst, int64_t ts);
 size_t hsi_lua_stack_flame(lua_State *L, int idx, char *out, size_t cap);
+size_t hsi_lua_stack_keytext(lua_State *L, int cache, const struct hsi_analysis *a, uint32_t id,
+                             uint32_t inst, int64_t ts, char *out, size_t cap);
 int hsi_lua_stack_match(lua_State *L, int idx, int pat);
 
 /*

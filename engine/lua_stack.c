@@ -273,6 +273,24 @@ size_t hsi_lua_stack_flame(lua_State *L, int idx, char *out, size_t cap) {
   return joined(s, hsi_analysis_syms(s->a), hsi_symframe_flame, 1, out, cap);
 }
 
+size_t hsi_lua_stack_keytext(lua_State *L, int cache, const struct hsi_analysis *a, uint32_t id,
+                             uint32_t inst, int64_t ts, char *out, size_t cap) {
+  lua_Integer key = (lua_Integer)(((uint64_t)id << 32) | inst);
+  Stack s;
+  memset(&s, 0, sizeof s);
+  s.a = a;
+  s.id = id;
+  s.inst = inst;
+  s.ts = ts;
+  /* a Stack made already names its frames at its own time */
+  if (lua_rawgetp(L, cache, &objects_key) == LUA_TTABLE) {
+    if (lua_rawgeti(L, -1, key) == LUA_TUSERDATA) s.ts = ((const Stack *)lua_touserdata(L, -1))->ts;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return joined(&s, hsi_analysis_syms(a), hsi_symframe_key, 0, out, cap);
+}
+
 /* s:flame() -> string: the frames root first, as flame graphs name them
    (hsi_symframe_flame): a line of the folded format without its count. */
 static int s_flame(lua_State *L) { return pushjoined(L, hsi_symframe_flame, 1); }

@@ -91,6 +91,10 @@ local lazy = { __index = function(e, k)
   return rawget(e, k)
 end }
 
+-- The keys of a figures table in heapscript.sort's order, where they
+-- came sorted (per stack): collect need not sort them again.
+local order_of = setmetatable({}, { __mode = "k" })
+
 local function named_by(e, st)
   stack_of[e] = st or false
   return setmetatable(e, lazy)
@@ -105,6 +109,18 @@ function M.figures(A, per, with_frames, window)
   if per == nil then
     local s = A:summary(window)
     if s.AIFO.count > 0 or s.impacting ~= 0 then add(out, "all", s) end
+    return out
+  end
+  if per == "stack" and type(A) == "userdata" then
+    -- in C (A:stack_figures): the same groups, keys and sums, without a
+    -- group table or a Stack per stack, and the keys already sorted
+    local keys, entries, stacks = A:stack_figures(window, with_frames)
+    for i, k in ipairs(keys) do
+      local e = entries[i]
+      out[k] = e
+      if with_frames then named_by(e, stacks[i]) end
+    end
+    order_of[out] = keys
     return out
   end
   -- only the figures kept: a table of every summary figure per group
@@ -142,9 +158,12 @@ function M.collect(T, f, with_frames, cache)
             local id = kind_id(kind, per)
             local fig = cache and cache[id] or M.figures(A, per, with_frames)
             if cache then cache[id] = fig end
-            local keys = {}
-            for k in pairs(fig) do keys[#keys + 1] = k end
-            heapscript.sort(keys)
+            local keys = order_of[fig]
+            if not keys then
+              keys = {}
+              for k in pairs(fig) do keys[#keys + 1] = k end
+              heapscript.sort(keys)
+            end
             for _, k in ipairs(keys) do      -- the figures' entry itself, named: no copy of 100,000 of them
               local e = fig[k]
               e.kind, e.by, e.key = kind, per, k

@@ -501,6 +501,118 @@ T.test("A:folded on the examples and corpus traces: as made in Lua", function()
   check(n > 20, "lines compared", n)
 end)
 
+-- What A:stack_figures gives, made in Lua as baseline.figures did before
+-- it was made in C: A:group("stack") kept where it leaked or freed from
+-- before, named by s:key(), equal keys summed, the first group's Stack.
+local function stack_figures_ref(A, window)
+  local out, keys = {}, {}
+  for _, g in ipairs(A:group("stack", { window = window, fields = { "AIFO", "impacting" } })) do
+    if g.AIFO.count > 0 or g.impacting ~= 0 then
+      local k = g.stack and g.stack:key() or "(no stack)"
+      local e = out[k]
+      if not e then
+        e = { count = 0, bytes = 0, impacting = 0, stack = g.stack or false }
+        out[k] = e
+        keys[#keys + 1] = k
+      end
+      e.count, e.bytes, e.impacting = e.count + g.AIFO.count, e.bytes + g.AIFO.bytes, e.impacting + g.impacting
+    end
+  end
+  heapscript.sort(keys)
+  return keys, out
+end
+
+-- A:stack_figures(window, stacks) against the Lua groups: "" when the same.
+local function stack_figures_differ(A, window)
+  local keys, entries, stacks = A:stack_figures(window, true)
+  local k2, e2 = A:stack_figures(window)
+  local rk, ref = stack_figures_ref(A, window)
+  if not same_lists(keys, rk) then return ("keys: %d against %d"):format(#keys, #rk) end
+  if not same_lists(k2, rk) or #e2 ~= #entries then return "keys without stacks" end
+  for i, k in ipairs(keys) do
+    local e, r = entries[i], ref[k]
+    if e.count ~= r.count or e.bytes ~= r.bytes or e.impacting ~= r.impacting
+        or e2[i].count ~= r.count or e2[i].bytes ~= r.bytes or e2[i].impacting ~= r.impacting then
+      return ("%s: %d %d %d against %d %d %d"):format(k, e.count, e.bytes, e.impacting, r.count, r.bytes, r.impacting)
+    end
+    if not rawequal(stacks[i], r.stack) then return k .. ": another Stack" end
+    local n = 0
+    for _ in pairs(e) do n = n + 1 end
+    if n ~= 3 then return k .. ": fields other than count, bytes and impacting" end
+  end
+  return ""
+end
+
+T.test("A:stack_figures: baseline's figures per stack in C, as grouped and keyed in Lua", function()
+  local path = tmp .. "/sfig.etl"
+  local w = assert(heapscript.writer(path))
+  local base = 0x7ff700000000
+  w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
+  w:image{op = "dcstart", pid = 1000, base = base, size = 0x100000, ts = 20, path = "\\Device\\HarddiskVolume3\\app\\app.exe"}
+  local deep = {}
+  for i = 1, 1200 do deep[i] = base + 0x10000 + i * 0x101 end  -- a key of over 16 KB
+  local ts = 100
+  local function op(o, addr, size, stack)
+    ts = ts + 10
+    w:heap{op = o, pid = 1000, tid = 1004, ts = ts, heap = 0x5000, addr = addr, size = size, stack = stack}
+  end
+  op("free", 0x90000)                                   -- allocated before the trace: impacting < 0, nothing kept
+  op("alloc", 0x20000, 100, { base + 0x1234, base + 0x2000 })
+  op("alloc", 0x20100, 30, { 0x1111, base + 0x2000 })   -- an address in no image: "?" ...
+  op("alloc", 0x20200, 20, { 0x2222, base + 0x2000 })   -- ... another stack, the same key: summed
+  op("alloc", 0x20300, 8)                               -- no stack
+  op("alloc", 0x20400, 1, deep)
+  op("alloc", 0x20500, 50, { base + 0x3000 })
+  op("free", 0x20500)                                   -- freed: kept nothing, left out
+  for i = 1, 3000 do                                    -- many stacks: more than the Lua stack's room
+    op("alloc", 0x100000 + 16 * i, i, { base + 0x4000 + 4 * i, base + 0x2000 })
+  end
+  assert(w:close())
+  local t <close> = assert(heapscript.open(path))
+  local A = t:allocations{kind = "heap"}
+  -- in a coroutine's small Lua stack, the trace's cache of Stacks made
+  -- but these stacks not in it: naming them leaves the Lua stack as it was
+  -- (a slot left behind per stack overran it)
+  A:group("stack", { top = 1 })
+  eq(coroutine.wrap(function() return #A:stack_figures() end)(), 3004, "in a coroutine, before their Stacks are made")
+  local keys, entries, stacks = A:stack_figures(nil, true)
+  local at = {}
+  for i, k in ipairs(keys) do at[k] = i end
+  local q2 = at["app.exe+0x2000;?"]
+  check(q2 and entries[q2].count == 2 and entries[q2].bytes == 50, "two stacks of one key: one entry, summed")
+  local ns = at["(no stack)"]
+  check(ns and entries[ns].bytes == 8 and stacks[ns] == false, "records without a stack: '(no stack)', no Stack")
+  local dk
+  for k in pairs(at) do if #k > 16384 then dk = k end end
+  check(dk ~= nil and entries[at[dk]].bytes == 1, "the deep stack's key, longer than the first room for it")
+  check(at["app.exe+0x3000"] == nil, "a stack that kept nothing is left out")
+  eq(#keys, 3000 + 4, "3,000 stacks, the first one, the merged one, the deep one, no stack (the free of a block from before too)")
+  eq(stack_figures_differ(A), "", "the same as grouped and keyed in Lua")
+  eq(stack_figures_differ(A, { 0, 0.0000120 }), "", "and in a window")
+  local k0, e0 = t:allocations{kind = "pool"}:stack_figures()
+  eq(#k0 + #e0, 0, "an empty selection: empty lists")
+  t:close()
+  os.remove(path)
+  -- the examples and Siemens' trace, whole and in a window
+  local traces = { M, FIXED, NEW, "examples/notmyfault.etl" }
+  local C = os.getenv("HEAPSCRIPT_CORPUS") or "../shared/traces"
+  local f = io.open(C .. "/Siemens-Healthineers_ETWAnalyzer__TraceLoggingTester.etl", "rb")
+  if f then f:close(); traces[#traces + 1] = C .. "/Siemens-Healthineers_ETWAnalyzer__TraceLoggingTester.etl" end
+  local n = 0
+  for _, tr in ipairs(traces) do
+    local t2 <close> = assert(heapscript.open(tr))
+    for _, kind in ipairs({ "heap", "virtual", "pool" }) do
+      local B = t2:allocations{ kind = kind }
+      local w1, w2 = t2:allocations():window()
+      for _, win in ipairs({ false, { w1, (w1 + w2) / 2 } }) do
+        eq(stack_figures_differ(B, win or nil), "", ("%s %s%s: as in Lua"):format(tr, kind, win and " (a window)" or ""))
+        n = n + #B:stack_figures(win or nil)
+      end
+    end
+  end
+  check(n > 20, "keys compared", n)
+end)
+
 T.test("report files: a kind's lines from two selections are merged and sorted again", function()
   package.path = "scripts/?.lua;" .. package.path
   local F = require "report_formats"
