@@ -95,6 +95,20 @@ end }
 -- came sorted (per stack): collect need not sort them again.
 local order_of = setmetatable({}, { __mode = "k" })
 
+-- The keys of a figures table, sorted (heapscript.sort): the order it
+-- came in when it was made sorted, else sorted once and kept.  The
+-- table's keys must not change after.
+function M.sorted_keys(fig)
+  local keys = order_of[fig]
+  if not keys then
+    keys = {}
+    for k in pairs(fig) do keys[#keys + 1] = k end
+    heapscript.sort(keys)
+    order_of[fig] = keys
+  end
+  return keys
+end
+
 local function named_by(e, st)
   stack_of[e] = st or false
   return setmetatable(e, lazy)
@@ -158,12 +172,7 @@ function M.collect(T, f, with_frames, cache)
             local id = kind_id(kind, per)
             local fig = cache and cache[id] or M.figures(A, per, with_frames)
             if cache then cache[id] = fig end
-            local keys = order_of[fig]
-            if not keys then
-              keys = {}
-              for k in pairs(fig) do keys[#keys + 1] = k end
-              heapscript.sort(keys)
-            end
+            local keys = M.sorted_keys(fig)
             for _, k in ipairs(keys) do      -- the figures' entry itself, named: no copy of 100,000 of them
               local e = fig[k]
               e.kind, e.by, e.key = kind, per, k

@@ -193,10 +193,7 @@ for i, r in ipairs(rules) do
       if not fine then return bad(("rule %s: %s: %s"):format(r.name, o.baseline, tostring(bf))) end
       run = run or baseline.of_trace(trace, true)
       local cur = run:figures(r.select or {}, r.per, r.window)
-      local keys = {}
-      for k in pairs(cur) do keys[#keys + 1] = k end
-      heapscript.sort(keys)
-      for _, k in ipairs(keys) do
+      for _, k in ipairs(baseline.sorted_keys(cur)) do
         local c, b = cur[k], bf[k]
         -- per stack, the records without one are no stack (as above): a leak
         -- whose stack walk was lost is not a new leaking stack

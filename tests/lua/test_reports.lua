@@ -613,6 +613,19 @@ T.test("A:stack_figures: baseline's figures per stack in C, as grouped and keyed
   check(n > 20, "keys compared", n)
 end)
 
+T.test("baseline.sorted_keys: the figures' keys sorted once, or in the order they came", function()
+  local fig = { b = 1, a = 2, ["a;b"] = 3, ["B"] = 4 }
+  local k = baseline.sorted_keys(fig)
+  check(same_lists(k, { "B", "a", "a;b", "b" }), "bytewise", table.concat(k, ","))
+  check(rawequal(baseline.sorted_keys(fig), k), "kept for the next rule")
+  local t <close> = assert(heapscript.open(NEW))
+  local A = t:allocations{ kind = "heap" }
+  local f2 = baseline.figures(A, "stack")
+  local n = 0
+  for _ in pairs(f2) do n = n + 1 end
+  check(n > 1 and same_lists(baseline.sorted_keys(f2), (A:stack_figures())), "per stack: the order A:stack_figures gave")
+end)
+
 T.test("report files: a kind's lines from two selections are merged and sorted again", function()
   package.path = "scripts/?.lua;" .. package.path
   local F = require "report_formats"
