@@ -257,12 +257,14 @@ static int geq(const hs_guid *a, const hs_guid *b) {
 /* The identity of image im: found or added; NULL when out of memory. */
 static ident *ident_of(hsi_syms *sy, const hsi_image *im) {
   const hsi_procmap *pm = sy->pm;
-  const char *module = hsi_procmap_str(pm, im->module);
-  int has_id = (im->flags & HSI_IMG_PDB) && im->pdb_name;
-  const char *pdb = has_id ? hsi_procmap_str(pm, im->pdb_name) : "";
+  const char *module, *pdb;
+  int has_id;
   size_t i;
   ident *d;
-  if (im->id < sy->nimg && sy->img[im->id]) return &sy->ids[sy->img[im->id] - 1];
+  if (im->id < sy->nimg && sy->img[im->id]) return &sy->ids[sy->img[im->id] - 1];   /* known: all but an image's first lookup */
+  module = hsi_procmap_str(pm, im->module);
+  has_id = (im->flags & HSI_IMG_PDB) && im->pdb_name;
+  pdb = has_id ? hsi_procmap_str(pm, im->pdb_name) : "";
   if (im->id >= sy->nimg) {
     size_t cap = sy->nimg ? sy->nimg : 64;
     uint32_t *p;
