@@ -570,6 +570,23 @@ do -- heapscript.sort against table.sort (Lua's `<`, bytewise in the C locale th
     for i = 1, #a do ok = ok and a[i] == b[i] end
   end
   check(ok, "heapscript.sort: table.sort's order over random strings with NULs, high bytes, shared prefixes and repeats")
+  -- its radix steps: thousands of strings that share long beginnings
+  -- (8-byte words alike for hundreds of bytes, ends on and off a word's
+  -- edge), many copies of one text, and a list already in order
+  local long = ("ntdll.dll+0x1234;"):rep(40)
+  for round = 1, 6 do
+    local a, b = {}, {}
+    for i = 1, 2000 + rnd(2000) do
+      local x = round == 4 and "same text" or round == 5 and ("%08d"):format(i)
+        or long:sub(1, rnd(#long) + 1) .. word() .. (rnd(3) == 0 and long or "")
+      a[i] = x; b[i] = x
+    end
+    table.sort(a)
+    heapscript.sort(b)
+    local same = true
+    for i = 1, #a do same = same and a[i] == b[i] end
+    check(same, ("heapscript.sort: table.sort's order, round %d of long shared beginnings (%d strings)"):format(round, #a))
+  end
   check(#heapscript.sort({}) == 0 and heapscript.sort({ "x" })[1] == "x", "heapscript.sort: empty, one item")
   local fine, err = pcall(heapscript.sort, { "a", 2 })
   check(not fine and tostring(err):find("item 2 is a number", 1, true), "heapscript.sort: a number is not a string", err)
