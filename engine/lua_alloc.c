@@ -1458,6 +1458,7 @@ static int a_stack_figures(lua_State *L) {
   Scratch *sc;
   static const char none[] = "(no stack)", empty[] = "(empty stack)";
   lua_settop(L, 3);
+  luaL_checkstack(L, 24, "stack_figures");               /* its buffers, lists, and a Stack made */
   if (!lua_isnil(L, 2)) getwindow(L, an, 2, 2, &t1, &t2);
   lua_getiuservalue(L, 1, SV_ANALYSIS);                     /* 4 */
   lua_getiuservalue(L, 4, AV_CACHE);                        /* 5 */

@@ -91,13 +91,11 @@ local lazy = { __index = function(e, k)
   return rawget(e, k)
 end }
 
--- The keys of a figures table in heapscript.sort's order, where they
--- came sorted (per stack): collect need not sort them again.
+-- The keys of a figures table, sorted (heapscript.sort): the order they
+-- came in when the table was made from sorted keys (per stack), else
+-- sorted once and kept.  The table's keys must not change after.
 local order_of = setmetatable({}, { __mode = "k" })
 
--- The keys of a figures table, sorted (heapscript.sort): the order it
--- came in when it was made sorted, else sorted once and kept.  The
--- table's keys must not change after.
 function M.sorted_keys(fig)
   local keys = order_of[fig]
   if not keys then
