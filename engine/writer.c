@@ -165,6 +165,7 @@ static int flush_cpu(hsi_writer *w, unsigned c, uint32_t cur, int last) {
   int64_t stamp = w->o.compress ? to_filetime(w, w->max_ts) : w->max_ts;
 
   if (last) flag |= BF_FLUSH_MARKER;
+  flag |= w->o.buffer_flags;
   memset(b, 0, BUFHDR);
   wr32(b + 0x04, cb->off);                /* SavedOffset */
   wr32(b + 0x08, cur);
@@ -364,6 +365,8 @@ static int check_opts(hsi_writer *w, hsi_writer_opts *o) {
     return fail(w, HS_EARG, "%u processors do not fit the buffer context", (unsigned)o->cpus);
   if (o->clock_type < 1 || o->clock_type > 3)
     return fail(w, HS_EARG, "clock_type must be 1, 2 or 3, not %d", o->clock_type);
+  if (o->buffer_flags & ~0x1Eu)
+    return fail(w, HS_EARG, "buffer_flags 0x%x: only 0x2, 0x4, 0x8 and 0x10 may be set", (unsigned)o->buffer_flags);
   if (o->perf_freq < 0)
     return fail(w, HS_EARG, "perf_freq must be positive");
   if (o->compress && o->compress != HS_XCA_LZNT1 && o->compress != HS_XCA_XPRESS &&

@@ -46,6 +46,10 @@ typedef struct hsi_writer_opts {
   const char *logger_name;  /* UTF-8 ("heapscript") */
   const char *log_file_name;/* UTF-8 LogFileName string (the path given to open) */
   uint32_t events_lost, buffers_lost;
+  /* BufferFlag bits every data buffer also gets, as a session that lost
+     events sets them: 0x2 EVENTS_LOST, 0x4 BUFFER_LOST, 0x8 RTBACKUP_CORRUPT,
+     0x10 RTBACKUP (others: an error at open) */
+  uint16_t buffer_flags;
   /* Non-NULL: buffer 0 also gets an EventTrace Extension record (group 0
      op 5) with these 8 PERFINFO group masks, the way kernel loggers say
      what was enabled (masks[1] 0x40 pool, 0x8000 VirtualAlloc; masks[2]

@@ -673,6 +673,27 @@ T.test("events the recording lost are said in the text, the JSON and the report 
   out = run("leaks " .. M)
   r = report("leaks " .. M)
   check(not out:find("lost", 1, true) and r and r.lost == nil, "a trace that lost nothing: nothing said")
+  -- buffers flagged as having lost events (BufferFlag 0x2, 0x4), the
+  -- header's counts zero: what the reader counts is what the report says
+  w = assert(heapscript.writer(path, { cpus = 2, buffer_flags = 0x2 }))
+  w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
+  w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 100, heap = 0x5000, addr = 0x20000, size = 40, cpu = 0}
+  w:heap{op = "alloc", pid = 1000, tid = 1008, ts = 110, heap = 0x5000, addr = 0x20100, size = 40, cpu = 1}
+  assert(w:close())
+  local t <close> = assert(heapscript.open(path))
+  local flagged = t:stats(1).buffers_lost_flag
+  t:close()
+  eq(flagged, 2, "the reader counts each CPU's flagged buffer")
+  out, code = run("leaks " .. q(path))
+  check(code == 0 and out:find("note: the recording lost events: 2 buffers marked as having lost events: a block "
+                               .. "whose free was lost shows as outstanding", 1, true), "leaks: the flagged buffers, exit 0", out)
+  r = report("leaks " .. q(path))
+  l = r and r.lost or {}
+  check(l.events == 0 and l.buffers == 0 and l.flagged_buffers == 2, "JSON: lost.flagged_buffers", r and r.lost)
+  out = run("info " .. q(path))
+  check(out:find("0 damaged, 2 flagged lost", 1, true), "info counts them", out)
+  local fine, msg = pcall(heapscript.writer, path, { buffer_flags = 0x40 })
+  check(not fine and tostring(msg):find("only 0x2, 0x4, 0x8 and 0x10", 1, true), "a flag the writer sets itself: an error", msg)
 end)
 
 T.test("report files escape what they quote; JUnit counts errors, not warnings", function()
