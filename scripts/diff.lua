@@ -66,6 +66,15 @@ heapscript.symbols(false)
 if o.symbols then report.load_symbols(o.symbols) else baseline.symbols_beside(new_path) end
 local new = baseline.collect(N, f, true)
 local rows = baseline.diff(base.groups, new)
+-- The records without a stack (none was recorded for them, or their
+-- walks were lost) are no call stack: their group is shown apart, not
+-- counted or listed as a stack that is new, grew or vanished (as policy
+-- leaves them out of its comparison per stack).
+local stackless, kept = {}, {}
+for _, r in ipairs(rows) do
+  if r.by == "stack" and r.key == baseline.NO_STACK then stackless[#stackless + 1] = r else kept[#kept + 1] = r end
+end
+rows = kept
 report.layouts(base.trace and { base.trace, N } or { N })   -- the two sides' layouts (a JSON baseline has none)
 
 local text = report.text(o)
@@ -110,6 +119,16 @@ for _, by in ipairs({ "stack", "tag", "process" }) do
       end
     end
     if text and n > o.top then print(("  ... %d more (--top)"):format(n - o.top)) end
+    if by == "stack" then
+      for _, r in ipairs(stackless) do
+        out.no_stack = out.no_stack or {}
+        out.no_stack[#out.no_stack + 1] = { kind = r.kind, delta = r.delta, base = figures(r.base), new = figures(r.new) }
+        if text then
+          report.print(("  without a stack: %s %s -> %s, %d -> %d allocations (no stack walk matched)")
+            :format(r.kind, report.bytes(r.base.bytes), report.bytes(r.new.bytes), r.base.count, r.new.count))
+        end
+      end
+    end
   end
 end
 

@@ -153,6 +153,46 @@ T.test("diff: a kind one side did not record is said, not read as leaks fixed or
   check(not run("diff " .. M .. " " .. FIXED):find("note:", 1, true), "... nor in the text")
 end)
 
+T.test("diff: allocations without a stack are shown apart, not as a stack that came or went", function()
+  -- BASE: ten leaks with one stack; NEW: four of them without a stack walk
+  local function write(path, stackless)
+    local w = assert(heapscript.writer(path))
+    local base = 0x7ff700000000
+    w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
+    w:image{op = "dcstart", pid = 1000, base = base, size = 0x100000, ts = 20, path = "\\Device\\HarddiskVolume3\\app\\app.exe"}
+    for i = 1, 10 do
+      w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 100 + 10 * i, heap = 0x5000, addr = 0x20000 + 0x100 * i, size = 100,
+             stack = i > stackless and { base + 0x1234, base + 0x2000 } or nil}
+    end
+    assert(w:close())
+  end
+  local B, N2 = tmp .. "/ns-base.etl", tmp .. "/ns-new.etl"
+  write(B, 0)
+  write(N2, 4)
+  local r, code, raw = report("diff " .. q(B) .. " " .. q(N2) .. " -- --all")
+  local c = r and r.counts.stack or {}
+  check(code == 0 and c.new == 0 and c.shrank == 1 and c.unchanged == 0, "one stack shrank, none new", raw)
+  local keyed = false
+  for _, g in ipairs(r and r.groups or {}) do keyed = keyed or g.key == "(no stack)" end
+  check(not keyed, "no group keyed '(no stack)'", raw)
+  local ns = r and r.no_stack or {}
+  check(#ns == 1 and ns[1].kind == "heap" and ns[1].base.bytes == 0 and ns[1].new.bytes == 400 and ns[1].new.count == 4
+        and ns[1].delta == 400, "JSON: no_stack, 0 B -> 400 B in 4 allocations", raw)
+  local out = run("diff " .. q(B) .. " " .. q(N2))
+  check(out:find("stacks: 0 new, 0 grew, 1 shrank, 0 vanished, 0 unchanged\n", 1, true)
+        and out:find("  without a stack: heap 0 B -> 400 B, 0 -> 4 allocations (no stack walk matched)\n", 1, true)
+        and not out:find("            (no stack)", 1, true), "the text: a line of its own", out)
+  -- from a JSON baseline the other way: NEW's stackless leaks gone
+  local b = tmp .. "/ns.json"
+  run("leaks " .. q(N2) .. " -- --json " .. q(b))
+  r, code, raw = report("diff " .. q(B) .. " -- --baseline " .. q(b))
+  ns = r and r.no_stack or {}
+  check(code == 0 and r.counts.stack.vanished == 0 and r.counts.stack.grew == 1 and #ns == 1 and ns[1].base.count == 4
+        and ns[1].new.count == 0, "a JSON baseline's stackless group: apart too", raw)
+  r = report("diff " .. M .. " " .. FIXED .. " --")
+  check(r and r.no_stack == nil, "traces whose leaks all have stacks: no no_stack")
+end)
+
 T.test("diff: a new leak, the old one matched across the rebuild", function()
   local r, code, raw = report("diff " .. M .. " " .. NEW .. " -- --all")
   check(r and code == 0, "diff exits 0", raw)
