@@ -161,6 +161,6 @@ if text and out.unrecorded then
   end
 end
 
-report.finish(o, out, { script = "diff", trace = N, filters = f, deltas = out.groups,
+report.finish(o, out, { script = "diff", trace = N, filters = f, deltas = out.groups, no_stack = out.no_stack,
                         title = ("diff %s -> %s"):format(base_path, new_path) })
 return 0

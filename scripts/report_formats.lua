@@ -17,6 +17,7 @@
 --   flame     {heading, link} of the page's flame view, when folded is not
 --             what is outstanding (default "Outstanding bytes by stack")
 --   deltas    the rows of baseline.diff (diff, policy --baseline)
+--   no_stack  diff's allocations without a stack, per kind {kind, base, new}
 --   rules     policy's results {name, severity, ok, skipped, message, why}
 local report = require "report"
 
@@ -230,6 +231,11 @@ function F.markdown(r, top)
     for _, d in ipairs(r.deltas) do if d.status ~= "unchanged" and d.by == "stack" then changed[#changed + 1] = d end end
     L[#L + 1] = ("**Against the baseline**: %d %s changed"):format(#changed, #changed == 1 and "stack" or "stacks")
     L[#L + 1] = ""
+    for _, x in ipairs(r.no_stack or {}) do
+      L[#L + 1] = ("Without a stack (no stack walk matched): %s %s → %s, %d → %d allocations"):format(x.kind,
+        report.bytes(x.base.bytes), report.bytes(x.new.bytes), x.base.count, x.new.count)
+      L[#L + 1] = ""
+    end
     if #changed > 0 then
       L[#L + 1] = "| change | kind | stack | leaked | Δ | allocations |"
       L[#L + 1] = "| --- | --- | --- | ---: | ---: | ---: |"

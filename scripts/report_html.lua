@@ -362,7 +362,14 @@ function H.page(r)
   add("<p class=\"meta\">Marks: <span class=\"spike\">▼ transient spike</span>, <span class=\"step\">▼ step that stays</span>; "
     .. "each links to its finding.</p></section>")
   if r.rules then add('<section id="rules"><h2>Rules</h2>' .. rules_table(r.rules) .. "</section>") end
-  if r.deltas then add('<section id="baseline"><h2>Against the baseline</h2>' .. deltas_table(r.deltas) .. "</section>") end
+  if r.deltas then
+    local ns = {}
+    for _, x in ipairs(r.no_stack or {}) do
+      ns[#ns + 1] = ('<p class="meta">Without a stack (no stack walk matched): %s %s → %s, %d → %d allocations</p>')
+        :format(esc(x.kind), esc(report.bytes(x.base.bytes)), esc(report.bytes(x.new.bytes)), x.base.count, x.new.count)
+    end
+    add('<section id="baseline"><h2>Against the baseline</h2>' .. deltas_table(r.deltas) .. table.concat(ns) .. "</section>")
+  end
   add(('<section id="findings"><h2>Findings (%d)</h2>'):format(#fs))
   add(#fs > 0 and findings_table(fs) or "<p>No findings.</p><table><tbody></tbody></table>")
   add("</section>")

@@ -182,6 +182,15 @@ T.test("diff: allocations without a stack are shown apart, not as a stack that c
   check(out:find("stacks: 0 new, 0 grew, 1 shrank, 0 vanished, 0 unchanged\n", 1, true)
         and out:find("  without a stack: heap 0 B -> 400 B, 0 -> 4 allocations (no stack walk matched)\n", 1, true)
         and not out:find("            (no stack)", 1, true), "the text: a line of its own", out)
+  local md = run("diff " .. q(B) .. " " .. q(N2) .. " -- --markdown -")
+  check(md:find("**Against the baseline**: 1 stack changed", 1, true)
+        and md:find("Without a stack (no stack walk matched): heap 0 B → 400 B, 0 → 4 allocations", 1, true)
+        and not md:find("(no stack)`", 1, true), "Markdown: one stack changed, the stackless ones apart", md)
+  local page = tmp .. "/ns.html"
+  run("diff " .. q(B) .. " " .. q(N2) .. " -- --html " .. q(page))
+  local html = slurp(page) or ""
+  check(html:find("Without a stack (no stack walk matched): heap 0 B → 400 B, 0 → 4 allocations", 1, true),
+        "the page: under Against the baseline", #html)
   -- from a JSON baseline the other way: NEW's stackless leaks gone
   local b = tmp .. "/ns.json"
   run("leaks " .. q(N2) .. " -- --json " .. q(b))
