@@ -327,6 +327,15 @@ T.test("a trace baseline's figures: summed from its kinds' as grouped from its r
             path .. ": each kind's figures kept, to be summed again")
     end
     local b = loaded
+    if path == NEW then
+      -- one kind selected (or only one with groups): a loaded baseline's
+      -- plain copy of its figures, made once for every rule that asks
+      local h1 = b:figures({ kind = "heap" }, "stack")
+      check(rawequal(h1, b:figures({ kind = { "heap", "pool" } }, "stack")) and next(h1) ~= nil,
+            "a loaded baseline: one copy of a kind's figures for every rule")
+      local _, e = next(h1)
+      check(getmetatable(e) == nil and e.headline == nil, "a plain copy: no stack named later, under another map")
+    end
     -- a stack whose heap and virtual records cancel out kept nothing over
     -- both kinds: left out of their sum, as grouping both kinds leaves it
     local fake = setmetatable({ trace = tr, kinds = {
