@@ -66,7 +66,8 @@ void hsi_lua_register(lua_State *L, const char *name, lua_CFunction open);
   X("Writer", hsi_lua_open_writer) \
   X("Symbols", hsi_lua_open_symbols) \
   X("Stack", hsi_lua_open_stack) X("Allocs", hsi_lua_open_alloc) \
-  X("Live", hsi_lua_open_live) X(NULL, hsi_lua_open_term) X(NULL, hsi_lua_open_json)
+  X("Live", hsi_lua_open_live) X(NULL, hsi_lua_open_term) X(NULL, hsi_lua_open_json) \
+  X(NULL, hsi_lua_open_jsondec)
 
 /* Push the registry table at `key` (a static address), a table with weak
    keys made on first use: per-Trace state that must not keep a Trace alive. */

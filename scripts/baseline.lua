@@ -218,7 +218,7 @@ function M.load(path, f)
     local text = fh:read("a")
     fh:close()
     local ok, v = pcall(json.decode, text)
-    if not ok then return nil, path .. ": not valid JSON: " .. tostring(v) end
+    if not ok then return nil, path .. ": " .. tostring(v):gsub("^invalid JSON", "not valid JSON") end
     if type(v) ~= "table" or type(v.groups) ~= "table" then
       return nil, path .. ": a JSON baseline is the report of `heapscript leaks --json` (it has \"groups\"); this one has none"
     end

@@ -26,7 +26,8 @@ local h = require "rules.helper"
 x_global = "in the sandbox"
 return { budget = h.budget, helper_io = h.io, io = rawget(_G, "io"),
          check = function() return x_global, rawget(os, "execute") end,
-         default = #require "rules.default" }
+         default = #require "rules.default",
+         json = require("json").decode('{"a": [1, "x\\n"]}') }
 ]])
 local chunk, err = sb.loadfile(dir .. "/main.lua")
 T.check(chunk, "sandbox.loadfile loads a file", err)
@@ -34,6 +35,8 @@ if chunk then
   local v = chunk()
   T.check(v.budget == 42 and v.helper_io == nil and v.io == nil, "the file and the module it requires from its directory run sandboxed")
   T.check(v.default == #require "rules.default", "a bundled module loads inside the sandbox too")
+  T.check(v.json and v.json.a[1] == 1 and v.json.a[2] == "x\n",
+          "the bundled json decodes inside the sandbox (its heapscript has no json_decode: the grammar)")
   local g, exec = v.check()
   T.check(g == "in the sandbox" and exec == nil and rawget(_G, "x_global") == nil,
           "a function from the sandbox, called later, keeps the sandbox's globals")

@@ -591,6 +591,75 @@ do -- heapscript.sort against table.sort (Lua's `<`, bytewise in the C locale th
   local fine, err = pcall(heapscript.sort, { "a", 2 })
   check(not fine and tostring(err):find("item 2 is a number", 1, true), "heapscript.sort: a number is not a string", err)
 end
+do -- json.decode (heapscript.json_decode, in C) against the LPeg grammar it replaced, the reference
+  local seed = 11
+  local function rnd(n) seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n end
+  local function same(a, b)
+    if a == json.null or b == json.null then return a == b end
+    if type(a) ~= type(b) then return false end
+    if type(a) == "number" then return math.type(a) == math.type(b) and (a == b or (a ~= a and b ~= b)) end
+    if type(a) ~= "table" then return a == b end
+    for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+    for k in pairs(b) do if a[k] == nil then return false end end
+    return true
+  end
+  local pieces = { 'a', 'é', '\\n', '\\"', '\\\\', '\\/', '\\u00e9', '\\u20AC', '\\uD83D\\uDE00', '\\t', '\\b\\f\\r',
+                   ';', 'ntdll.dll!RtlAllocateHeap', '\1', '\255' }
+  local nums = { "0", "-0", "1", "-12", "3.25", "1e3", "1E-2", "2.5e+2", "12345678901234567890", "1.0", "-0.0",
+                 "9007199254740993", "1e400", "0.1" }
+  local function sp() return ({ "", " ", "\n  ", "\t", "\r\n" })[rnd(5) + 1] end
+  local function gen(depth)
+    local k = rnd(depth > 3 and 5 or 7)
+    if k == 0 then return nums[rnd(#nums) + 1] end
+    if k == 1 then
+      local t = {}
+      for i = 1, rnd(5) do t[i] = pieces[rnd(#pieces) + 1] end
+      return '"' .. table.concat(t) .. '"'
+    end
+    if k == 2 then return ({ "true", "false", "null" })[rnd(3) + 1] end
+    if k <= 4 then return '"' .. ("x"):rep(rnd(3)) .. '"' end
+    if k == 5 then
+      local t = {}
+      for i = 1, rnd(5) do t[i] = sp() .. gen(depth + 1) .. sp() end
+      return "[" .. table.concat(t, ",") .. "]"
+    end
+    local t = {}
+    for i = 1, rnd(5) do t[i] = sp() .. '"k' .. rnd(4) .. '"' .. sp() .. ":" .. sp() .. gen(depth + 1) .. sp() end
+    return "{" .. table.concat(t, ",") .. "}"
+  end
+  local agree, texts, broken = true, 0, 0
+  for round = 1, 400 do
+    local text = sp() .. gen(0) .. sp()
+    local a = json.decode_lpeg(text)
+    local b = json.decode(text)
+    texts = texts + 1
+    if not same(a, b) then agree = false; io.stderr:write(("differ: %q\n"):format(text)) end
+    -- the same text damaged: a byte cut, doubled or changed; both refuse it, or both read the same
+    for _ = 1, 3 do
+      local at = rnd(#text) + 1
+      local cut = ({ text:sub(1, at - 1) .. text:sub(at + 1), text:sub(1, at) .. text:sub(at),
+                     text:sub(1, at - 1) .. string.char(rnd(256)) .. text:sub(at + 1), text:sub(1, at - 1) })[rnd(4) + 1]
+      local ok1, v1 = pcall(json.decode_lpeg, cut)
+      local ok2, v2 = pcall(json.decode, cut)
+      if ok1 ~= ok2 or (ok1 and not same(v1, v2)) then agree = false; io.stderr:write(("differ: %q %s %s\n"):format(cut, tostring(ok1), tostring(ok2))) end
+      if not ok2 then
+        broken = broken + 1
+        if not tostring(v2):find("^invalid JSON at byte %d+") then agree = false; io.stderr:write("message: ", v2, "\n") end
+      end
+    end
+  end
+  check(agree and broken > 100, ("json.decode: the LPeg grammar's values over %d texts and %d damaged ones refused alike"):format(texts, broken))
+  check(json.decode('{"a": 1, "a": 2}').a == 2 and math.type(json.decode("1.0")) == "integer"
+        and math.type(json.decode("1e400")) == "float" and json.decode('"\\u00e9"') == "é"
+        and json.decode('"C:\\\\src\\n\\"x\\""') == 'C:\\src\n"x"',
+        "json.decode: the last of a key given twice, whole floats as integers, escapes undone (the backslash too)")
+  local ok, err = pcall(json.decode, '{"groups": [1, 2')
+  check(not ok and tostring(err):find("invalid JSON at byte 16 (the end): expected ',' or ']'", 1, true), "json.decode: where and what", err)
+  ok, err = pcall(json.decode, ("["):rep(300) .. ("]"):rep(300))
+  check(not ok and tostring(err):find("fewer than 200 nested", 1, true), "json.decode: nesting too deep is an error, not a crash", err)
+  check(same(json.decode(("["):rep(150) .. ("]"):rep(150)), json.decode_lpeg(("["):rep(150) .. ("]"):rep(150))),
+        "json.decode: 150 levels as the grammar reads them")
+end
 do -- heapscript.json (report.json) against the encoder report.lua had in Lua, the reference
   local eq = T.eq
   local function esc(x)
