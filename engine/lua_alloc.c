@@ -1416,21 +1416,14 @@ static int a_folded(lua_State *L) {
   lua_createtable(L, (int)(n < INT_MAX ? n : INT_MAX), 0);
   for (i = 0, m = 0; i < n; i = j) {
     uint64_t bytes = 0;
-    for (j = i; j < n && tx[j].len == tx[i].len && memcmp(tx[j].s, tx[i].s, tx[i].len) == 0; j++)
-      bytes += ln[tx[j].at].bytes;
+    size_t end = hsi_lua_keyrun(tx, i, n);
+    for (j = i; j < end; j++) bytes += ln[tx[j].at].bytes;
     lua_pushlstring(L, tx[i].s, tx[i].len);
     lua_rawseti(L, -3, (lua_Integer)++m);
     lua_pushinteger(L, (lua_Integer)bytes);
     lua_rawseti(L, -2, (lua_Integer)m);
   }
   return 2;
-}
-
-/* Stable keys in bytewise order, equal ones in the order of their groups. */
-static int keycmp_first(const void *a, const void *b) {
-  const hsi_lua_key *x = (const hsi_lua_key *)a, *y = (const hsi_lua_key *)b;
-  int c = hsi_lua_keycmp(a, b);
-  return c ? c : (x->at > y->at) - (x->at < y->at);
 }
 
 /*
@@ -1494,15 +1487,16 @@ static int a_stack_figures(lua_State *L) {
     used += len;
   }
   for (i = 0; i < n; i++) tx[i].s = arena + off[i];
-  qsort(tx, n, sizeof *tx, keycmp_first);
+  qsort(tx, n, sizeof *tx, hsi_lua_keycmp);       /* equal keys: their groups' order */
   lua_createtable(L, (int)(n < INT_MAX ? n : INT_MAX), 0);  /* keys */
   lua_createtable(L, (int)(n < INT_MAX ? n : INT_MAX), 0);  /* entries */
   if (want) lua_createtable(L, (int)(n < INT_MAX ? n : INT_MAX), 0);
   for (i = 0; i < n; i = j) {
     uint64_t count = 0, bytes = 0;
     int64_t impacting = 0;
+    size_t end = hsi_lua_keyrun(tx, i, n);
     const hsi_group *g0 = &sc->groups.g[tx[i].at];
-    for (j = i; j < n && tx[j].len == tx[i].len && memcmp(tx[j].s, tx[i].s, tx[i].len) == 0; j++) {
+    for (j = i; j < end; j++) {
       const hsi_agg *a = &sc->groups.g[tx[j].at].agg;
       count += a->cls_count[HSI_AIFO];
       bytes += a->cls_bytes[HSI_AIFO];

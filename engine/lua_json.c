@@ -114,13 +114,21 @@ static void add_string(out *o, const char *s, size_t len) {
   addc(o, '"');
 }
 
-/* Bytewise order of two strings (Lua's own in the C locale), as qsort
-   takes it (lua_run.h). */
+/* Bytewise order of two strings (Lua's own in the C locale), equal ones
+   by `at`, as qsort takes it (lua_run.h). */
 int hsi_lua_keycmp(const void *a, const void *b) {
   const hsi_lua_key *x = (const hsi_lua_key *)a, *y = (const hsi_lua_key *)b;
   size_t m = x->len < y->len ? x->len : y->len;
   int c = memcmp(x->s, y->s, m);
-  return c ? c : (x->len > y->len) - (x->len < y->len);
+  if (c) return c;
+  if (x->len != y->len) return x->len < y->len ? -1 : 1;
+  return (x->at > y->at) - (x->at < y->at);
+}
+
+size_t hsi_lua_keyrun(const hsi_lua_key *k, size_t i, size_t n) {
+  size_t j = i + 1;
+  while (j < n && k[j].len == k[i].len && memcmp(k[j].s, k[i].s, k[i].len) == 0) j++;
+  return j;
 }
 
 static void value(out *o, int idx, int depth);

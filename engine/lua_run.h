@@ -210,11 +210,15 @@ size_t hsi_lua_stack_keytext(lua_State *L, int cache, const struct hsi_analysis 
 int hsi_lua_stack_match(lua_State *L, int idx, int pat);
 
 /*
-** A string (not terminated) and where it came from, for sorting in the
-** bytewise order of hsi_lua_keycmp (Lua's `<` in the C locale), with
-** qsort: heapscript.sort, JSON object keys (lua_json.c), A:folded's lines.
+** A string (not terminated) and where it came from, for sorting with
+** qsort in the bytewise order of hsi_lua_keycmp (Lua's `<` in the C
+** locale), equal strings in the order of `at`: heapscript.sort, JSON
+** object keys (lua_json.c), A:folded's lines, A:stack_figures' keys (whose
+** equal keys take the first group's Stack).  hsi_lua_keyrun: the end of
+** the run of keys equal to k[i] in a sorted k[0..n).
 */
 typedef struct hsi_lua_key { const char *s; size_t len, at; } hsi_lua_key;
 int hsi_lua_keycmp(const void *a, const void *b);
+size_t hsi_lua_keyrun(const hsi_lua_key *k, size_t i, size_t n);
 
 #endif

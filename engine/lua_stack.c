@@ -34,12 +34,14 @@ enum { UV_OWNER = 1, UV_FRAMES, UV_COUNT_ = UV_FRAMES };
 
 #define tostack(L, i) ((Stack *)luaL_checkudata(L, i, HSI_LUA_STACK))
 
-/* Key, in the caller's cache table, of the table of Stack objects. */
+/* Key, in the caller's cache table, of the table of Stack objects, and
+   the key of one in it. */
 static const char objects_key = 'S';
+static lua_Integer stack_key(uint32_t id, uint32_t inst) { return (lua_Integer)(((uint64_t)id << 32) | inst); }
 
 void hsi_lua_stack_push(lua_State *L, int owner, int cache, const struct hsi_analysis *a,
                         uint32_t id, uint32_t inst, int64_t ts) {
-  lua_Integer key = (lua_Integer)(((uint64_t)id << 32) | inst);
+  lua_Integer key = stack_key(id, inst);
   Stack *s;
   owner = lua_absindex(L, owner);
   cache = lua_absindex(L, cache);
@@ -275,7 +277,6 @@ size_t hsi_lua_stack_flame(lua_State *L, int idx, char *out, size_t cap) {
 
 size_t hsi_lua_stack_keytext(lua_State *L, int cache, const struct hsi_analysis *a, uint32_t id,
                              uint32_t inst, int64_t ts, char *out, size_t cap) {
-  lua_Integer key = (lua_Integer)(((uint64_t)id << 32) | inst);
   Stack s;
   memset(&s, 0, sizeof s);
   s.a = a;
@@ -284,7 +285,7 @@ size_t hsi_lua_stack_keytext(lua_State *L, int cache, const struct hsi_analysis 
   s.ts = ts;
   /* a Stack made already names its frames at its own time */
   if (lua_rawgetp(L, cache, &objects_key) == LUA_TTABLE) {
-    if (lua_rawgeti(L, -1, key) == LUA_TUSERDATA) s.ts = ((const Stack *)lua_touserdata(L, -1))->ts;
+    if (lua_rawgeti(L, -1, stack_key(id, inst)) == LUA_TUSERDATA) s.ts = ((const Stack *)lua_touserdata(L, -1))->ts;
     lua_pop(L, 1);
   }
   lua_pop(L, 1);

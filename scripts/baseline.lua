@@ -316,11 +316,12 @@ function M.Baseline:figures(select, per, window)
   if self.trace and only_kind and window == nil then
     local kinds = select.kind
     if type(kinds) == "string" then kinds = { kinds } end
+    local plain                  -- where the sum below is kept for the next rule
     if per ~= nil then
       -- one kind with groups (a trace of heap events alone): its figures
       -- as they are, shared, not copied; a loaded baseline's (whose
       -- stacks would be named lazily, under whatever map is current then)
-      -- as a plain copy, made once for every rule that asks
+      -- as the plain sum below, made once for every rule that asks
       local only
       for _, kind in ipairs(M.KINDS) do
         if (kinds == nil or M.has(kinds, kind)) and next(self:kind_figures(kind, per)) ~= nil then
@@ -332,16 +333,8 @@ function M.Baseline:figures(select, per, window)
       if only and self.with_frames then return self:kind_figures(only, per) end
       if only then
         self.plain = self.plain or {}
-        local id = kind_id(only, per)
-        if not self.plain[id] then
-          local out = {}
-          for k, g in pairs(self:kind_figures(only, per)) do
-            local e = sum_into(out, k, g)
-            if per == "process" then e.headline = rawget(g, "headline") end
-          end
-          self.plain[id] = out
-        end
-        return self.plain[id]
+        plain = kind_id(only, per)
+        if self.plain[plain] then return self.plain[plain] end
       end
     end
     local out, summed = {}, 0
@@ -362,6 +355,7 @@ function M.Baseline:figures(select, per, window)
         if e.count == 0 and e.impacting == 0 then out[k] = nil end
       end
     end
+    if plain then self.plain[plain] = out end
     return out
   end
   if self.trace then

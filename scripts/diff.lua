@@ -121,12 +121,10 @@ for _, by in ipairs({ "stack", "tag", "process" }) do
     if text and n > o.top then print(("  ... %d more (--top)"):format(n - o.top)) end
     if by == "stack" then
       for _, r in ipairs(stackless) do
+        local x = { kind = r.kind, delta = r.delta, base = figures(r.base), new = figures(r.new) }
         out.no_stack = out.no_stack or {}
-        out.no_stack[#out.no_stack + 1] = { kind = r.kind, delta = r.delta, base = figures(r.base), new = figures(r.new) }
-        if text then
-          report.print(("  without a stack: %s %s -> %s, %d -> %d allocations (no stack walk matched)")
-            :format(r.kind, report.bytes(r.base.bytes), report.bytes(r.new.bytes), r.base.count, r.new.count))
-        end
+        out.no_stack[#out.no_stack + 1] = x
+        if text then report.print("  without a stack: " .. report.no_stack_text(x) .. " (no stack walk matched)") end
       end
     end
   end

@@ -380,6 +380,15 @@ function M.recorded(T)
   end })
 end
 
+-- diff's allocations without a stack of one kind ({kind, base, new}, as
+-- its JSON no_stack has them), in a line: "heap 0 B -> 400 B, 0 -> 4
+-- allocations", with `arrow` for "->".
+function M.no_stack_text(x, arrow)
+  arrow = arrow or "->"
+  return ("%s %s %s %s, %d %s %d allocations"):format(x.kind, M.bytes(x.base.bytes), arrow, M.bytes(x.new.bytes),
+    x.base.count, arrow, x.new.count)
+end
+
 -- The sentence that says it.
 function M.lost_text(l)
   local parts = {}
@@ -406,7 +415,8 @@ function M.finish(o, out, r)
   local lost = M.lost()
   out.lost = lost
   if text and lost then M.print("note: " .. M.lost_text(lost)) end
-  if text and M.unnamed_note() then M.print(M.unnamed_note()) end
+  local unnamed_note = text and M.unnamed_note()
+  if unnamed_note then M.print(unnamed_note) end
   if text and stackless == "seen" then
     M.print("note: (no stack) stands for allocations no stack walk was matched to: recorded without stack walks "
       .. "for their events, or the walks were lost (see Recording a trace, README)")

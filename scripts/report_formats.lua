@@ -232,8 +232,7 @@ function F.markdown(r, top)
     L[#L + 1] = ("**Against the baseline**: %d %s changed"):format(#changed, #changed == 1 and "stack" or "stacks")
     L[#L + 1] = ""
     for _, x in ipairs(r.no_stack or {}) do
-      L[#L + 1] = ("Without a stack (no stack walk matched): %s %s → %s, %d → %d allocations"):format(x.kind,
-        report.bytes(x.base.bytes), report.bytes(x.new.bytes), x.base.count, x.new.count)
+      L[#L + 1] = "Without a stack (no stack walk matched): " .. report.no_stack_text(x, "→")
       L[#L + 1] = ""
     end
     if #changed > 0 then

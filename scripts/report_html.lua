@@ -365,8 +365,7 @@ function H.page(r)
   if r.deltas then
     local ns = {}
     for _, x in ipairs(r.no_stack or {}) do
-      ns[#ns + 1] = ('<p class="meta">Without a stack (no stack walk matched): %s %s → %s, %d → %d allocations</p>')
-        :format(esc(x.kind), esc(report.bytes(x.base.bytes)), esc(report.bytes(x.new.bytes)), x.base.count, x.new.count)
+      ns[#ns + 1] = '<p class="meta">Without a stack (no stack walk matched): ' .. esc(report.no_stack_text(x, "→")) .. "</p>"
     end
     add('<section id="baseline"><h2>Against the baseline</h2>' .. deltas_table(r.deltas) .. table.concat(ns) .. "</section>")
   end
