@@ -80,8 +80,8 @@ $(B)/tests/%: tests/unit/%.c tests/unit/unit.h tests/unit/corpus.h $(LIB) | $(B)
 
 # The fuzz targets (tests/fuzz/fuzz_*.c) with a plain driver, replaying
 # their corpora in make test: reader (corpus), PDB (pdb_corpus), symbol
-# maps (symmap_corpus).
-FUZZ := reader pdb symmap
+# maps (symmap_corpus), the JSON decoder of baselines (json_corpus).
+FUZZ := reader pdb symmap json
 $(B)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(LIB) | $(B)
 	@mkdir -p $(B)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/driver.c $(LIB) $(LDLIBS)
@@ -100,13 +100,16 @@ $(B):
 test: $(B)/heapscript $(UNIT_BIN) $(FUZZ:%=$(B)/tests/fuzz_%) $(B)/tests/pdbdump $(B)/tests/pdbmangle
 	HS_BUILD=$(B) HS_BIN=$(B)/heapscript sh tests/run.sh
 
+# The Lua side the JSON target needs (the other targets do not call it).
+FUZZ_LUA_SRC := engine/lua_jsondec.c engine/lua_json.c
 # libFuzzer build (clang): make fuzz, then ./build/fuzz/fuzz_reader tests/fuzz/corpus
-# (./build/fuzz/fuzz_pdb tests/fuzz/pdb_corpus, ./build/fuzz/fuzz_symmap tests/fuzz/symmap_corpus)
+# (./build/fuzz/fuzz_pdb tests/fuzz/pdb_corpus, ./build/fuzz/fuzz_symmap tests/fuzz/symmap_corpus,
+# ./build/fuzz/fuzz_json tests/fuzz/json_corpus)
 fuzz:
 	mkdir -p build/fuzz
 	for t in $(FUZZ); do \
 	  clang -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o build/fuzz/fuzz_$$t \
-	    tests/fuzz/fuzz_$$t.c $(CORE_SRC) || exit 1; done
+	    tests/fuzz/fuzz_$$t.c $(CORE_SRC) $(FUZZ_LUA_SRC) $(LPEG_LIB) $(LUA_LIB) -lm || exit 1; done
 
 # Write the golden report files (tests/golden/cases.txt) again; review the diff.
 golden: heapscript

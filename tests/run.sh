@@ -20,6 +20,7 @@ done
 step "fuzz-replay" "$B/tests/fuzz_reader" tests/fuzz/corpus
 step "fuzz-replay-pdb" "$B/tests/fuzz_pdb" tests/fuzz/pdb_corpus
 step "fuzz-replay-symmap" "$B/tests/fuzz_symmap" tests/fuzz/symmap_corpus
+step "fuzz-replay-json" "$B/tests/fuzz_json" tests/fuzz/json_corpus
 step "corpus" $HS tests/corpus/test_corpus.lua -- $HS
 
 steps_done tests
