@@ -28,7 +28,7 @@ function M.frame_key(f)
 end
 
 -- The key of the records without a stack.
-M.NO_STACK = "(no stack)"
+M.NO_STACK = report.NO_STACK
 
 -- The frames of a stack as stable keys, root first (the folded order).
 function M.root_first(stack)

@@ -227,6 +227,10 @@ function M.frames(stack, max)
   return f
 end
 
+-- What stands for a stack where the records have none (the C side's
+-- folded lines and stable keys write the same text).
+M.NO_STACK = "(no stack)"
+
 -- Modules whose frames a printed stack named by module and RVA alone
 -- where its headline is (no PDB or symbol map was found for them):
 -- report.finish says so once, with where to look.
@@ -238,7 +242,7 @@ local stackless
 function M.print_stack(stack, indent, max)
   indent = indent or "      "
   if not stack then
-    M.print(indent .. "(no stack)")
+    M.print(indent .. M.NO_STACK)
     stackless = stackless or "seen"
     return
   end
@@ -269,7 +273,7 @@ end
 local system = { "^ntdll", "^kernelbase", "^kernel32", "^ntoskrnl", "^nt!", "^ucrtbase", "^msvcrt",
                  "^win32k", "^hal%." }
 function M.headline(stack)
-  if not stack then return "(no stack)" end
+  if not stack then return M.NO_STACK end
   local frames = stack:frames()
   for _, f in ipairs(frames) do
     local low = f:lower()

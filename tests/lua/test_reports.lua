@@ -510,6 +510,8 @@ T.test("A:folded: bytes by stack, named, merged and sorted in C", function()
   check(same_lists(texts, want), "one line per text: the two processes' equal stacks merged, no zero or unknown size",
         table.concat(texts, "\n"):sub(1, 400))
   check(same_lists(bytes, wb), "their bytes: 100 + 200 + 7, 40, 8, 1", table.concat(bytes, ","))
+  check(require("report").NO_STACK == "(no stack)" and baseline.NO_STACK == "(no stack)",
+        "the text for no stack is one: the C side's folded lines, report's and the baselines' keys")
   local rt, rb = folded_ref(A, "heap")
   check(same_lists(texts, rt) and same_lists(bytes, rb), "the same as made in Lua from each record's Stack")
   local e1, e2 = t:allocations{kind = "pool"}:folded("pool")
