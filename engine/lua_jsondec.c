@@ -207,7 +207,7 @@ static void value(jd *d) {
     case 'f': word(d, "false"); lua_pushboolean(d->L, 0); return;
     case 'n': word(d, "null"); lua_pushvalue(d->L, d->null); return;
     case '{': case '[':
-      if (++d->depth > MAXDEPTH) fail(d, "fewer than 200 nested objects and arrays");
+      if (++d->depth > MAXDEPTH) fail(d, "at most 200 nested objects and arrays");
       luaL_checkstack(d->L, 4, "JSON nesting");
       if (c == '{') object(d); else array(d);
       d->depth--;

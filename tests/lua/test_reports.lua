@@ -617,9 +617,11 @@ T.test("A:stack_figures: baseline's figures per stack in C, as grouped and keyed
     w:heap{op = o, pid = 1000, tid = 1004, ts = ts, heap = 0x5000, addr = addr, size = size, stack = stack}
   end
   op("free", 0x90000)                                   -- allocated before the trace: impacting < 0, nothing kept
+  op("alloc", 0x30000, 64, { base + 0x5000 })           -- freed at the end: in a window after it, AOFI alone
   op("alloc", 0x20000, 100, { base + 0x1234, base + 0x2000 })
   op("alloc", 0x20300, 8)                               -- no stack
   op("alloc", 0x20400, 1, deep)
+  op("alloc", 0x20600, 3, { 0x2222 })                   -- one frame in no image: the key "?"
   op("alloc", 0x20500, 50, { base + 0x3000 })
   op("free", 0x20500)                                   -- freed: kept nothing, left out
   for i = 1, 3000 do                                    -- many stacks: more than the Lua stack's room
@@ -629,6 +631,7 @@ T.test("A:stack_figures: baseline's figures per stack in C, as grouped and keyed
       op("alloc", 0x100000 + 16 * i, i, { base + 0x4000 + 4 * i, base + 0x2000 })
     end
   end
+  op("free", 0x30000)
   assert(w:close())
   local t <close> = assert(heapscript.open(path))
   local A = t:allocations{kind = "heap"}
@@ -636,21 +639,32 @@ T.test("A:stack_figures: baseline's figures per stack in C, as grouped and keyed
   -- but these stacks not in it: naming them leaves the Lua stack as it was
   -- (a slot left behind per stack overran it)
   A:group("stack", { top = 1 })
-  eq(coroutine.wrap(function() return #A:stack_figures() end)(), 2984, "in a coroutine, before their Stacks are made")
+  eq(coroutine.wrap(function() return #A:stack_figures() end)(), 2985, "in a coroutine, before their Stacks are made")
   local keys, entries, stacks = A:stack_figures(nil, true)
   local at = {}
   for i, k in ipairs(keys) do at[k] = i end
   local q2 = at["app.exe+0x2000;?"]
   check(q2 and entries[q2].count == 20 and entries[q2].bytes == 150 * 210, "twenty stacks of one key: one entry, summed")
+  check(at["?"] and entries[at["?"]].bytes == 3 and at["(empty stack)"] == nil, "one frame in no image: the key '?', one character")
   local ns = at["(no stack)"]
   check(ns and entries[ns].bytes == 8 and stacks[ns] == false, "records without a stack: '(no stack)', no Stack")
   local dk
   for k in pairs(at) do if #k > 16384 then dk = k end end
   check(dk ~= nil and entries[at[dk]].bytes == 1, "the deep stack's key, longer than the first room for it")
   check(at["app.exe+0x3000"] == nil, "a stack that kept nothing is left out")
-  eq(#keys, 2980 + 4, "2,980 stacks, the first one, the merged one, the deep one, no stack (the free of a block from before too)")
+  eq(#keys, 2980 + 4 + 1, "2,980 stacks, the one of a frame in no image, the first one, the merged one, the deep one, no stack (the free of a block from before too)")
   eq(stack_figures_differ(A), "", "the same as grouped and keyed in Lua")
   eq(stack_figures_differ(A, { 0, 0.0000120 }), "", "and in a window")
+  -- a window after 0x30000 was allocated, to its free: that stack kept
+  -- nothing there but freed 64 bytes from before (impacting -64)
+  local after
+  for a in A:each() do if a.address == 0x20000 then after = a.alloc_time end end
+  local wk, we = A:stack_figures({ after, select(2, t:allocations():window()) })
+  local i5
+  for i, k in ipairs(wk) do if k == "app.exe+0x5000" then i5 = i end end
+  check(i5 and we[i5].count == 0 and we[i5].bytes == 0 and we[i5].impacting == -64,
+        "a stack that only freed what was allocated before the window: kept, impacting -64")
+  eq(stack_figures_differ(A, { after, select(2, t:allocations():window()) }), "", "and in that window as in Lua")
   local k0, e0 = t:allocations{kind = "pool"}:stack_figures()
   eq(#k0 + #e0, 0, "an empty selection: empty lists")
   t:close()

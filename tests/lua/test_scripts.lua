@@ -655,8 +655,23 @@ do -- json.decode (heapscript.json_decode, in C) against the LPeg grammar it rep
         "json.decode: the last of a key given twice, whole floats as integers, escapes undone (the backslash too)")
   local ok, err = pcall(json.decode, '{"groups": [1, 2')
   check(not ok and tostring(err):find("invalid JSON at byte 16 (the end): expected ',' or ']'", 1, true), "json.decode: where and what", err)
+  ok, err = pcall(json.decode, '{"x": [1, 2,, 3]}')
+  check(not ok and tostring(err):find("invalid JSON at byte 12: expected a value", 1, true),
+        "json.decode: the byte is the offset of what is wrong, counted from 0", err)
   ok, err = pcall(json.decode, ("["):rep(300) .. ("]"):rep(300))
-  check(not ok and tostring(err):find("fewer than 200 nested", 1, true), "json.decode: nesting too deep is an error, not a crash", err)
+  check(not ok and tostring(err):find("at byte 200: expected at most 200 nested", 1, true), "json.decode: nesting too deep is an error, not a crash", err)
+  ok, err = pcall(json.decode, ('{"a":'):rep(201) .. "1" .. ("}"):rep(201))
+  check(not ok and tostring(err):find("at most 200 nested", 1, true), "json.decode: 201 levels are too many", err)
+  check(json.decode(('{"a":'):rep(200) .. "1" .. ("}"):rep(200)) ~= nil, "json.decode: 200 levels are not")
+  -- each length of UTF-8 at its edges, as utf8.char makes it (and the grammar)
+  local wrong = {}
+  for _, cp in ipairs{ 0x01, 0x7F, 0x80, 0x7FF, 0x800, 0xFFFF } do
+    for _, f in ipairs{ '"\\u%04x"', '"\\u%04X"' } do
+      local text = f:format(cp)
+      if json.decode(text) ~= utf8.char(cp) or json.decode_lpeg(text) ~= utf8.char(cp) then wrong[#wrong + 1] = text end
+    end
+  end
+  check(#wrong == 0, "json.decode: \\u escapes at each UTF-8 length's edges (7F/80, 7FF/800, FFFF)", table.concat(wrong, " "))
   check(same(json.decode(("["):rep(150) .. ("]"):rep(150)), json.decode_lpeg(("["):rep(150) .. ("]"):rep(150))),
         "json.decode: 150 levels as the grammar reads them")
 end
