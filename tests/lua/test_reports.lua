@@ -183,8 +183,8 @@ T.test("diff: allocations without a stack are shown apart, not as a stack that c
         and out:find("  without a stack: heap 0 B -> 400 B, 0 -> 4 allocations (no stack walk matched)\n", 1, true)
         and not out:find("            (no stack)", 1, true), "the text: a line of its own", out)
   local md = run("diff " .. q(B) .. " " .. q(N2) .. " -- --markdown -")
-  check(md:find("**Against the baseline**: 1 stack changed", 1, true)
-        and md:find("Without a stack (no stack walk matched): heap 0 B → 400 B, 0 → 4 allocations", 1, true)
+  check(md:find("**Against the baseline**: 1 stack changed\n\nWithout a stack (no stack walk matched): heap 0 B → 400 B, "
+                .. "0 → 4 allocations\n\n| change |", 1, true)
         and not md:find("(no stack)`", 1, true), "Markdown: one stack changed, the stackless ones apart", md)
   local page = tmp .. "/ns.html"
   run("diff " .. q(B) .. " " .. q(N2) .. " -- --html " .. q(page))
@@ -473,10 +473,10 @@ T.test("A:folded: bytes by stack, named, merged and sorted in C", function()
   local path = tmp .. "/folded.etl"
   local w = assert(heapscript.writer(path))
   local base = 0x7ff700000000
-  for i, pid in ipairs({ 1000, 2000 }) do
-    w:process{op = "dcstart", pid = pid, ts = 20 * i, name = "app.exe"}
+  for i, pid in ipairs({ 1000, 2000, 3000 }) do
+    w:process{op = "dcstart", pid = pid, ts = 20 * i, name = pid == 3000 and "other.exe" or "app.exe"}
     w:image{op = "dcstart", pid = pid, base = base, size = 0x100000, ts = 20 * i + 10,
-            path = "\\Device\\HarddiskVolume3\\app\\app.exe"}
+            path = pid == 3000 and "\\Device\\HarddiskVolume3\\app\\other.dll" or "\\Device\\HarddiskVolume3\\app\\app.exe"}
   end
   local deep = {}
   for i = 1, 1200 do deep[i] = base + 0x10000 + i * 0x101 end  -- 1,200 frames: over 16 KB of text
@@ -492,6 +492,7 @@ T.test("A:folded: bytes by stack, named, merged and sorted in C", function()
   alloc(1000, 0x20400, 8)                                         -- no stack
   alloc(1000, 0x20500, 1, deep)
   alloc(2000, 0x20000, 7, { base + 0x1234, base + 0x2000 })      -- another process, the same text
+  alloc(3000, 0x20000, 5, { base + 0x1234, base + 0x2000 })      -- the same addresses in another image: its own text
   ts = ts + 10
   w:heap{op = "free", pid = 1000, tid = 1004, ts = ts, heap = 0x5000, addr = 0x90000}   -- size unknown: left out
   assert(w:close())
@@ -501,15 +502,17 @@ T.test("A:folded: bytes by stack, named, merged and sorted in C", function()
   local dtext
   for a in A:each() do if a.size == 1 then dtext = "heap;" .. a.stack:flame() end end
   check(#dtext > 16384, "the deep stack's text is longer than the first room made for it", #dtext)
-  local want = { "heap;(no stack)", "heap;app.exe+0x2000;app.exe+0x1234", "heap;app.exe+0x3000;app.exe+0x1234", dtext }
+  local want = { "heap;(no stack)", "heap;app.exe+0x2000;app.exe+0x1234", "heap;app.exe+0x3000;app.exe+0x1234", dtext,
+                 "heap;other.dll+0x2000;other.dll+0x1234" }
   heapscript.sort(want)
   local wb = {}
   for i, x in ipairs(want) do
-    wb[i] = x == "heap;(no stack)" and 8 or x:find("0x2000;", 1, true) and 307 or x:find("0x3000", 1, true) and 40 or 1
+    wb[i] = x == "heap;(no stack)" and 8 or x:find("other.dll", 1, true) and 5 or x:find("0x2000;", 1, true) and 307
+            or x:find("0x3000", 1, true) and 40 or 1
   end
-  check(same_lists(texts, want), "one line per text: the two processes' equal stacks merged, no zero or unknown size",
+  check(same_lists(texts, want), "one line per text: the two processes' equal stacks merged, the third's own, no zero or unknown size",
         table.concat(texts, "\n"):sub(1, 400))
-  check(same_lists(bytes, wb), "their bytes: 100 + 200 + 7, 40, 8, 1", table.concat(bytes, ","))
+  check(same_lists(bytes, wb), "their bytes: 100 + 200 + 7, 40, 8, 1, 5", table.concat(bytes, ","))
   check(require("report").NO_STACK == "(no stack)" and baseline.NO_STACK == "(no stack)",
         "the text for no stack is one: the C side's folded lines, report's and the baselines' keys")
   local rt, rb = folded_ref(A, "heap")
