@@ -358,6 +358,46 @@ do
   local r8, c10, raw8 = report("policy " .. q(ns) .. " -- --rules " .. q(rules) .. " --baseline " .. q(nb))
   check(c10 == 0 and r8 and r8.failed == 0, "3 leaks without a stack beside the baseline's stack: no new leaking stack", raw8)
   os.remove(ns); os.remove(nb)
+  -- a group the baseline has only because it freed, in the window, what was
+  -- allocated before it (nothing leaked, impacting < 0): a leak there is new
+  for _, side in ipairs({ { nb, 0 }, { ns, 2 } }) do
+    w = assert(heapscript.writer(side[1]))
+    w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
+    w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 10000, heap = 0x5000, addr = 0x90000, size = 64}
+    w:heap{op = "free", pid = 1000, tid = 1004, ts = 50000, heap = 0x5000, addr = 0x90000}
+    for i = 1, side[2] do
+      w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 60000 + 10 * i, heap = 0x5000, addr = 0x100000 + 64 * i, size = 40}
+    end
+    w:process{op = "dcend", pid = 1000, ts = 100000, name = "app.exe"}
+    assert(w:close())
+  end
+  rf = assert(io.open(rules, "w"))
+  rf:write([[return { { name = "new", select = { kind = "heap" }, window = { 0.002, 0.009 }, no_new_leaks = true } }]])
+  rf:close()
+  local r9, c11, raw9 = report("policy " .. q(ns) .. " -- --rules " .. q(rules) .. " --baseline " .. q(nb))
+  check(c11 == 1 and r9 and r9.failed == 1 and r9.results[1].violations[1].value == 80,
+        "the baseline's group there kept nothing (it freed from before the window): two leaks there are new", raw9)
+  os.remove(ns); os.remove(nb)
+  -- several violations of one rule: the largest excess first, the others counted
+  w = assert(heapscript.writer(ns))
+  w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
+  w:image{op = "dcstart", pid = 1000, base = 0x7ff700000000, size = 0x10000, ts = 20,
+          path = "\\Device\\HarddiskVolume3\\app\\app.exe"}
+  for i, sz in ipairs({ 100, 300, 120 }) do
+    w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 100 + 10 * i, heap = 0x5000, addr = 0x100000 + 0x1000 * i, size = sz,
+           stack = { 0x7ff700001000 + 0x10 * i }}
+  end
+  assert(w:close())
+  rf = assert(io.open(rules, "w"))
+  rf:write([[return { { name = "each", select = { kind = "heap" }, per = "stack", max_leaked_bytes = 50 } }]])
+  rf:close()
+  local r10, c12, raw10 = report("policy " .. q(ns) .. " -- --rules " .. q(rules))
+  local vs = r10 and r10.results[1].violations or {}
+  check(c12 == 1 and #vs == 3 and vs[1].value == 300 and vs[2].value == 120 and vs[3].value == 100,
+        "three stacks over the limit: the largest excess first", raw10)
+  local o10 = run("policy " .. q(ns) .. " -- --rules " .. q(rules))
+  check(o10:find("leaked_bytes = 300, limit 50 (and 2 more)", 1, true), "the text names it and counts the others", o10)
+  os.remove(ns)
   -- a rule for a process the trace has no records of (heap tracing on for another one)
   rf = assert(io.open(rules, "w"))
   rf:write([[return {
