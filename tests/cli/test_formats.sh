@@ -71,6 +71,28 @@ if [ $regen = 0 ]; then
   fi
 fi
 
+# names with XML's special characters (a process, a rule) are escaped in
+# every attribute and text of the JUnit file, which stays valid
+if [ $regen = 0 ]; then
+  cat >"$tmp/mk.lua" <<'LUA'
+local w = assert(heapscript.writer(arg[1]))
+w:process{op = "dcstart", pid = 1000, ts = 10, name = [[a&b<"c'>.exe]]}
+w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 100, heap = 0x5000, addr = 0x20000, size = 100}
+assert(w:close())
+LUA
+  printf '%s\n' "return { { name = [[leaks <&> \"q\"]], select = { kind = \"heap\" }, per = \"process\", max_leaked_bytes = 10 } }" >"$tmp/xr.lua"
+  $HS "$tmp/mk.lua" -- "$tmp/xml.etl" >/dev/null 2>&1
+  $HS policy "$tmp/xml.etl" -- --rules "$tmp/xr.lua" --junit "$tmp/xml.xml" >/dev/null 2>&1; code=$?
+  if [ $code = 1 ] && grep -qF 'name="leaks &lt;&amp;&gt; &quot;q&quot;"' "$tmp/xml.xml" \
+     && grep -qF '<failure message="a&amp;b&lt;&quot;c&apos;&gt;.exe (1000): leaked_bytes = 100, limit 10"' "$tmp/xml.xml"; then
+    echo "ok - JUnit: a rule's and a process's special characters escaped"
+  else echo "not ok - JUnit with special characters (exit $code): $(grep -n 'testcase\|failure' "$tmp/xml.xml")"; fail=1; fi
+  if [ $have_xmllint = 1 ]; then
+    xmllint --noout --schema tests/junit.xsd "$tmp/xml.xml" 2>"$tmp/xerr" && echo "ok - xml.xml is valid JUnit XML" \
+      || { echo "not ok - xml.xml is not valid: $(head -3 "$tmp/xerr")"; fail=1; }
+  fi
+fi
+
 # the schema itself rejects what it should
 if [ $have_xmllint = 1 ] && [ $regen = 0 ]; then
   printf '<testsuites><testsuite name="s"><testcase name="a"><failure message="m"/><bogus/></testcase></testsuite></testsuites>\n' >"$tmp/bad.xml"

@@ -291,5 +291,34 @@ for _, v in ipairs{ { "mapped", { cpus = 20, buffer_size = 1 << 20 } },
   t:close()
 end
 
+-- more damage than a report lists: the first ten, then how many more (each
+-- is on standard error, and in the JSON)
+do
+  local p = dir .. "/twelve.etl"
+  local w = assert(heapscript.writer(p, { cpus = 1, buffer_size = 65536 }))
+  w:process{op = "dcstart", pid = 100, ts = 10, name = "app.exe"}
+  for i = 1, 20000 do
+    assert(w:heap { op = "alloc", pid = 100, tid = 101, ts = 1000 + 10 * i, heap = 0x10000, addr = 0x20000 + 16 * i,
+                    size = 16, stack = { 0x401000 + i, 0x402000, 0x403000 } })
+  end
+  w:close()
+  local s = slurp(p)
+  local b = buffers(s)
+  for i = 3, 14 do s = patch(s, b[i] + 0x48 + 4, "\1\0") end    -- twelve buffers, their first record: Size 1
+  spit(p, s)
+  local _, _, ierr = run("info " .. q(p))
+  local want = damage_lines(ierr)
+  local code, out, err = run("leaks " .. q(p))
+  local listed = 0
+  for line in out:gmatch("[^\n]+") do if line:find("^  " .. p:gsub("%p", "%%%0") .. ": offset 0x") then listed = listed + 1 end end
+  check(#want == 12 and code == 1 and #damage_lines(err) == 12 and listed == 10
+        and out:find("\n  ... and 2 more (each is on standard error)\n", 1, true),
+        "twelve damaged buffers: ten listed in the report, the two others counted", out:sub(-900))
+  local jf = dir .. "/twelve.json"
+  run("leaks " .. q(p) .. " --json " .. q(jf))
+  local ok, r = pcall(json.decode, slurp(jf))
+  check(ok and #r.damage == 12, "and all twelve in the JSON", ok and #r.damage or r)
+end
+
 os.execute("rm -rf " .. q(dir))
 return T.done("test_damage_scripts")
