@@ -67,5 +67,9 @@ M=${TMPDIR:-/tmp}/hs-span.$$.etl
 "$HS" info --json "$M" | grep -q '"opcode": 46, "id": 0, "version": 258, "count": 1}' \
   || no "info --json by_key: the whole version word 258: $("$HS" info --json "$M" | grep '"opcode": 46')"
 rm -f "$M" "${TMPDIR:-/tmp}/hs-span.$$.lua"
+# records without ids (StackWalk, PERFINFO) match no --pid, not even the
+# value that stands for none inside (0xFFFFFFFF)
+n=$("$HS" dump --pid 4294967295 examples/notmyfault.etl | wc -l)
+[ "$n" -eq 0 ] || no "dump --pid 4294967295 listed $n records without ids"
 [ "$fails" -eq 0 ] && echo "ok: dump and info"
 [ "$fails" -eq 0 ]

@@ -781,4 +781,56 @@ test("examples/notmyfault.etl ground truth", function()
   heapscript.symbols(false)
 end)
 
+-- heapscript merge of two runs with their own clocks, CPU counts, losses
+-- and extended items: the merged file reads as the two files read together
+test("merge: two files, two clocks, one file", function()
+  local d = tmpdir()
+  local S = 132223104000000000
+  local A, B, M = d .. "/a.etl", d .. "/b.etl", d .. "/m.etl"
+  local P = "b1a2c3d4-0000-4000-8000-000000000001"
+  -- A starts a second after B, its clock 10 MHz on 2 CPUs; B's 3 MHz on 4
+  for _, f in ipairs{ { A, { cpus = 2, perf_freq = 10000000, start_time = S + 10000000, events_lost = 3 }, 1000 },
+                      { B, { cpus = 4, perf_freq = 3000000, start_time = S, events_lost = 5 }, 2000 } } do
+    local w = assert(heapscript.writer(f[1], f[2]))
+    local pid, freq = f[3], f[2].perf_freq
+    w:process{op = "dcstart", pid = pid, ts = 10, name = "app.exe"}
+    for i = 1, 40 do
+      local ts = freq // 100 * i                             -- every 10 ms
+      w:heap{op = "alloc", pid = pid, tid = pid + 4, ts = ts, cpu = i % f[2].cpus, heap = 0x5000,
+             addr = 0x20000 + 64 * i, size = i}
+      w:event{provider = P, id = i, opcode = 1, pid = pid, tid = pid + 4, ts = ts + 1, cpu = (i + 1) % f[2].cpus,
+              payload = string.pack("<I4", pid + i), stack = { 0x7ff700001000 + i }, ext = { { type = 9, data = string.pack("<I4", i) } }}
+    end
+    assert(w:close())
+  end
+  local code, _, err = T.run("merge -o " .. q(M) .. " " .. q(A) .. " " .. q(B))
+  eq(code, 0, "merge: exit 0", err)
+  local tm <close> = assert(heapscript.open(M))
+  local tp <close> = assert(heapscript.open(A, B))
+  local h = tm:header()
+  check(h.cpus == 4 and h.events_lost == 8 and h.start_time == S and h.perf_freq == 10000000,
+        "the header: the most CPUs, the losses summed, the earlier start, the first file's clock",
+        ("%d %d %d %d"):format(h.cpus, h.events_lost, h.start_time, h.perf_freq))
+  local function list(t)
+    local l = {}
+    for ev in t:events() do
+      if not (ev.opcode == 0 and ev.id == 0 and ev.provider == "68fdd900-4a3e-11d1-84f4-0000f80464e3") then
+        local items = {}
+        for _, it in ipairs(ev.header_type:find("EVENT_HEADER") and ev:ext() or {}) do
+          items[#items + 1] = it.type .. "=" .. (it.data and it.data:gsub(".", function(c) return ("%02x"):format(c:byte()) end) or "")
+        end
+        l[#l + 1] = table.concat({ ev.provider, ev.id, ev.opcode, ev.pid, ev.tid, ev.cpu, ("%.7f"):format(ev.time),
+                                   ev:bytes(0), table.concat(items, ",") }, "|")
+      end
+    end
+    return l
+  end
+  local lm, lp = list(tm), list(tp)
+  local first
+  for i = 1, math.max(#lm, #lp) do if lm[i] ~= lp[i] then first = i; break end end
+  check(#lm == #lp and #lm > 160 and not first, "every record the same: ids, CPU, time, payload, extended items",
+        first and ("%d of %d/%d: %s | %s"):format(first, #lm, #lp, lm[first], lp[first]) or #lm)
+  os.execute("rm -rf " .. q(d))
+end)
+
 return T.done("test_writer")
