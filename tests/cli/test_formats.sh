@@ -19,6 +19,14 @@ if ! command -v xmllint >/dev/null 2>&1; then
   else echo "SKIP JUnit schema validation: no xmllint (make deps installs libxml2-utils)"; fi
 fi
 
+# Is JUnit file $1 valid against tests/junit.xsd?  Says so (nothing
+# without xmllint); 1 when not.
+valid_junit() {
+  [ $have_xmllint = 1 ] || return 0
+  if xmllint --noout --schema tests/junit.xsd "$1" 2>"$tmp/xerr"; then echo "ok - ${1##*/} is valid JUnit XML"
+  else echo "not ok - ${1##*/} is not valid against tests/junit.xsd: $(head -3 "$tmp/xerr")"; return 1; fi
+}
+
 grep -v '^#' $G/cases.txt | grep -v '^ *$' | while read -r name cmd; do
   case $name in
     *.folded) opt=--folded ;;
@@ -43,10 +51,7 @@ grep -v '^#' $G/cases.txt | grep -v '^ *$' | while read -r name cmd; do
     diff -u "$G/$name" "$tmp/$name" | head -20
     exit 1
   fi
-  if [ "${name##*.}" = xml ] && [ $have_xmllint = 1 ]; then
-    if xmllint --noout --schema tests/junit.xsd "$tmp/$name" 2>"$tmp/xerr"; then echo "ok - $name is valid JUnit XML"
-    else echo "not ok - $name is not valid against tests/junit.xsd: $(head -3 "$tmp/xerr")"; exit 1; fi
-  fi
+  if [ "${name##*.}" = xml ]; then valid_junit "$tmp/$name" || exit 1; fi
 done || fail=1
 
 # a damaged trace: each report file says so before its figures (the run
@@ -65,10 +70,7 @@ if [ $regen = 0 ]; then
      && grep -qF "$tmp/cut.etl: offset 0x60000 (buffer 6): expected a whole buffer" "$tmp/cut.xml"; then
     echo "ok - JUnit of a damaged trace: a failed case 'trace damage' naming it"
   else echo "not ok - JUnit of a damaged trace (exit $code): $(grep -n 'testsuites\|damage' "$tmp/cut.xml")"; fail=1; fi
-  if [ $have_xmllint = 1 ]; then
-    xmllint --noout --schema tests/junit.xsd "$tmp/cut.xml" 2>"$tmp/xerr" && echo "ok - cut.xml is valid JUnit XML" \
-      || { echo "not ok - cut.xml is not valid: $(head -3 "$tmp/xerr")"; fail=1; }
-  fi
+  valid_junit "$tmp/cut.xml" || fail=1
 fi
 
 # names with XML's special characters (a process, a rule) are escaped in
@@ -87,10 +89,7 @@ LUA
      && grep -qF '<failure message="a&amp;b&lt;&quot;c&apos;&gt;.exe (1000): leaked_bytes = 100, limit 10"' "$tmp/xml.xml"; then
     echo "ok - JUnit: a rule's and a process's special characters escaped"
   else echo "not ok - JUnit with special characters (exit $code): $(grep -n 'testcase\|failure' "$tmp/xml.xml")"; fail=1; fi
-  if [ $have_xmllint = 1 ]; then
-    xmllint --noout --schema tests/junit.xsd "$tmp/xml.xml" 2>"$tmp/xerr" && echo "ok - xml.xml is valid JUnit XML" \
-      || { echo "not ok - xml.xml is not valid: $(head -3 "$tmp/xerr")"; fail=1; }
-  fi
+  valid_junit "$tmp/xml.xml" || fail=1
 fi
 
 # the schema itself rejects what it should
