@@ -22,6 +22,8 @@
 #include "lua_run.h"
 
 #define MAXDEPTH 200
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 typedef struct jd {
   lua_State *L;
@@ -154,47 +156,54 @@ static void number(jd *d) {
 
 static void value(jd *d);
 
-/* The object at the current byte (a '{'), pushed. */
-static void object(jd *d) {
-  lua_State *L = d->L;
+/* Is the current byte c?  Then it is read. */
+static int eat(jd *d, char c) {
+  if (d->i >= d->n || d->s[d->i] != c) return 0;
   d->i++;
-  lua_newtable(L);
+  return 1;
+}
+
+/* At the '{' or '[' of an object or an array: its table pushed, and 0
+   when it is empty (its `close` read too). */
+static int begin(jd *d, char close) {
+  d->i++;
+  lua_newtable(d->L);
   ws(d);
-  if (d->i < d->n && d->s[d->i] == '}') { d->i++; return; }
-  for (;;) {
+  return !eat(d, close);
+}
+
+/* After an item of an object or an array: 1 at a ',' (another item
+   follows), 0 at `close` (the end), else an error expecting `what`. */
+static int another(jd *d, char close, const char *what) {
+  ws(d);
+  if (eat(d, ',')) return 1;
+  if (!eat(d, close)) fail(d, what);
+  return 0;
+}
+
+/* The object (or array) at the current byte, a '{' (a '['), pushed. */
+static void object(jd *d) {
+  if (!begin(d, '}')) return;
+  do {
     ws(d);
     if (d->i >= d->n || d->s[d->i] != '"') fail(d, "a string naming a member");
     string(d);
     ws(d);
-    if (d->i >= d->n || d->s[d->i] != ':') fail(d, "':'");
-    d->i++;
+    if (!eat(d, ':')) fail(d, "':'");
     ws(d);
     value(d);
-    lua_rawset(L, -3);
-    ws(d);
-    if (d->i < d->n && d->s[d->i] == ',') { d->i++; continue; }
-    if (d->i < d->n && d->s[d->i] == '}') { d->i++; return; }
-    fail(d, "',' or '}'");
-  }
+    lua_rawset(d->L, -3);
+  } while (another(d, '}', "',' or '}'"));
 }
 
-/* The array at the current byte (a '['), pushed. */
 static void array(jd *d) {
-  lua_State *L = d->L;
   lua_Integer k = 0;
-  d->i++;
-  lua_newtable(L);
-  ws(d);
-  if (d->i < d->n && d->s[d->i] == ']') { d->i++; return; }
-  for (;;) {
+  if (!begin(d, ']')) return;
+  do {
     ws(d);
     value(d);
-    lua_rawseti(L, -2, ++k);
-    ws(d);
-    if (d->i < d->n && d->s[d->i] == ',') { d->i++; continue; }
-    if (d->i < d->n && d->s[d->i] == ']') { d->i++; return; }
-    fail(d, "',' or ']'");
-  }
+    lua_rawseti(d->L, -2, ++k);
+  } while (another(d, ']', "',' or ']'"));
 }
 
 static void value(jd *d) {
@@ -207,7 +216,7 @@ static void value(jd *d) {
     case 'f': word(d, "false"); lua_pushboolean(d->L, 0); return;
     case 'n': word(d, "null"); lua_pushvalue(d->L, d->null); return;
     case '{': case '[':
-      if (++d->depth > MAXDEPTH) fail(d, "at most 200 nested objects and arrays");
+      if (++d->depth > MAXDEPTH) fail(d, "at most " STR(MAXDEPTH) " nested objects and arrays");
       luaL_checkstack(d->L, 4, "JSON nesting");
       if (c == '{') object(d); else array(d);
       d->depth--;
