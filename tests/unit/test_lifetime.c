@@ -787,6 +787,157 @@ TEST(random_virtual_against_model) {
   hsi_life_free(L);
 }
 
+/*
+** The moving-realloc summary needs its Alloc and Free on the ReAlloc's own
+** heap: the same addresses allocated and freed on another heap just before
+** are another call's, so the ReAlloc is a lone one on its heap.
+*/
+TEST(realloc_summary_same_heap) {
+  hsi_life *L = hsi_life_new();
+  const hsi_recs *R;
+  const hsi_life_stats *st = hsi_life_stats_get(L);
+  FEEDV(L, halloc(10, 5, H1, 0x1000, 100), 1);      /* rec 0: the old block, on H1 */
+  FEEDV(L, halloc(20, 5, H2, 0x5000, 300), 1);      /* rec 1: on H2 */
+  FEEDV(L, hfree(21, 5, H2, 0x1000), 1);            /* rec 2: H2's 0x1000, before the trace */
+  FEEDV(L, hrealloc(22, 5, H1, 0x5000, 300, 0x1000, 100), 1);   /* rec 3 */
+  CHECK_EQ(st->heap_realloc_summary, 0);
+  CHECK_EQ(st->heap_realloc_lone, 1);
+  CHECK_EQ(R_.count, 1); CHECK_EQ(R_.first, 3);
+  CHECK_EQ(R_.nended, 1); CHECK_EQ(R_.ended[0], 0);
+  R = hsi_life_recs(L);
+  CHECK_EQ(R->ts_free[0], 22); CHECK_EQ(R->reason[0], HSI_END_REALLOC);
+  CHECK_EQ(R->key[3], H1); CHECK_EQ(R->addr[3], 0x5000);
+  CHECK(!(R->flags[1] & HSI_RF_REALLOC));
+  CHECK_EQ(hsi_life_live(L), 2);   /* H2's 0x5000 and H1's 0x5000 */
+  hsi_life_free(L);
+}
+
+/*
+** The recent-free cache is per process instance: heap handles repeat
+** across processes (each has its default heap at a similar address), so a
+** Free in process 2 of an address process 1 freed is process 2's block,
+** allocated before the trace, not a double free.  Instance 0x10001 shares
+** instance 1's slot of the cache (its 65,536 slots are indexed by address,
+** instance and heap hashed), so what the slot holds must be checked too.
+*/
+TEST(double_free_per_process) {
+  hsi_life *L = hsi_life_new();
+  const hsi_recs *R;
+  const hsi_life_stats *st = hsi_life_stats_get(L);
+  FEEDV(L, halloc(10, 1, H1, 0x1000, 100), 1);
+  FEEDV(L, hfree(20, 1, H1, 0x1000), 1);
+  FEEDV(L, hfree(30, 9, H1, 0x1000), 0x10001);
+  CHECK_EQ(st->heap_double_free, 0);
+  CHECK_EQ(st->heap_free_unknown, 1);
+  CHECK_EQ(R_.nended, 1); CHECK_EQ(R_.ended[0], 1);
+  R = hsi_life_recs(L);
+  CHECK_EQ(R->n, 2);
+  CHECK_EQ(R->inst[1], 0x10001); CHECK_EQ(R->flags[1] & HSI_RF_BEFORE, HSI_RF_BEFORE);
+  CHECK_EQ(R->ts_free[1], 30);
+  /* and in another process whose slot differs */
+  FEEDV(L, hfree(35, 9, H1, 0x1000), 2);
+  CHECK_EQ(st->heap_double_free, 0);
+  CHECK_EQ(hsi_life_recs(L)->inst[2], 2);
+  /* in process 0x10001 it is one now */
+  FEEDV(L, hfree(40, 9, H1, 0x1000), 0x10001);
+  CHECK_EQ(st->heap_double_free, 1);
+  hsi_life_free(L);
+}
+
+/*
+** Virtual memory odd cases:
+**   - a decommit of size 0 not at the region's base ends the pages from its
+**     address to the region's end (the pages below stay committed);
+**   - a reservation over committed pages ends them as reused (their release
+**     was lost), not as released;
+**   - a DCEnd rundown (subop 129, at the trace's end) says nothing: a
+**     release after it of a region the trace never saw is before-trace
+**     memory, as without it (a DCStart rundown, 128, makes the region known);
+**   - pages of a rundown region decommitted once are known decommitted: a
+**     second decommit makes no second before-trace record.
+*/
+TEST(virtual_odd_cases) {
+  hsi_life *L = hsi_life_new();
+  const hsi_recs *R;
+  const hsi_life_stats *st = hsi_life_stats_get(L);
+  hsi_memop o;
+  FEEDV(L, vop(HSI_OP_VALLOC, 10, 7, 0x100000, 0x10000, HS_MEM_RESERVE | HS_MEM_COMMIT), 1);  /* 0 */
+  FEEDV(L, vop(HSI_OP_VFREE, 11, 7, 0x108000, 0, HS_MEM_DECOMMIT), 1);   /* 1: the piece below */
+  CHECK_EQ(R_.nended, 1); CHECK_EQ(R_.ended[0], 0);
+  R = hsi_life_recs(L);
+  CHECK_EQ(R->n, 2);
+  CHECK_EQ(R->addr[0], 0x108000); CHECK_EQ(R->size[0], 0x8000); CHECK_EQ(R->reason[0], HSI_END_DECOMMIT);
+  CHECK_EQ(R->addr[1], 0x100000); CHECK_EQ(R->size[1], 0x8000); CHECK_EQ(R->ts_free[1], HSI_TS_NEVER);
+  CHECK_EQ(R->ts_alloc[1], 10);
+  /* reserved again over the committed piece */
+  FEEDV(L, vop(HSI_OP_VALLOC, 20, 7, 0x100000, 0x10000, HS_MEM_RESERVE), 1);
+  CHECK_EQ(st->vm_reserve_over_commit, 1);
+  R = hsi_life_recs(L);
+  CHECK_EQ(R->ts_free[1], 20); CHECK_EQ(R->reason[1], HSI_END_REUSED);
+  /* DCEnd, then a release of that region: before-trace memory */
+  o = vop(HSI_OP_VALLOC_RUNDOWN, 30, 7, 0x500000, 0x4000, HS_MEM_RESERVE | HS_MEM_COMMIT);
+  o.subop = 129;
+  FEED(L, o, 1);
+  FEEDV(L, vop(HSI_OP_VFREE, 31, 7, 0x500000, 0x4000, HS_MEM_RELEASE), 1);   /* 2 */
+  CHECK_EQ(st->vm_release_unknown, 1);
+  R = hsi_life_recs(L);
+  CHECK_EQ(R->n, 3);
+  CHECK_EQ(R->flags[2], HSI_RF_BEFORE); CHECK_EQ(R->size[2], 0x4000);
+  /* DCStart: the same release says nothing */
+  o = vop(HSI_OP_VALLOC_RUNDOWN, 40, 7, 0x600000, 0x4000, HS_MEM_RESERVE | HS_MEM_COMMIT);
+  o.subop = 128;
+  FEED(L, o, 1);
+  FEEDV(L, vop(HSI_OP_VFREE, 41, 7, 0x600000, 0x4000, HS_MEM_RELEASE), 1);
+  CHECK_EQ(st->vm_release_unknown, 1);
+  CHECK_EQ(hsi_life_recs(L)->n, 3);
+  /* a rundown region decommitted twice: one before-trace record */
+  o = vop(HSI_OP_VALLOC_RUNDOWN, 50, 7, 0x700000, 0x10000, HS_MEM_RESERVE | HS_MEM_COMMIT);
+  o.subop = 128;
+  FEED(L, o, 1);
+  FEEDV(L, vop(HSI_OP_VFREE, 51, 7, 0x700000, 0x2000, HS_MEM_DECOMMIT), 1);   /* 3 */
+  CHECK_EQ(R_.nended, 1);
+  FEEDV(L, vop(HSI_OP_VFREE, 52, 7, 0x700000, 0x2000, HS_MEM_DECOMMIT), 1);
+  CHECK_EQ(R_.nended, 0);
+  CHECK_EQ(st->vm_decommit_unknown, 1);
+  CHECK_EQ(st->vm_decommit_nothing, 1);
+  CHECK_EQ(hsi_life_recs(L)->n, 4);
+  hsi_life_free(L);
+}
+
+/*
+** A pool free of an entry the trace never saw allocated: a before-trace
+** record whose size is the event's when it carries one, unknown when it
+** carries 0 (the free events of older layouts have no size).
+*/
+TEST(pool_free_before_trace) {
+  hsi_life *L = hsi_life_new();
+  const hsi_recs *R;
+  FEEDV(L, pop(HSI_OP_POOL_FREE, 10, 0xFFFF800000001000ull, 96, TAG('A', 'b', 'c', 'd'), 1), 3);
+  FEEDV(L, pop(HSI_OP_POOL_FREE, 11, 0xFFFF800000002000ull, 0, TAG('A', 'b', 'c', 'd'), 1), 3);
+  R = hsi_life_recs(L);
+  CHECK_EQ(R->n, 2);
+  CHECK_EQ(R->flags[0], HSI_RF_BEFORE); CHECK_EQ(R->size[0], 96);
+  CHECK_EQ(R->flags[1], HSI_RF_BEFORE | HSI_RF_SIZE_UNKNOWN); CHECK_EQ(R->size[1], 0);
+  CHECK_EQ(hsi_life_stats_get(L)->pool_free_unknown, 2);
+  hsi_life_free(L);
+}
+
+/* Whose live block is (heap, address): the one instance holding it, else
+   none (no block, or blocks in two instances: a guess would be wrong). */
+TEST(heap_owner) {
+  hsi_life *L = hsi_life_new();
+  FEEDV(L, halloc(10, 1, H1, 0x1000, 16), 3);
+  FEEDV(L, halloc(11, 1, H1, 0x2000, 16), 3);
+  FEEDV(L, halloc(12, 1, H1, 0x2000, 16), 4);
+  CHECK_EQ(hsi_life_heap_owner(L, H1, 0x1000), 3);
+  CHECK_EQ(hsi_life_heap_owner(L, H1, 0x2000), 0);
+  CHECK_EQ(hsi_life_heap_owner(L, H1, 0x3000), 0);
+  CHECK_EQ(hsi_life_heap_owner(L, H2, 0x1000), 0);
+  FEEDV(L, hfree(13, 1, H1, 0x2000), 4);
+  CHECK_EQ(hsi_life_heap_owner(L, H1, 0x2000), 3);
+  hsi_life_free(L);
+}
+
 int main(void) {
   RUN(heap_pairing);
   RUN(realloc_in_place);
@@ -804,6 +955,11 @@ int main(void) {
   RUN(pool_by_tag);
   RUN(odd_input);
   RUN(memory_shrinks);
+  RUN(realloc_summary_same_heap);
+  RUN(double_free_per_process);
+  RUN(virtual_odd_cases);
+  RUN(pool_free_before_trace);
+  RUN(heap_owner);
   RUN(random_against_model);
   RUN(random_virtual_against_model);
   return UNIT_DONE();
