@@ -176,4 +176,77 @@ for _, P in ipairs { 8, 4 } do
   os.remove(path)
 end
 
+--[[ Three cases of the same rule's edges, one trace (64-bit), all memory
+events with PERFINFO headers:
+  100  VirtualAlloc COMMIT 0x900000 32 KiB, target app.exe, its StackWalk
+       names other.exe thread 201 (VirtualAllocEx from another process):
+       the record stays in app.exe, the payload's process
+  200  HeapAlloc 0xA000 48 B app.exe thread 102 (stack); 300 HeapReAlloc
+       0xA000 -> 0xB000 with no stack: the old block names app.exe
+  400  VirtualAlloc RESERVE 0xC00000 256 KiB, 410 and 420 COMMITs of 64 KiB
+       at its start and at +128 KiB, 500 its RELEASE with a stack: two records
+       ended by one event, so neither gets that stack as its free stack ]]
+local function write_edges()
+  local path = os.tmpname()
+  local H = "PERFINFO64"
+  local w = assert(heapscript.writer(path, { cpus = 2, pointer_size = 8 }))
+  w:process { op = "dcstart", pid = APP, ppid = 4, ts = 10, name = "app.exe" }
+  w:process { op = "dcstart", pid = OTHER, ppid = 4, ts = 11, name = "other.exe" }
+  w:thread { op = "dcstart", pid = APP, tid = 102, ts = 12 }
+  w:thread { op = "dcstart", pid = OTHER, tid = 201, ts = 13 }
+  local ustk = { 0x401000, 0x402000 }
+  w:virtual { op = "alloc", pid = APP, ts = 100, addr = 0x900000, size = 0x8000, flags = { "commit", "reserve" } }
+  w:stack { ts = 103, event_ts = 100, pid = OTHER, tid = 201, frames = ustk, cpu = 1 }
+  w:heap { op = "alloc", pid = APP, tid = 102, ts = 200, heap = 0x200000, addr = 0xA000, size = 48, stack = ustk, header = H }
+  w:heap { op = "realloc", pid = APP, tid = 102, ts = 300, heap = 0x200000, addr = 0xB000, size = 96,
+           old_addr = 0xA000, old_size = 48, header = H }
+  w:virtual { op = "alloc", pid = APP, tid = 102, ts = 400, addr = 0xC00000, size = 0x40000, flags = { "reserve" },
+              stack = ustk }
+  w:virtual { op = "alloc", pid = APP, tid = 102, ts = 410, addr = 0xC00000, size = 0x10000, flags = { "commit" },
+              stack = ustk }
+  w:virtual { op = "alloc", pid = APP, tid = 102, ts = 420, addr = 0xC20000, size = 0x10000, flags = { "commit" },
+              stack = ustk }
+  w:virtual { op = "free", pid = APP, tid = 102, ts = 500, addr = 0xC00000, size = 0x40000, flags = { "release" },
+              stack = ustk }
+  w:process { op = "dcend", pid = APP, ppid = 4, ts = 9000, name = "app.exe" }
+  assert(w:close())
+  return path
+end
+
+do
+  local path = write_edges()
+  test("edges: a VirtualAlloc stays in its payload's process, whoever's StackWalk names it", function()
+    local t <close> = assert(heapscript.open(path))
+    local V = t:allocations { kind = "virtual", size = 0x8000 }
+    eq(#V, 1, "the commit's record")
+    for a in V:each() do
+      eq(a.process, "app.exe", "the target process")
+      eq(a.pid, APP, "its pid")
+    end
+    eq(#t:allocations { kind = "virtual", process = "other.exe" }, 0, "nothing in the caller's process")
+  end)
+  test("edges: an unstacked realloc takes the process of the block it moves", function()
+    local t <close> = assert(heapscript.open(path))
+    local s = t:memory_stats()
+    eq(s.ids_from_block, 1, "found through its old block")
+    eq(s.records_no_process, 0, "every record has a process")
+    local H = t:allocations { kind = "heap", process = "app.exe" }:sorted("alloc_time")
+    eq(#H, 2, "the old block and the new one, both app.exe's")
+    local r = {}
+    for a in H:each() do r[#r + 1] = { reason = a.reason, address = a.address } end
+    eq(r[1].reason, "realloc", "the old block ended by the realloc")
+    eq(r[2].address, 0xB000, "the new block")
+  end)
+  test("edges: a release that ends two records gives neither its stack as their free stack", function()
+    local t <close> = assert(heapscript.open(path))
+    local R = t:allocations { kind = "virtual", reason = "release" }
+    eq(#R, 2, "two commits ended by the release")
+    for a in R:each() do
+      check(a.stack ~= nil, "its alloc stack")
+      eq(a.free_stack, nil, "no free stack")
+    end
+  end)
+  os.remove(path)
+end
+
 return T.done("test_attrib")

@@ -2,7 +2,9 @@
 ** test_attrib.c -- the look-ahead that gives memory events without header
 ** ids the pid/tid of their StackWalk (engine/attrib.c), on a scripted
 ** event source: order kept, bytes kept, the bound, giving up on a kind
-** that never gets stacks, ambiguity, and an error after held events.
+** that never gets stacks (and not giving up on one that got some),
+** ambiguity, StackKey references, events stamped alike, the byte bound,
+** and an error after held events.
 */
 #include "unit.h"
 #include "heapscript.h"
@@ -192,11 +194,126 @@ TEST(error_after_held) {
   hsi_attrib_free(at);
 }
 
+/* A kernel StackKey reference (op 37, hook 0x1825) or a user one (op 38,
+   0x1826) names the event as a whole stack does: (timestamp, pid, tid). */
+static void stackkey(script *s, uint16_t hook, int64_t ts, int64_t ets, uint32_t pid, uint32_t tid) {
+  hs_event *e = add(s, hook, ts, 0, 0, 0);
+  uint8_t *p = (uint8_t *)e->payload;
+  wr64(p, (uint64_t)ets); wr32(p + 8, pid); wr32(p + 12, tid); wr64(p + 16, 0xffffe00012345678ull);
+  e->payload_len = e->record_len = 24;
+}
+
+TEST(stack_key_refs) {
+  hsi_attrib *at;
+  hs_event ev;
+  hsi_ids ids;
+  int k = 0;
+  memset(&S, 0, sizeof S);
+  pool(&S, 10, 0x1000);
+  stackkey(&S, 0x1825, 11, 10, 300, 301);
+  pool(&S, 20, 0x2000);
+  stackkey(&S, 0x1826, 21, 20, 400, 401);
+  at = hsi_attrib_new(next, &S);
+  while (hsi_attrib_next(at, &ev, &ids) == 1) {
+    if (k == 0) { CHECK_EQ(ids.how, HSI_IDS_STACK); CHECK_EQ(ids.pid, 300); CHECK_EQ(ids.tid, 301); }
+    if (k == 2) { CHECK_EQ(ids.how, HSI_IDS_STACK); CHECK_EQ(ids.pid, 400); CHECK_EQ(ids.tid, 401); }
+    k++;
+  }
+  CHECK_EQ(k, 4);
+  CHECK_EQ(hsi_attrib_counts_get(at)->from_stack, 2);
+  hsi_attrib_free(at);
+}
+
+/* Two events stamped alike (two CPUs) wait: the first StackWalk naming
+   that time goes to the first of them, the next to the next. */
+TEST(same_time_in_order) {
+  hsi_attrib *at;
+  hs_event ev;
+  hsi_ids ids;
+  int k = 0;
+  memset(&S, 0, sizeof S);
+  pool(&S, 30, 0x1000);
+  pool(&S, 30, 0x2000);
+  stack(&S, 31, 30, 100, 101);
+  stack(&S, 32, 30, 200, 201);
+  at = hsi_attrib_new(next, &S);
+  while (hsi_attrib_next(at, &ev, &ids) == 1) {
+    if (k == 0) { CHECK_EQ(rd64(ev.payload + 16), 0x1000); CHECK_EQ(ids.tid, 101); }
+    if (k == 1) { CHECK_EQ(rd64(ev.payload + 16), 0x2000); CHECK_EQ(ids.tid, 201); }
+    k++;
+  }
+  CHECK_EQ(hsi_attrib_counts_get(at)->from_stack, 2);
+  hsi_attrib_free(at);
+}
+
+/* The look-ahead holds at most HSI_ATTRIB_BYTES of records: large events
+   after a waiting one let it go, without ids, before the event count
+   bound, and before its stack comes. */
+static uint8_t big[8192];
+
+TEST(byte_bound) {
+  hsi_attrib *at;
+  hs_event ev;
+  hsi_ids ids;
+  int i, k = 0, got = -1, n = (int)(HSI_ATTRIB_BYTES / sizeof big) + 8;
+  memset(&S, 0, sizeof S);
+  CHECK(n + 2 < HSI_ATTRIB_AHEAD);
+  pool(&S, 1, 0x1000);
+  for (i = 0; i < n; i++) {
+    hs_event *e = add(&S, 0x0524, 2 + i, 1, 1, 2);
+    e->record = big;
+    e->payload = big + 16;
+    e->record_len = sizeof big;
+    e->payload_len = sizeof big - 16;
+  }
+  stack(&S, 5000, 1, 100, 101);
+  at = hsi_attrib_new(next, &S);
+  while (hsi_attrib_next(at, &ev, &ids) == 1) {
+    if (k == 0) got = ids.how;
+    if (k > 0 && k <= n) CHECK_EQ(ev.record_len, sizeof big);
+    k++;
+  }
+  CHECK_EQ(k, S.n);
+  CHECK_EQ(got, HSI_IDS_NONE);
+  CHECK_EQ(hsi_attrib_counts_get(at)->no_stack, 1);
+  CHECK(hsi_attrib_counts_get(at)->held_max < (uint32_t)n);
+  hsi_attrib_free(at);
+}
+
+/* A kind that got a stack once keeps waiting for them, however many of
+   its events then go without one. */
+TEST(no_give_up_once_matched) {
+  hsi_attrib *at;
+  hs_event ev;
+  hsi_ids ids;
+  int i;
+  int64_t ts = 0;
+  memset(&S, 0, sizeof S);
+  pool(&S, ts, 0x800);
+  stack(&S, ts + 1, ts, 100, 101);
+  ts += 2;
+  for (i = 0; i < HSI_ATTRIB_GIVEUP + 5; i++) {
+    int j;
+    pool(&S, ts++, 0x1000 + 16 * (uint64_t)i);
+    for (j = 0; j < HSI_ATTRIB_AHEAD; j++) other(&S, ts++, 1, 2);
+  }
+  at = hsi_attrib_new(next, &S);
+  while (hsi_attrib_next(at, &ev, &ids) == 1) {}
+  CHECK_EQ(hsi_attrib_counts_get(at)->waited, HSI_ATTRIB_GIVEUP + 6);
+  CHECK_EQ(hsi_attrib_counts_get(at)->from_stack, 1);
+  CHECK_EQ(hsi_attrib_counts_get(at)->no_stack, HSI_ATTRIB_GIVEUP + 5);
+  hsi_attrib_free(at);
+}
+
 int main(void) {
   RUN(order_bytes_and_ids);
   RUN(bound);
   RUN(give_up);
   RUN(ambiguous);
   RUN(error_after_held);
+  RUN(stack_key_refs);
+  RUN(same_time_in_order);
+  RUN(byte_bound);
+  RUN(no_give_up_once_matched);
   return UNIT_DONE();
 }
