@@ -326,6 +326,108 @@ TEST(threads) {
   hsi_procmap_free(pm);
 }
 
+/* One Process record of pid (name `name`) with hook `hook` at ts. */
+static void pfeed(hsi_procmap *pm, int hook, uint32_t pid, const char *name, int64_t ts) {
+  buf b;
+  hs_event ev;
+  process(&b, 4, 8, pid, 1, 0, 0, name, name);
+  ev = kev(hook, 4, 8, ts, &b);
+  CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+}
+
+/*
+** Instances at their edges:
+**   - an instance implied between two known ones starts the tick after the
+**     older one's End (that tick is still the older one's);
+**   - a Start of a pid still alive ends the old instance the tick before
+**     (its End was lost);
+**   - a second End of a pid is another instance's: the first keeps its end;
+**   - a Start at the very tick of an implied instance's first use is that
+**     instance (timestamp ties), unless a rundown saw it (it existed before).
+*/
+TEST(instance_edges) {
+  hsi_procmap *pm = hsi_procmap_new();
+  uint32_t a, c, mid, x, y, p1, p2, imp, imp2, s;
+  pfeed(pm, 0x0301, 100, "a.exe", 10);
+  pfeed(pm, 0x0302, 100, "a.exe", 100);
+  pfeed(pm, 0x0301, 100, "c.exe", 300);
+  a = hsi_procmap_find(pm, 100, 50);
+  c = hsi_procmap_find(pm, 100, 350);
+  mid = hsi_procmap_instance(pm, 100, 200);
+  CHECK(a && c && mid && mid != a && mid != c);
+  CHECK_EQ(hsi_procmap_find(pm, 100, 100), a);
+  CHECK_EQ(hsi_procmap_find(pm, 100, 101), mid);
+  CHECK_EQ(hsi_procmap_find(pm, 100, 299), mid);
+  CHECK_EQ(hsi_procmap_find(pm, 100, 300), c);
+  /* a lost End */
+  pfeed(pm, 0x0301, 200, "x.exe", 10);
+  pfeed(pm, 0x0301, 200, "y.exe", 50);
+  x = hsi_procmap_find(pm, 200, 20);
+  y = hsi_procmap_find(pm, 200, 60);
+  CHECK(x && y && x != y);
+  CHECK_EQ(hsi_procmap_end(pm, x), 49);
+  CHECK_STR(hsi_procmap_name(pm, x), "x.exe");
+  CHECK_EQ(hsi_procmap_find(pm, 200, 50), y);
+  /* two Ends */
+  pfeed(pm, 0x0301, 300, "p.exe", 10);
+  pfeed(pm, 0x0302, 300, "p.exe", 20);
+  pfeed(pm, 0x0302, 300, "q.exe", 25);
+  p1 = hsi_procmap_find(pm, 300, 15);
+  p2 = hsi_procmap_find(pm, 300, 25);
+  CHECK(p1 && p2 && p1 != p2);
+  CHECK_EQ(hsi_procmap_end(pm, p1), 20);
+  CHECK_EQ(hsi_procmap_end(pm, p2), 25);
+  CHECK_STR(hsi_procmap_name(pm, p2), "q.exe");
+  /* a Start tied with the first use */
+  imp = hsi_procmap_instance(pm, 400, 70);
+  pfeed(pm, 0x0301, 400, "z.exe", 70);
+  CHECK_EQ(hsi_procmap_find(pm, 400, 70), imp);
+  CHECK_EQ(hsi_procmap_flags(pm, imp) & (HSI_PROC_IMPLIED | HSI_PROC_STARTED), HSI_PROC_STARTED);
+  CHECK_STR(hsi_procmap_name(pm, imp), "z.exe");
+  CHECK_EQ(hsi_procmap_start(pm, imp), 70);
+  /* ... but not when a rundown adopted the implied instance */
+  imp2 = hsi_procmap_instance(pm, 500, 80);
+  pfeed(pm, 0x0303, 500, "r.exe", 80);
+  CHECK_EQ(hsi_procmap_find(pm, 500, 80), imp2);
+  pfeed(pm, 0x0301, 500, "r2.exe", 80);
+  s = hsi_procmap_find(pm, 500, 80);
+  CHECK(s && s != imp2);
+  CHECK_EQ(hsi_procmap_end(pm, imp2), 79);
+  CHECK_STR(hsi_procmap_name(pm, s), "r2.exe");
+  hsi_procmap_free(pm);
+}
+
+/*
+** Threads at their edges: a record naming a live tid with another process
+** is a new thread (the old one ended unseen); a thread first seen after
+** the previous one of its tid ended starts the tick after that End.
+*/
+TEST(thread_edges) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  thread3(&b, 8, 100, 7, NULL);
+  ev = kev(0x0501, 3, 8, 10, &b); CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+  b.n = 0; u32(&b, 200); u32(&b, 7); wstr(&b, "w2");       /* SetName, pid 200 */
+  ev = kev(0x0548, 2, 8, 50, &b); CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+  CHECK_EQ(hsi_procmap_tid_pid(pm, 7, 20), 100);
+  CHECK_EQ(hsi_procmap_tid_pid(pm, 7, 49), 100);
+  CHECK_EQ(hsi_procmap_tid_pid(pm, 7, 60), 200);
+  CHECK_STR(hsi_procmap_thread_name(pm, 7, 60), "w2");
+  CHECK_STR(hsi_procmap_thread_name(pm, 7, 20), "");
+  /* tid 8: ends at 30; a rundown naming it at 90 (no Start) */
+  thread3(&b, 8, 100, 8, NULL);
+  ev = kev(0x0501, 3, 8, 10, &b); hsi_procmap_feed(pm, &ev);
+  ev = kev(0x0502, 3, 8, 30, &b); hsi_procmap_feed(pm, &ev);
+  thread3(&b, 8, 300, 8, NULL);
+  ev = kev(0x0504, 3, 8, 90, &b); CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+  CHECK_EQ(hsi_procmap_tid_pid(pm, 8, 20), 100);
+  CHECK_EQ(hsi_procmap_tid_pid(pm, 8, 30), 100);
+  CHECK_EQ(hsi_procmap_tid_pid(pm, 8, 31), 300);
+  CHECK_EQ(hsi_procmap_tid_pid(pm, 8, 95), 300);
+  hsi_procmap_free(pm);
+}
+
 /* ------------------------------------------------------------ images */
 
 TEST(images) {
@@ -699,6 +801,8 @@ int main(void) {
   RUN(pid_reuse);
   RUN(instance_remembered);
   RUN(threads);
+  RUN(instance_edges);
+  RUN(thread_edges);
   RUN(images); RUN(rundown_of_many_images); RUN(decoder_widths);
   RUN(dbgid_attach);
   RUN(mof_width_fallback);
