@@ -263,17 +263,63 @@ TEST(no_tid_targets) {
   hsi_stacks *st = hsi_stacks_new();
   buf b;
   hs_event ev;
-  uint64_t f[1] = { K(0x5) }, g[1] = { U(0x6) };
+  uint64_t f[1] = { K(0x5) }, g[1] = { U(0x6) }, h[1] = { U(0x7) };
   hsi_stacks_want(st, 500, HS_NOID, HS_NOID, 1);          /* e.g. SampledProfile */
   hsi_stacks_want(st, 600, 44, HS_NOID, 2);               /* e.g. VirtualAlloc: payload pid */
   ev = op32(&b, 8, 501, 500, 4, 77, f, 1); hsi_stacks_feed(st, &ev);
-  ev = op32(&b, 8, 601, 600, 45, 77, g, 1); hsi_stacks_feed(st, &ev);   /* wrong pid */
+  ev = op32(&b, 8, 601, 600, 45, 77, h, 1); hsi_stacks_feed(st, &ev);   /* wrong pid */
   ev = op32(&b, 8, 602, 600, 44, 77, g, 1); hsi_stacks_feed(st, &ev);
   hsi_stacks_finish(st);
   CHECK(frames_are(st, stack_of(st, 1), f, 1));
   CHECK(frames_are(st, stack_of(st, 2), g, 1));
   CHECK_EQ(hsi_stacks_counts(st)->matched_notid, 2);
   CHECK_EQ(hsi_stacks_counts(st)->unmatched, 1);
+  hsi_stacks_free(st);
+}
+
+/*
+** Parts at their edges:
+**   - a kernel stack in two kernel-only records, then its user part: the
+**     second kernel part goes after the first, the user part after both;
+**   - a 32-bit kernel part (addresses from 0x80000000) waits for its user
+**     part as a 64-bit one does;
+**   - a target is still in the window when exactly `window` has passed;
+**   - a key definition whose outermost frame is a user address resolves the
+**     user table's references (op 38), whatever its innermost frame.
+*/
+TEST(part_edges) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf b;
+  hs_event ev;
+  uint64_t ka[2] = { K(0x10), K(0x20) }, kb[1] = { K(0x30) }, uc[2] = { U(0x40), U(0x50) };
+  uint64_t all[5] = { K(0x10), K(0x20), K(0x30), U(0x40), U(0x50) };
+  uint64_t k32[2] = { 0x81001000u, 0x81002000u }, u32f[1] = { 0x00401000u };
+  uint64_t all32[3] = { 0x81001000u, 0x81002000u, 0x00401000u };
+  uint64_t w[1] = { U(0x60) }, mixed[3] = { K(0x70), U(0x80), U(0x90) };
+  hsi_stacks_set_window(st, 1000, 100);
+  hsi_stacks_want(st, 100, 1, 2, 1);
+  ev = op32(&b, 8, 101, 100, 1, 2, ka, 2); hsi_stacks_feed(st, &ev);
+  ev = op32(&b, 8, 102, 100, 1, 2, kb, 1); hsi_stacks_feed(st, &ev);
+  ev = op32(&b, 8, 103, 100, 1, 2, uc, 2); hsi_stacks_feed(st, &ev);
+  CHECK_EQ(hsi_stacks_counts(st)->delivered, 1);
+  hsi_stacks_want(st, 200, 1, 2, 2);
+  ev = op32(&b, 4, 201, 200, 1, 2, k32, 2); hsi_stacks_feed(st, &ev);
+  CHECK_EQ(hsi_stacks_counts(st)->delivered, 1);         /* a user part may follow */
+  ev = op32(&b, 4, 202, 200, 1, 2, u32f, 1); hsi_stacks_feed(st, &ev);
+  CHECK_EQ(hsi_stacks_counts(st)->delivered, 2);
+  hsi_stacks_want(st, 300, 1, 2, 3);
+  hsi_stacks_want(st, 1300, 1, 5, 99);                  /* time moves on: exactly the window */
+  ev = op32(&b, 8, 1300, 300, 1, 2, w, 1); hsi_stacks_feed(st, &ev);
+  hsi_stacks_want(st, 1400, 1, 2, 4);
+  ev = keyref(&b, 38, 1401, 1400, 1, 2, 0xFFFFA0000000CCC0ull); hsi_stacks_feed(st, &ev);
+  ev = keydef(&b, 35, 1402, 0xFFFFA0000000CCC0ull, mixed, 3); hsi_stacks_feed(st, &ev);
+  hsi_stacks_finish(st);
+  CHECK(frames_are(st, stack_of(st, 1), all, 5));
+  CHECK(frames_are(st, stack_of(st, 2), all32, 3));
+  CHECK(frames_are(st, stack_of(st, 3), w, 1));
+  CHECK(frames_are(st, stack_of(st, 4), mixed, 3));
+  CHECK_EQ(hsi_stacks_counts(st)->unmatched, 0);
+  CHECK_EQ(hsi_stacks_counts(st)->key_resolved, 1);
   hsi_stacks_free(st);
 }
 
@@ -786,6 +832,7 @@ int main(void) {
   RUN(kernel_user_join);
   RUN(late_arrival_and_window);
   RUN(no_tid_targets);
+  RUN(part_edges);
   RUN(same_time_same_thread);
   RUN(many_targets);
   RUN(key_resolved_later);
