@@ -51,12 +51,19 @@ static void pool(script *s, int64_t ts, uint64_t entry) {
   e->payload_len = e->record_len = 24;
 }
 
+/* A StackWalk record of `hook` naming (event_ts, pid, tid), then one
+   word: a frame (op 32, 0x1820) or a StackKey (op 37/38, 0x1825/0x1826). */
+static void stackref(script *s, uint16_t hook, int64_t ts, int64_t ets, uint32_t pid, uint32_t tid,
+                     uint64_t word) {
+  hs_event *e = add(s, hook, ts, 0, 0, 0);
+  uint8_t *p = (uint8_t *)e->payload;
+  wr64(p, (uint64_t)ets); wr32(p + 8, pid); wr32(p + 12, tid); wr64(p + 16, word);
+  e->payload_len = e->record_len = 24;
+}
+
 /* StackWalk op 32 naming (event_ts, pid, tid), one frame. */
 static void stack(script *s, int64_t ts, int64_t ets, uint32_t pid, uint32_t tid) {
-  hs_event *e = add(s, 0x1820, ts, 0, 0, 0);
-  uint8_t *p = (uint8_t *)e->payload;
-  wr64(p, (uint64_t)ets); wr32(p + 8, pid); wr32(p + 12, tid); wr64(p + 16, 0x401000);
-  e->payload_len = e->record_len = 24;
+  stackref(s, 0x1820, ts, ets, pid, tid, 0x401000);
 }
 
 /* Any event with ids (a CSwitch, say). */
@@ -196,13 +203,6 @@ TEST(error_after_held) {
 
 /* A kernel StackKey reference (op 37, hook 0x1825) or a user one (op 38,
    0x1826) names the event as a whole stack does: (timestamp, pid, tid). */
-static void stackkey(script *s, uint16_t hook, int64_t ts, int64_t ets, uint32_t pid, uint32_t tid) {
-  hs_event *e = add(s, hook, ts, 0, 0, 0);
-  uint8_t *p = (uint8_t *)e->payload;
-  wr64(p, (uint64_t)ets); wr32(p + 8, pid); wr32(p + 12, tid); wr64(p + 16, 0xffffe00012345678ull);
-  e->payload_len = e->record_len = 24;
-}
-
 TEST(stack_key_refs) {
   hsi_attrib *at;
   hs_event ev;
@@ -210,9 +210,9 @@ TEST(stack_key_refs) {
   int k = 0;
   memset(&S, 0, sizeof S);
   pool(&S, 10, 0x1000);
-  stackkey(&S, 0x1825, 11, 10, 300, 301);
+  stackref(&S, 0x1825, 11, 10, 300, 301, 0xffffe00012345678ull);
   pool(&S, 20, 0x2000);
-  stackkey(&S, 0x1826, 21, 20, 400, 401);
+  stackref(&S, 0x1826, 21, 20, 400, 401, 0xffffe00012345680ull);
   at = hsi_attrib_new(next, &S);
   while (hsi_attrib_next(at, &ev, &ids) == 1) {
     if (k == 0) { CHECK_EQ(ids.how, HSI_IDS_STACK); CHECK_EQ(ids.pid, 300); CHECK_EQ(ids.tid, 301); }
