@@ -290,6 +290,12 @@ TEST(pool_tags) {
   CHECK_EQ(g.g[0].agg.out_end, 40 + 80 + 320);
   CHECK_EQ(g.g[1].agg.bytes, 20 + 160);
   hsi_groups_free(&g);
+  /* by heap: pool records have none (their key column holds the tag) */
+  CHECK_EQ(hsi_query_group(L, NULL, f.t1, f.t2, HSI_BY_HEAP, NULL, 0, &g), 0);
+  CHECK_EQ(g.n, 1);
+  CHECK_EQ(g.g[0].key, HSI_NOKEY);
+  CHECK_EQ(g.g[0].agg.count, 6);
+  hsi_groups_free(&g);
   hsi_sel_free(&s);
   hsi_life_free(L);
 }
@@ -742,6 +748,19 @@ static void large_peak_run(int64_t start, uint64_t step) {
   hsi_life_free(L);
 }
 
+/* A figure above INT64_MAX (sizes from a damaged or misread event) reads
+   as INT64_MAX, never as a negative number. */
+TEST(field_clamp) {
+  hsi_agg a;
+  memset(&a, 0, sizeof a);
+  a.bytes = UINT64_MAX;
+  a.peak = (uint64_t)INT64_MAX + 1;
+  a.count = 3;
+  CHECK_EQ(hsi_agg_field(&a, HSI_F_BYTES), INT64_MAX);
+  CHECK_EQ(hsi_agg_field(&a, HSI_F_PEAK), INT64_MAX);
+  CHECK_EQ(hsi_agg_field(&a, HSI_F_COUNT), 3);
+}
+
 TEST(large_peak) {
   large_peak_run(1000000, 50);
   large_peak_run((int64_t)1 << 40, (uint64_t)1 << 30);
@@ -914,6 +933,7 @@ int main(void) {
   RUN(series_peaks);
   RUN(random_aggregates);
   RUN(large_peak);
+  RUN(field_clamp);
   RUN(whole_trace_peak);
   RUN(select_in);
   return UNIT_DONE();
