@@ -24,41 +24,53 @@ process in between:
   6000  VirtualFree RELEASE 0x700000 64 KiB (never seen: before the trace)  stack
   6100  VirtualAlloc RESERVE 0x800000 128 KiB, 6200 its RELEASE: nothing      stacks
 All memory events have PERFINFO headers. ]]
-local function write(P)
+-- A trace at P bytes a pointer on 2 CPUs: app.exe (thread app_tid) and
+-- other.exe (thread 201) from the rundown, the events body(w) writes,
+-- app.exe's DCEnd at 9000.  Returns its path.
+local function trace(P, app_tid, body)
   local path = os.tmpname()
-  local H = P == 8 and "PERFINFO64" or "PERFINFO32"
-  local K = P == 8 and -0x3CF0C0000000 or 0x81000000  -- kernel pool base
   local w = assert(heapscript.writer(path, { cpus = 2, pointer_size = P }))
   w:process { op = "dcstart", pid = APP, ppid = 4, ts = 10, name = "app.exe" }
   w:process { op = "dcstart", pid = OTHER, ppid = 4, ts = 11, name = "other.exe" }
-  w:thread { op = "dcstart", pid = APP, tid = 101, ts = 12 }
+  w:thread { op = "dcstart", pid = APP, tid = app_tid, ts = 12 }
   w:thread { op = "dcstart", pid = OTHER, tid = 201, ts = 13 }
-  local ustk, kstk = { 0x401000, 0x402000 }, { 0x401100 }
-  w:pool { op = "alloc", pid = APP, tid = 101, ts = 1000, tag = "Leak", size = 65536, entry = K + A1,
-           stack = kstk, header = H }
-  -- another process's event with ids between the event and its stack
-  w:heap { op = "alloc", pid = OTHER, tid = 201, ts = 1001, heap = 0x90000, addr = 0x91000, size = 8 }
-  w:pool { op = "alloc", pid = OTHER, tid = 201, ts = 2000, tag = "Oth", size = 256, entry = K + A2,
-           stack = kstk, header = H }
-  w:pool { op = "free", pid = OTHER, tid = 201, ts = 2500, tag = "Oth", size = 256, entry = K + A2, header = H }
-  w:pool { op = "alloc", pid = APP, tid = 101, ts = 4000, tag = "NoSk", size = 128, entry = K + A3, header = H }
-  local hp = 0x200000
-  w:heap { op = "alloc", pid = APP, tid = 102, ts = 4500, heap = hp, addr = 0x4000, size = 32, stack = ustk, header = H }
-  w:heap { op = "alloc", pid = APP, tid = 102, ts = 5000, heap = hp, addr = 0x5000, size = 64, stack = ustk, header = H }
-  w:heap { op = "free", pid = APP, tid = 102, ts = 5010, heap = hp, addr = 0x4000, stack = ustk, header = H }
-  w:heap { op = "realloc", pid = APP, tid = 102, ts = 5020, heap = hp, addr = 0x5000, size = 64, old_addr = 0x4000,
-           old_size = 32, stack = ustk, header = H }
-  w:heap { op = "alloc", pid = APP, tid = 102, ts = 5500, heap = hp, addr = 0x6000, size = 16, stack = ustk, header = H }
-  w:heap { op = "free", pid = APP, tid = 102, ts = 5600, heap = hp, addr = 0x6000, header = H }
-  w:virtual { op = "free", pid = APP, tid = 101, ts = 6000, addr = 0x700000, size = 0x10000, flags = { "release" },
-              stack = ustk }
-  w:virtual { op = "alloc", pid = APP, tid = 101, ts = 6100, addr = 0x800000, size = 0x20000, flags = { "reserve" },
-              stack = ustk }
-  w:virtual { op = "free", pid = APP, tid = 101, ts = 6200, addr = 0x800000, size = 0x20000, flags = { "release" },
-              stack = ustk }
+  body(w)
   w:process { op = "dcend", pid = APP, ppid = 4, ts = 9000, name = "app.exe" }
   assert(w:close())
   return path
+end
+
+local function write(P)
+  local H = P == 8 and "PERFINFO64" or "PERFINFO32"
+  local K = P == 8 and -0x3CF0C0000000 or 0x81000000  -- kernel pool base
+  return trace(P, 101, function(w)
+    local ustk, kstk = { 0x401000, 0x402000 }, { 0x401100 }
+    w:pool { op = "alloc", pid = APP, tid = 101, ts = 1000, tag = "Leak", size = 65536, entry = K + A1,
+             stack = kstk, header = H }
+    -- another process's event with ids between the event and its stack
+    w:heap { op = "alloc", pid = OTHER, tid = 201, ts = 1001, heap = 0x90000, addr = 0x91000, size = 8 }
+    w:pool { op = "alloc", pid = OTHER, tid = 201, ts = 2000, tag = "Oth", size = 256, entry = K + A2,
+             stack = kstk, header = H }
+    w:pool { op = "free", pid = OTHER, tid = 201, ts = 2500, tag = "Oth", size = 256, entry = K + A2, header = H }
+    w:pool { op = "alloc", pid = APP, tid = 101, ts = 4000, tag = "NoSk", size = 128, entry = K + A3, header = H }
+    local hp = 0x200000
+    w:heap { op = "alloc", pid = APP, tid = 102, ts = 4500, heap = hp, addr = 0x4000, size = 32,
+             stack = ustk, header = H }
+    w:heap { op = "alloc", pid = APP, tid = 102, ts = 5000, heap = hp, addr = 0x5000, size = 64,
+             stack = ustk, header = H }
+    w:heap { op = "free", pid = APP, tid = 102, ts = 5010, heap = hp, addr = 0x4000, stack = ustk, header = H }
+    w:heap { op = "realloc", pid = APP, tid = 102, ts = 5020, heap = hp, addr = 0x5000, size = 64, old_addr = 0x4000,
+             old_size = 32, stack = ustk, header = H }
+    w:heap { op = "alloc", pid = APP, tid = 102, ts = 5500, heap = hp, addr = 0x6000, size = 16,
+             stack = ustk, header = H }
+    w:heap { op = "free", pid = APP, tid = 102, ts = 5600, heap = hp, addr = 0x6000, header = H }
+    w:virtual { op = "free", pid = APP, tid = 101, ts = 6000, addr = 0x700000, size = 0x10000, flags = { "release" },
+                stack = ustk }
+    w:virtual { op = "alloc", pid = APP, tid = 101, ts = 6100, addr = 0x800000, size = 0x20000, flags = { "reserve" },
+                stack = ustk }
+    w:virtual { op = "free", pid = APP, tid = 101, ts = 6200, addr = 0x800000, size = 0x20000, flags = { "release" },
+                stack = ustk }
+  end)
 end
 
 for _, P in ipairs { 8, 4 } do
@@ -187,30 +199,24 @@ events with PERFINFO headers:
        at its start and at +128 KiB, 500 its RELEASE with a stack: two records
        ended by one event, so neither gets that stack as its free stack ]]
 local function write_edges()
-  local path = os.tmpname()
   local H = "PERFINFO64"
-  local w = assert(heapscript.writer(path, { cpus = 2, pointer_size = 8 }))
-  w:process { op = "dcstart", pid = APP, ppid = 4, ts = 10, name = "app.exe" }
-  w:process { op = "dcstart", pid = OTHER, ppid = 4, ts = 11, name = "other.exe" }
-  w:thread { op = "dcstart", pid = APP, tid = 102, ts = 12 }
-  w:thread { op = "dcstart", pid = OTHER, tid = 201, ts = 13 }
-  local ustk = { 0x401000, 0x402000 }
-  w:virtual { op = "alloc", pid = APP, ts = 100, addr = 0x900000, size = 0x8000, flags = { "commit", "reserve" } }
-  w:stack { ts = 103, event_ts = 100, pid = OTHER, tid = 201, frames = ustk, cpu = 1 }
-  w:heap { op = "alloc", pid = APP, tid = 102, ts = 200, heap = 0x200000, addr = 0xA000, size = 48, stack = ustk, header = H }
-  w:heap { op = "realloc", pid = APP, tid = 102, ts = 300, heap = 0x200000, addr = 0xB000, size = 96,
-           old_addr = 0xA000, old_size = 48, header = H }
-  w:virtual { op = "alloc", pid = APP, tid = 102, ts = 400, addr = 0xC00000, size = 0x40000, flags = { "reserve" },
-              stack = ustk }
-  w:virtual { op = "alloc", pid = APP, tid = 102, ts = 410, addr = 0xC00000, size = 0x10000, flags = { "commit" },
-              stack = ustk }
-  w:virtual { op = "alloc", pid = APP, tid = 102, ts = 420, addr = 0xC20000, size = 0x10000, flags = { "commit" },
-              stack = ustk }
-  w:virtual { op = "free", pid = APP, tid = 102, ts = 500, addr = 0xC00000, size = 0x40000, flags = { "release" },
-              stack = ustk }
-  w:process { op = "dcend", pid = APP, ppid = 4, ts = 9000, name = "app.exe" }
-  assert(w:close())
-  return path
+  return trace(8, 102, function(w)
+    local ustk = { 0x401000, 0x402000 }
+    w:virtual { op = "alloc", pid = APP, ts = 100, addr = 0x900000, size = 0x8000, flags = { "commit", "reserve" } }
+    w:stack { ts = 103, event_ts = 100, pid = OTHER, tid = 201, frames = ustk, cpu = 1 }
+    w:heap { op = "alloc", pid = APP, tid = 102, ts = 200, heap = 0x200000, addr = 0xA000, size = 48,
+             stack = ustk, header = H }
+    w:heap { op = "realloc", pid = APP, tid = 102, ts = 300, heap = 0x200000, addr = 0xB000, size = 96,
+             old_addr = 0xA000, old_size = 48, header = H }
+    w:virtual { op = "alloc", pid = APP, tid = 102, ts = 400, addr = 0xC00000, size = 0x40000, flags = { "reserve" },
+                stack = ustk }
+    w:virtual { op = "alloc", pid = APP, tid = 102, ts = 410, addr = 0xC00000, size = 0x10000, flags = { "commit" },
+                stack = ustk }
+    w:virtual { op = "alloc", pid = APP, tid = 102, ts = 420, addr = 0xC20000, size = 0x10000, flags = { "commit" },
+                stack = ustk }
+    w:virtual { op = "free", pid = APP, tid = 102, ts = 500, addr = 0xC00000, size = 0x40000, flags = { "release" },
+                stack = ustk }
+  end)
 end
 
 do

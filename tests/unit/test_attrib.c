@@ -73,6 +73,16 @@ static void other(script *s, int64_t ts, uint32_t pid, uint32_t tid) {
   e->payload_len = e->record_len = 4;
 }
 
+/* n pool events from ts on, each followed by a whole look-ahead of other
+   events and no stack: each waits its whole look-ahead for nothing. */
+static void unmatched(script *s, int64_t ts, int n) {
+  int i, j;
+  for (i = 0; i < n; i++) {
+    pool(s, ts++, 0x1000 + 16 * (uint64_t)i);
+    for (j = 0; j < HSI_ATTRIB_AHEAD; j++) other(s, ts++, 1, 2);
+  }
+}
+
 static script S;
 
 TEST(order_bytes_and_ids) {
@@ -142,14 +152,8 @@ TEST(give_up) {
   hsi_attrib *at;
   hs_event ev;
   hsi_ids ids;
-  int i;
   memset(&S, 0, sizeof S);
-  int64_t ts = 0;
-  for (i = 0; i < HSI_ATTRIB_GIVEUP + 5; i++) {      /* each waits its whole look-ahead */
-    int j;
-    pool(&S, ts++, 0x1000 + 16 * (uint64_t)i);
-    for (j = 0; j < HSI_ATTRIB_AHEAD; j++) other(&S, ts++, 1, 2);
-  }
+  unmatched(&S, 0, HSI_ATTRIB_GIVEUP + 5);
   at = hsi_attrib_new(next, &S);
   while (hsi_attrib_next(at, &ev, &ids) == 1) CHECK(ids.how != HSI_IDS_STACK);
   CHECK_EQ(hsi_attrib_counts_get(at)->waited, HSI_ATTRIB_GIVEUP);
@@ -286,17 +290,10 @@ TEST(no_give_up_once_matched) {
   hsi_attrib *at;
   hs_event ev;
   hsi_ids ids;
-  int i;
-  int64_t ts = 0;
   memset(&S, 0, sizeof S);
-  pool(&S, ts, 0x800);
-  stack(&S, ts + 1, ts, 100, 101);
-  ts += 2;
-  for (i = 0; i < HSI_ATTRIB_GIVEUP + 5; i++) {
-    int j;
-    pool(&S, ts++, 0x1000 + 16 * (uint64_t)i);
-    for (j = 0; j < HSI_ATTRIB_AHEAD; j++) other(&S, ts++, 1, 2);
-  }
+  pool(&S, 0, 0x800);
+  stack(&S, 1, 0, 100, 101);
+  unmatched(&S, 2, HSI_ATTRIB_GIVEUP + 5);
   at = hsi_attrib_new(next, &S);
   while (hsi_attrib_next(at, &ev, &ids) == 1) {}
   CHECK_EQ(hsi_attrib_counts_get(at)->waited, HSI_ATTRIB_GIVEUP + 6);

@@ -50,6 +50,13 @@ static hsi_memop vop(int kind, int64_t ts, uint32_t pid, uint64_t addr, uint64_t
   return op;
 }
 
+/* A VirtualAlloc rundown record: subop 128 (DCStart) or 129 (DCEnd). */
+static hsi_memop vrundown(int64_t ts, uint32_t pid, uint64_t addr, uint64_t size, uint32_t flags, int subop) {
+  hsi_memop op = vop(HSI_OP_VALLOC_RUNDOWN, ts, pid, addr, size, flags);
+  op.subop = subop;
+  return op;
+}
+
 static hsi_memop pop(int kind, int64_t ts, uint64_t addr, uint64_t size, uint32_t tag, uint32_t type) {
   hsi_memop op = mk(kind, ts, 4, HS_NOID);
   op.addr = addr; op.size = size; op.tag = tag; op.pool_type = type;
@@ -467,11 +474,7 @@ TEST(virtual_release) {
   FEEDV(L, vop(HSI_OP_VFREE, 32, 7, 0x100000, 0, HS_MEM_RELEASE), 1);
   CHECK_EQ(st->vm_size0_unknown, 2);
   /* a rundown reservation: a size-0 release resolves it, nothing is made */
-  {
-    hsi_memop o = vop(HSI_OP_VALLOC_RUNDOWN, 33, 7, 0x400000, 0x10000, HS_MEM_RESERVE);
-    o.subop = 128;
-    FEED(L, o, 1);
-  }
+  FEEDV(L, vrundown(33, 7, 0x400000, 0x10000, HS_MEM_RESERVE, 128), 1);
   CHECK_EQ(hsi_life_recs(L)->n, 4);
   FEEDV(L, vop(HSI_OP_VALLOC, 34, 7, 0x408000, 0x1000, HS_MEM_COMMIT), 1);   /* 4 */
   /* pages of a rundown region never seen committed: decommitting them
@@ -860,7 +863,6 @@ TEST(virtual_odd_cases) {
   hsi_life *L = hsi_life_new();
   const hsi_recs *R;
   const hsi_life_stats *st = hsi_life_stats_get(L);
-  hsi_memop o;
   FEEDV(L, vop(HSI_OP_VALLOC, 10, 7, 0x100000, 0x10000, HS_MEM_RESERVE | HS_MEM_COMMIT), 1);  /* 0 */
   FEEDV(L, vop(HSI_OP_VFREE, 11, 7, 0x108000, 0, HS_MEM_DECOMMIT), 1);   /* 1: the piece below */
   CHECK_EQ(R_.nended, 1); CHECK_EQ(R_.ended[0], 0);
@@ -875,25 +877,19 @@ TEST(virtual_odd_cases) {
   R = hsi_life_recs(L);
   CHECK_EQ(R->ts_free[1], 20); CHECK_EQ(R->reason[1], HSI_END_REUSED);
   /* DCEnd, then a release of that region: before-trace memory */
-  o = vop(HSI_OP_VALLOC_RUNDOWN, 30, 7, 0x500000, 0x4000, HS_MEM_RESERVE | HS_MEM_COMMIT);
-  o.subop = 129;
-  FEED(L, o, 1);
+  FEEDV(L, vrundown(30, 7, 0x500000, 0x4000, HS_MEM_RESERVE | HS_MEM_COMMIT, 129), 1);
   FEEDV(L, vop(HSI_OP_VFREE, 31, 7, 0x500000, 0x4000, HS_MEM_RELEASE), 1);   /* 2 */
   CHECK_EQ(st->vm_release_unknown, 1);
   R = hsi_life_recs(L);
   CHECK_EQ(R->n, 3);
   CHECK_EQ(R->flags[2], HSI_RF_BEFORE); CHECK_EQ(R->size[2], 0x4000);
   /* DCStart: the same release says nothing */
-  o = vop(HSI_OP_VALLOC_RUNDOWN, 40, 7, 0x600000, 0x4000, HS_MEM_RESERVE | HS_MEM_COMMIT);
-  o.subop = 128;
-  FEED(L, o, 1);
+  FEEDV(L, vrundown(40, 7, 0x600000, 0x4000, HS_MEM_RESERVE | HS_MEM_COMMIT, 128), 1);
   FEEDV(L, vop(HSI_OP_VFREE, 41, 7, 0x600000, 0x4000, HS_MEM_RELEASE), 1);
   CHECK_EQ(st->vm_release_unknown, 1);
   CHECK_EQ(hsi_life_recs(L)->n, 3);
   /* a rundown region decommitted twice: one before-trace record */
-  o = vop(HSI_OP_VALLOC_RUNDOWN, 50, 7, 0x700000, 0x10000, HS_MEM_RESERVE | HS_MEM_COMMIT);
-  o.subop = 128;
-  FEED(L, o, 1);
+  FEEDV(L, vrundown(50, 7, 0x700000, 0x10000, HS_MEM_RESERVE | HS_MEM_COMMIT, 128), 1);
   FEEDV(L, vop(HSI_OP_VFREE, 51, 7, 0x700000, 0x2000, HS_MEM_DECOMMIT), 1);   /* 3 */
   CHECK_EQ(R_.nended, 1);
   FEEDV(L, vop(HSI_OP_VFREE, 52, 7, 0x700000, 0x2000, HS_MEM_DECOMMIT), 1);
