@@ -2036,11 +2036,12 @@ static int t_memory_stats(lua_State *L) {
   SETI("damaged", sc->damaged);
   lua_setfield(L, -2, "stacks");
 
-  lua_createtable(L, 0, 14);
+  lua_createtable(L, 0, 15);
   SETI("instances", hsi_procmap_ninstances(an->pm));
   SETI("images", hsi_procmap_nimages(an->pm));
   SETI("process_records", ps->process_records);
   SETI("process_decoded", ps->process_decoded);
+  SETI("process_end_repeated", ps->process_end_repeated);
   SETI("thread_records", ps->thread_records);
   SETI("thread_decoded", ps->thread_decoded);
   SETI("image_records", ps->image_records);

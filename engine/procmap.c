@@ -453,6 +453,13 @@ static int feed_process(hsi_procmap *pm, const hs_event *ev, int op, int version
       break;
     case 2:                               /* End */
       id = hsi_procmap_find(pm, d.pid, ts);
+      if (id && pm->procs[id].end == ts && (pm->procs[id].flags & HSI_PROC_ENDED)) {
+        /* an End at the very tick this instance ended (two sessions' copies
+           of one End, merged): the same End again, not an instance that
+           would start after it ends */
+        pm->st.process_end_repeated++;
+        return 1;
+      }
       if (!id || pm->procs[id].end != HSI_TS_NEVER) {
         if (!(id = proc_push(pm, d.pid))) return HS_ENOMEM;
       }

@@ -65,6 +65,7 @@ typedef struct hsi_image {
 typedef struct hsi_procstats {
   uint64_t process_records;    /* Process Start/End/DCStart/DCEnd/Defunct seen */
   uint64_t process_decoded;    /* ... decoded without error */
+  uint64_t process_end_repeated; /* an End at the tick its instance ended: taken as that End */
   uint64_t thread_records;     /* Thread Start/End/DCStart/DCEnd/SetName seen */
   uint64_t thread_decoded;
   uint64_t image_records;      /* Image Load/Unload/DCStart/DCEnd seen */

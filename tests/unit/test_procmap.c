@@ -342,12 +342,14 @@ static void pfeed(hsi_procmap *pm, int hook, uint32_t pid, const char *name, int
 **   - a Start of a pid still alive ends the old instance the tick before
 **     (its End was lost);
 **   - a second End of a pid is another instance's: the first keeps its end;
+**     one at the very tick of the first is that End again (no instance that
+**     starts after it ends);
 **   - a Start at the very tick of an implied instance's first use is that
 **     instance (timestamp ties), unless a rundown saw it (it existed before).
 */
 TEST(instance_edges) {
   hsi_procmap *pm = hsi_procmap_new();
-  uint32_t a, c, mid, x, y, p1, p2, imp, imp2, s;
+  uint32_t a, c, mid, x, y, p1, p2, imp, imp2, s, n;
   pfeed(pm, 0x0301, 100, "a.exe", 10);
   pfeed(pm, 0x0302, 100, "a.exe", 100);
   pfeed(pm, 0x0301, 100, "c.exe", 300);
@@ -378,6 +380,13 @@ TEST(instance_edges) {
   CHECK_EQ(hsi_procmap_end(pm, p1), 20);
   CHECK_EQ(hsi_procmap_end(pm, p2), 25);
   CHECK_STR(hsi_procmap_name(pm, p2), "q.exe");
+  /* ... but an End again at the very tick of the first is that End */
+  n = hsi_procmap_ninstances(pm);
+  pfeed(pm, 0x0302, 300, "q.exe", 25);
+  CHECK_EQ(hsi_procmap_ninstances(pm), n);
+  CHECK_EQ(hsi_procmap_find(pm, 300, 25), p2);
+  CHECK_EQ(hsi_procmap_find(pm, 300, 26), HSI_NOINST);
+  CHECK_EQ(hsi_procmap_stats(pm)->process_end_repeated, 1);
   /* a Start tied with the first use */
   imp = hsi_procmap_instance(pm, 400, 70);
   pfeed(pm, 0x0301, 400, "z.exe", 70);
