@@ -344,6 +344,7 @@ static void pfeed(hsi_procmap *pm, int hook, uint32_t pid, const char *name, int
 **   - a second End of a pid is another instance's: the first keeps its end;
 **     one at the very tick of the first is that End again (no instance that
 **     starts after it ends);
+**   - a Start and an End in one tick are one instance's;
 **   - a Start at the very tick of an implied instance's first use is that
 **     instance (timestamp ties), unless a rundown saw it (it existed before).
 */
@@ -387,6 +388,14 @@ TEST(instance_edges) {
   CHECK_EQ(hsi_procmap_find(pm, 300, 25), p2);
   CHECK_EQ(hsi_procmap_find(pm, 300, 26), HSI_NOINST);
   CHECK_EQ(hsi_procmap_stats(pm)->process_end_repeated, 1);
+  /* a process that starts and ends in one tick (a coarse clock) */
+  n = hsi_procmap_ninstances(pm);
+  pfeed(pm, 0x0301, 600, "t.exe", 40);
+  pfeed(pm, 0x0302, 600, "t.exe", 40);
+  s = hsi_procmap_find(pm, 600, 40);
+  CHECK_EQ(hsi_procmap_ninstances(pm), n + 1);
+  CHECK_EQ(hsi_procmap_start(pm, s), 40);
+  CHECK_EQ(hsi_procmap_end(pm, s), 40);
   /* a Start tied with the first use */
   imp = hsi_procmap_instance(pm, 400, 70);
   pfeed(pm, 0x0301, 400, "z.exe", 70);
