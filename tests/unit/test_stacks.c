@@ -527,6 +527,37 @@ TEST(ext_stack_key) {
   hsi_stacks_free(st);
 }
 
+/*
+** A MatchId joins the halves of a split stack (§4) only while the target
+** of its first half still owns the slot it was in: once that target has
+** left the window and another target took its slot, a late second half
+** is unmatched, not the other target's stack.
+*/
+TEST(ext_matchid_reused_slot) {
+  hsi_stacks *st = hsi_stacks_new();
+  buf d, b;
+  hs_event ev;
+  uint64_t k1[1] = { K(0x1) }, u1[1] = { U(0x2) }, u2[1] = { U(0x3) };
+  hsi_stacks_set_window(st, 1000, 1024);
+  hsi_stacks_want(st, 100, 5, 6, 1);
+  d.n = 0; u64(&d, 0x77); u64(&d, k1[0]);            /* the kernel half */
+  b.n = 0; ext_item(&b, HS_EXT_STACK_TRACE64, 0, d.b, d.n);
+  ev = ext_event(&b, 100, 5, 6); hsi_stacks_feed(st, &ev);
+  ev = other(5000); hsi_stacks_feed(st, &ev);        /* target 1 leaves the window */
+  hsi_stacks_want(st, 6000, 5, 7, 2);                /* and target 2 takes its slot */
+  d.n = 0; u64(&d, 0x77); u64(&d, u1[0]);            /* the user half, too late */
+  b.n = 0; ext_item(&b, HS_EXT_STACK_TRACE64, 0, d.b, d.n);
+  ev = ext_event(&b, 6001, 5, 6); hsi_stacks_feed(st, &ev);
+  d.n = 0; u64(&d, 0); u64(&d, u2[0]);               /* target 2's own stack */
+  b.n = 0; ext_item(&b, HS_EXT_STACK_TRACE64, 0, d.b, d.n);
+  ev = ext_event(&b, 6000, 5, 7); hsi_stacks_feed(st, &ev);
+  hsi_stacks_finish(st);
+  CHECK(frames_are(st, stack_of(st, 1), k1, 1));
+  CHECK(frames_are(st, stack_of(st, 2), u2, 1));
+  CHECK_EQ(hsi_stacks_counts(st)->unmatched, 1);
+  hsi_stacks_free(st);
+}
+
 /* ------------------------------------------------------------ callback */
 
 static uint64_t cb_target;
@@ -840,6 +871,7 @@ int main(void) {
   RUN(key_orphan);
   RUN(ext_stack_trace64);
   RUN(ext_stack_key);
+  RUN(ext_matchid_reused_slot);
   RUN(callback);
   RUN(damaged);
   RUN(hold_same_answers);
