@@ -9,6 +9,7 @@
 #include "writer.h"
 #include "memev.h"
 #include "analysis.h"
+#include "attrib.h"
 #include "query.h"
 
 static char path[512];
@@ -248,10 +249,66 @@ TEST(stack_probes) {
   unlink(path);
 }
 
+/*
+** A target without a thread id (its event had no ids, and the attribution
+** found no StackWalk for it in time) is named by its timestamp alone, for
+** the probe too: pool events whose StackWalks came too late for the
+** attribution, until it stopped waiting for them, then each right behind
+** its event.  The pool probe sees them, and every pool alloc after the
+** probe's 4096 targets still gets its stack.
+*/
+TEST(stack_probe_threadless) {
+  static const hs_guid G_FILL = { 0x12345678, 0x1234, 0x5678, { 1, 2, 3, 4, 5, 6, 7, 8 } };
+  hsi_writer *w;
+  hsi_writer_opts o;
+  hsi_memop op;
+  hsi_analysis *a;
+  const hsi_recs *rs;
+  uint64_t f[] = { 0xFFFFF80000011234ull, 0xFFFFF80000012000ull };
+  uint8_t pl[128];
+  int64_t ts = 1000, late = 0;
+  size_t i, k, npool = 0, stk = 0;
+  enum { EARLY = HSI_ATTRIB_GIVEUP + 2, LATER = 4200 };
+  memset(&o, 0, sizeof o);
+  o.cpus = 2;
+  CHECK_EQ(hsi_writer_open(&w, tmp_path("threadless"), &o, NULL, 0), 0);
+  CHECK_EQ(hsi_writer_process(w, 0, 3, 8, 1000, 4, 100, "app.exe", "app.exe"), 0);
+  memset(&op, 0, sizeof op);
+  op.kind = HSI_OP_POOL_ALLOC; op.tag = 0x656E6F4E; op.pool_type = 1; op.size = 64;
+  op.pid = op.tid = HS_NOID;
+  for (i = 0; i < EARLY + LATER; i++) {
+    int group = 0, type = 0;
+    long len;
+    op.ts = ts; op.addr = 0xFFFF800000100000ull + 64 * (uint64_t)i;
+    len = hsi_memev_encode(&op, 0, 0, 8, pl, sizeof pl, &group, &type);
+    CHECK(len > 0);
+    CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_PERFINFO64, group, type, hsi_memev_version(group, type),
+                               HS_NOID, HS_NOID, ts, pl, (size_t)len), 0);
+    if (i < EARLY)              /* more events than the attribution looks ahead */
+      for (k = 0; k <= HSI_ATTRIB_AHEAD; k++)
+        CHECK_EQ(hsi_writer_event(w, 0, HS_HT_EVENT64, &G_FILL, 1, 0, 0, 4, 0, 0, 1000, 1001,
+                                  ts + 1 + (int64_t)k, NULL, 0, NULL, 0), 0);
+    else if (!late) late = ts;
+    CHECK_EQ(hsi_writer_stack(w, 1, ts + 1 + (i < EARLY ? HSI_ATTRIB_AHEAD + 1 : 0), ts, 1000, 1001, f, 2, 8), 0);
+    ts += i < EARLY ? HSI_ATTRIB_AHEAD + 10 : 10;
+  }
+  CHECK_EQ(hsi_writer_close(w), 0);
+  a = analyse(path);
+  if (!a) return;
+  rs = hsi_life_recs(hsi_analysis_life(a));
+  for (i = 0; i < rs->n; i++)
+    if (rs->kind[i] == HSI_KIND_POOL && rs->ts_alloc[i] >= late) { npool++; stk += rs->stk_alloc[i] != 0; }
+  CHECK_EQ(npool, LATER);
+  CHECK_EQ(stk, LATER);
+  hsi_analysis_free(a);
+  unlink(path);
+}
+
 int main(void) {
   srand(12345);
   RUN(heap_chain_with_stacks_and_images);
   RUN(virtualalloc_pool_and_process_end_32bit);
   RUN(stack_probes);
+  RUN(stack_probe_threadless);
   return UNIT_DONE();
 }
