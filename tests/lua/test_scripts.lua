@@ -29,6 +29,22 @@ txt = run("leaks " .. M .. " -- --kind pool")
 check(txt:find("no pool allocations in this trace; it has 5000 heap and 12 VirtualAlloc allocations (--kind heap,virtual)", 1, true),
       "leaks --kind pool on a trace without pool: says which kinds it has", txt)
 
+-- in a window the impacting size is AIFO less AOFI (LIFETIMES.md): blocks
+-- allocated before 10 s and freed after it count against it
+do
+  local t <close> = assert(heapscript.open(M))
+  local t2 = select(2, t:allocations():window())
+  local aifo, aofi = 0, 0
+  for a in t:allocations{ kind = "heap" }:each() do
+    local freed = a.free_time and a.free_time <= t2
+    if a.alloc_time >= 10 and not freed then aifo = aifo + a.size end
+    if a.alloc_time < 10 and freed and a.free_time >= 10 then aofi = aofi + a.size end
+  end
+  r = report("leaks " .. M .. " -- --kind heap --window 10,")
+  check(r and aofi > 0 and r.kinds[1].leaked_bytes == aifo and r.kinds[1].impacting == aifo - aofi,
+        "leaks --window 10,: impacting = AIFO - AOFI bytes", r and (r.kinds[1].impacting .. " against " .. aifo - aofi))
+end
+
 -- leaks --min-bytes: stacks that leaked less are left out of the list, not
 -- out of the totals (the heap's one leaking stack kept 12,760 bytes)
 r = report("leaks " .. M .. " -- --kind heap --min-bytes 12760")
@@ -70,6 +86,20 @@ check(r and r1 and code == 0 and r.kinds[1].count == r1.kinds[1].count and r.kin
 r, code, raw = report("transient " .. M .. " -- --kind heap --min-size 1e20")
 check(r and code == 0 and r.kinds[1].count == 0, "transient --min-size 1e20 finds none", raw)
 
+-- transient in a window: the spike allocated at 1.55 s and freed at 1.65 s
+-- is not AIFI in 1.6..20 (it is AOFI)
+r = report("transient " .. M .. " -- --kind virtual --window 1.6,20")
+check(r and r.kinds[1].count == 9, "transient --window 1.6,20: 9 of the 10 spikes")
+-- --min-size 40.5 is 41 bytes: the freed heap blocks of 40 B and less are left out
+do
+  local t <close> = assert(heapscript.open(M))
+  local want = 0
+  for a in t:allocations{ kind = "heap", class = "AIFI" }:each() do if a.size >= 41 then want = want + 1 end end
+  r = report("transient " .. M .. " -- --kind heap --min-size 40.5 --max-lifetime 100")
+  check(r and want > 0 and want < 4681 and r.kinds[1].count == want, "transient --min-size 40.5: blocks of 41 B and more",
+        r and r.kinds[1].count .. " against " .. want)
+end
+
 -- growth
 r, code, raw = report("growth " .. M .. " --")
 check(r and code == 0, "growth --json", raw)
@@ -103,6 +133,23 @@ check(by.virtual and #by.virtual.steps == 0 and #by.virtual.baseline == 2, "grow
 by = growth("--step-span 20 --min-step 1")
 check(by.heap and #by.heap.steady == 0 and #by.heap.baseline == 1 and by.heap.baseline[1].count == 319,
       "growth --step-span 20: the heap blocks arrive within one span, from 0.3 s: baseline, not steady")
+-- each bound at its edge: the example's window starts at 0 and its second
+-- 10 MiB range arrives at exactly 10 s, each range in one allocation
+by = growth("--min-step 10MiB")
+check(by.virtual and #by.virtual.steps == 1, "growth --min-step 10MiB: a step of exactly 10 MiB is kept")
+by = growth("--step-span 0")
+check(by.virtual and #by.virtual.steps == 1 and #by.virtual.baseline == 1 and #by.virtual.steady == 0,
+      "growth --step-span 0: a stack of one allocation still arrives within the span: a step, not steady growth")
+by = growth("--baseline 10")
+check(by.virtual and #by.virtual.steps == 1 and #by.virtual.baseline == 1,
+      "growth --baseline 10: the step at exactly 10 s is after the baseline")
+by = growth("--window 10,20 --baseline 1")
+check(by.virtual and #by.virtual.steps == 0 and #by.virtual.baseline == 1,
+      "growth --window 10,20 --baseline 1: the baseline is the window's first second, so the step at 10 s is in it")
+local rate = growth("").heap
+rate = rate and rate.steady[1] and rate.steady[1].rate
+by = growth(("--min-rate %.17g"):format(rate or 0))
+check(rate and by.heap and #by.heap.steady == 1, "growth --min-rate at exactly the heap's rate keeps it", rate)
 
 -- pool
 r, code, raw = report("pool " .. N .. " --")
@@ -229,6 +276,20 @@ if r then
   check(r.sort == "bytes" and by_bytes and not by_count and s[3].count == 631, "churn --sort bytes: every stack by bytes, not by count")
   check(r.short == 0 and r.kinds[1].short < 656, "churn --short 0: fewer short-lived than within 1 ms")
 end
+-- in a window: the allocations made in it, not those freed in it (the range
+-- allocated at 1.55 s and freed at 1.65 s is AOFI in 1.6..20), and
+-- short-lived only when freed in it (at 0..1.6 that range is kept)
+r = report("churn " .. M .. " -- --kind virtual --window 1.6,20 --top 100")
+if r then
+  local n = 0
+  for _, st in ipairs(r.kinds[1].stacks) do n = n + st.count end
+  check(r.kinds[1].count == 10 and r.kinds[1].freed == 9 and r.kinds[1].kept == 1 and n == 10,
+        "churn --window 1.6,20: the 9 ranges allocated and freed in it and the one kept, in the stacks too; "
+        .. "not the one freed in it", n)
+end
+r = report("churn " .. M .. " -- --kind virtual --window 0,1.6 --short 1")
+check(r and r.kinds[1].count == 2 and r.kinds[1].kept == 2 and r.kinds[1].short == 0,
+      "churn --window 0,1.6 --short 1: a range freed 0.1 s after, outside the window, is kept, not short-lived")
 r = report("churn " .. N .. " -- --kind pool")
 check(r and r.kinds[1].count == 1640 and r.kinds[1].kept == 320, "churn: NotMyFault's 1,640 pool allocations, 320 kept")
 local _, bad = run("churn " .. M .. " -- --sort size")
