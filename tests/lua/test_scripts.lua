@@ -893,6 +893,82 @@ do -- heapscript.json (report.json) against the encoder report.lua had in Lua, t
   f:close()
   T.raises(function() heapscript.json({}, "", f) end, "closed file", "heapscript.json into a closed file: an error")
 end
+-- The bundled scripts on a written trace, at edges the examples do not reach:
+-- a block freed at the tick it was allocated, a step and a steady growth of
+-- one kind, leaks with and without stacks, pool frees of entries allocated
+-- before the trace, a tag whose leak equals such a free, a kernel pool event
+-- without ids at a time whose seconds do not round-trip through floor, and
+-- a StackWalk that names no event.
+do
+  local path = os.tmpname()
+  local w = assert(heapscript.writer(path, { cpus = 2 }))
+  local S = 10000000                                -- ticks a second
+  local APP, TID, H = 100, 101, 0x10000
+  local K = -0x3CF0C0000000                         -- a kernel pool base
+  w:process { op = "dcstart", pid = APP, ppid = 4, ts = 10, name = "app.exe" }
+  w:thread { op = "dcstart", pid = APP, tid = TID, ts = 11 }
+  local s1, s2, s3 = { 0x401000, 0x402000 }, { 0x401100, 0x402000 }, { 0x401200, 0x402000 }
+  -- heap: a block freed at the tick it was allocated (lifetime 0)
+  w:heap { op = "alloc", pid = APP, tid = TID, ts = S // 10, heap = H, addr = 0xA000, size = 4096, stack = s3 }
+  w:heap { op = "free", pid = APP, tid = TID, ts = S // 10, heap = H, addr = 0xA000 }
+  -- heap: steady growth, 1 KiB a second from 1 s to 9 s (stack s2)
+  -- and a 2 MiB step at 5 s (stack s1); a heap leak without a stack and a
+  -- VirtualAlloc one (that kind has none) at 6 s
+  for i = 1, 9 do
+    if i == 5 then
+      w:heap { op = "alloc", pid = APP, tid = TID, ts = 5 * S, heap = H, addr = 0x800000, size = 0x100000, stack = s1 }
+      w:heap { op = "alloc", pid = APP, tid = TID, ts = 5 * S + 100, heap = H, addr = 0x900000, size = 0x100000, stack = s1 }
+    end
+    w:heap { op = "alloc", pid = APP, tid = TID, ts = i * S + 1000, heap = H, addr = 0x100000 + i * 0x1000, size = 1024, stack = s2 }
+    if i == 6 then
+      w:heap { op = "alloc", pid = APP, tid = TID, ts = 6 * S + 2000, heap = H, addr = 0xB000, size = 64 }
+      w:virtual { op = "alloc", pid = APP, tid = TID, ts = 6 * S + 2500, addr = 0x40000000, size = 0x10000 }
+    end
+    if i == 7 then
+      w:pool { op = "free", pid = APP, tid = TID, ts = 7 * S + 2000, tag = "Pre", size = 256, entry = K + 0x1000 }
+      w:pool { op = "free", pid = APP, tid = TID, ts = 7 * S + 2100, tag = "Bal", size = 512, entry = K + 0x2000 }
+      w:pool { op = "alloc", pid = APP, tid = TID, ts = 7 * S + 2200, tag = "Bal", size = 512, entry = K + 0x3000, stack = { -0x7FFF0000 } }
+    end
+    if i == 8 then
+      local odd = 8 * S + 2000
+      while math.floor(odd / S * 1e9) == odd * 100 do odd = odd + 1 end
+      w:pool { op = "alloc", pid = APP, tid = TID, ts = odd, tag = "Leak", size = 4096, entry = K + 0x4000,
+               stack = { -0x7FFF0000 }, header = "PERFINFO64" }
+    end
+  end
+  -- a StackWalk naming no event
+  w:stack { ts = 9 * S + 5000, event_ts = 9 * S + 4000, pid = APP, tid = TID, frames = s1 }
+  w:process { op = "dcend", pid = APP, ppid = 4, ts = 10 * S, name = "app.exe" }
+  assert(w:close())
+  local E = T.q(path)
+  r = report("transient " .. E .. " -- --kind heap --min-size 1 --max-lifetime 0")
+  check(r and r.kinds[1].count == 1 and r.kinds[1].stacks[1].lifetime_max == 0,
+        "transient --max-lifetime 0: a block freed at the tick it was allocated is a spike", raw)
+  out = run("transient " .. E .. " -- --kind heap --min-size 1 --max-lifetime 0")
+  check(out:find("heap: 1 transient allocation of", 1, true), "transient: one spike in the singular", out)
+  out = run("growth " .. E .. " -- --kind heap --csv -")
+  local rows = {}
+  for what in out:gmatch(",heap,([^\r\n]+)") do rows[#rows + 1] = what end
+  check(#rows == 2 and rows[1] == "step" and rows[2] == "steady growth", "growth --csv: a kind's step before its steady growth",
+        out)
+  out = run("leaks " .. E)
+  check(out:find("no leaked VirtualAlloc allocation has a stack", 1, true)
+        and out:find("note: (no stack) stands for", 1, true),
+        "leaks: a kind without any stack is said so, and a (no stack) line of a kind with stacks is explained", out)
+  r = report("leaks " .. E .. " --")
+  check(r and r.notes.stacks_unmatched == 1 and r.notes.frees_of_unknown_blocks == 2,
+        "leaks --json: the StackWalk that named no event, the two frees of pre-trace pool entries")
+  r = report("pool " .. E .. " --")
+  local tag = {}
+  for _, t in ipairs(r and r.tags or {}) do tag[t.tag] = t end
+  check(tag["Pre "] and tag["Pre "].frees == 1 and tag["Pre "].allocs == 1,
+        "pool: a free of an entry allocated before the trace counts in its tag's frees")
+  check(tag["Bal "] and tag["Bal "].impacting == 0 and tag["Bal "].outstanding == 512 and #tag["Bal "].stacks == 0,
+        "pool: a tag that did not grow (its leak equals a free of older memory) lists no stack")
+  check(tag.Leak and tag.Leak.stacks[1] and tag.Leak.stacks[1].thread == 101,
+        "pool: the thread of a pool event without ids, from its StackWalk, at any timestamp")
+  os.remove(path)
+end
 check(rep.count(1, "allocation") == "1 allocation" and rep.count(0, "allocation") == "0 allocations"
       and rep.count(2, "spike") == "2 spikes" and rep.count(1, "child", "children") == "1 child"
       and rep.count(3, "child", "children") == "3 children", "report.count: the singular for one, else the plural")
