@@ -650,6 +650,58 @@ local rep = require "report"
 check(rep.parse_size("100B") == 100 and rep.parse_size("64k") == 65536 and rep.parse_size("10MiB") == 10485760
       and rep.parse_size("0x100") == 256 and rep.parse_size("1e6") == 1000000 and rep.parse_size("x") == nil,
       "report.parse_size: B, k, MiB, hex, exponent, junk")
+check(rep.parse_size("1GiB") == 2^30 and rep.parse_size("2g") == 2^31 and math.type(rep.parse_size("64k")) == "integer"
+      and math.type(rep.parse_size("1.5k")) == "integer" and rep.parse_size(" 0x10 ") == 16,
+      "report.parse_size: GiB and g, integers where the bytes are whole, hex between spaces")
+check(rep.parse_seconds("1min") == 60 and rep.parse_seconds("250us") == 250e-6 and rep.parse_seconds("2s") == 2,
+      "report.parse_seconds: min, us, s")
+check(rep.bytes(2^30) == "1.00 GiB" and rep.bytes(2^20) == "1.00 MiB" and rep.bytes(-2^20) == "-1.00 MiB"
+      and rep.bytes(-10240) == "-10.0 KiB" and rep.bytes(nil) == "?", "report.bytes: at each unit's edge, and below zero")
+check(rep.share(0.007) == "1%" and rep.share(0.004) == "<1%" and rep.share(0.35) == "35%", "report.share: <1% below 0.5%")
+check(rep.headline({ frames = function() return { "ntdll.dll!A", "kernel32.dll!B" } end }) == "ntdll.dll!A"
+      and rep.headline({ frames = function() return { "ntdll.dll!A", "app.exe!C", "app.exe!D" } end }) == "app.exe!C",
+      "report.headline: the innermost frame outside the system modules, else the innermost")
+do -- report.fit on a terminal: a line that exactly fits stays whole; an option's help goes on under its text
+  local was = rep.term.stdout
+  rep.term.stdout = true
+  local a = rep.fit("aaaa bbbbb c", 10)
+  local b = rep.fit("  --top N                  stacks per kind (default 5) and some more words", 60)
+  rep.term.stdout = was
+  check(#a == 2 and a[1] == "aaaa bbbbb" and a[2] == "    c", "report.fit: a piece of exactly the width is one line",
+        table.concat(a, "|"))
+  check(#b == 2 and b[2]:match("^ +") == ("  --top N                  "):gsub("%S", " "),
+        "report.fit: an option's help goes on under the help", table.concat(b, "|"))
+end
+do -- one trace: a stack's span from its earliest allocation whatever the records' order (a VirtualAlloc
+   -- range split by a decommit makes its piece a record after a later range's), four sizes listed; a
+   -- trace with one allocation of another kind says it in the singular
+  local path, one = os.tmpname(), os.tmpname()
+  local w = assert(heapscript.writer(path))
+  w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
+  local sv, sh = { 0x401000 }, { 0x402000 }
+  w:virtual { op = "alloc", pid = 100, tid = 101, ts = 10000000, addr = 0x40000000, size = 0x20000, stack = sv }
+  w:virtual { op = "alloc", pid = 100, tid = 101, ts = 20000000, addr = 0x41000000, size = 0x10000, stack = sv }
+  w:virtual { op = "free", pid = 100, ts = 30000000, addr = 0x40010000, size = 0x10000, flags = "decommit" }
+  for i, size in ipairs { 16, 32, 48, 64 } do
+    w:heap { op = "alloc", pid = 100, tid = 101, ts = 40000000 + 10 * i, heap = 1, addr = 0x1000 * i, size = size, stack = sh }
+  end
+  assert(w:close())
+  r = report("leaks " .. T.q(path) .. " --")
+  local by = {}
+  for _, k in ipairs(r and r.kinds or {}) do by[k.kind] = k end
+  check(by.virtual and by.virtual.stacks[1].first == 1.0 and by.virtual.stacks[1].last == 2.0,
+        "report.span: a stack's first and last allocation times, whatever the records' order")
+  out = run("leaks " .. T.q(path) .. " -- --kind heap")
+  check(out:find("(16 B, 32 B, 48 B, 64 B)", 1, true), "report.facts: four sizes are listed", out)
+  w = assert(heapscript.writer(one))
+  w:heap { op = "alloc", pid = 100, tid = 101, ts = 100, heap = 1, addr = 0x1000, size = 8 }
+  assert(w:close())
+  out = run("leaks " .. T.q(one) .. " -- --kind pool")
+  check(out:find("no pool allocations in this trace; it has 1 heap allocation (--kind heap)", 1, true),
+        "report.none: one allocation of another kind, in the singular", out)
+  os.remove(path)
+  os.remove(one)
+end
 local round = json.decode(rep.json({ 1, 2, x = 3, f = 4 * 2^30 + 0.5, g = 1234.567891 }))
 check(round["1"] == 1 and round.x == 3 and round.f == 4 * 2^30 + 0.5 and round.g == 1234.567891,
       "report.json keeps keys of mixed tables and every digit of floats")
