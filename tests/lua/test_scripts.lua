@@ -645,6 +645,39 @@ check(code == 2 and out:find("cannot load the rule set", 1, true), "policy: a mi
 r = report("pool " .. N .. " -- --tag Irp")
 check(r and #r.tags == 1 and r.tags[1].tag == "Irp " and r.tags[1].allocs == 320, "pool --tag Irp means the tag 'Irp '")
 
+-- diff's text and figures: --top cuts the list and counts the rest, a pool tag's line names it, an
+-- unchanged group's delta is +0 B, a stack that grew shows its frames as a new one does, and each
+-- side's impacting size is that side's `leaks` figure (AIFO - AOFI), not its leaked bytes
+do
+  local NEWLEAK = "examples/memorytestapp-newleak.etl"
+  out = run("diff " .. M .. " " .. NEWLEAK .. " -- --by stack --all --top 1")
+  check(out:find("\n  new       heap", 1, true) and not out:find("\n  unchanged", 1, true)
+        and out:find("  ... 3 more (--top)", 1, true), "diff --top 1: the first group, then how many more", out)
+  out = run("diff " .. N .. " " .. N .. " -- --by tag --all")
+  check(out:find("tag 'Leak'", 1, true) and out:find(" +0 B ", 1, true) and not out:find("-0 B", 1, true),
+        "diff --by tag --all: a tag's line names it; an unchanged group's delta is +0 B", out)
+  local rl = report("leaks " .. NEWLEAK .. " -- --kind heap --window 10,")
+  r = report("diff " .. M .. " " .. NEWLEAK .. " -- --kind heap --window 10, --by process --all")
+  local g = r and r.groups[1]
+  check(rl and g and g.new.impacting == rl.kinds[1].impacting and g.new.impacting ~= g.new.bytes,
+        "diff --window: a side's impacting size is AIFO - AOFI, as leaks gives it", g and g.new.impacting)
+  local paths = {}
+  for i, n in ipairs { 1, 2 } do
+    paths[i] = os.tmpname()
+    local w = assert(heapscript.writer(paths[i]))
+    w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
+    for k = 1, n do
+      w:heap { op = "alloc", pid = 100, tid = 101, ts = 100 * k, heap = 1, addr = 0x1000 * k, size = 64,
+               stack = { 0x401000, 0x402000 } }
+    end
+    assert(w:close())
+  end
+  out = run("diff " .. T.q(paths[1]) .. " " .. T.q(paths[2]) .. " -- --by stack")
+  check(out:find("\n  grew ", 1, true) and out:find("\n              0x402000", 1, true),
+        "diff: a stack that grew shows its frames", out)
+  for _, p in ipairs(paths) do os.remove(p) end
+end
+
 -- report.lua itself
 local rep = require "report"
 check(rep.parse_size("100B") == 100 and rep.parse_size("64k") == 65536 and rep.parse_size("10MiB") == 10485760
