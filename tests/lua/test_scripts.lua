@@ -678,6 +678,33 @@ do
   for _, p in ipairs(paths) do os.remove(p) end
 end
 
+-- events: ties in count by provider, then id, then opcode; --top cuts the rows, not the totals
+do
+  local path = os.tmpname()
+  local A, B = "b1a2c3d4-0000-4000-8000-00000000000a", "b1a2c3d4-0000-4000-8000-00000000000b"
+  local w = assert(heapscript.writer(path))
+  local ts = 100
+  for _, e in ipairs { { B, 1, 0 }, { A, 2, 0 }, { A, 1, 1 }, { A, 1, 0 }, { A, 3, 0 } } do
+    for _ = 1, e[2] == 3 and 1 or 2 do
+      w:event { provider = e[1], id = e[2], opcode = e[3], ts = ts }
+      ts = ts + 10
+    end
+  end
+  assert(w:close())
+  r = report("events " .. T.q(path) .. " --")
+  local order = {}
+  for _, row in ipairs(r and r.rows or {}) do             -- the writer's events (not the logfile header's)
+    if row.guid:find("^b1a2c3d4") then order[#order + 1] = ("%s/%d/%d"):format(row.guid:sub(-1), row.id, row.opcode) end
+  end
+  check(table.concat(order, " ") == "a/1/0 a/1/1 a/2/0 b/1/0 a/3/0", "events: equal counts by provider, id, opcode",
+        table.concat(order, " "))
+  r = report("events " .. T.q(path) .. " -- --top 2")
+  check(r and #r.rows == 2 and r.kinds == 6 and r.events == 10, "events --top 2: two rows; the totals of every kind (the header's too)")
+  out = run("events " .. T.q(path) .. " -- --top 2")
+  check(out:find("10  events, 6 kinds, 1 file", 1, true), "events --top 2: the text's totals count every kind", out)
+  os.remove(path)
+end
+
 -- report.lua itself
 local rep = require "report"
 check(rep.parse_size("100B") == 100 and rep.parse_size("64k") == 65536 and rep.parse_size("10MiB") == 10485760
