@@ -42,7 +42,8 @@ for _, kind in ipairs(o.kind) do
     k.bytes = s.transient
     if text then
       report.heading(("%s: %s of at least %s living at most %g s: %s allocated and released%s")
-        :format(kind, report.count(#spikes, "transient allocation"), report.bytes(o.min_size), maxlife, report.bytes(s.transient), report.doubtful(kind)))
+        :format(kind, report.count(#spikes, "transient allocation"), report.bytes(o.min_size), maxlife,
+                report.bytes(s.transient), report.doubtful(kind)))
     end
     for i, g in ipairs(spikes:group("stack", { sort = "transient", top = o.top })) do
       local lmin, lmax, lsum, times, sizes = math.huge, 0, 0, {}, {}

@@ -6,6 +6,21 @@ local T = require "testlib"
 local json = require "json"
 local bin = T.bin()
 local function check(c, what, detail) T.check(c and true or false, what, not c and detail or nil) end
+-- list's items by their field key (a report's kinds by kind, results by name)
+local function index(list, key)
+  local t = {}
+  for _, x in ipairs(list or {}) do t[x[key]] = x end
+  return t
+end
+-- a trace written by body(w) after app.exe's rundown (pid 100): its path
+local function written(body, opts)
+  local path = os.tmpname()
+  local w = assert(heapscript.writer(path, opts))
+  w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
+  body(w)
+  assert(w:close())
+  return path
+end
 local run, report = T.run_all, T.report
 local M, N = "examples/memorytestapp.etl", "examples/notmyfault.etl"
 
@@ -13,8 +28,7 @@ local M, N = "examples/memorytestapp.etl", "examples/notmyfault.etl"
 local r, code, raw = report("leaks " .. M .. " --")
 check(r and code == 0, "leaks --json exits 0", raw)
 if r then
-  local by = {}
-  for _, k in ipairs(r.kinds) do by[k.kind] = k end
+  local by = index(r.kinds, "kind")
   check(by.heap.leaked_count == 319 and by.heap.leaked_bytes == 12760, "leaks: 319 heap blocks, 12760 B")
   check(by.heap.stacks[1].headline:find("InnerLoopOperation", 1, true), "leaks: heap headline", by.heap.stacks[1].headline)
   check(#by.heap.stacks[1].sizes == 1 and by.heap.stacks[1].sizes[1] == 40, "leaks: one size, 40 B")
@@ -104,8 +118,7 @@ end
 r, code, raw = report("growth " .. M .. " --")
 check(r and code == 0, "growth --json", raw)
 if r then
-  local by = {}
-  for _, k in ipairs(r.kinds) do by[k.kind] = k end
+  local by = index(r.kinds, "kind")
   check(#by.virtual.baseline == 1 and by.virtual.baseline[1].headline:find("InitSteadyState", 1, true),
         "growth: baseline from InitSteadyState")
   local st = by.virtual.steps[1]
@@ -118,9 +131,7 @@ end
 -- 10 MiB virtual ones at 0.5 s and 10 s
 local function growth(opts)
   local g = report("growth " .. M .. " -- " .. opts)
-  local by = {}
-  for _, k in ipairs(g and g.kinds or {}) do by[k.kind] = k end
-  return by
+  return index(g and g.kinds, "kind")
 end
 local by = growth("--min-rate 668")
 check(by.heap and #by.heap.steady == 1, "growth --min-rate 668: the steady heap growth (668.8 bytes/s) is kept")
@@ -171,8 +182,7 @@ check(r and r.events == 2960 and #r.rows == 2 and r.rows[1].name == "PoolAlloc" 
 r, code, raw = report("peak " .. M .. " -- --top 1000")
 check(r and code == 0, "peak --json exits 0", raw)
 if r then
-  local by = {}
-  for _, k in ipairs(r.kinds) do by[k.kind] = k end
+  local by = index(r.kinds, "kind")
   local h, v = by.heap, by.virtual
   check(h.peak == 34840 and math.abs(h.peak_time - 18.54) < 1e-9 and h.live_count == 318 and h.live_bytes == 34840,
         "peak: heap 34,840 B at 18.540 s, held by 318 allocations", raw)
@@ -323,8 +333,7 @@ do
   write_trace(none, false)
   write_trace(heap, true)
   local r0, c0, raw0 = report("policy " .. q(none))
-  local by = {}
-  for _, x in ipairs(r0 and r0.results or {}) do by[x.name] = x end
+  local by = index(r0 and r0.results, "name")
   check(c0 == 1 and r0 and r0.failed == 0 and r0.unrecorded == 4 and r0.skipped == 6
         and by["heap-leaked-bytes"].skipped and by["heap-leaked-bytes"].unrecorded and by["no-double-free"].ok
         and r0.unchecked and r0.unchecked:find("no heap, VirtualAlloc or pool events", 1, true),
@@ -595,8 +604,7 @@ f:write([[return {
 f:close()
 r, code, raw = report("policy " .. M .. " -- --rules " .. team)
 if r then
-  local by = {}
-  for _, x in ipairs(r.results) do by[x.name] = x end
+  local by = index(r.results, "name")
   local v = by["churn-count"] and by["churn-count"].violations or {}
   check(code == 1 and r.failed == 1 and #v == 1 and v[1].limit == "max_allocations" and v[1].value == 1008
         and by["churn-bytes"].ok and by["churn-total"].ok,
@@ -663,14 +671,12 @@ do
         "diff --window: a side's impacting size is AIFO - AOFI, as leaks gives it", g and g.new.impacting)
   local paths = {}
   for i, n in ipairs { 1, 2 } do
-    paths[i] = os.tmpname()
-    local w = assert(heapscript.writer(paths[i]))
-    w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
-    for k = 1, n do
-      w:heap { op = "alloc", pid = 100, tid = 101, ts = 100 * k, heap = 1, addr = 0x1000 * k, size = 64,
-               stack = { 0x401000, 0x402000 } }
-    end
-    assert(w:close())
+    paths[i] = written(function(w)
+      for k = 1, n do
+        w:heap { op = "alloc", pid = 100, tid = 101, ts = 100 * k, heap = 1, addr = 0x1000 * k, size = 64,
+                 stack = { 0x401000, 0x402000 } }
+      end
+    end)
   end
   out = run("diff " .. T.q(paths[1]) .. " " .. T.q(paths[2]) .. " -- --by stack")
   check(out:find("\n  grew ", 1, true) and out:find("\n              0x402000", 1, true),
@@ -699,7 +705,8 @@ do
   check(table.concat(order, " ") == "a/1/0 a/1/1 a/2/0 b/1/0 a/3/0", "events: equal counts by provider, id, opcode",
         table.concat(order, " "))
   r = report("events " .. T.q(path) .. " -- --top 2")
-  check(r and #r.rows == 2 and r.kinds == 6 and r.events == 10, "events --top 2: two rows; the totals of every kind (the header's too)")
+  check(r and #r.rows == 2 and r.kinds == 6 and r.events == 10,
+        "events --top 2: two rows; the totals of every kind (the header's too)")
   out = run("events " .. T.q(path) .. " -- --top 2")
   check(out:find("10  events, 6 kinds, 1 file", 1, true), "events --top 2: the text's totals count every kind", out)
   os.remove(path)
@@ -735,27 +742,23 @@ end
 do -- one trace: a stack's span from its earliest allocation whatever the records' order (a VirtualAlloc
    -- range split by a decommit makes its piece a record after a later range's), four sizes listed; a
    -- trace with one allocation of another kind says it in the singular
-  local path, one = os.tmpname(), os.tmpname()
-  local w = assert(heapscript.writer(path))
-  w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
-  local sv, sh = { 0x401000 }, { 0x402000 }
-  w:virtual { op = "alloc", pid = 100, tid = 101, ts = 10000000, addr = 0x40000000, size = 0x20000, stack = sv }
-  w:virtual { op = "alloc", pid = 100, tid = 101, ts = 20000000, addr = 0x41000000, size = 0x10000, stack = sv }
-  w:virtual { op = "free", pid = 100, ts = 30000000, addr = 0x40010000, size = 0x10000, flags = "decommit" }
-  for i, size in ipairs { 16, 32, 48, 64 } do
-    w:heap { op = "alloc", pid = 100, tid = 101, ts = 40000000 + 10 * i, heap = 1, addr = 0x1000 * i, size = size, stack = sh }
-  end
-  assert(w:close())
+  local path = written(function(w)
+    local sv, sh = { 0x401000 }, { 0x402000 }
+    w:virtual { op = "alloc", pid = 100, tid = 101, ts = 10000000, addr = 0x40000000, size = 0x20000, stack = sv }
+    w:virtual { op = "alloc", pid = 100, tid = 101, ts = 20000000, addr = 0x41000000, size = 0x10000, stack = sv }
+    w:virtual { op = "free", pid = 100, ts = 30000000, addr = 0x40010000, size = 0x10000, flags = "decommit" }
+    for i, size in ipairs { 16, 32, 48, 64 } do
+      w:heap { op = "alloc", pid = 100, tid = 101, ts = 40000000 + 10 * i, heap = 1, addr = 0x1000 * i, size = size,
+               stack = sh }
+    end
+  end)
   r = report("leaks " .. T.q(path) .. " --")
-  local by = {}
-  for _, k in ipairs(r and r.kinds or {}) do by[k.kind] = k end
+  local by = index(r and r.kinds, "kind")
   check(by.virtual and by.virtual.stacks[1].first == 1.0 and by.virtual.stacks[1].last == 2.0,
         "report.span: a stack's first and last allocation times, whatever the records' order")
   out = run("leaks " .. T.q(path) .. " -- --kind heap")
   check(out:find("(16 B, 32 B, 48 B, 64 B)", 1, true), "report.facts: four sizes are listed", out)
-  w = assert(heapscript.writer(one))
-  w:heap { op = "alloc", pid = 100, tid = 101, ts = 100, heap = 1, addr = 0x1000, size = 8 }
-  assert(w:close())
+  local one = written(function(w) w:heap { op = "alloc", pid = 100, tid = 101, ts = 100, heap = 1, addr = 0x1000, size = 8 } end)
   out = run("leaks " .. T.q(one) .. " -- --kind pool")
   check(out:find("no pool allocations in this trace; it has 1 heap allocation (--kind heap)", 1, true),
         "report.none: one allocation of another kind, in the singular", out)
@@ -1012,48 +1015,49 @@ end
 -- without ids at a time whose seconds do not round-trip through floor, and
 -- a StackWalk that names no event.
 do
-  local path = os.tmpname()
-  local w = assert(heapscript.writer(path, { cpus = 2 }))
   local S = 10000000                                -- ticks a second
-  local APP, TID, H = 100, 101, 0x10000
+  local APP, TID, H = 100, 101, 0x10000             -- app.exe of written()
   local K = -0x3CF0C0000000                         -- a kernel pool base
-  w:process { op = "dcstart", pid = APP, ppid = 4, ts = 10, name = "app.exe" }
-  w:thread { op = "dcstart", pid = APP, tid = TID, ts = 11 }
-  local s1, s2, s3 = { 0x401000, 0x402000 }, { 0x401100, 0x402000 }, { 0x401200, 0x402000 }
-  -- heap: a block freed at the tick it was allocated (lifetime 0)
-  w:heap { op = "alloc", pid = APP, tid = TID, ts = S // 10, heap = H, addr = 0xA000, size = 4096, stack = s3 }
-  w:heap { op = "free", pid = APP, tid = TID, ts = S // 10, heap = H, addr = 0xA000 }
-  -- heap: steady growth, 1 KiB a second from 1 s to 9 s (stack s2)
-  -- and a 2 MiB step at 5 s (stack s1); a heap leak without a stack and a
-  -- VirtualAlloc one (that kind has none) at 6 s
-  for i = 1, 9 do
-    if i == 5 then
-      w:heap { op = "alloc", pid = APP, tid = TID, ts = 5 * S, heap = H, addr = 0x800000, size = 0x100000, stack = s1 }
-      w:heap { op = "alloc", pid = APP, tid = TID, ts = 5 * S + 100, heap = H, addr = 0x900000, size = 0x100000, stack = s1 }
+  local path = written(function(w)
+    w:thread { op = "dcstart", pid = APP, tid = TID, ts = 11 }
+    local s1, s2, s3 = { 0x401000, 0x402000 }, { 0x401100, 0x402000 }, { 0x401200, 0x402000 }
+    -- heap: a block freed at the tick it was allocated (lifetime 0)
+    w:heap { op = "alloc", pid = APP, tid = TID, ts = S // 10, heap = H, addr = 0xA000, size = 4096, stack = s3 }
+    w:heap { op = "free", pid = APP, tid = TID, ts = S // 10, heap = H, addr = 0xA000 }
+    -- heap: steady growth, 1 KiB a second from 1 s to 9 s (stack s2)
+    -- and a 2 MiB step at 5 s (stack s1); a heap leak without a stack and a
+    -- VirtualAlloc one (that kind has none) at 6 s
+    for i = 1, 9 do
+      if i == 5 then
+        w:heap { op = "alloc", pid = APP, tid = TID, ts = 5 * S, heap = H, addr = 0x800000, size = 0x100000, stack = s1 }
+        w:heap { op = "alloc", pid = APP, tid = TID, ts = 5 * S + 100, heap = H, addr = 0x900000, size = 0x100000,
+                 stack = s1 }
+      end
+      w:heap { op = "alloc", pid = APP, tid = TID, ts = i * S + 1000, heap = H, addr = 0x100000 + i * 0x1000,
+               size = 1024, stack = s2 }
+      if i == 6 then
+        w:heap { op = "alloc", pid = APP, tid = TID, ts = 6 * S + 2000, heap = H, addr = 0xB000, size = 64 }
+        w:virtual { op = "alloc", pid = APP, tid = TID, ts = 6 * S + 2500, addr = 0x40000000, size = 0x10000 }
+      end
+      if i == 7 then
+        w:pool { op = "free", pid = APP, tid = TID, ts = 7 * S + 2000, tag = "Pre", size = 256, entry = K + 0x1000 }
+        w:pool { op = "free", pid = APP, tid = TID, ts = 7 * S + 2100, tag = "Bal", size = 512, entry = K + 0x2000 }
+        w:pool { op = "alloc", pid = APP, tid = TID, ts = 7 * S + 2200, tag = "Bal", size = 512, entry = K + 0x3000,
+                 stack = { -0x7FFF0000 } }
+      end
+      if i == 8 then
+        local odd = 8 * S + 2000
+        while math.floor(odd / S * 1e9) == odd * 100 do odd = odd + 1 end
+        w:pool { op = "alloc", pid = APP, tid = TID, ts = odd, tag = "Leak", size = 4096, entry = K + 0x4000,
+                 stack = { -0x7FFF0000 }, header = "PERFINFO64" }
+      end
     end
-    w:heap { op = "alloc", pid = APP, tid = TID, ts = i * S + 1000, heap = H, addr = 0x100000 + i * 0x1000, size = 1024, stack = s2 }
-    if i == 6 then
-      w:heap { op = "alloc", pid = APP, tid = TID, ts = 6 * S + 2000, heap = H, addr = 0xB000, size = 64 }
-      w:virtual { op = "alloc", pid = APP, tid = TID, ts = 6 * S + 2500, addr = 0x40000000, size = 0x10000 }
-    end
-    if i == 7 then
-      w:pool { op = "free", pid = APP, tid = TID, ts = 7 * S + 2000, tag = "Pre", size = 256, entry = K + 0x1000 }
-      w:pool { op = "free", pid = APP, tid = TID, ts = 7 * S + 2100, tag = "Bal", size = 512, entry = K + 0x2000 }
-      w:pool { op = "alloc", pid = APP, tid = TID, ts = 7 * S + 2200, tag = "Bal", size = 512, entry = K + 0x3000, stack = { -0x7FFF0000 } }
-    end
-    if i == 8 then
-      local odd = 8 * S + 2000
-      while math.floor(odd / S * 1e9) == odd * 100 do odd = odd + 1 end
-      w:pool { op = "alloc", pid = APP, tid = TID, ts = odd, tag = "Leak", size = 4096, entry = K + 0x4000,
-               stack = { -0x7FFF0000 }, header = "PERFINFO64" }
-    end
-  end
-  -- a StackWalk naming no event
-  w:stack { ts = 9 * S + 5000, event_ts = 9 * S + 4000, pid = APP, tid = TID, frames = s1 }
-  w:process { op = "dcend", pid = APP, ppid = 4, ts = 10 * S, name = "app.exe" }
-  assert(w:close())
+    -- a StackWalk naming no event
+    w:stack { ts = 9 * S + 5000, event_ts = 9 * S + 4000, pid = APP, tid = TID, frames = s1 }
+    w:process { op = "dcend", pid = APP, ppid = 4, ts = 10 * S, name = "app.exe" }
+  end, { cpus = 2 })
   local E = T.q(path)
-  r = report("transient " .. E .. " -- --kind heap --min-size 1 --max-lifetime 0")
+  r, code, raw = report("transient " .. E .. " -- --kind heap --min-size 1 --max-lifetime 0")
   check(r and r.kinds[1].count == 1 and r.kinds[1].stacks[1].lifetime_max == 0,
         "transient --max-lifetime 0: a block freed at the tick it was allocated is a spike", raw)
   out = run("transient " .. E .. " -- --kind heap --min-size 1 --max-lifetime 0")
@@ -1071,8 +1075,7 @@ do
   check(r and r.notes.stacks_unmatched == 1 and r.notes.frees_of_unknown_blocks == 2,
         "leaks --json: the StackWalk that named no event, the two frees of pre-trace pool entries")
   r = report("pool " .. E .. " --")
-  local tag = {}
-  for _, t in ipairs(r and r.tags or {}) do tag[t.tag] = t end
+  local tag = index(r and r.tags, "tag")
   check(tag["Pre "] and tag["Pre "].frees == 1 and tag["Pre "].allocs == 1,
         "pool: a free of an entry allocated before the trace counts in its tag's frees")
   check(tag["Bal "] and tag["Bal "].impacting == 0 and tag["Bal "].outstanding == 512 and #tag["Bal "].stacks == 0,

@@ -18,16 +18,22 @@ static const char *tmp_path(const char *name) {
   return unit_tmp_path(path, sizeof path, "analysis-%s.etl", name);
 }
 
-/* One heap/VirtualAlloc/pool event through the shared encoder, then its stack. */
-static void mem(hsi_writer *w, int ptr, hsi_memop *op, const uint64_t *frames, size_t n) {
+/* One heap/VirtualAlloc/pool event through the shared encoder, with header
+   hk (0: SYSTEM, or PERFINFO for VirtualAlloc, which has no ids [I]). */
+static void mem_as(hsi_writer *w, int ptr, int hk, const hsi_memop *op) {
   uint8_t pl[128];
   int group = 0, type = 0;
   long len = hsi_memev_encode(op, 0, 0, ptr, pl, sizeof pl, &group, &type);
-  int hk = ptr == 8 ? HS_HT_SYSTEM64 : HS_HT_SYSTEM32;
   CHECK(len > 0);
-  if (group == 0x02) hk = ptr == 8 ? HS_HT_PERFINFO64 : HS_HT_PERFINFO32;   /* VirtualAlloc: no ids [I] */
+  if (!hk && group == 0x02) hk = ptr == 8 ? HS_HT_PERFINFO64 : HS_HT_PERFINFO32;
+  else if (!hk) hk = ptr == 8 ? HS_HT_SYSTEM64 : HS_HT_SYSTEM32;
   CHECK_EQ(hsi_writer_kernel(w, 0, hk, group, type, hsi_memev_version(group, type), op->pid, op->tid,
                              op->ts, pl, (size_t)len), 0);
+}
+
+/* ... then its stack. */
+static void mem(hsi_writer *w, int ptr, hsi_memop *op, const uint64_t *frames, size_t n) {
+  mem_as(w, ptr, 0, op);
   if (n) CHECK_EQ(hsi_writer_stack(w, 1, op->ts + 3, op->ts, op->pid, op->tid, frames, n, 8), 0);
 }
 
@@ -265,7 +271,6 @@ TEST(stack_probe_threadless) {
   hsi_analysis *a;
   const hsi_recs *rs;
   uint64_t f[] = { 0xFFFFF80000011234ull, 0xFFFFF80000012000ull };
-  uint8_t pl[128];
   int64_t ts = 1000, late = 0;
   size_t i, k, npool = 0, stk = 0;
   enum { EARLY = HSI_ATTRIB_GIVEUP + 2, LATER = 4200 };
@@ -277,13 +282,8 @@ TEST(stack_probe_threadless) {
   op.kind = HSI_OP_POOL_ALLOC; op.tag = 0x656E6F4E; op.pool_type = 1; op.size = 64;
   op.pid = op.tid = HS_NOID;
   for (i = 0; i < EARLY + LATER; i++) {
-    int group = 0, type = 0;
-    long len;
     op.ts = ts; op.addr = 0xFFFF800000100000ull + 64 * (uint64_t)i;
-    len = hsi_memev_encode(&op, 0, 0, 8, pl, sizeof pl, &group, &type);
-    CHECK(len > 0);
-    CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_PERFINFO64, group, type, hsi_memev_version(group, type),
-                               HS_NOID, HS_NOID, ts, pl, (size_t)len), 0);
+    mem_as(w, 8, HS_HT_PERFINFO64, &op);
     if (i < EARLY)              /* more events than the attribution looks ahead */
       for (k = 0; k <= HSI_ATTRIB_AHEAD; k++)
         CHECK_EQ(hsi_writer_event(w, 0, HS_HT_EVENT64, &G_FILL, 1, 0, 0, 4, 0, 0, 1000, 1001,
