@@ -28,7 +28,7 @@ All memory events have PERFINFO headers. ]]
 -- other.exe (thread 201) from the rundown, the events body(w) writes,
 -- app.exe's DCEnd at 9000.  Returns its path.
 local function trace(P, app_tid, body)
-  local path = os.tmpname()
+  local path = T.tmpname()
   local w = assert(heapscript.writer(path, { cpus = 2, pointer_size = P }))
   w:process { op = "dcstart", pid = APP, ppid = 4, ts = 10, name = "app.exe" }
   w:process { op = "dcstart", pid = OTHER, ppid = 4, ts = 11, name = "other.exe" }

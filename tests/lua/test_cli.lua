@@ -20,7 +20,7 @@ local bin = T.bin()
 local check, eq, skip, test, q = T.check, T.eq, T.skip, T.test, T.q
 
 -- run a shell command line; returns exit code, stdout, stderr
-local errfile = os.tmpname()
+local errfile = T.tmpname()
 local function run(cmdline, env)
   local p = io.popen((env or "") .. " " .. cmdline .. " 2>" .. q(errfile))
   local out = p:read("a")
@@ -34,14 +34,14 @@ local function hs(args, env) return run(q(bin) .. " " .. args, env) end
 
 local tmpfiles = {}
 local function tmpscript(text)
-  local name = os.tmpname() .. ".lua"
+  local name = T.tmpname(".lua")
   local f = assert(io.open(name, "wb"))
   f:write(text)
   f:close()
   tmpfiles[#tmpfiles + 1] = name
   return name
 end
-local tmpdir = os.tmpname()
+local tmpdir = T.tmpname()
 os.remove(tmpdir)
 local function mkfile(path, text)
   os.execute("mkdir -p " .. q(path:match("^(.*)/[^/]*$")))
@@ -128,7 +128,7 @@ test("trace that cannot be opened", function()
   eq(code, 2, "missing trace: exit 2")
   check(out == "", "missing trace: the script does not run", out)
   check(err:find("/nonexistent/dir/x.etl", 1, true), "missing trace: message names the file", err)
-  local junk = os.tmpname()
+  local junk = T.tmpname()
   local f = io.open(junk, "wb")
   f:write(string.rep(" ", 8192))
   f:close()

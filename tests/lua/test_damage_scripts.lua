@@ -9,7 +9,7 @@ local T = require "testlib"
 local json = require "json"
 local q, check, eq, test = T.q, T.check, T.eq, T.test
 
-local dir = os.tmpname()
+local dir = T.tmpname()
 os.remove(dir)
 assert(os.execute("mkdir -p " .. q(dir)))
 

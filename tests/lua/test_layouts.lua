@@ -15,7 +15,7 @@ local HEAP, KBASE = 0x250000, -0x3CF0C0000000
 -- (PoolAlloc fields 4 bytes later), "narrow" (32-bit HeapAlloc payloads in
 -- 64-bit headers), "badpid" (VirtualAlloc naming a process the trace does not)
 local function write(variant)
-  local path = os.tmpname()
+  local path = T.tmpname()
   local w = assert(heapscript.writer(path, { cpus = 1, pointer_size = 8 }))
   w:process { op = "dcstart", pid = PID, ppid = 4, ts = 10, name = "app.exe" }
   local ts = 100
@@ -38,7 +38,7 @@ local function write(variant)
 end
 
 local function run(cmd)
-  local err = os.tmpname()
+  local err = T.tmpname()
   local f = io.popen(cmd .. " 2>" .. T.q(err))
   local out = f:read("a")
   local _, _, rc = f:close()
@@ -63,7 +63,7 @@ local expect = {
 }
 
 test("info on a trace without memory events says so", function()
-  local path = os.tmpname() .. ".etl"
+  local path = T.tmpname(".etl")
   local w = assert(heapscript.writer(path))
   w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
   assert(w:close())

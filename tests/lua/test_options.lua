@@ -19,7 +19,7 @@ c1, o1 = run("leaks " .. M .. " --kind=heap --top 1")
 check(c1 == 0 and o1 == o2, "--name=value after the trace as well")
 
 -- an option's value that names an existing file is the value, not a trace
-local jf = os.tmpname()   -- exists (empty)
+local jf = T.tmpname()   -- exists (empty)
 local code, out, err = run("leaks " .. M .. " --json " .. q(jf) .. " --kind heap")
 local f = io.open(jf, "rb")
 local ok, r = pcall(json.decode, f:read("a"))
@@ -28,7 +28,7 @@ check(code == 0 and ok and #r.trace == 1 and r.kinds[1].kind == "heap",
       "--json EXISTING_FILE: written as the report, not opened as a trace", err)
 
 -- a file named after the options is a trace (merged with the first)
-local pf = os.tmpname() .. ".lua"
+local pf = T.tmpname(".lua")
 f = io.open(pf, "wb")
 f:write('io.write(trace and #trace:files() or 0, " ", table.concat({...}, " "), "\\n")\n')
 f:close()

@@ -15,7 +15,7 @@ local check, eq = T.check, T.eq
 
 local run, report, slurp = T.run_all, T.report, T.slurp
 local M, FIXED, NEW = "examples/memorytestapp.etl", "examples/memorytestapp-fixed.etl", "examples/memorytestapp-newleak.etl"
-local tmp = os.tmpname()
+local tmp = T.tmpname()
 os.remove(tmp)
 os.execute("mkdir -p " .. q(tmp))
 

@@ -12,7 +12,7 @@ local roots = sb.roots()
 T.check(#roots >= 1 and sb.inside("tests/lua/test_sandbox.lua") == roots[1], "this checkout is the repository being tested", roots[1])
 T.check(sb.inside("/") == nil, "/ is outside it")
 
-local dir = os.tmpname()
+local dir = T.tmpname()
 os.remove(dir)
 assert(os.execute("mkdir -p " .. dir .. "/rules"))
 local function write(name, text)

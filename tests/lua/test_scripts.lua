@@ -12,9 +12,14 @@ local function index(list, key)
   for _, x in ipairs(list or {}) do t[x[key]] = x end
   return t
 end
+-- a small random number generator from seed: rnd(n) is in 0..n-1, the
+-- same numbers on every run
+local function lcg(seed)
+  return function(n) seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n end
+end
 -- a trace written by body(w) after app.exe's rundown (pid 100): its path
 local function written(body, opts)
-  local path = os.tmpname()
+  local path = T.tmpname()
   local w = assert(heapscript.writer(path, opts))
   w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
   body(w)
@@ -329,7 +334,7 @@ do
     end
     assert(w:close())
   end
-  local none, heap = os.tmpname() .. ".etl", os.tmpname() .. ".etl"
+  local none, heap = T.tmpname(".etl"), T.tmpname(".etl")
   write_trace(none, false)
   write_trace(heap, true)
   local r0, c0, raw0 = report("policy " .. q(none))
@@ -356,7 +361,7 @@ do
   check(c2 == 0 and r1 and not r1.unchecked and r1.unrecorded == 2 and by["heap-leaked-bytes"].ok
         and not by["heap-leaked-bytes"].skipped and by["pool-leak"].unrecorded and by["virtual-growth"].unrecorded,
         "policy on a heap trace: heap rules checked, pool and VirtualAlloc skipped, exit 0", raw1)
-  local rules = os.tmpname() .. ".lua"
+  local rules = T.tmpname(".lua")
   local rf = assert(io.open(rules, "w"))
   rf:write([[return {
     { name = "either", select = { kind = { "pool", "heap" } }, max_leaked_bytes = 10 },
@@ -379,7 +384,7 @@ do
         "a rule set whose every limit is over unrecorded kinds: nothing checked, though a check function ran", o3)
   -- per stack, records without a stack are no call stack: 150 of them are not "one call stack
   -- allocated more than 100 heap blocks"; when none has a stack the rule is not checked
-  local ns = os.tmpname() .. ".etl"
+  local ns = T.tmpname(".etl")
   local w = assert(heapscript.writer(ns))
   w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
   w:image{op = "dcstart", pid = 1000, base = 0x7ff700000000, size = 0x10000, ts = 20,
@@ -409,7 +414,7 @@ do
   check(c9 == 0 and r7 and by["heap-repeated-leak"].ok and not by["heap-repeated-leak"].skipped,
         "150 without a stack beside 10 with one: the stack of 10 checked, the 150 no stack of their own", raw7)
   -- against a baseline: the new run's leaks whose stack walk was lost are no new leaking stack
-  local nb = os.tmpname() .. ".etl"
+  local nb = T.tmpname(".etl")
   for _, side in ipairs({ { nb, 0 }, { ns, 3 } }) do
     w = assert(heapscript.writer(side[1]))
     w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
@@ -499,7 +504,7 @@ end
 -- a report whose printed stacks name their app module by offset only (no
 -- PDB, no map beside the trace) says so once, with where to look
 do
-  local dir = os.tmpname()
+  local dir = T.tmpname()
   os.remove(dir)
   os.execute("mkdir -p " .. T.q(dir))
   local copy = dir .. "/memorytestapp.etl"
@@ -520,7 +525,7 @@ end
 
 -- leaks on allocations recorded without stack walks: said once per kind
 do
-  local path = os.tmpname() .. ".etl"
+  local path = T.tmpname(".etl")
   local w = assert(heapscript.writer(path))
   w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
   for i = 1, 5 do
@@ -564,7 +569,7 @@ do
   os.remove(path)
 end
 
-local team = os.tmpname()
+local team = T.tmpname()
 local f = io.open(team, "w")
 f:write([[
 local rules = {}
@@ -633,7 +638,7 @@ for _, c in ipairs{
 end
 -- max_leaked_growth against a baseline where the heap's leaking stack kept
 -- 11,000 bytes (12,760 now: 16% more)
-local bfile = os.tmpname()
+local bfile = T.tmpname()
 run("leaks " .. M .. " -- --kind heap --json " .. T.q(bfile))
 f = io.open(bfile); local btext = f:read("a"); f:close()
 btext = btext:gsub('"bytes": 12760', '"bytes": 11000')
@@ -686,7 +691,7 @@ end
 
 -- events: ties in count by provider, then id, then opcode; --top cuts the rows, not the totals
 do
-  local path = os.tmpname()
+  local path = T.tmpname()
   local A, B = "b1a2c3d4-0000-4000-8000-00000000000a", "b1a2c3d4-0000-4000-8000-00000000000b"
   local w = assert(heapscript.writer(path))
   local ts = 100
@@ -769,8 +774,7 @@ local round = json.decode(rep.json({ 1, 2, x = 3, f = 4 * 2^30 + 0.5, g = 1234.5
 check(round["1"] == 1 and round.x == 3 and round.f == 4 * 2^30 + 0.5 and round.g == 1234.567891,
       "report.json keeps keys of mixed tables and every digit of floats")
 do -- heapscript.sort against table.sort (Lua's `<`, bytewise in the C locale these tests run in)
-  local seed = 7
-  local function rnd(n) seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n end
+  local rnd = lcg(7)
   local bytes = { "", "\0", "a", "b", "\255", ";", "many.exe+0x1000;" }
   local function word()
     local t = {}
@@ -808,8 +812,7 @@ do -- heapscript.sort against table.sort (Lua's `<`, bytewise in the C locale th
   check(not fine and tostring(err):find("item 2 is a number", 1, true), "heapscript.sort: a number is not a string", err)
 end
 do -- json.decode (heapscript.json_decode, in C) against the LPeg grammar it replaced, the reference
-  local seed = 11
-  local function rnd(n) seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n end
+  local rnd = lcg(11)
   local function same(a, b)
     if a == json.null or b == json.null then return a == b end
     if type(a) ~= type(b) then return false end
@@ -941,8 +944,7 @@ do -- heapscript.json (report.json) against the encoder report.lua had in Lua, t
   eq(rep.json({ 0 / 0, math.huge, -math.huge, 0.1, -0.0, math.mininteger, 2^53 }),
      '[null,null,null,0.10000000000000001,-0,' .. math.mininteger .. ',9007199254740992]',
      "report.json: NaN and infinities null, %.17g, the least integer")
-  local seed = 12345
-  local function rnd(n) seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n end
+  local rnd = lcg(12345)
   local chars = { "a", "b", "Z", "0", " ", '"', "\\", "\n", "\1", "\127", "\xc3\xa9", ";", "[" }
   local function str() local t = {} for i = 1, rnd(6) do t[i] = chars[rnd(#chars) + 1] end return table.concat(t) end
   local function gen(depth)
@@ -978,7 +980,7 @@ do -- heapscript.json (report.json) against the encoder report.lua had in Lua, t
   T.raises(function() rep.json(loop) end, "nested deeper than", "report.json: a table that holds itself is an error")
   T.raises(function() rep.json({ print }) end, "cannot encode a function", "report.json: a function is an error")
   -- into a file: the same text, across the writer's 64 KiB buffer
-  local path = os.tmpname()
+  local path = T.tmpname()
   local function via_file(v, indent)
     local f = assert(io.open(path, "wb"))
     local ok, err = heapscript.json(v, indent, f)
@@ -1004,7 +1006,7 @@ do -- heapscript.json (report.json) against the encoder report.lua had in Lua, t
     f:close()
     check(ok == nil and tostring(err):find("space", 1, true), "heapscript.json into a full disk: nil and the error", err)
   end
-  local f = assert(io.open(os.tmpname(), "wb"))
+  local f = assert(io.open(T.tmpname(), "wb"))
   f:close()
   T.raises(function() heapscript.json({}, "", f) end, "closed file", "heapscript.json into a closed file: an error")
 end

@@ -118,7 +118,7 @@ do -- trace:symbols(): the report; trace:symbols{path}: where to look
   eq(rep[1].processes, 1, "one process loaded it")
   eq(rep[1].map_symbols, 0, "no current symbol map: no names from one")
   eq(rep[2].status, "missing", "ntdll: no PDB")
-  local d = os.tmpname()
+  local d = T.tmpname()
   os.remove(d)
   os.execute("mkdir -p " .. d .. "/s/MemoryTestApp.pdb/73530E7B1169D7AF4C4C44205044422E1 " .. d .. "/away")
   os.execute("cp examples/MemoryTestApp.pdb " .. d .. "/s/MemoryTestApp.pdb/73530E7B1169D7AF4C4C44205044422E1/")
@@ -147,7 +147,7 @@ do -- s:flame(): the folded format's frames, root first, as the Lua rule below n
     return f
   end
   local t <close> = assert(heapscript.open(E))
-  local map = os.tmpname()
+  local map = T.tmpname()
   local fh = assert(io.open(map, "w"))
   -- a name with ';' (the folded separator) and one with " [" in it
   -- and one longer than the 256 bytes a frame is first formatted into

@@ -87,7 +87,7 @@ test("damage of a damaged copy", function()
   local f = assert(io.open(INJECTED, "rb"))
   local data = f:read("a")
   f:close()
-  local bad = os.tmpname()
+  local bad = T.tmpname()
   f = assert(io.open(bad, "wb"))
   f:write(data:sub(1, 65536), string.rep("\xEE", 0x48), data:sub(65536 + 0x48 + 1))
   f:close()
@@ -264,7 +264,7 @@ end)
 -- corpus trace: 4,681 of the example's 5,000 heap records fell out of the
 -- default window).
 test("files of different clocks", function()
-  local dir = os.tmpname()
+  local dir = T.tmpname()
   os.remove(dir)
   local pa, pb = dir .. "-a.etl", dir .. "-b.etl"
   local X = 133200000000000000                      -- a FILETIME of 2023

@@ -24,7 +24,7 @@ local check, eq, test, raises = T.check, T.eq, T.test, T.raises
 local q = T.q
 local slurp = T.slurp
 local function tmpdir()
-  local d = os.tmpname()
+  local d = T.tmpname()
   os.remove(d)
   assert(os.execute("mkdir " .. q(d)))
   return d
@@ -77,7 +77,7 @@ end
 -- Write a varied trace with opts; return the expected records (in the
 -- order the reader must deliver them), the path and the writer's stats.
 local function write_trace(opts, rounds)
-  local path = os.tmpname()
+  local path = T.tmpname()
   local P = opts.pointer_size or 8
   local cpus = opts.cpus or 1
   local SP = P                          -- StackWalk frame width: the trace's pointer size
@@ -359,7 +359,7 @@ end
 ------------------------------------------------------ misuse and errors
 
 test("writer errors", function()
-  local path = os.tmpname()
+  local path = T.tmpname()
   local w, err = heapscript.writer("/nonexistent-dir/x.etl")
   check(w == nil and tostring(err):find("/nonexistent-dir/x.etl", 1, true), "an uncreatable file: nil, message", err)
   raises(function() heapscript.writer(path, { pointer_size = 5 }) end, "pointer_size", "pointer_size 5 raises")
@@ -461,7 +461,7 @@ end)
 ------------------------------------------------------------ symbols
 
 test("symbols", function()
-  local path = os.tmpname()
+  local path = T.tmpname()
   local f = assert(io.open(path, "wb"))
   f:write("# test map\n", "ntdll.dll 9d1a0 230 RtlAllocateHeap\n", "app 1000 0 Main\n", "app 2000 40 operator new\n")
   f:close()
@@ -574,7 +574,7 @@ end
 -- (examples/memorytestapp/layout.txt), as a second map, so that this test
 -- does not depend on the PDB reader (test_sym.c and test_symbols.sh do).
 local function layout_map()
-  local path = os.tmpname()
+  local path = T.tmpname()
   local f = assert(io.open(path, "w"))
   for line in io.lines("examples/memorytestapp/layout.txt") do
     local name, rva, size = line:match("^func (%S+) (%S+) (%S+)$")

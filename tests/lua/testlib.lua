@@ -124,6 +124,28 @@ function T.popen(cmd)
   return assert(io.popen(cmd))
 end
 
+-- A fresh temporary name, removed by T.done (with what a test made under
+-- it, when it made a directory there).  With a suffix ("x.etl"), the name
+-- os.tmpname created is kept until then, so that no other test takes it.
+local made = {}
+function T.tmpname(suffix)
+  local base = os.tmpname()
+  made[#made + 1] = base
+  if not suffix then return base end
+  made[#made + 1] = base .. suffix
+  return base .. suffix
+end
+
+local function remove_all()
+  for i = #made, 1, -1 do
+    local p = made[i]
+    if not os.remove(p) and os.rename(p, p) and not T.windows then   -- a directory
+      os.execute("rm -rf " .. T.q(p))
+    end
+  end
+  made = {}
+end
+
 -- Run the binary with args (a shell fragment, already quoted): exit code, stdout, stderr.
 function T.run(args)
   local ef = os.tmpname()
@@ -164,6 +186,7 @@ function T.report(args)
 end
 
 function T.done(name)
+  remove_all()
   print(("%s: %d passed, %d failed%s"):format(name, T.passed, T.failed,
         T.skipped > 0 and (", %d skipped"):format(T.skipped) or ""))
   return T.failed == 0
