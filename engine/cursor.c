@@ -9,6 +9,7 @@
 #include "heapscript.h"
 #include "bytes.h"
 #include "text.h"
+#include "record.h"
 
 void hs_cur_init(hs_cursor *c, const uint8_t *p, size_t len, int ptr) {
   c->p = p; c->len = len; c->pos = 0; c->bad = 0; c->ptr = ptr;
@@ -183,12 +184,7 @@ int hsi_strieq(const char *a, const char *b) {
 
 /* ---- GUIDs */
 
-hs_guid hs_guid_from_bytes(const uint8_t b[16]) {
-  hs_guid g;
-  g.d1 = rd32(b); g.d2 = rd16(b + 4); g.d3 = rd16(b + 6);
-  memcpy(g.d4, b + 8, 8);
-  return g;
-}
+hs_guid hs_guid_from_bytes(const uint8_t b[16]) { return hsi_guid_at(b); }
 
 int hs_guid_eq(const hs_guid *a, const hs_guid *b) {
   return a->d1 == b->d1 && a->d2 == b->d2 && a->d3 == b->d3 && memcmp(a->d4, b->d4, 8) == 0;

@@ -101,12 +101,13 @@ typedef struct note {
 } note;
 
 /* A chunk holds its records checked, not decoded events: the decoder
-   checks each as hsi_record_decode would and keeps, for a kernel header
-   (most records), the 32 bytes that make its hs_event (hsi_krec), else
-   only its place (ht 0: decoded again when handed out).  The walk makes
-   the event it hands out straight in the caller's struct, so few bytes
-   cross from the decoding core: not a whole hs_event written there and
-   copied here, nor the record's bytes. */
+   checks each as hsi_record_decode would and keeps, for a kernel, an
+   EVENT_HEADER or a classic header (most records), the 32 bytes that make
+   its hs_event with the header's own bytes (hsi_krec), else only its place
+   (ht 0: decoded again when handed out).  The walk makes the event it
+   hands out straight in the caller's struct, so few bytes cross from the
+   decoding core: not a whole hs_event written there and copied here, nor a
+   kernel record's bytes. */
 typedef struct chunk {
   hsi_krec rec[CHUNK_EVENTS];
   int64_t key[CHUNK_EVENTS];  /* merge keys, packed for the merge */
@@ -827,8 +828,8 @@ static void fill(etlreader *r, stream *s, chunk *c) {
     }
     cb = c->nbufs - 1;
     {
-      /* most records: kernel headers, many at a time */
-      uint32_t k0 = c->n, m = hsi_record_kernel_scan(s->base, &s->pos, s->cur->end, &c->rec[k0], &c->key[k0],
+      /* most records: kernel, EVENT_HEADER and classic headers, many at a time */
+      uint32_t k0 = c->n, m = hsi_record_scan(s->base, &s->pos, s->cur->end, &c->rec[k0], &c->key[k0],
                                                      CHUNK_EVENTS - k0);
       memset(&c->cb[k0], (int)cb, m);
       if (r->by_filetime)
@@ -1086,19 +1087,25 @@ static inline void head_decode(const etlreader *r, const stream *s, hs_event *ev
   const bufinfo *bi = c->bufs[cb];
   uint32_t off = (uint32_t)(k->rec - c->base[cb]), next;
   const char *why;
-  if (k->ht) {
+  if (hsi_krec_kernel(k)) {
     *ev = s->tmpl;              /* zeros, cpu, file and flags of the stream */
     hsi_record_kernel_set(k, ev);
   } else {
-    /* Decoded again from its bytes, which another core read: asking for
-       the header of the record three ahead now has it here by then (the
-       Siemens trace, mostly such records, walks 5-8% faster; the same for
-       kernel headers, whose bytes the walk does not read, only costs). */
+    /* An EVENT_HEADER or classic record's header, and another record
+       decoded again, come from bytes another core read: asking for the
+       header of the record three ahead now has it here by then (the
+       Siemens trace, mostly such records, walks 5-8% faster; for kernel
+       headers, whose bytes the walk does not read, it only costs). */
     if (s->i + 3 < c->n) PREFETCH(c->rec[s->i + 3].rec);
-    (void)hsi_record_decode(c->base[cb], off, bi->end, r->files[s->file].file_ptr, ev, &next, &why);
-    ev->cpu = s->cpu;
-    ev->file = (uint16_t)s->file;
-    ev->flags |= s->tmpl.flags;
+    if (k->ht) {
+      *ev = s->tmpl;
+      hsi_record_set(k, ev);
+    } else {
+      (void)hsi_record_decode(c->base[cb], off, bi->end, r->files[s->file].file_ptr, ev, &next, &why);
+      ev->cpu = s->cpu;
+      ev->file = (uint16_t)s->file;
+      ev->flags |= s->tmpl.flags;
+    }
   }
   ev->buffer = bi->index;
   ev->offset = off;

@@ -62,43 +62,39 @@ static int decode_kernel(const uint8_t *r, uint32_t size, uint32_t ht, uint32_t 
   return 1;
 }
 
-static int decode_classic(const uint8_t *r, uint32_t size, int ht, hs_event *ev, const char **why) {
+/* A classic (FULL, INSTANCE) record's header, checked, into *k: 0, or -2
+   when the record is shorter than it. */
+static inline int classic_head(const uint8_t *r, uint32_t size, uint32_t ht, hsi_krec *k, const char **why) {
   uint32_t hlen = (ht == HS_HT_INSTANCE32 || ht == HS_HT_INSTANCE64) ? 0x48 : 0x30;
   if (size < hlen) { *why = "a classic record at least as long as its header"; return -2; }
-  ev->opcode = r[4];
-  ev->level = r[5];
-  ev->version = rd16(r + 6);
-  ev->tid = rd32(r + 8);
-  ev->pid = rd32(r + 12);
-  ev->timestamp = (int64_t)rd64(r + 16);
-  ev->provider = hs_guid_from_bytes(r + 0x18);
-  ev->flags = HS_EVF_HAS_IDS;
-  ev->payload = r + hlen;
-  ev->payload_len = size - hlen;
+  k->rec = r;
+  k->ts = (int64_t)rd64(r + 16);
+  k->tid = rd32(r + 8);
+  k->pid = rd32(r + 12);
+  k->size = (uint16_t)size;
+  k->plen = (uint16_t)hlen;
+  k->hook = 0;
+  k->version = 0;               /* a u16 there: read from the header */
+  k->ht = (uint8_t)(ht | HSI_KREC_HEADER);
+  return 0;
+}
+
+static int decode_classic(const uint8_t *r, uint32_t size, int ht, hs_event *ev, const char **why) {
+  hsi_krec k;
+  if (classic_head(r, size, (uint32_t)ht, &k, why) != 0) return -2;
+  hsi_record_classic_set(&k, ev);
   return 1;
 }
 
-static int decode_event_header(const uint8_t *r, uint32_t size, hs_event *ev, const char **why) {
+/* An EVENT_HEADER record's header and extended data items, checked, into
+   *k.  0, or -2 when the record is too short for them (*why says what was
+   expected; Size itself was checked against the buffer by the caller). */
+static inline int eh_head(const uint8_t *r, uint32_t size, uint32_t ht, hsi_krec *k, const char **why) {
   uint32_t pos = 0x50;
   if (size < 0x50) { *why = "an EVENT_HEADER record of at least 0x50 bytes"; return -2; }
-  ev->header_flags = rd16(r + 4);
-  ev->tid = rd32(r + 8);
-  ev->pid = rd32(r + 12);
-  ev->timestamp = (int64_t)rd64(r + 16);
-  ev->provider = hs_guid_from_bytes(r + 0x18);
-  ev->id = rd16(r + 0x28);
-  ev->version = r[0x2A];
-  ev->channel = r[0x2B];
-  ev->level = r[0x2C];
-  ev->opcode = r[0x2D];
-  ev->task = rd16(r + 0x2E);
-  ev->keyword = rd64(r + 0x30);
-  ev->flags = HS_EVF_HAS_IDS;
-  if (ev->header_flags & 0x4) ev->flags |= HS_EVF_STRING;
-  if (ev->header_flags & 0x1) {
+  if (rd16(r + 4) & 0x1) {
     /* Items follow the header until one has its linkage bit clear; the
        user data starts after the last one [V]. */
-    ev->ext = r + pos;
     for (;;) {
       uint16_t isz, link;
       if (size - pos < 8) { *why = "an extended data item header inside the record"; return -2; }
@@ -110,11 +106,23 @@ static int decode_event_header(const uint8_t *r, uint32_t size, hs_event *ev, co
       pos += isz;
       if (!(link & 1)) break;
     }
-    ev->ext_len = pos - 0x50;
-    ev->flags |= HS_EVF_EXT;
   }
-  ev->payload = r + pos;
-  ev->payload_len = size - pos;
+  k->rec = r;
+  k->ts = (int64_t)rd64(r + 16);
+  k->tid = rd32(r + 8);
+  k->pid = rd32(r + 12);
+  k->size = (uint16_t)size;
+  k->plen = (uint16_t)pos;
+  k->hook = 0;
+  k->version = r[0x2A];
+  k->ht = (uint8_t)(ht | HSI_KREC_HEADER);
+  return 0;
+}
+
+static int decode_event_header(const uint8_t *r, uint32_t size, int ht, hs_event *ev, const char **why) {
+  hsi_krec k;
+  if (eh_head(r, size, (uint32_t)ht, &k, why) != 0) return -2;
+  hsi_record_eh_set(&k, ev);
   return 1;
 }
 
@@ -200,7 +208,7 @@ int hsi_record_decode(const uint8_t *b, uint32_t pos, uint32_t end, int file_ptr
     case HS_HT_FULL32: case HS_HT_FULL64: case HS_HT_INSTANCE32: case HS_HT_INSTANCE64:
       rc = decode_classic(r, size, ht, ev, why); break;
     case HS_HT_EVENT32: case HS_HT_EVENT64:
-      rc = decode_event_header(r, size, ev, why); break;
+      rc = decode_event_header(r, size, ht, ev, why); break;
     case HS_HT_MESSAGE:
       rc = decode_message(r, size, file_ptr, ev, why); break;
     default:
@@ -215,16 +223,27 @@ int hsi_record_decode(const uint8_t *b, uint32_t pos, uint32_t end, int file_ptr
   return rc;
 }
 
-uint32_t hsi_record_kernel_scan(const uint8_t *b, uint32_t *pos, uint32_t end, hsi_krec *k, int64_t *ts,
-                               uint32_t max) {
+uint32_t hsi_record_scan(const uint8_t *b, uint32_t *pos, uint32_t end, hsi_krec *k, int64_t *ts,
+                         uint32_t max) {
   uint32_t n = 0, p = *pos;
+  const char *why;
   while (n < max && end - p >= 8) {           /* p <= end always */
     const uint8_t *r = b + p;
-    uint32_t size = rd16(r + 4), ht = r[2], hlen;
-    /* a kernel marker (flags 0xC0, a kernel header type); the end-of-data
-       marker 0xFFFFFFFF has type 0xFF, which is none */
-    if ((r[3] & 0xC0) != 0xC0 || ht >= sizeof khlen || !(hlen = khlen[ht])) break;
-    if (size < 8 || size > end - p || kernel_head(r, size, ht, hlen, &k[n]) != 0) break;
+    uint32_t size, ht = r[2], hlen;
+    /* a marker with flags 0xC0: a kernel header type, EVENT_HEADER or a
+       classic one; the end-of-data marker 0xFFFFFFFF has type 0xFF, which
+       is none */
+    if ((r[3] & 0xC0) != 0xC0) break;
+    if (ht < sizeof khlen && (hlen = khlen[ht]) != 0) {
+      size = rd16(r + 4);
+      if (size < 8 || size > end - p || kernel_head(r, size, ht, hlen, &k[n]) != 0) break;
+    } else if (ht == HS_HT_EVENT32 || ht == HS_HT_EVENT64) {
+      size = rd16(r);
+      if (size < 8 || size > end - p || eh_head(r, size, ht, &k[n], &why) != 0) break;
+    } else if (ht == HS_HT_FULL32 || ht == HS_HT_FULL64 || ht == HS_HT_INSTANCE32 || ht == HS_HT_INSTANCE64) {
+      size = rd16(r);
+      if (size < 8 || size > end - p || classic_head(r, size, ht, &k[n], &why) != 0) break;
+    } else break;
     ts[n] = k[n].ts;
     n++;
     p += (size + 7u) & ~7u;

@@ -198,6 +198,94 @@ TEST(event_header_flags_and_short_records) {
   CHECK_STR(why, "an extended data item header inside the record");
 }
 
+/* The walk's fast path (hsi_record_scan, then hsi_record_set) makes the
+   event hsi_record_decode makes, for each header kind it takes: a kernel
+   header, EVENT_HEADER of both widths with and without items, FULL and
+   INSTANCE; it stops before a MESSAGE record, a damaged EVENT_HEADER and
+   the end of data, which hsi_record_decode then reports. */
+static int same_decoded(const hs_event *a, const hs_event *b) {
+  return memcmp(&a->provider, &b->provider, sizeof a->provider) == 0 && a->timestamp == b->timestamp &&
+         a->keyword == b->keyword && a->record == b->record && a->payload == b->payload && a->ext == b->ext &&
+         a->record_len == b->record_len && a->payload_len == b->payload_len && a->ext_len == b->ext_len &&
+         a->pid == b->pid && a->tid == b->tid && a->id == b->id && a->version == b->version &&
+         a->task == b->task && a->hook == b->hook && a->header_flags == b->header_flags &&
+         a->opcode == b->opcode && a->level == b->level && a->channel == b->channel &&
+         a->header_type == b->header_type && a->pointer_size == b->pointer_size && a->flags == b->flags;
+}
+
+static uint32_t put_full(uint32_t at, int ht, uint16_t size, uint16_t version) {
+  uint8_t *p = buf + at;
+  wr16(p, size); p[2] = (uint8_t)ht; p[3] = 0xC0; p[4] = 11; p[5] = 3; wr16(p + 6, version);
+  wr32(p + 8, 21); wr32(p + 12, 22); wr64(p + 16, 1000 + at); memcpy(p + 0x18, guid_bytes, 16);
+  return at + ((size + 7u) & ~7u);
+}
+
+static uint32_t put_event(uint32_t at, int ht, uint16_t flags, int items) {
+  uint8_t *p = buf + at;
+  size_t k = 0x50;
+  p[2] = (uint8_t)ht; p[3] = 0xC0; wr16(p + 4, flags);
+  wr32(p + 8, 31); wr32(p + 12, 32); wr64(p + 16, 2000 + at); memcpy(p + 0x18, guid_bytes, 16);
+  wr16(p + 0x28, 0x1234); p[0x2A] = 7; p[0x2B] = 16; p[0x2C] = 4; p[0x2D] = 9; wr16(p + 0x2E, 0x4321);
+  wr64(p + 0x30, 0x8000000000000123ull);
+  while (items-- > 0) k += ext_item(p + k, HS_EXT_TS_ID, items > 0, guid_bytes, 4);
+  memcpy(p + k, "data", 4); k += 4;
+  wr16(p, (uint16_t)k);
+  return at + (uint32_t)((k + 7) & ~7u);
+}
+
+TEST(scan_agrees_with_decode) {
+  hsi_krec k[16];
+  int64_t ts[16];
+  uint32_t at = 0, starts[16], pos = 0, n, i, next;
+  const char *why = "";
+  hs_event a, b;
+  memset(buf, 0, sizeof buf);
+  starts[0] = at; kernel_hdr(buf + at, HS_HT_SYSTEM64, 2, 0x20 + 12, 0x10, 33);
+  wr32(buf + at + 8, 5); wr32(buf + at + 12, 6); wr64(buf + at + 16, 99); at += 48;
+  starts[1] = at; at = put_event(at, HS_HT_EVENT64, 0x1 | 0x4, 2);
+  starts[2] = at; at = put_event(at, HS_HT_EVENT32, 0x20, 0);
+  starts[3] = at; at = put_full(at, HS_HT_FULL64, 0x30 + 5, 0x1234);      /* a class version above 255 */
+  starts[4] = at; at = put_full(at, HS_HT_INSTANCE32, 0x48 + 3, 2);
+  starts[5] = at; kernel_hdr(buf + at, HS_HT_PERFINFO64, 0, 0x10 + 8, 0x0E, 32);
+  wr64(buf + at + 8, 77); at += 24;
+  starts[6] = at;                                            /* a MESSAGE record: not taken */
+  wr16(buf + at, 16); buf[at + 3] = 0x90; at += 16;
+  n = hsi_record_scan(buf, &pos, at, k, ts, 16);
+  CHECK_EQ(n, 6); CHECK_EQ(pos, starts[6]);
+  for (i = 0; i < n; i++) {
+    memset(&a, 0, sizeof a);
+    hsi_record_set(&k[i], &a);
+    CHECK_EQ(hsi_record_decode(buf, starts[i], at, 8, &b, &next, &why), 1);
+    CHECK(same_decoded(&a, &b));
+    CHECK_EQ(ts[i], b.timestamp);
+    CHECK(k[i].rec == buf + starts[i]);
+  }
+  /* the fields only EVENT_HEADER and classic headers have */
+  memset(&a, 0, sizeof a);
+  hsi_record_set(&k[1], &a);
+  CHECK_EQ(a.channel, 16); CHECK_EQ(a.header_flags, 0x5); CHECK_EQ(a.id, 0x1234); CHECK_EQ(a.task, 0x4321);
+  CHECK_EQ(a.keyword, 0x8000000000000123ull); CHECK_EQ(a.version, 7); CHECK_EQ(a.ext_len, 32);
+  CHECK_EQ(a.flags, HS_EVF_HAS_IDS | HS_EVF_EXT | HS_EVF_STRING); CHECK_EQ(a.payload_len, 4);
+  memset(&a, 0, sizeof a);
+  hsi_record_set(&k[3], &a);
+  CHECK_EQ(a.version, 0x1234); CHECK_EQ(a.opcode, 11); CHECK_EQ(a.level, 3); CHECK_EQ(a.payload_len, 5);
+  /* a damaged EVENT_HEADER stops the scan where hsi_record_decode reports it */
+  wr16(buf + starts[1] + 0x50, 0x200);                       /* its first item runs past it */
+  pos = 0;
+  CHECK_EQ(hsi_record_scan(buf, &pos, at, k, ts, 16), 1); CHECK_EQ(pos, starts[1]);
+  CHECK_EQ(hsi_record_decode(buf, starts[1], at, 8, &b, &next, &why), -2);
+  CHECK_EQ(next, starts[2]);
+  /* a classic record shorter than its header, and the end of data */
+  pos = starts[3];
+  wr16(buf + starts[3], 0x28);
+  CHECK_EQ(hsi_record_scan(buf, &pos, at, k, ts, 16), 0); CHECK_EQ(pos, starts[3]);
+  pos = starts[4];
+  wr32(buf + starts[5], 0xFFFFFFFFu);
+  CHECK_EQ(hsi_record_scan(buf, &pos, at, k, ts, 16), 1); CHECK_EQ(pos, starts[5]);
+  pos = starts[1]; wr16(buf + starts[1] + 0x50, 16);   /* mended */
+  CHECK_EQ(hsi_record_scan(buf, &pos, at, k, ts, 2), 2); CHECK_EQ(pos, starts[3]);   /* max */
+}
+
 /* The MESSAGE optional fields the other test leaves out: 0x4 a 4-byte
    component id instead of the GUID, 0x10 the timestamp (as 0x8 does),
    0x80 64-bit pointers whatever the file's; 0x20's ids make the event's
@@ -369,6 +457,6 @@ int main(void) {
   RUN(stack_items_of_one_frame_and_none); RUN(message_optional_fields); RUN(compact64_and_five_pmc_counters);
   RUN(event_header_flags_and_short_records); RUN(message_component_id_and_wide_pointers);
   RUN(error_record_keeps_its_bytes); RUN(end_of_data_and_damage); RUN(event_and_header_names);
-  RUN(guid_text); RUN(strings_and_sid);
+  RUN(guid_text); RUN(strings_and_sid); RUN(scan_agrees_with_decode);
   return UNIT_DONE();
 }
