@@ -146,7 +146,13 @@ static long plain_decode(const uint8_t *in, size_t inlen, uint8_t *out, size_t o
     }
     len += 3;
     if (dist > (size_t)(op - out) || len > (uint64_t)(oend - op)) return HS_EFORMAT;
-    copy_match(op, dist, (size_t)len, oend);
+    if (len <= 16 && dist >= 8 && oend - op >= 16) {
+      /* most matches: two 8-byte moves, each from at least 8 back */
+      memcpy(op, op - dist, 8);
+      memcpy(op + 8, op + 8 - dist, 8);
+    } else {
+      copy_match(op, dist, (size_t)len, oend);
+    }
     op += len;
   }
   return (long)(op - out);
