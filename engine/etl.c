@@ -47,6 +47,8 @@
 #define NAHEAD 3                    /* compressed buffers a stream inflates ahead */
 #define SPIN 2000                   /* polls of a chunk's flag before sleeping */
 #define THREADS_MIN_BYTES (4u << 20) /* smaller traces are walked without workers */
+#define WHOLE_MAX THREADS_MIN_BYTES  /* a smaller file is read whole at open: one read,
+                                        not one per buffer and per buffer header */
 /* A buffer whose view cannot be read (mapfile.h hsi_map_check): the file
    no longer holds it (cut short after it was opened), or the device
    failed to read a page of it. */
@@ -68,7 +70,8 @@ typedef struct bufinfo {
 
 typedef struct etlfile {
   char *path;
-  hsi_map map;
+  hsi_map map;         /* closed (zeros) when the file was read whole: own */
+  uint8_t *own;        /* the file's bytes, for one read at open (WHOLE_MAX) */
   const uint8_t *data;
   uint64_t size;
   hs_logfile lf;
@@ -1409,6 +1412,24 @@ static char *dupstr(const char *s) {
   return d;
 }
 
+/* A file smaller than WHOLE_MAX read whole into memory, its mapping
+   closed: the walk then takes its buffers where they lie, as for a trace
+   in memory (one read(2) instead of one for each buffer and for each
+   buffer's header, which cost several times the bytes on a small trace;
+   such a trace is walked without workers, so no decoding waits for the
+   read).  What the file held at open is what is walked.  Left mapped when
+   the memory or the read fails. */
+static void read_whole(etlfile *f) {
+  if (f->size == 0 || f->size >= WHOLE_MAX || !(f->own = (uint8_t *)malloc((size_t)f->size))) return;
+  if (hsi_map_read(&f->map, 0, f->own, (size_t)f->size) != 0) {
+    free(f->own);
+    f->own = NULL;
+    return;
+  }
+  hsi_map_close(&f->map);
+  f->data = f->own;
+}
+
 /* Open the files; `from`, if not NULL, is a reader of the same paths
    whose index serves while each file has the size it had then. */
 static int etl_open(etlreader **out, const char *const *paths, int npaths, const etlreader *from,
@@ -1426,6 +1447,7 @@ static int etl_open(etlreader **out, const char *const *paths, int npaths, const
     if ((rc = hsi_map_open(&f->map, paths[i], err, errlen)) != 0) goto fail;
     f->data = f->map.data;
     f->size = f->st.file_size = f->map.size;
+    read_whole(f);
     if (from && (from->nfiles != npaths || from->files[i].size != f->size)) from = NULL;
   }
   if ((rc = finish_open(r, from, err, errlen)) != 0) goto fail;
@@ -1468,6 +1490,7 @@ static void etl_close(void *impl) {
   }
   for (i = 0; i < r->nfiles; i++) {
     hsi_map_close(&r->files[i].map);
+    free(r->files[i].own);
     free(r->files[i].bufs);
     free(r->files[i].idmg);
     free(r->files[i].path);
@@ -1558,7 +1581,7 @@ static int etl_reopen(void *impl, hs_reader **out, const hs_reader_opts *o, char
   etlreader *r = (etlreader *)impl, *n = NULL;
   const char **paths;
   int i, rc;
-  if (r->nfiles == 1 && !r->files[0].map.data && r->files[0].data) {   /* over memory */
+  if (r->nfiles == 1 && !r->files[0].map.data && !r->files[0].own && r->files[0].data) {   /* over memory */
     rc = etl_open_mem(&n, r->files[0].data, (size_t)r->files[0].size, r->files[0].path, r, o, err, errlen);
     return wrap(out, rc, n);
   }
