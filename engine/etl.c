@@ -47,8 +47,8 @@
 #define NAHEAD 3                    /* compressed buffers a stream inflates ahead */
 #define SPIN 2000                   /* polls of a chunk's flag before sleeping */
 #define THREADS_MIN_BYTES (4u << 20) /* smaller traces are walked without workers */
-#define WHOLE_MAX THREADS_MIN_BYTES  /* a smaller file is read whole at open: one read,
-                                        not one per buffer and per buffer header */
+#define WHOLE_MAX THREADS_MIN_BYTES  /* a smaller trace is read whole at open: one read
+                                        a file, not one per buffer and per buffer header */
 /* A buffer whose view cannot be read (mapfile.h hsi_map_check): the file
    no longer holds it (cut short after it was opened), or the device
    failed to read a page of it. */
@@ -1412,15 +1412,15 @@ static char *dupstr(const char *s) {
   return d;
 }
 
-/* A file smaller than WHOLE_MAX read whole into memory, its mapping
-   closed: the walk then takes its buffers where they lie, as for a trace
-   in memory (one read(2) instead of one for each buffer and for each
-   buffer's header, which cost several times the bytes on a small trace;
-   such a trace is walked without workers, so no decoding waits for the
-   read).  What the file held at open is what is walked.  Left mapped when
-   the memory or the read fails. */
+/* A file of a trace smaller than WHOLE_MAX (all its files together)
+   read whole into memory, its mapping closed: the walk then takes its
+   buffers where they lie, as for a trace in memory (one read(2) instead
+   of one for each buffer and for each buffer's header, which cost several
+   times the bytes on a small trace; such a trace is walked without
+   workers, so no decoding waits for the read).  What the file held at
+   open is what is walked.  Left mapped when the memory or the read fails. */
 static void read_whole(etlfile *f) {
-  if (f->size == 0 || f->size >= WHOLE_MAX || !(f->own = (uint8_t *)malloc((size_t)f->size))) return;
+  if (f->size == 0 || !(f->own = (uint8_t *)malloc((size_t)f->size))) return;
   if (hsi_map_read(&f->map, 0, f->own, (size_t)f->size) != 0) {
     free(f->own);
     f->own = NULL;
@@ -1437,6 +1437,7 @@ static int etl_open(etlreader **out, const char *const *paths, int npaths, const
   etlreader *r;
   char dummy[8];
   int i, rc;
+  uint64_t total = 0;
   if (!err) { err = dummy; errlen = sizeof dummy; }
   *out = NULL;
   if (npaths < 1 || npaths > 65535) { snprintf(err, errlen, "no trace file given"); return HS_EARG; }
@@ -1447,9 +1448,10 @@ static int etl_open(etlreader **out, const char *const *paths, int npaths, const
     if ((rc = hsi_map_open(&f->map, paths[i], err, errlen)) != 0) goto fail;
     f->data = f->map.data;
     f->size = f->st.file_size = f->map.size;
-    read_whole(f);
+    total += f->size;
     if (from && (from->nfiles != npaths || from->files[i].size != f->size)) from = NULL;
   }
+  for (i = 0; i < npaths && total < WHOLE_MAX; i++) read_whole(&r->files[i]);
   if ((rc = finish_open(r, from, err, errlen)) != 0) goto fail;
   *out = r;
   return 0;
