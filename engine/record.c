@@ -62,20 +62,27 @@ static int decode_kernel(const uint8_t *r, uint32_t size, uint32_t ht, uint32_t 
   return 1;
 }
 
-/* A classic (FULL, INSTANCE) record's header, checked, into *k: 0, or -2
-   when the record is shorter than it. */
-static inline int classic_head(const uint8_t *r, uint32_t size, uint32_t ht, hsi_krec *k, const char **why) {
-  uint32_t hlen = (ht == HS_HT_INSTANCE32 || ht == HS_HT_INSTANCE64) ? 0x48 : 0x30;
-  if (size < hlen) { *why = "a classic record at least as long as its header"; return -2; }
+/* *k for a classic or EVENT_HEADER record: both headers have the thread,
+   the process and the timestamp at 8, 12 and 16 (ETL-FORMAT §3.4, §3.6). */
+static inline void header_krec(const uint8_t *r, uint32_t size, uint32_t ht, uint32_t plen, uint8_t version,
+                               hsi_krec *k) {
   k->rec = r;
   k->ts = (int64_t)rd64(r + 16);
   k->tid = rd32(r + 8);
   k->pid = rd32(r + 12);
   k->size = (uint16_t)size;
-  k->plen = (uint16_t)hlen;
+  k->plen = (uint16_t)plen;
   k->hook = 0;
-  k->version = 0;               /* a u16 there: read from the header */
+  k->version = version;
   k->ht = (uint8_t)(ht | HSI_KREC_HEADER);
+}
+
+/* A classic (FULL, INSTANCE) record's header, checked, into *k: 0, or -2
+   when the record is shorter than it. */
+static inline int classic_head(const uint8_t *r, uint32_t size, uint32_t ht, hsi_krec *k, const char **why) {
+  uint32_t hlen = (ht == HS_HT_INSTANCE32 || ht == HS_HT_INSTANCE64) ? 0x48 : 0x30;
+  if (size < hlen) { *why = "a classic record at least as long as its header"; return -2; }
+  header_krec(r, size, ht, hlen, 0, k);     /* its version is a u16: read from the header */
   return 0;
 }
 
@@ -107,15 +114,7 @@ static inline int eh_head(const uint8_t *r, uint32_t size, uint32_t ht, hsi_krec
       if (!(link & 1)) break;
     }
   }
-  k->rec = r;
-  k->ts = (int64_t)rd64(r + 16);
-  k->tid = rd32(r + 8);
-  k->pid = rd32(r + 12);
-  k->size = (uint16_t)size;
-  k->plen = (uint16_t)pos;
-  k->hook = 0;
-  k->version = r[0x2A];
-  k->ht = (uint8_t)(ht | HSI_KREC_HEADER);
+  header_krec(r, size, ht, pos, r[0x2A], k);
   return 0;
 }
 
