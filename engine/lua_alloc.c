@@ -1729,8 +1729,8 @@ static int a_group(lua_State *L) {
     return nomem(L);
   }
   if (desc < 0) desc = field != HSI_F_KEY;   /* largest first, but keys in ascending order */
-  if (field >= 0 && hsi_groups_sort(&sc->groups, field, desc)) return nomem(L);
-  hsi_groups_top(&sc->groups, top);
+  if (field < 0) hsi_groups_top(&sc->groups, top);
+  else if (hsi_groups_sort_top(&sc->groups, field, desc, top)) return nomem(L);
   if (later && hsi_groups_peaks(an->lt, &sc->groups, t1, t2)) return nomem(L);
   for (i = 0; i < sc->groups.n; i++) total += sc->groups.g[i].mlen;
   members = (uint32_t *)newbuf(L, total, sizeof *members);

@@ -616,14 +616,29 @@ static int cmp_item(const void *pa, const void *pb) {
   return a->i < b->i ? -1 : a->i > b->i;
 }
 
-int hsi_groups_sort(hsi_groups *gs, int field, int descending) {
+/* The heap of the `keep` first items so far, the last of them on top:
+   item x goes down from slot k. */
+static void sift_down(struct sortitem *h, size_t n, size_t k) {
+  for (;;) {
+    size_t c = 2 * k + 1;
+    struct sortitem t;
+    if (c >= n) return;
+    if (c + 1 < n && cmp_item(&h[c + 1], &h[c]) > 0) c++;
+    if (cmp_item(&h[c], &h[k]) <= 0) return;
+    t = h[k]; h[k] = h[c]; h[c] = t;
+    k = c;
+  }
+}
+
+int hsi_groups_sort_top(hsi_groups *gs, int field, int descending, size_t keep) {
   struct sortitem *it;
   hsi_group *ng;
-  size_t i;
+  size_t i, n;
   if (!gs || field < 0 || field >= HSI_F_COUNT_) return HS_EARG;
-  if (gs->n < 2) return 0;
+  if (keep > gs->n) keep = gs->n;
+  if (gs->n < 2 || keep == 0) { gs->n = keep; return 0; }
   it = malloc(gs->n * sizeof *it);
-  ng = malloc(gs->n * sizeof *ng);
+  ng = malloc(keep * sizeof *ng);
   if (!it || !ng) { free(it); free(ng); return HS_ENOMEM; }
   for (i = 0; i < gs->n; i++) {
     it[i].i = i;
@@ -636,12 +651,28 @@ int hsi_groups_sort(hsi_groups *gs, int field, int descending) {
       it[i].tie = gs->g[i].key;
     }
   }
-  qsort(it, gs->n, sizeof *it, cmp_item);
-  for (i = 0; i < gs->n; i++) ng[i] = gs->g[it[i].i];
+  if (keep < gs->n / 4) {
+    /* a few of many (the top ten of 100,000 stacks): the `keep` first by a
+       heap, then only they sorted.  The order is total (the index breaks
+       every tie), so these are the first `keep` of the whole sort. */
+    for (i = keep / 2; i-- > 0;) sift_down(it, keep, i);
+    for (i = keep; i < gs->n; i++)
+      if (cmp_item(&it[i], &it[0]) < 0) { it[0] = it[i]; sift_down(it, keep, 0); }
+    n = keep;
+  } else {
+    n = gs->n;
+  }
+  qsort(it, n, sizeof *it, cmp_item);
+  for (i = 0; i < keep; i++) ng[i] = gs->g[it[i].i];
   free(gs->g);
   gs->g = ng;
+  gs->n = keep;
   free(it);
   return 0;
+}
+
+int hsi_groups_sort(hsi_groups *gs, int field, int descending) {
+  return hsi_groups_sort_top(gs, field, descending, gs ? gs->n : 0);
 }
 
 void hsi_groups_top(hsi_groups *gs, size_t n) {

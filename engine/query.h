@@ -156,6 +156,9 @@ int hsi_agg_field_find(const char *name);              /* -1 if unknown */
 
 /* Sort by a field (ties: by key, ascending); HS_EARG for a bad field. */
 int hsi_groups_sort(hsi_groups *gs, int field, int descending);
+/* The same, keeping the first `keep` groups (all when there are fewer):
+   as hsi_groups_sort then hsi_groups_top, without sorting the rest. */
+int hsi_groups_sort_top(hsi_groups *gs, int field, int descending, size_t keep);
 /* Keep the first n groups. */
 void hsi_groups_top(hsi_groups *gs, size_t n);
 /* The peaks of groups made with HSI_GRP_MEMBERS and without HSI_AGG_PEAK
