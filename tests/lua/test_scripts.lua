@@ -941,6 +941,21 @@ do -- heapscript.json (report.json) against the encoder report.lua had in Lua, t
      "report.json with an indent: one item a line, one indent a level")
   eq(rep.json('q"b\\n\n\t\r\1\31\127 \u{e9}'), '"q\\"b\\\\n\\n\\t\\r\\u0001\\u001f\\u007f \u{e9}"',
      "report.json: quote, backslash, the named escapes, other control bytes and DEL as \\u00XX, UTF-8 as it is")
+  do -- the writer skips a word of 8 bytes at a time when none needs escaping: each escaped byte
+     -- at each place of a longer string, among bytes that need none (UTF-8 among them)
+    local named = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\t"] = "\\t", ["\r"] = "\\r" }
+    local function ref(str)
+      return '"' .. str:gsub('[%c"\\\127]', function(c) return named[c] or ("\\u%04x"):format(c:byte()) end) .. '"'
+    end
+    local bad, fill = 0, "ab\u{e9}cd\u{20ac}efgh~ \255"
+    for _, c in ipairs{ "\0", "\1", "\31", '"', "\\", "\127", "\n" } do
+      for at = 1, #fill + 1 do
+        local str = fill:sub(1, at - 1) .. c .. fill:sub(at)
+        if rep.json(str) ~= ref(str) then bad = bad + 1 end
+      end
+    end
+    eq(bad, 0, "report.json: an escaped byte at every place of a string of 17 bytes, the other bytes as they are")
+  end
   eq(rep.json({ 0 / 0, math.huge, -math.huge, 0.1, -0.0, math.mininteger, 2^53 }),
      '[null,null,null,0.10000000000000001,-0,' .. math.mininteger .. ',9007199254740992]',
      "report.json: NaN and infinities null, %.17g, the least integer")
