@@ -833,7 +833,7 @@ static void fill(etlreader *r, stream *s, chunk *c) {
     {
       /* most records: kernel, EVENT_HEADER and classic headers, many at a time */
       uint32_t k0 = c->n, m = hsi_record_scan(s->base, &s->pos, s->cur->end, &c->rec[k0], &c->key[k0],
-                                                     CHUNK_EVENTS - k0);
+                                              CHUNK_EVENTS - k0);
       memset(&c->cb[k0], (int)cb, m);
       if (r->by_filetime)
         for (k = k0; k < k0 + m; k++) c->key[k] = hs_time_filetime(&f->lf, c->key[k]);

@@ -127,7 +127,7 @@ static inline void hsi_record_eh_set(const hsi_krec *k, hs_event *ev) {
   ev->payload_len = (uint32_t)k->size - k->plen;
 }
 
-/* The same for a checked classic record (ETL-FORMAT §3.4). */
+/* The same for a checked classic record (ETL-FORMAT §3.4, §3.5). */
 static inline void hsi_record_classic_set(const hsi_krec *k, hs_event *ev) {
   const uint8_t *r = k->rec;
   ev->record = r;
