@@ -17,7 +17,7 @@ done
 for t in tests/cli/test_*.sh; do
   [ -f "$t" ] && step "cli/$(basename "$t" .sh)" sh "$t"
 done
-step "fuzz-replay" "$B/tests/fuzz_reader" tests/fuzz/corpus
+step "fuzz-replay" "$B/tests/fuzz_reader" tests/fuzz/corpus tests/corpus/traces/*.etl
 step "fuzz-replay-pdb" "$B/tests/fuzz_pdb" tests/fuzz/pdb_corpus
 step "fuzz-replay-symmap" "$B/tests/fuzz_symmap" tests/fuzz/symmap_corpus
 step "fuzz-replay-json" "$B/tests/fuzz_json" tests/fuzz/json_corpus
