@@ -74,7 +74,7 @@ $(B)/embedded.c: $(B)/bin2c $(EMBED)
 $(B)/embedded.o: $(B)/embedded.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(B)/tests/%: tests/unit/%.c tests/unit/unit.h tests/unit/corpus.h $(LIB) | $(B)
+$(B)/tests/%: tests/unit/%.c tests/unit/unit.h tests/unit/corpus.h tests/unit/evsame.h $(LIB) | $(B)
 	@mkdir -p $(B)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
@@ -82,7 +82,7 @@ $(B)/tests/%: tests/unit/%.c tests/unit/unit.h tests/unit/corpus.h $(LIB) | $(B)
 # their corpora in make test: reader (corpus), PDB (pdb_corpus), symbol
 # maps (symmap_corpus), the JSON decoder of baselines (json_corpus).
 FUZZ := reader pdb symmap json
-$(B)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(LIB) | $(B)
+$(B)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c tests/unit/evsame.h $(LIB) | $(B)
 	@mkdir -p $(B)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/driver.c $(LIB) $(LDLIBS)
 

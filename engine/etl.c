@@ -646,9 +646,11 @@ static const uint8_t *view(const etlfile *f, uint64_t pos, size_t n, int *cut) {
 #if defined(__GNUC__)
 #define COLD __attribute__((noinline))   /* per buffer, not per record: kept out of the hot loops */
 #define PREFETCH(p) __builtin_prefetch(p)
+#define EVERY_EVENT __attribute__((always_inline))  /* per event: in the merge's loop */
 #else
 #define COLD
 #define PREFETCH(p) ((void)0)
+#define EVERY_EVENT
 #endif
 static COLD long inflate(const etlfile *f, const bufinfo *bi, uint8_t **dst, size_t *cap,
                          uint8_t **in, size_t *incap) {
@@ -1083,7 +1085,7 @@ static inline int64_t key_of(const stream *s) { return s->ch[s->rslot].key[s->i]
 
 /* The stream's head, decoded into *ev (its decoder checked it: this
    returns 1 as it did there). */
-static inline void head_decode(const etlreader *r, const stream *s, hs_event *ev) {
+static inline EVERY_EVENT void head_decode(const etlreader *r, const stream *s, hs_event *ev) {
   const chunk *c = &s->ch[s->rslot];
   const hsi_krec *k = &c->rec[s->i];
   int cb = c->cb[s->i];
@@ -1102,7 +1104,7 @@ static inline void head_decode(const etlreader *r, const stream *s, hs_event *ev
     if (s->i + 3 < c->n) PREFETCH(c->rec[s->i + 3].rec);
     if (k->ht) {
       *ev = s->tmpl;
-      hsi_record_set(k, ev);
+      hsi_record_header_set(k, ev);
     } else {
       (void)hsi_record_decode(c->base[cb], off, bi->end, r->files[s->file].file_ptr, ev, &next, &why);
       ev->cpu = s->cpu;

@@ -616,8 +616,8 @@ static int cmp_item(const void *pa, const void *pb) {
   return a->i < b->i ? -1 : a->i > b->i;
 }
 
-/* The heap of the `keep` first items so far, the last of them on top:
-   item x goes down from slot k. */
+/* h[0..n) a heap of the first items so far, the last of them (by
+   cmp_item) on top: the item at slot k moved down to its place. */
 static void sift_down(struct sortitem *h, size_t n, size_t k) {
   for (;;) {
     size_t c = 2 * k + 1;

@@ -118,6 +118,15 @@ static inline int eh_head(const uint8_t *r, uint32_t size, uint32_t ht, hsi_krec
   return 0;
 }
 
+/* An EVENT_HEADER or classic record's header into *k (eh_head,
+   classic_head); -1 for another header type. */
+static inline int header_head(const uint8_t *r, uint32_t size, uint32_t ht, hsi_krec *k, const char **why) {
+  if (ht == HS_HT_EVENT32 || ht == HS_HT_EVENT64) return eh_head(r, size, ht, k, why);
+  if (ht == HS_HT_FULL32 || ht == HS_HT_FULL64 || ht == HS_HT_INSTANCE32 || ht == HS_HT_INSTANCE64)
+    return classic_head(r, size, ht, k, why);
+  return -1;
+}
+
 static int decode_event_header(const uint8_t *r, uint32_t size, int ht, hs_event *ev, const char **why) {
   hsi_krec k;
   if (eh_head(r, size, (uint32_t)ht, &k, why) != 0) return -2;
@@ -236,13 +245,10 @@ uint32_t hsi_record_scan(const uint8_t *b, uint32_t *pos, uint32_t end, hsi_krec
     if (ht < sizeof khlen && (hlen = khlen[ht]) != 0) {
       size = rd16(r + 4);
       if (size < 8 || size > end - p || kernel_head(r, size, ht, hlen, &k[n]) != 0) break;
-    } else if (ht == HS_HT_EVENT32 || ht == HS_HT_EVENT64) {
+    } else {
       size = rd16(r);
-      if (size < 8 || size > end - p || eh_head(r, size, ht, &k[n], &why) != 0) break;
-    } else if (ht == HS_HT_FULL32 || ht == HS_HT_FULL64 || ht == HS_HT_INSTANCE32 || ht == HS_HT_INSTANCE64) {
-      size = rd16(r);
-      if (size < 8 || size > end - p || classic_head(r, size, ht, &k[n], &why) != 0) break;
-    } else break;
+      if (size < 8 || size > end - p || header_head(r, size, ht, &k[n], &why) != 0) break;
+    }
     ts[n] = k[n].ts;
     n++;
     p += (size + 7u) & ~7u;

@@ -146,11 +146,10 @@ static inline void hsi_record_classic_set(const hsi_krec *k, hs_event *ev) {
   ev->payload_len = (uint32_t)k->size - k->plen;
 }
 
-/* One of the three, by the record's header type. */
-static inline void hsi_record_set(const hsi_krec *k, hs_event *ev) {
+/* An EVENT_HEADER or classic record's, by its header type. */
+static inline void hsi_record_header_set(const hsi_krec *k, hs_event *ev) {
   unsigned ht = k->ht & ~HSI_KREC_HEADER;
-  if (hsi_krec_kernel(k)) hsi_record_kernel_set(k, ev);
-  else if (ht == HS_HT_EVENT32 || ht == HS_HT_EVENT64) hsi_record_eh_set(k, ev);
+  if (ht == HS_HT_EVENT32 || ht == HS_HT_EVENT64) hsi_record_eh_set(k, ev);
   else hsi_record_classic_set(k, ev);
 }
 #endif

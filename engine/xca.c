@@ -41,8 +41,10 @@ static unsigned lead0(uint32_t x) {
 ** how runs are coded), so only a distance of 8 or more may move 8 bytes at
 ** a time, and that path needs 7 spare bytes past the match, which later
 ** items overwrite.  Short distances copy the period in doubling steps.
+** copy_long does that; copy_match, inline in the decoders' loops, moves
+** most matches, short and not close, as two 8-byte moves itself.
 */
-static void copy_match(uint8_t *op, size_t dist, size_t len, const uint8_t *oend) {
+static void copy_long(uint8_t *op, size_t dist, size_t len, const uint8_t *oend) {
   const uint8_t *src = op - dist;
   if (dist >= 8 && (size_t)(oend - op) - len >= 8) {
     uint8_t *end = op + len;
@@ -64,6 +66,15 @@ static void copy_match(uint8_t *op, size_t dist, size_t len, const uint8_t *oend
       op += c, len -= c;
     }
   }
+}
+
+static inline void copy_match(uint8_t *op, size_t dist, size_t len, const uint8_t *oend) {
+  if (len <= 16 && dist >= 8 && (size_t)(oend - op) >= 16) {
+    memcpy(op, op - dist, 8);
+    memcpy(op + 8, op + 8 - dist, 8);
+    return;
+  }
+  copy_long(op, dist, len, oend);
 }
 
 /* ------------------------------------------------------------ Plain LZ77 */
@@ -146,13 +157,7 @@ static long plain_decode(const uint8_t *in, size_t inlen, uint8_t *out, size_t o
     }
     len += 3;
     if (dist > (size_t)(op - out) || len > (uint64_t)(oend - op)) return HS_EFORMAT;
-    if (len <= 16 && dist >= 8 && oend - op >= 16) {
-      /* most matches: two 8-byte moves, each from at least 8 back */
-      memcpy(op, op - dist, 8);
-      memcpy(op + 8, op + 8 - dist, 8);
-    } else {
-      copy_match(op, dist, (size_t)len, oend);
-    }
+    copy_match(op, dist, (size_t)len, oend);
     op += len;
   }
   return (long)(op - out);

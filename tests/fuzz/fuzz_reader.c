@@ -2,10 +2,10 @@
 ** fuzz_reader.c -- libFuzzer target over the reader: any bytes in, every
 ** event walked, every ext item and stack read, the summary built; each
 ** event the walk makes (from its chunks' checked records) must be the one
-** hsi_record_decode makes from the record's bytes, or the target aborts.  `make
-** fuzz` builds it with clang's libFuzzer; `make test` replays
-** tests/fuzz/corpus through it with driver.c under the normal build (and
-** under ASan/UBSan with SANITIZE=1).
+** hsi_record_decode makes from the record's bytes, or the target aborts.
+** `make fuzz` builds it with clang's libFuzzer; `make test` replays
+** tests/fuzz/corpus and the bundled real traces through it with driver.c
+** under the normal build (and under ASan/UBSan with SANITIZE=1).
 */
 #include <stdint.h>
 #include <stddef.h>
@@ -13,27 +13,20 @@
 #include <string.h>
 #include "heapscript.h"
 #include "record.h"
+#include "../unit/evsame.h"
 #include "info.h"
 #include "analysis.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The walk's event against hsi_record_decode's of the same bytes (the
-   fields the walk adds, and the tail flag, apart). */
+/* The walk's event against hsi_record_decode's of the same bytes. */
 static void same_as_decoded(const hs_event *ev) {
   hs_event d;
   uint32_t next;
   const char *why = "";
   memset(&d, 0, sizeof d);
-  if (hsi_record_decode(ev->record, 0, ev->record_len, ev->pointer_size, &d, &next, &why) != 1) abort();
-  if (memcmp(&d.provider, &ev->provider, sizeof d.provider) || d.timestamp != ev->timestamp ||
-      d.keyword != ev->keyword || d.payload != ev->payload || d.ext != ev->ext ||
-      d.record_len != ev->record_len || d.payload_len != ev->payload_len || d.ext_len != ev->ext_len ||
-      d.pid != ev->pid || d.tid != ev->tid || d.id != ev->id || d.version != ev->version ||
-      d.task != ev->task || d.hook != ev->hook || d.header_flags != ev->header_flags ||
-      d.opcode != ev->opcode || d.level != ev->level || d.channel != ev->channel ||
-      d.header_type != ev->header_type || d.pointer_size != ev->pointer_size ||
-      d.flags != (ev->flags & ~HS_EVF_BUF0TAIL))
+  if (hsi_record_decode(ev->record, 0, ev->record_len, ev->pointer_size, &d, &next, &why) != 1 ||
+      !hs_event_same_decoded(ev, &d))
     abort();
 }
 
