@@ -12,12 +12,18 @@ void hsi_evfilter_init(hsi_evfilter *f) {
 
 int hsi_evfilter_all(const hsi_evfilter *f) {
   return f->nprov == 0 && f->opcode.n == 0 && f->id.n == 0 && f->pid.n == 0 && f->tid.n == 0 && f->ht.n == 0
-         && f->kernel < 0 && !f->from_set && !f->to_set && f->limit < 0;
+         && f->kernel < 0 && !f->from_set && !f->to_set && f->nns == 0 && f->limit < 0;
 }
 
 int hsi_evfilter_add(hsi_evset *s, int64_t v, int64_t max) {
   if (v < 0 || v > max || s->n == HSI_EF_MAXSET) return HS_EARG;
   s->v[s->n++] = (uint32_t)v;
+  return 0;
+}
+
+int hsi_evfilter_add_ns(hsi_evfilter *f, int64_t ns) {
+  if (f->nns == HSI_EF_MAXSET) return HS_EARG;
+  f->ns[f->nns++] = ns;
   return 0;
 }
 
@@ -63,5 +69,10 @@ int hsi_evfilter_match(hsi_evfilter *f, const hs_event *ev, const hsi_ids *ids, 
   if (!provider_ok(f, &ev->provider)) return 0;
   if (f->from_set && ns < f->from_ns) return 0;
   if (f->to_set && ns > f->to_ns) return 0;
+  if (f->nns) {
+    int i;
+    for (i = 0; i < f->nns && f->ns[i] != ns; i++) {}
+    if (i == f->nns) return 0;
+  }
   return 1;
 }

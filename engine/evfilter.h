@@ -20,6 +20,8 @@ typedef struct hsi_evfilter {
   int kernel;                          /* -1 any, 0 not kernel, 1 kernel */
   int from_set, to_set;
   int64_t from_ns, to_ns;              /* ns from the start, both ends inclusive */
+  int nns;                             /* 0: any time; else the event's ns is one of ns[] */
+  int64_t ns[HSI_EF_MAXSET];
   int64_t limit;                       /* -1: none */
 } hsi_evfilter;
 
@@ -35,9 +37,12 @@ int hsi_evfilter_add(hsi_evset *s, int64_t v, int64_t max);
 int hsi_evfilter_provider(hsi_evfilter *f, const char *s);
 /* A header type by name ("SYSTEM64", ignoring case).  0 or HS_EARG. */
 int hsi_evfilter_header_type(hsi_evfilter *f, const char *s);
-/* The time bounds need the event's ns from the start: the caller passes it
-   (computed only when hsi_evfilter_timed says so). */
-static inline int hsi_evfilter_timed(const hsi_evfilter *f) { return f->from_set || f->to_set; }
+/* An exact time (ns from the start, as ev.ns): the event's must be one
+   of those added.  0, or HS_EARG (too many values). */
+int hsi_evfilter_add_ns(hsi_evfilter *f, int64_t ns);
+/* The time bounds and times need the event's ns from the start: the
+   caller passes it (computed only when hsi_evfilter_timed says so). */
+static inline int hsi_evfilter_timed(const hsi_evfilter *f) { return f->from_set || f->to_set || f->nns; }
 /* ids: the event's as attrib.h gives them (pid/tid filters test those:
    the header's, else its StackWalk's); NULL: the header's. */
 int hsi_evfilter_match(hsi_evfilter *f, const hs_event *ev, const hsi_ids *ids, int64_t ns);

@@ -709,6 +709,12 @@ static void add_opcode(lua_State *L, Filter *f, int v, const char *k) { add_int(
 static void add_id(lua_State *L, Filter *f, int v, const char *k) { add_int(&f->ef.id, L, v, k, 0xFFFF); }
 static void add_pid(lua_State *L, Filter *f, int v, const char *k) { add_int(&f->ef.pid, L, v, k, 0xFFFFFFFF); }
 static void add_tid(lua_State *L, Filter *f, int v, const char *k) { add_int(&f->ef.tid, L, v, k, 0xFFFFFFFF); }
+static void add_ns(lua_State *L, Filter *f, int v, const char *k) {
+  int isnum;
+  lua_Integer x = lua_tointegerx(L, v, &isnum);
+  if (!isnum) luaL_error(L, "filter '%s': integer expected (ev.ns), got %s", k, luaL_typename(L, v));
+  if (hsi_evfilter_add_ns(&f->ef, (int64_t)x)) luaL_error(L, "filter '%s': more than %d values", k, HSI_EF_MAXSET);
+}
 
 static void add_ht(lua_State *L, Filter *f, int v, const char *k) {
   if (lua_type(L, v) == LUA_TSTRING) {
@@ -760,6 +766,7 @@ static void parse_filter(lua_State *L, int idx, Filter *f) {
     else if (strcmp(k, "pid") == 0) each(L, f, v, k, add_pid);
     else if (strcmp(k, "tid") == 0) each(L, f, v, k, add_tid);
     else if (strcmp(k, "header_type") == 0) each(L, f, v, k, add_ht);
+    else if (strcmp(k, "ns") == 0) each(L, f, v, k, add_ns);
     else if (strcmp(k, "from") == 0) { f->ef.from_ns = seconds_ns(L, v, k, 1); f->ef.from_set = 1; }
     else if (strcmp(k, "to") == 0) { f->ef.to_ns = seconds_ns(L, v, k, 0); f->ef.to_set = 1; }
     else if (strcmp(k, "kernel") == 0) {
@@ -771,7 +778,7 @@ static void parse_filter(lua_State *L, int idx, Filter *f) {
       if (!isnum || f->ef.limit < 0) luaL_error(L, "filter 'limit': non-negative integer expected");
     } else {
       luaL_error(L, "unknown filter '%s' (known: provider, opcode, id, pid, tid, "
-                    "header_type, from, to, kernel, limit)", k);
+                    "header_type, from, to, ns, kernel, limit)", k);
     }
     lua_pop(L, 1);
   }

@@ -197,6 +197,47 @@ test("filter errors", function()
   raises(function() t:events(5) end, "table expected", "the filter must be a table")
 end)
 
+-- exact times (ns): what pool.lua uses to find the events of a few records
+-- without a walk of every event in Lua
+test("ns filter", function()
+  local t <close> = assert(heapscript.open("examples/notmyfault.etl"))
+  local all, by_ns = {}, {}
+  for ev in t:events() do
+    all[#all + 1] = { ns = ev.ns, provider = ev.provider_name }
+    by_ns[ev.ns] = (by_ns[ev.ns] or 0) + 1
+  end
+  check(#all > 100, "the example has events", #all)
+  local pick, want, seen = {}, 0, {}
+  for i = 1, #all, #all // 31 do
+    local ns = all[i].ns
+    if not seen[ns] and #pick < 32 then pick[#pick + 1] = ns; seen[ns] = true; want = want + by_ns[ns] end
+  end
+  eq(#pick, 32, "32 distinct times picked")
+  eq(t:count { ns = pick }, want, "count{ns = list}: every event at those times")
+  local got, ok = 0, true
+  for ev in t:events { ns = pick } do
+    got = got + 1
+    if not seen[ev.ns] then ok = false end
+  end
+  check(ok and got == want, "events{ns = list} gives only events at those times", got, want)
+  eq(t:count { ns = pick[5] }, by_ns[pick[5]], "a single time")
+  local pool = 0
+  for _, e in ipairs(all) do if seen[e.ns] and e.provider == "Pool" then pool = pool + 1 end end
+  check(pool > 0 and pool < want, "some of those events are pool events", pool)
+  eq(t:count { ns = pick, provider = "Pool" }, pool, "with a provider")
+  eq(t:count { ns = -1 }, 0, "a time no event has")
+  local a = all[#all // 2].ns
+  eq(t:count { ns = pick, to = a / 1e9 }, (function()
+    local n = 0
+    for _, e in ipairs(all) do if seen[e.ns] and e.ns <= a then n = n + 1 end end
+    return n
+  end)(), "with to")
+  raises(function() t:count { ns = 1.5 } end, "integer expected", "ns must be an integer")
+  local many = { table.unpack(pick) }
+  many[33] = 0
+  raises(function() t:count { ns = many } end, "more than 32 values", "a 33rd time is an error")
+end)
+
 -- windows reaching far outside the trace: the records of the whole trace
 -- or none, never an overflow converting their ends (make SANITIZE=1 test
 -- runs this under UBSan, which used to stop at timeconv.c's scale)

@@ -1101,6 +1101,35 @@ do
         "pool: the thread of a pool event without ids, from its StackWalk, at any timestamp")
   os.remove(path)
 end
+-- pool: each listed stack's thread, found among the events at its first
+-- allocation's time 32 times at a time: 12 tags of 3 stacks each, every
+-- stack allocated on its own thread (the first 36 entries below).
+do
+  local K = -0x3CF0C0000000
+  local path = written(function(w)
+    for tg = 1, 12 do
+      for st = 1, 3 do
+        for k = 1, st do       -- stack st leaks st entries, so the stacks are listed in order
+          local ts = 1000000 + tg * 10000 + st * 100 + k
+          w:pool { op = "alloc", pid = 100, tid = 1000 + tg * 10 + st, ts = ts, tag = ("T%03d"):format(tg),
+                   size = 4096 * tg, entry = K + (tg * 100 + st * 10 + k) * 0x1000,
+                   stack = { -0x7FFF0000 + tg * 0x100 + st * 0x10 } }
+        end
+      end
+    end
+  end, { cpus = 2 })
+  local r2, code2, raw2 = report("pool " .. T.q(path) .. " -- --top 12 --stacks 3")
+  local bad, n = {}, 0
+  for _, tg in ipairs(r2 and r2.tags or {}) do
+    local t = tonumber(tg.tag:sub(2))
+    for i, se in ipairs(tg.stacks) do
+      n = n + 1
+      if se.thread ~= 1000 + t * 10 + (4 - i) then bad[#bad + 1] = tg.tag .. "#" .. i .. "=" .. tostring(se.thread) end
+    end
+  end
+  check(code2 == 0 and n == 36 and #bad == 0, "pool: the thread of each of 36 listed stacks, over two walks",
+        (raw2 or "") .. table.concat(bad, " "))
+end
 check(rep.count(1, "allocation") == "1 allocation" and rep.count(0, "allocation") == "0 allocations"
       and rep.count(2, "spike") == "2 spikes" and rep.count(1, "child", "children") == "1 child"
       and rep.count(3, "child", "children") == "3 children", "report.count: the singular for one, else the plural")
