@@ -176,11 +176,23 @@ static int process_end(hsi_analysis *a, const hs_event *ev) {
 typedef struct pre {
   hsi_ids ids;
   int d;                      /* hsi_memev_decode: 1 op, 0 none, < 0 damaged */
-  uint16_t bare;              /* the op says all the pass reads of the event (stage), */
-  uint16_t file;              /* but for where it is, for the progress line */
-  uint32_t buffer;
+  uint16_t bare;              /* BARE_OP or BARE_TIME: the op, or the time in op.ts, says all the */
+  uint16_t file;              /* pass reads of the event (stage), but for where it is, for the */
+  uint32_t buffer;            /* progress line */
   hsi_memop op;
 } pre;
+
+enum { BARE_OP = 1, BARE_TIME = 2 };
+
+/* Is ev one the loop of hsi_analysis_run reads no more of than its time?
+   Its memory operation (d), Process End, the process map, the stack probe
+   and the stack matcher each say whether they read it; most events of a
+   real trace's other providers are such. */
+static int time_only(const hs_event *ev, int d) {
+  return d == 0 && !hsi_procmap_wants(ev) && !hsi_stacks_wants(ev)
+         && !((ev->flags & HS_EVF_KERNEL) && (ev->hook == 0x0302 || ev->hook == 0x1820 || ev->hook == 0x1825
+                                              || ev->hook == 0x1826));
+}
 
 /* The pass counts every time on the first file's clock (hsi_reader_clocks):
    an event of a file with another one has its time moved there once it is
@@ -198,7 +210,7 @@ static int stage(void *ud, hs_event *ev, void *extra) {
   int n = hsi_attrib_next(sc->at, ev, &x->ids);
   if (n != 1) return n;
   hsi_rebase(sc->r, sc->clocks, ev);
-  x->d = hsi_memev_decode(ev, &x->op);
+  x->d = hsi_memev_maybe(ev) ? hsi_memev_decode(ev, &x->op) : 0;
   if (x->d != 0 && hsi_lcheck_add(sc->lc, ev, x->d, &x->op)) return HS_ENOMEM;
   /* A kernel event decoded whole is one of the heap, VirtualAlloc or pool
      groups (the only kernel groups hsi_memev_decode knows), most of a
@@ -206,7 +218,13 @@ static int stage(void *ud, hs_event *ev, void *extra) {
      process map, the probes and Process End look at other groups, and to
      the stack matcher it is only its time.  Neither its record's bytes nor
      the event go over to the analysis thread (prefetch.h), only this. */
-  x->bare = x->d == 1 && (ev->flags & (HS_EVF_KERNEL | HS_EVF_EXT)) == HS_EVF_KERNEL;
+  x->bare = x->d == 1 && (ev->flags & (HS_EVF_KERNEL | HS_EVF_EXT)) == HS_EVF_KERNEL ? BARE_OP : 0;
+  /* Nor does an event the pass reads only the time of (time_only): on a
+     real trace, most of them. */
+  if (!x->bare && time_only(ev, x->d)) {
+    x->bare = BARE_TIME;
+    x->op.ts = ev->timestamp;
+  }
   if (x->bare) {
     ev->record = ev->payload = ev->ext = NULL;
     x->file = ev->file;
@@ -302,7 +320,8 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
     if ((a->c.events & 0xFFF) == 0 && scope && scope->progress) progress(scope, e, x);
     a->c.last_ts = ts;
     if (x->bare) {                        /* what the steps below do with it, from x alone */
-      if ((rc = memory_event(a, &x->op, &x->ids)) == 0 && hsi_stacks_advance(a->st, ts) < 0) rc = HS_ENOMEM;
+      if (x->bare == BARE_OP) rc = memory_event(a, &x->op, &x->ids);
+      if (rc == 0 && hsi_stacks_advance(a->st, ts) < 0) rc = HS_ENOMEM;
       continue;
     }
     /* End first: the instance is found while the procmap still has it alive. */

@@ -36,6 +36,8 @@ static const struct { int group; hs_guid g; } class_guids[] = {
   { 0x0E, { 0x0268a8b6u, 0x74fd, 0x4302, { 0x9d, 0xd0, 0x6e, 0x8f, 0x17, 0x95, 0xc0, 0xcf } } },
 };
 
+const uint32_t hsi_memev_guid_d1[4] = { 0x222962abu, 0x3d6fa8d3u, 0x0268a8b6u, 0x901d2afau };
+
 /* ------------------------------------------------------------- lookups */
 
 static size_t fwidth(const field *f, int P) {
@@ -583,6 +585,11 @@ int hsi_memev_selfcheck(char *err, size_t errlen) {
   size_t p, i, j;
   int P;
 #define FAIL(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+  /* hsi_memev_maybe's first fields are those of the GUIDs classify reads */
+  for (i = 0; i < COUNT(class_guids); i++)
+    if (hsi_memev_guid_d1[i] != class_guids[i].g.d1) FAIL("hsi_memev_guid_d1[%lu] is not class %lu's", (unsigned long)i, (unsigned long)i);
+  if (COUNT(class_guids) != 3 || hsi_memev_guid_d1[3] != hsi_heap_snapshot_guid.d1)
+    FAIL("hsi_memev_guid_d1: not the three classes and Heap-Snapshot");
   for (p = 0; p < COUNT(providers); p++) {
     const provider *pv = providers[p];
     for (i = 0; i < pv->n; i++) {

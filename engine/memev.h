@@ -47,6 +47,20 @@ extern const hs_guid hsi_heap_snapshot_guid;
 **   id 200: heap = HeapSnapshotInstance, size = TotalData.
 */
 int hsi_memev_decode(const hs_event *ev, hsi_memop *op);
+/* The first field of every GUID a non-kernel memory event can have (the
+   classic heap, VirtualAlloc and pool classes, Heap-Snapshot). */
+extern const uint32_t hsi_memev_guid_d1[4];
+/* 0 when hsi_memev_decode would certainly return 0 for ev (an event of
+   another kernel group or another provider): a test before the call,
+   for the events of the walk that are not memory events. */
+static inline int hsi_memev_maybe(const hs_event *ev) {
+  if (ev->flags & HS_EVF_KERNEL) {
+    unsigned g = (unsigned)ev->hook >> 8;
+    return g == 0x10 || g == 0x02 || g == 0x0E;
+  }
+  return ev->provider.d1 == hsi_memev_guid_d1[0] || ev->provider.d1 == hsi_memev_guid_d1[1]
+         || ev->provider.d1 == hsi_memev_guid_d1[2] || ev->provider.d1 == hsi_memev_guid_d1[3];
+}
 /* Work out every row's lookups now (they are otherwise made on first
    use): after it, decoding writes no shared state, so it may run on
    another thread (the analysis decodes on its reader thread). */

@@ -854,11 +854,12 @@ static int feed_event(hsi_procmap *pm, const hs_event *ev) {
   return 0;
 }
 
+int hsi_procmap_wants_provider(const hs_guid *g) {
+  return geq(g, &G_KTC) || geq(g, &G_PROCESS) || geq(g, &G_THREAD) || geq(g, &G_IMAGE);
+}
+
 int hsi_procmap_feed(hsi_procmap *pm, const hs_event *ev) {
-  if (ev->flags & HS_EVF_KERNEL) {
-    unsigned group = (unsigned)ev->hook >> 8;
-    if (group != 0x03 && group != 0x05 && group != 0x14) return 0;   /* heap, stacks, ...: most events */
-  }
+  if ((ev->flags & HS_EVF_KERNEL) && !hsi_procmap_wants(ev)) return 0;   /* heap, stacks, ...: most events */
   return feed_event(pm, ev);
 }
 

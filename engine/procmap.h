@@ -87,6 +87,16 @@ void hsi_procmap_free(hsi_procmap *pm);
 ** not one of these (or could not be decoded: see the stats), HS_ENOMEM.
 */
 int hsi_procmap_feed(hsi_procmap *pm, const hs_event *ev);
+/* Might hsi_procmap_feed take anything from ev (its kernel group or its
+   provider is one it reads)?  0: feeding it would do nothing. */
+int hsi_procmap_wants_provider(const hs_guid *g);
+static inline int hsi_procmap_wants(const hs_event *ev) {
+  if (ev->flags & HS_EVF_KERNEL) {
+    unsigned group = (unsigned)ev->hook >> 8;
+    return group == 0x03 || group == 0x05 || group == 0x14;   /* Process, Thread, Image */
+  }
+  return hsi_procmap_wants_provider(&ev->provider);
+}
 
 /*
 ** The instance of `pid` alive at `ts`, created on demand (flag

@@ -108,8 +108,17 @@ int hsi_stacks_want(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint
 ** to the target registered for this very event (want before feed).
 */
 int hsi_stacks_feed(hsi_stacks *st, const hs_event *ev);
-/* What hsi_stacks_feed does with a kernel event that is not a StackWalk
-   and has no ext items (a heap event): only its time moves the window. */
+/* Is ev a StackWalk or has it ext items (would hsi_stacks_feed read
+   more of it than its time)? */
+int hsi_stacks_walk_provider(const hs_guid *g);            /* the classic StackWalk class */
+static inline int hsi_stacks_kernel_walk(const hs_event *ev) { return (ev->hook >> 8) == 0x18; }
+static inline int hsi_stacks_wants(const hs_event *ev) {
+  if (ev->flags & HS_EVF_EXT) return 1;
+  return (ev->flags & HS_EVF_KERNEL) ? hsi_stacks_kernel_walk(ev) : hsi_stacks_walk_provider(&ev->provider);
+}
+/* What hsi_stacks_feed does with an event hsi_stacks_wants does not
+   want (a heap event, most events of other providers): only its time
+   moves the window. */
 int hsi_stacks_advance(hsi_stacks *st, int64_t ts);
 /* The newest target waits out of the slots for the StackWalk right after
    its event (stacks.c, the hold); the answers are the same either way.

@@ -10,6 +10,7 @@
 #include "heapscript.h"
 #include "procmap.h"
 #include "stacks.h"
+#include "analysis.h"
 
 typedef struct buf { uint8_t b[4096]; size_t n; } buf;
 
@@ -830,6 +831,26 @@ static void real_trace(const char *name) {
   }
   CHECK(nframes > 0);
   CHECK(resolved * 100 >= nframes * 90);
+  /* The analysis pass reads no more than the time of most events
+     (analysis.c, time_only): it must still see every stack item and
+     every process, thread and image record fed above. */
+  {
+    hs_reader *r2 = NULL;
+    hsi_analysis *a = NULL;
+    CHECK_EQ(hs_reader_open(&r2, paths, 1, NULL, err, sizeof err), 0);
+    if (r2) CHECK_EQ(hsi_analysis_run(r2, NULL, &a, err, sizeof err), 0);
+    if (a) {
+      const hsi_stack_counts *ca = hsi_stacks_counts(hsi_analysis_stacks(a));
+      CHECK_EQ(ca->op32, c->op32);
+      CHECK_EQ(ca->key_refs, c->key_refs);
+      CHECK_EQ(ca->key_defs, c->key_defs);
+      CHECK_EQ(ca->ext_stacks, c->ext_stacks);
+      CHECK(memcmp(hsi_procmap_stats(hsi_analysis_procmap(a)), hsi_procmap_stats(pm), sizeof(hsi_procstats)) == 0);
+      CHECK_EQ(hsi_procmap_nimages(hsi_analysis_procmap(a)), hsi_procmap_nimages(pm));
+    }
+    hsi_analysis_free(a);
+    hs_reader_close(r2);
+  }
   printf("%s: %llu op-32 stacks, %llu ext items, %llu key references (%llu resolved) and %llu definitions; "
          "%llu parts matched (%llu on timestamp alone), %llu ambiguous, %llu unmatched; %llu targets "
          "got stacks (%llu joined), %u distinct; %llu of %llu frames in a known image\n", name,
