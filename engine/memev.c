@@ -587,7 +587,8 @@ int hsi_memev_selfcheck(char *err, size_t errlen) {
 #define FAIL(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
   /* hsi_memev_maybe's first fields are those of the GUIDs classify reads */
   for (i = 0; i < COUNT(class_guids); i++)
-    if (hsi_memev_guid_d1[i] != class_guids[i].g.d1) FAIL("hsi_memev_guid_d1[%lu] is not class %lu's", (unsigned long)i, (unsigned long)i);
+    if (hsi_memev_guid_d1[i] != class_guids[i].g.d1)
+      FAIL("hsi_memev_guid_d1[%lu] is not class %lu's", (unsigned long)i, (unsigned long)i);
   if (COUNT(class_guids) != 3 || hsi_memev_guid_d1[3] != hsi_heap_snapshot_guid.d1)
     FAIL("hsi_memev_guid_d1: not the three classes and Heap-Snapshot");
   for (p = 0; p < COUNT(providers); p++) {
