@@ -463,6 +463,7 @@ int hsi_lcheck_feed(hsi_lcheck *lc, hsi_procmap *pm, const hs_event *ev) {
     hsi_lcheck_fields(lc, ev, hsi_memev_decode(ev, &op), &op);
     return 0;
   }
+  if (!hsi_memev_maybe(ev)) return 0;   /* a classic record of another provider */
   d = hsi_memev_decode(ev, &op);
   return d ? hsi_lcheck_add(lc, ev, d, &op) : 0;
 }
