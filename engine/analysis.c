@@ -324,7 +324,10 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
       if (rc == 0 && hsi_stacks_advance(a->st, ts) < 0) rc = HS_ENOMEM;
       continue;
     }
-    /* End first: the instance is found while the procmap still has it alive. */
+    /* Every step below reads events time_only (stage) knows of: a step
+       that reads other events must be named there too, or their events
+       come here bare.  End first: the instance is found while the
+       procmap still has it alive. */
     if ((e->flags & HS_EVF_KERNEL) && e->hook == 0x0302 && (rc = process_end(a, e)) != 0) break;
     if (hsi_procmap_feed(a->pm, e) < 0) { rc = HS_ENOMEM; break; }
     if (d == 1) rc = memory_event(a, &x->op, &x->ids);
