@@ -304,7 +304,12 @@ static uint32_t intern_a(hsi_procmap *pm, const char *s, size_t n) {
   size_t i, k = 0;
   char *buf;
   if (!s || !n) return 0;
-  for (i = 0; i < n && (s[i] & 0x80) == 0; i++) {}
+  for (i = 0; i + 8 <= n; i += 8) {       /* eight bytes at a time while all are ASCII */
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    if (w & 0x8080808080808080ull) break;
+  }
+  for (; i < n && (s[i] & 0x80) == 0; i++) {}
   if (i == n) return str_intern(&pm->strs, s, n);
   if (!(buf = scratch(pm, 2 * n))) return 0;
   for (i = 0; i < n; i++) {
