@@ -145,6 +145,29 @@ TEST(process_versions) {
   one_process(1, 8, 0, 1);
 }
 
+/* ImageFileName is ANSI, read as Latin-1 into UTF-8: a byte >= 0x80 in
+   the first eight, after them, or none (names checked eight bytes at a
+   time, then one by one). */
+TEST(process_latin1_names) {
+  static const struct { const char *ansi, *utf8; } n[] = {
+    { "caf\xE9.exe", "caf\xC3\xA9.exe" },
+    { "rapport-\xC9t\xE9-2026.exe", "rapport-\xC3\x89t\xC3\xA9-2026.exe" },
+    { "a-long-plain-ascii-name.exe", "a-long-plain-ascii-name.exe" },
+    { "0123456\xFF", "0123456\xC3\xBF" },
+  };
+  size_t i;
+  for (i = 0; i < sizeof n / sizeof n[0]; i++) {
+    hsi_procmap *pm = hsi_procmap_new();
+    buf b;
+    hs_event ev;
+    process(&b, 4, 8, 1234, 88, 0, 0, n[i].ansi, "");
+    ev = kev(0x0303, 4, 8, 1000, &b);
+    CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+    CHECK_STR(hsi_procmap_name(pm, hsi_procmap_find(pm, 1234, 1000)), n[i].utf8);
+    hsi_procmap_free(pm);
+  }
+}
+
 /* TOKEN_USER pointers of 0 ahead of a real SID (written so by test
    programs): read as the long form because only that ends exactly. */
 TEST(process_zero_token_user) {
@@ -813,6 +836,7 @@ TEST(real_traces) {
 
 int main(void) {
   RUN(process_versions);
+  RUN(process_latin1_names);
   RUN(process_zero_token_user);
   RUN(image_v0_v1);
   RUN(process_truncated);
