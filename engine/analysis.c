@@ -95,6 +95,11 @@ static int want(hsi_analysis *a, int64_t ts, uint32_t pid, uint32_t tid, uint32_
   return hsi_stacks_want(a->st, ts, pid, tid, (uint64_t)rec * 2 + (uint64_t)which);
 }
 
+/* The kernel StackWalk records probe_stack reads: op 32, key references 37 and 38. */
+static int is_probed_walk(const hs_event *ev) {
+  return (ev->flags & HS_EVF_KERNEL) && (ev->hook == 0x1820 || ev->hook == 0x1825 || ev->hook == 0x1826);
+}
+
 /* A StackWalk op 32 or key reference (37/38) names its event by
    (EventTimeStamp @0, StackThread @12) [V]: does it name a probed target? */
 static void probe_stack(hsi_analysis *a, const hs_event *ev) {
@@ -152,6 +157,8 @@ static int memory_event(hsi_analysis *a, hsi_memop *op, const hsi_ids *ids) {
   return 0;
 }
 
+static int is_process_end(const hs_event *ev) { return (ev->flags & HS_EVF_KERNEL) && ev->hook == 0x0302; }
+
 /* Process End (group 3 type 2): what the instance still holds ends. */
 static int process_end(hsi_analysis *a, const hs_event *ev) {
   hs_cursor c;
@@ -189,9 +196,7 @@ enum { BARE_OP = 1, BARE_TIME = 2 };
    and the stack matcher each say whether they read it; most events of a
    real trace's other providers are such. */
 static int time_only(const hs_event *ev, int d) {
-  return d == 0 && !hsi_procmap_wants(ev) && !hsi_stacks_wants(ev)
-         && !((ev->flags & HS_EVF_KERNEL) && (ev->hook == 0x0302 || ev->hook == 0x1820 || ev->hook == 0x1825
-                                              || ev->hook == 0x1826));
+  return d == 0 && !hsi_procmap_wants(ev) && !hsi_stacks_wants(ev) && !is_process_end(ev) && !is_probed_walk(ev);
 }
 
 /* The pass counts every time on the first file's clock (hsi_reader_clocks):
@@ -328,12 +333,11 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
        that reads other events must be named there too, or their events
        come here bare.  End first: the instance is found while the
        procmap still has it alive. */
-    if ((e->flags & HS_EVF_KERNEL) && e->hook == 0x0302 && (rc = process_end(a, e)) != 0) break;
+    if (is_process_end(e) && (rc = process_end(a, e)) != 0) break;
     if (hsi_procmap_feed(a->pm, e) < 0) { rc = HS_ENOMEM; break; }
     if (d == 1) rc = memory_event(a, &x->op, &x->ids);
     else if (d < 0) a->c.memory_damaged++;
-    if (rc == 0 && (e->flags & HS_EVF_KERNEL) && (e->hook == 0x1820 || e->hook == 0x1825 || e->hook == 0x1826))
-      probe_stack(a, e);
+    if (rc == 0 && is_probed_walk(e)) probe_stack(a, e);
     if (rc == 0 && hsi_stacks_feed(a->st, e) < 0) rc = HS_ENOMEM;
   }
   hsi_prefetch_close(pf);                /* the attribution and the checks are ours again */

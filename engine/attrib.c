@@ -43,8 +43,6 @@ struct hsi_attrib {
   hsi_attrib_counts c;
 };
 
-static int group_slot(int g) { return g == 0x10 ? 0 : g == 0x02 ? 1 : g == 0x0E ? 2 : -1; }
-
 int hsi_attrib_reader_src(void *ud, hs_event *ev) { return hs_reader_next((hs_reader *)ud, ev); }
 
 hsi_attrib *hsi_attrib_new(hsi_attrib_src src, void *ud) {
@@ -81,7 +79,7 @@ static int wants_stack_slow(hsi_attrib *at, const hs_event *ev) {
   hsi_memop op;
   int gs;
   const hookstat *h;
-  if ((gs = group_slot(ev->hook >> 8)) < 0) return 0;
+  if ((gs = hsi_memev_group_slot(ev->hook >> 8)) < 0) return 0;
   if (hsi_memev_decode(ev, &op) != 1) return 0;
   switch (op.kind) {
   case HSI_OP_HEAP_CREATE: case HSI_OP_HEAP_ALLOC: case HSI_OP_HEAP_REALLOC: case HSI_OP_HEAP_FREE:
@@ -175,7 +173,7 @@ static void emit(hsi_attrib *at, hs_event *ev, hsi_ids *ids) {
 }
 
 static hookstat *stat_of(hsi_attrib *at, uint16_t hook) {
-  return &at->hs[group_slot(hook >> 8)][hook & 0xFF];
+  return &at->hs[hsi_memev_group_slot(hook >> 8)][hook & 0xFF];
 }
 
 /* A StackWalk (op 32, 37, 38) names (ts, pid, tid): give them to the

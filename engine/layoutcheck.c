@@ -451,19 +451,17 @@ int hsi_lcheck_feed(hsi_lcheck *lc, hsi_procmap *pm, const hs_event *ev) {
   hsi_memop op;
   int d;
   if (ev->flags & HS_EVF_KERNEL) {
-    int g = ev->hook >> 8;
-    if (g == 0x03) return hsi_procmap_feed(pm, ev) < 0 ? HS_ENOMEM : 0;
-    if (g != 0x10 && g != 0x02 && g != 0x0E) return 0;
+    if ((ev->hook >> 8) == 0x03) return hsi_procmap_feed(pm, ev) < 0 ? HS_ENOMEM : 0;
   } else if (ev->header_type != HS_HT_FULL32 && ev->header_type != HS_HT_FULL64
              && ev->header_type != HS_HT_INSTANCE32 && ev->header_type != HS_HT_INSTANCE64) {
     return 0;
   }
+  if (!hsi_memev_maybe(ev)) return 0;   /* another kernel group, or another provider's record */
   if (ev->flags & HS_EVF_KERNEL) {      /* lengths of all, fields of a sample */
     if ((d = hsi_lcheck_sample(lc, ev)) <= 0) return d;
     hsi_lcheck_fields(lc, ev, hsi_memev_decode(ev, &op), &op);
     return 0;
   }
-  if (!hsi_memev_maybe(ev)) return 0;   /* a classic record of another provider */
   d = hsi_memev_decode(ev, &op);
   return d ? hsi_lcheck_add(lc, ev, d, &op) : 0;
 }

@@ -31,12 +31,10 @@ static const provider *const providers[] = {
 /* Class GUIDs of the three kernel groups, for classic FULL/INSTANCE records
    (a relogger could write them so) [I]. */
 static const struct { int group; hs_guid g; } class_guids[] = {
-  { 0x10, { 0x222962abu, 0x6180, 0x4b88, { 0xa8, 0x25, 0x34, 0x6b, 0x75, 0xf2, 0xa2, 0x4a } } },
-  { 0x02, { 0x3d6fa8d3u, 0xfe05, 0x11d0, { 0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c } } },
-  { 0x0E, { 0x0268a8b6u, 0x74fd, 0x4302, { 0x9d, 0xd0, 0x6e, 0x8f, 0x17, 0x95, 0xc0, 0xcf } } },
+  { 0x10, { HSI_MEMEV_HEAP_D1, 0x6180, 0x4b88, { 0xa8, 0x25, 0x34, 0x6b, 0x75, 0xf2, 0xa2, 0x4a } } },
+  { 0x02, { HSI_MEMEV_PAGEFAULT_D1, 0xfe05, 0x11d0, { 0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c } } },
+  { 0x0E, { HSI_MEMEV_POOL_D1, 0x74fd, 0x4302, { 0x9d, 0xd0, 0x6e, 0x8f, 0x17, 0x95, 0xc0, 0xcf } } },
 };
-
-const uint32_t hsi_memev_guid_d1[4] = { 0x222962abu, 0x3d6fa8d3u, 0x0268a8b6u, 0x901d2afau };
 
 /* ------------------------------------------------------------- lookups */
 
@@ -126,7 +124,6 @@ static const plan *plan_of(const layout *L, int P);
 typedef struct kcell { const layout *L; const plan *pl[2]; uint8_t ready; } kcell;
 static kcell kcells[3][256][CACHE_V];
 
-static int group_slot(int g) { return g == 0x10 ? 0 : g == 0x02 ? 1 : g == 0x0E ? 2 : -1; }
 
 /* The cell of (group slot, type, version), filled when first asked
    (hsi_memev_prepare fills them all before threads decode). */
@@ -155,7 +152,7 @@ static inline const layout *classify_k(const hs_event *ev, int *group, int *type
   if (ev->flags & HS_EVF_KERNEL) {
     int gs;
     g = ev->hook >> 8; t = ev->hook & 0xFF; v = ev->version & 0xFF;  /* PEBS/PMC bits, if left in */
-    if ((gs = group_slot(g)) < 0) return NULL;
+    if ((gs = hsi_memev_group_slot(g)) < 0) return NULL;
     *group = g; *type = t;
     if (v < CACHE_V) {
       *cell = cell_of(gs, g, t, v);
@@ -585,12 +582,6 @@ int hsi_memev_selfcheck(char *err, size_t errlen) {
   size_t p, i, j;
   int P;
 #define FAIL(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
-  /* hsi_memev_maybe's first fields are those of the GUIDs classify reads */
-  for (i = 0; i < COUNT(class_guids); i++)
-    if (hsi_memev_guid_d1[i] != class_guids[i].g.d1)
-      FAIL("hsi_memev_guid_d1[%lu] is not class %lu's", (unsigned long)i, (unsigned long)i);
-  if (COUNT(class_guids) != 3 || hsi_memev_guid_d1[3] != hsi_heap_snapshot_guid.d1)
-    FAIL("hsi_memev_guid_d1: not the three classes and Heap-Snapshot");
   for (p = 0; p < COUNT(providers); p++) {
     const provider *pv = providers[p];
     for (i = 0; i < pv->n; i++) {

@@ -47,19 +47,25 @@ extern const hs_guid hsi_heap_snapshot_guid;
 **   id 200: heap = HeapSnapshotInstance, size = TotalData.
 */
 int hsi_memev_decode(const hs_event *ev, hsi_memop *op);
-/* The first field of every GUID a non-kernel memory event can have (the
-   classic heap, VirtualAlloc and pool classes, Heap-Snapshot). */
-extern const uint32_t hsi_memev_guid_d1[4];
+/* The memory groups' slots (heap 0x10, PageFault 0x02, pool 0x0E: 0, 1,
+   2), -1 for another group. */
+static inline int hsi_memev_group_slot(int g) { return g == 0x10 ? 0 : g == 0x02 ? 1 : g == 0x0E ? 2 : -1; }
+/* The first field of every GUID a non-kernel memory event can have: the
+   classic heap, PageFault and pool classes (memev.c) and Heap-Snapshot
+   (snapshot.c) are written with these. */
+#define HSI_MEMEV_HEAP_D1 0x222962abu
+#define HSI_MEMEV_PAGEFAULT_D1 0x3d6fa8d3u
+#define HSI_MEMEV_POOL_D1 0x0268a8b6u
+#define HSI_MEMEV_SNAPSHOT_D1 0x901d2afau
 /* 0 when hsi_memev_decode would certainly return 0 for ev (an event of
    another kernel group or another provider): a test before the call,
    for the events of the walk that are not memory events. */
 static inline int hsi_memev_maybe(const hs_event *ev) {
-  if (ev->flags & HS_EVF_KERNEL) {
-    unsigned g = (unsigned)ev->hook >> 8;
-    return g == 0x10 || g == 0x02 || g == 0x0E;
-  }
-  return ev->provider.d1 == hsi_memev_guid_d1[0] || ev->provider.d1 == hsi_memev_guid_d1[1]
-         || ev->provider.d1 == hsi_memev_guid_d1[2] || ev->provider.d1 == hsi_memev_guid_d1[3];
+  uint32_t d1;
+  if (ev->flags & HS_EVF_KERNEL) return hsi_memev_group_slot(ev->hook >> 8) >= 0;
+  d1 = ev->provider.d1;
+  return d1 == HSI_MEMEV_HEAP_D1 || d1 == HSI_MEMEV_PAGEFAULT_D1 || d1 == HSI_MEMEV_POOL_D1
+         || d1 == HSI_MEMEV_SNAPSHOT_D1;
 }
 /* Work out every row's lookups now (they are otherwise made on first
    use): after it, decoding writes no shared state, so it may run on

@@ -945,14 +945,9 @@ int hsi_stacks_walk_provider(const hs_guid *g) {
          && memcmp(g->d4, G_STACKWALK.d4, 8) == 0;
 }
 
-/* A StackWalk event: a kernel one, or a classic one of the class. */
-static int is_walk(const hs_event *ev) {
-  return (ev->flags & HS_EVF_KERNEL) ? hsi_stacks_kernel_walk(ev) : hsi_stacks_walk_provider(&ev->provider);
-}
-
 int hsi_stacks_feed(hsi_stacks *st, const hs_event *ev) {
   int rc = 0;
-  int walk = is_walk(ev);
+  int walk = hsi_stacks_walk(ev);
   /* Events that bring no stack leave the hold alone (its own event first
      of all; a held target has no part, so leaving the window would only
      free it). */

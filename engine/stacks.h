@@ -108,15 +108,15 @@ int hsi_stacks_want(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint
 ** to the target registered for this very event (want before feed).
 */
 int hsi_stacks_feed(hsi_stacks *st, const hs_event *ev);
-/* A StackWalk: a classic one is of this class, a kernel one of group 0x18. */
+/* Is ev a StackWalk: a kernel one (group 0x18), or a classic one of the
+   class (hsi_stacks_walk_provider)? */
 int hsi_stacks_walk_provider(const hs_guid *g);
-static inline int hsi_stacks_kernel_walk(const hs_event *ev) { return (ev->hook >> 8) == 0x18; }
+static inline int hsi_stacks_walk(const hs_event *ev) {
+  return (ev->flags & HS_EVF_KERNEL) ? (ev->hook >> 8) == 0x18 : hsi_stacks_walk_provider(&ev->provider);
+}
 /* Is ev a StackWalk or has it ext items (would hsi_stacks_feed read
    more of it than its time)? */
-static inline int hsi_stacks_wants(const hs_event *ev) {
-  if (ev->flags & HS_EVF_EXT) return 1;
-  return (ev->flags & HS_EVF_KERNEL) ? hsi_stacks_kernel_walk(ev) : hsi_stacks_walk_provider(&ev->provider);
-}
+static inline int hsi_stacks_wants(const hs_event *ev) { return (ev->flags & HS_EVF_EXT) || hsi_stacks_walk(ev); }
 /* What hsi_stacks_feed does with an event hsi_stacks_wants does not
    want (a heap event, most events of other providers): only its time
    moves the window. */
