@@ -443,8 +443,13 @@ static void pushtag(lua_State *L, uint32_t tag) {
   lua_pushstring(L, s);
 }
 
+/* The pid of an instance; HS_NOID for none (instance 0) or unknown. */
+static uint32_t pid_of(const Analysis *an, uint32_t inst) {
+  return inst ? hsi_procmap_pid(an->pm, inst) : HS_NOID;
+}
+
 static void pushpid(lua_State *L, const Analysis *an, uint32_t inst) {
-  uint32_t pid = inst ? hsi_procmap_pid(an->pm, inst) : HS_NOID;
+  uint32_t pid = pid_of(an, inst);
   if (pid == HS_NOID) lua_pushnil(L);
   else lua_pushinteger(L, (lua_Integer)pid);
 }
@@ -1185,8 +1190,11 @@ static uint64_t sortkey(const Analysis *an, uint32_t r, int field) {
     return (uint64_t)(R->ts_free[r] - R->ts_alloc[r]);
   case 4: return R->addr[r];
   case 5: return r;
-  case 6: return R->inst[r] ? hsi_procmap_pid(an->pm, R->inst[r]) : UINT64_MAX;
-  case 7: return R->inst[r];
+  case 6: {  /* without a pid (no instance, or one whose pid is unknown): last, as a.pid is nil */
+    uint32_t pid = pid_of(an, R->inst[r]);
+    return pid == HS_NOID ? UINT64_MAX : pid;
+  }
+  case 7: return R->inst[r] ? R->inst[r] : UINT64_MAX;
   case 8: return R->kind[r] == HSI_KIND_HEAP ? R->key[r] : UINT64_MAX;
   case 9: {  /* alphabetical: the first character is the low byte */
     uint32_t t = HSI_REC_TAG(R, r);

@@ -243,6 +243,139 @@ test("lifetime filter", function()
   end
 end)
 
+-- A:sorted(field [, desc]) and A:top(n, field) against a plain Lua sort of
+-- what the cursor reads, by the order ALLOCATIONS.md states: unknown sizes
+-- and before-trace alloc times lowest; never-freed free times, unknown
+-- lifetimes and every other missing field (pid, instance, heap, tag)
+-- highest; addresses and heap handles as unsigned numbers; tags bytewise;
+-- kinds and reasons in their documented order.  Descending reverses the
+-- key order; ties stay in record order either way.
+local KIND_ORDER = { heap = 0, virtual = 1, pool = 2 }
+local REASON_ORDER = { none = 0, free = 1, realloc = 2, destroy = 3, process_end = 4, decommit = 5,
+                       release = 6, reused = 7 }
+local LOW, HIGH = {}, {}                 -- missing values that sort first, last
+local SORT_KEYS = {
+  size = function(a) return a.size == nil and LOW or a.size end,
+  alloc_time = function(a) return a.alloc_time == nil and LOW or a.alloc_time end,
+  free_time = function(a) return a.free_time == nil and HIGH or a.free_time end,
+  lifetime = function(a) return a.lifetime == nil and HIGH or a.lifetime end,
+  address = function(a) return { u = a.address } end,
+  index = function(a) return a.index end,
+  pid = function(a) return a.pid == nil and HIGH or a.pid end,
+  instance = function(a) return a.instance == nil and HIGH or a.instance end,
+  heap = function(a) return a.heap == nil and HIGH or { u = a.heap } end,
+  tag = function(a) return a.tag == nil and HIGH or a.tag end,
+  kind = function(a) return assert(KIND_ORDER[a.kind], a.kind) end,
+  reason = function(a) return assert(REASON_ORDER[a.reason], a.reason) end,
+}
+
+local function key_less(x, y)            -- x < y, both keys of one field
+  if x == y then return false end
+  if x == LOW or y == HIGH then return true end
+  if x == HIGH or y == LOW then return false end
+  if type(x) == "table" then return math.ult(x.u, y.u) end
+  return x < y
+end
+
+local function key_same(x, y)
+  if type(x) == "table" and type(y) == "table" then return x.u == y.u end
+  return x == y
+end
+
+local function check_sorting(A, name)
+  local recs = {}
+  for a in A:each() do
+    local r = { index = a.index }
+    for f, k in pairs(SORT_KEYS) do r[f] = k(a) end
+    recs[#recs + 1] = r
+  end
+  local function indexes(S) local l = {} for a in S:each() do l[#l + 1] = a.index end return l end
+  local fields = {}
+  for f in pairs(SORT_KEYS) do fields[#fields + 1] = f end
+  table.sort(fields)
+  for _, f in ipairs(fields) do
+    for _, desc in ipairs{ false, true } do
+      local want = {}
+      for i, r in ipairs(recs) do want[i] = r end
+      table.sort(want, function(x, y)
+        local kx, ky = x[f], y[f]
+        if not key_same(kx, ky) then
+          if desc then return key_less(ky, kx) end
+          return key_less(kx, ky)
+        end
+        return x.index < y.index
+      end)
+      for i, r in ipairs(want) do want[i] = r.index end
+      local what = ("%s: sorted(%q%s)"):format(name, f, desc and ", true" or "")
+      T.list_eq(indexes(A:sorted(f, desc)), want, what)
+      if desc then
+        for _, n in ipairs{ 1, 3, #recs // 5, #recs } do
+          local first = {}
+          for i = 1, math.min(n, #want) do first[i] = want[i] end
+          T.list_eq(indexes(A:top(n, f)), first, ("%s: top(%d, %q)"):format(name, n, f))
+        end
+      end
+    end
+  end
+end
+
+-- Heap, VirtualAlloc and pool records of two processes, one pool record
+-- that no StackWalk names (no pid, no instance), before-trace records
+-- (a heap free and a release of blocks never seen: size unknown, a size),
+-- kernel addresses (negative in Lua), two heaps and equal keys for ties.
+local function mixed_trace()
+  local path = T.tmpname()
+  local w = assert(heapscript.writer(path, { cpus = 2 }))
+  local K = -0x3CF0C0000000
+  w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
+  w:process { op = "dcstart", pid = 200, ppid = 4, ts = 11, name = "other.exe" }
+  w:thread { op = "dcstart", pid = 100, tid = 101, ts = 12 }
+  w:thread { op = "dcstart", pid = 200, tid = 201, ts = 13 }
+  local stk = { 0x401000, 0x402000 }
+  w:pool { op = "alloc", pid = 100, tid = 101, ts = 1000, tag = "Leak", size = 64, entry = K + 0x1000,
+           stack = { 0x401100 }, header = "PERFINFO64" }
+  w:pool { op = "alloc", pid = 100, tid = 101, ts = 1100, tag = "NoSk", size = 64, entry = K + 0x2000,
+           header = "PERFINFO64" }
+  w:pool { op = "alloc", pid = 200, tid = 201, ts = 1200, tag = "Abc ", size = 32, entry = K + 0x3000,
+           stack = { 0x401100 }, header = "PERFINFO64" }
+  w:pool { op = "free", pid = 200, tid = 201, ts = 1300, tag = "Abc ", size = 32, entry = K + 0x3000,
+           header = "PERFINFO64" }
+  w:heap { op = "alloc", pid = 100, tid = 101, ts = 2000, heap = 0x200000, addr = 0x4000, size = 32, stack = stk }
+  w:heap { op = "alloc", pid = 200, tid = 201, ts = 2000, heap = 0x300000, addr = 0x4000, size = 32, stack = stk }
+  w:heap { op = "alloc", pid = 100, tid = 101, ts = 2100, heap = 0x200000, addr = 0x5000, size = 64, stack = stk }
+  w:heap { op = "free", pid = 100, tid = 101, ts = 2200, heap = 0x200000, addr = 0x5000 }
+  w:heap { op = "free", pid = 200, tid = 201, ts = 2300, heap = 0x300000, addr = 0x9000 }  -- never seen
+  w:heap { op = "free", pid = 100, tid = 101, ts = 2400, heap = 0x200000, addr = 0x4000 }
+  w:virtual { op = "alloc", pid = 100, tid = 101, ts = 3000, addr = 0x800000, size = 0x20000,
+              flags = { "reserve", "commit" }, stack = stk }
+  w:virtual { op = "free", pid = 100, tid = 101, ts = 3100, addr = 0x808000, size = 0x1000, flags = { "decommit" } }
+  w:virtual { op = "free", pid = 200, tid = 201, ts = 3200, addr = 0x700000, size = 0x10000, flags = { "release" } }
+  w:process { op = "dcend", pid = 100, ppid = 4, ts = 9000, name = "app.exe" }
+  assert(w:close())
+  return path
+end
+
+test("sorted and top: every field against a plain Lua sort", function()
+  local mixed = mixed_trace()
+  for _, path in ipairs{ mixed, "examples/memorytestapp.etl", "examples/notmyfault.etl" } do
+    local t <close> = assert(heapscript.open(path))
+    local A = t:allocations()
+    if path == mixed then
+      local kinds, noproc, before = {}, 0, 0
+      for a in A:each() do
+        kinds[a.kind] = true
+        if a.instance == nil then noproc = noproc + 1 end
+        if a.before_trace then before = before + 1 end
+      end
+      check(kinds.heap and kinds.virtual and kinds.pool, "the written trace has every kind")
+      eq(noproc, 1, "one record without a process (the pool alloc no StackWalk names)")
+      check(before >= 2, "before-trace records", before)
+    end
+    check_sorting(A, path == mixed and "written trace" or path)
+    check_sorting(A:filter{ kind = "heap" }, (path == mixed and "written trace" or path) .. " heap")
+  end
+end)
+
 test("trace:scope keeps only what a script asks about", function()
   local all <close> = assert(heapscript.open("examples/memorytestapp.etl"))
   local n_heap, n_virtual = #all:allocations{kind = "heap"}, #all:allocations{kind = "virtual"}
