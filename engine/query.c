@@ -394,8 +394,11 @@ static void agg_finish(hsi_agg *a) {
 static uint64_t group_key(const hsi_life *lt, const hsi_recs *R, uint32_t r, size_t pos, int by,
                           const uint64_t *keys, int cls) {
   switch (by) {
-  case HSI_BY_INSTANCE: return R->inst[r];
-  case HSI_BY_PID: return hsi_life_pid(lt, R->inst[r]);
+  case HSI_BY_INSTANCE: return R->inst[r] ? R->inst[r] : HSI_NOKEY;    /* no process: last, as heaps */
+  case HSI_BY_PID: {
+    uint32_t pid = hsi_life_pid(lt, R->inst[r]);
+    return pid == HS_NOID ? HSI_NOKEY : pid;
+  }
   case HSI_BY_HEAP: return R->kind[r] == HSI_KIND_HEAP ? R->key[r] : HSI_NOKEY;
   case HSI_BY_TAG: return R->kind[r] == HSI_KIND_POOL ? HSI_REC_TAG(R, r) : HSI_NOKEY;
   case HSI_BY_ALLOC_STACK: return R->stk_alloc[r];

@@ -111,7 +111,7 @@ void hsi_query_outstanding(const hsi_life *lt, const hsi_sel *sel, int64_t t,
 /* Grouping keys. */
 enum {
   HSI_BY_NONE,         /* one group, key 0 */
-  HSI_BY_INSTANCE, HSI_BY_PID,
+  HSI_BY_INSTANCE, HSI_BY_PID, /* HSI_NOKEY for records without a process (or its pid) */
   HSI_BY_HEAP,         /* heap handle; HSI_NOKEY for other kinds */
   HSI_BY_TAG,          /* pool tag; HSI_NOKEY for other kinds */
   HSI_BY_ALLOC_STACK, HSI_BY_FREE_STACK,

@@ -376,6 +376,78 @@ test("sorted and top: every field against a plain Lua sort", function()
   end
 end)
 
+-- A:group(by) against the cursor: every record of the selection in exactly
+-- one group, each group's records all of its key (the same cached Stack
+-- for stacks), its count and bytes their tally; and A:group(by, {sort = f})
+-- in the order of f (largest first unless desc = false; "key" ascending),
+-- ties by key, for every field a group can be sorted by.
+local GROUP_BYS = { "stack", "free_stack", "process", "pid", "heap", "tag", "size", "kind", "reason", "class" }
+local function of_group(a, g, by)
+  if by == "stack" then return (a.stack and a.stack.id or 0) == g.key end
+  if by == "free_stack" then return (a.free_stack and a.free_stack.id or 0) == g.key end
+  if by == "process" then return a.instance == g.instance end
+  if by == "pid" then return a.pid == g.key end
+  if by == "class" then return a:class() == g.key end
+  return a[by] == g.key
+end
+local GROUP_SORTS = { "impacting", "bytes", "count", "size", "transient", "peak", "peak_time", "key",
+  "outstanding_start", "outstanding_end", "unknown_size", "before_trace", "aifi_count", "aifo_count",
+  "aofi_count", "aofo_count", "aifi_bytes", "aifo_bytes", "aofi_bytes", "aofo_bytes" }
+local function group_value(g, f)
+  local cls, what = f:match("^(a[io]f[io])_(%a+)$")
+  if cls then return g[cls:upper()][what] end
+  return g[f]
+end
+
+local function check_grouping(A, name)
+  for _, by in ipairs(GROUP_BYS) do
+    local G, seen, total, ok = A:group(by), {}, 0, true
+    local keys = {}
+    for _, g in ipairs(G) do
+      local n, bytes = 0, 0
+      local k = g.key == nil and "nil" or g.key
+      if keys[k] then ok = false end
+      keys[k] = true
+      for a in g.allocs:each() do
+        n, bytes = n + 1, bytes + (a.size or 0)
+        if not of_group(a, g, by) or seen[a.index] then ok = false end
+        seen[a.index] = true
+      end
+      ok = ok and g.count == n and g.bytes == bytes
+      total = total + n
+    end
+    check(ok and total == #A, ("%s: group(%q): %d groups partition the %d records, counts and bytes tally"):format(
+      name, by, #G, #A), ("%d of %d records"):format(total, #A))
+  end
+  for _, by in ipairs{ "size", "stack", "process" } do
+    for _, f in ipairs(GROUP_SORTS) do
+      for _, desc in ipairs{ true, false } do
+        local G = A:group(by, { sort = f, desc = desc })
+        local ok = #G == #A:group(by)
+        for i = 2, #G do
+          local a, b = group_value(G[i - 1], f), group_value(G[i], f)
+          if f == "key" then a, b = G[i - 1].key or math.huge, G[i].key or math.huge end
+          local before
+          if a == b then before = (G[i - 1].key or math.huge) < (G[i].key or math.huge)
+          elseif desc then before = a > b else before = a < b end
+          ok = ok and before
+        end
+        check(ok, ("%s: group(%q, {sort = %q, desc = %s}) in order, ties by key"):format(name, by, f, desc))
+      end
+    end
+  end
+end
+
+test("group: every key against the cursor, every sort field", function()
+  local mixed = mixed_trace()
+  for _, path in ipairs{ mixed, "examples/memorytestapp.etl", "examples/notmyfault.etl" } do
+    local t <close> = assert(heapscript.open(path))
+    local name = path == mixed and "written trace" or path
+    check_grouping(t:allocations(), name)
+    check_grouping(t:allocations{ window = { 0.0001, 0.0002 } }, name .. " [short window]")
+  end
+end)
+
 test("trace:scope keeps only what a script asks about", function()
   local all <close> = assert(heapscript.open("examples/memorytestapp.etl"))
   local n_heap, n_virtual = #all:allocations{kind = "heap"}, #all:allocations{kind = "virtual"}
