@@ -627,7 +627,10 @@ static uint64_t rnd(void) {
 
 struct mrec { uint32_t inst; uint64_t heap, addr, size; int64_t a, f; int reason; unsigned flags; };
 
-TEST(random_against_model) {
+/* NOPS operations over ninst instances, nheap heaps each and, when
+   nthreads > 0, that many threads (else no thread ids): the instance,
+   heap and thread tables grow past their first sizes when these pass 32. */
+static void heap_model(uint32_t ninst, uint32_t nheap, uint32_t nthreads) {
   enum { NOPS = 20000, MAXLIVE = 4096 };
   hsi_life *L = hsi_life_new();
   static struct mrec m[NOPS * 2];
@@ -638,20 +641,21 @@ TEST(random_against_model) {
   for (i = 0; i < NOPS; i++) {
     int64_t ts = (int64_t)i * 3;
     unsigned r = (unsigned)(rnd() % 100);
-    uint32_t inst = 1 + (uint32_t)(rnd() % 3);
-    uint64_t heap = 0x1000 * (1 + rnd() % 2);
+    uint32_t inst = 1 + (uint32_t)(rnd() % ninst);
+    uint64_t heap = 0x1000 * (1 + rnd() % nheap);
+    uint32_t tid = nthreads ? 1000 + 4 * (uint32_t)(rnd() % nthreads) : HS_NOID;
     if (r < 45 && nlive < MAXLIVE) {
       /* alloc: sometimes reuse a freed-looking address of another instance */
       uint64_t addr = next_addr, size = 1 + rnd() % 5000;
       next_addr += 16;
-      FEEDV(L, halloc(ts, HS_NOID, heap, addr, size), inst);
+      FEEDV(L, halloc(ts, tid, heap, addr, size), inst);
       m[nm].inst = inst; m[nm].heap = heap; m[nm].addr = addr; m[nm].size = size;
       m[nm].a = ts; m[nm].f = HSI_TS_NEVER; m[nm].reason = HSI_END_NONE; m[nm].flags = 0;
       live[nlive++] = (uint32_t)nm++;
     } else if (r < 85 && nlive) {
       size_t k = rnd() % nlive;
       struct mrec *x = &m[live[k]];
-      FEEDV(L, hfree(ts, HS_NOID, x->heap, x->addr), x->inst);
+      FEEDV(L, hfree(ts, tid, x->heap, x->addr), x->inst);
       x->f = ts; x->reason = HSI_END_FREE;
       live[k] = live[--nlive];
     } else if (r < 95 && nlive) {
@@ -659,7 +663,7 @@ TEST(random_against_model) {
       struct mrec *x = &m[live[k]];
       uint64_t naddr = (rnd() & 1) ? x->addr : next_addr, nsize = 1 + rnd() % 9000;
       if (naddr == next_addr) next_addr += 16;
-      FEEDV(L, hrealloc(ts, HS_NOID, x->heap, naddr, nsize, x->addr, x->size), x->inst);
+      FEEDV(L, hrealloc(ts, tid, x->heap, naddr, nsize, x->addr, x->size), x->inst);
       x->f = ts; x->reason = HSI_END_REALLOC;
       m[nm] = *x;
       m[nm].addr = naddr; m[nm].size = nsize; m[nm].a = ts; m[nm].f = HSI_TS_NEVER;
@@ -668,7 +672,7 @@ TEST(random_against_model) {
     } else {
       uint64_t addr = next_unknown;
       next_unknown += 16;
-      FEEDV(L, hfree(ts, HS_NOID, heap, addr), inst);
+      FEEDV(L, hfree(ts, tid, heap, addr), inst);
       m[nm].inst = inst; m[nm].heap = heap; m[nm].addr = addr; m[nm].size = 0;
       m[nm].a = HSI_TS_BEFORE; m[nm].f = ts; m[nm].reason = HSI_END_FREE;
       m[nm].flags = HSI_RF_BEFORE | HSI_RF_SIZE_UNKNOWN;
@@ -686,6 +690,53 @@ TEST(random_against_model) {
   }
   CHECK_EQ(bad, 0);
   CHECK_EQ(hsi_life_live(L), nlive);
+  CHECK_EQ(hsi_life_stats_get(L)->heap_realloc_summary, 0);   /* new addresses are never an Alloc's */
+  hsi_life_free(L);
+}
+
+TEST(random_against_model) {
+  heap_model(3, 2, 0);
+}
+
+/* Many processes, heaps and threads: the tables grow, and every block is
+   still found in its own heap of its own instance. */
+TEST(random_many_against_model) {
+  heap_model(150, 5, 400);
+}
+
+/*
+** State kept per thread, heap and instance survives the growth of their
+** tables: a moving realloc's Alloc and Free (per thread) are recognised
+** with the summary that follows though hundreds of threads, heaps and
+** processes came in between (each table grew several times), and a
+** commit made before is ended by its release after (per instance).
+*/
+TEST(state_across_growth) {
+  hsi_life *L = hsi_life_new();
+  uint32_t k;
+  FEEDV(L, vop(HSI_OP_VALLOC, 0, 100, 0x700000, 0x2000, HS_MEM_RESERVE | HS_MEM_COMMIT), 1);
+  FEEDV(L, halloc(1, 7, H1, 0x1000, 16), 1);
+  FEEDV(L, halloc(2, 7, H1, 0x2000, 32), 1);     /* moving realloc 0x1000 -> 0x2000 on thread 7 */
+  FEEDV(L, hfree(3, 7, H1, 0x1000), 1);
+  for (k = 0; k < 300; k++) {                      /* other threads, heaps, instances */
+    hsi_memop op = halloc(4 + k, 100 + k, 0x100000 + 0x1000 * (uint64_t)k, 0x5000, 8);
+    FEED(L, op, 2 + k);
+  }
+  FEEDV(L, hrealloc(400, 7, H1, 0x2000, 32, 0x1000, 16), 1);
+  CHECK_EQ(hsi_life_stats_get(L)->heap_realloc_summary, 1);
+  CHECK_EQ(hsi_life_stats_get(L)->heap_realloc_lone, 0);
+  CHECK_EQ(hsi_life_recs(L)->reason[1], HSI_END_REALLOC);
+  CHECK(hsi_life_recs(L)->flags[2] & HSI_RF_REALLOC);
+  FEEDV(L, vop(HSI_OP_VFREE, 401, 100, 0x700000, 0x2000, HS_MEM_RELEASE), 1);
+  CHECK_EQ(hsi_life_recs(L)->reason[0], HSI_END_RELEASE);      /* the commit, not a before-trace record */
+  CHECK_EQ(hsi_life_recs(L)->ts_free[0], 401);
+  CHECK_EQ(hsi_life_stats_get(L)->vm_release_unknown, 0);
+  for (k = 0; k < 300; k++) {                      /* every block found in its heap and instance */
+    hsi_memop op = hfree(500 + k, 100 + k, 0x100000 + 0x1000 * (uint64_t)k, 0x5000);
+    FEED(L, op, 2 + k);
+  }
+  CHECK_EQ(hsi_life_stats_get(L)->heap_free_unknown, 0);
+  CHECK_EQ(hsi_life_live(L), 1);                   /* the realloc's new block */
   hsi_life_free(L);
 }
 
@@ -957,6 +1008,8 @@ int main(void) {
   RUN(pool_free_before_trace);
   RUN(heap_owner);
   RUN(random_against_model);
+  RUN(random_many_against_model);
+  RUN(state_across_growth);
   RUN(random_virtual_against_model);
   return UNIT_DONE();
 }
