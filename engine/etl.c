@@ -331,19 +331,35 @@ static int parse_logfile(etlfile *f, const uint8_t *b, uint32_t end, char *err, 
 
 /* --------------------------------------------------------- the index */
 
-/* A buffer header that could be real: used at offset 0 checks and to
-   find the next buffer after damage.  b holds avail bytes, at least
+/* Where an uncompressed buffer's data ends: at Offset, or where Offset
+   is 0 or past BufferSize, at SavedOffset if that is sane, else at
+   BufferSize (ETL-FORMAT.md 1.5); *off_ok whether Offset was used. */
+static uint32_t data_end(const uint8_t *b, int *off_ok) {
+  uint32_t size = rd32(b), saved = rd32(b + 4), off = rd32(b + 0x30);
+  *off_ok = off >= BUFHDR && off <= size;
+  if (*off_ok) return off;
+  return saved >= BUFHDR && saved <= size ? saved : size;
+}
+
+/* A buffer header that could be real.  b holds avail bytes, at least
    BUFHDR; the first record's flags byte is looked at only where the
-   buffer's data holds it (data of 1 to 3 bytes holds no record). */
-static int plausible(const uint8_t *b, uint64_t avail) {
-  uint32_t size = rd32(b), off = rd32(b + 0x30);
+   buffer's data holds it (data of 1 to 3 bytes holds no record).  At
+   offset 0 and to find the next buffer after damage (strict) Offset must
+   be inside the buffer; where the buffers before lead to it, a damaged
+   Offset is reported and the data ends as data_end says. */
+static int plausible_as(const uint8_t *b, uint64_t avail, int strict) {
+  uint32_t size = rd32(b), end;
   uint16_t flag = rd16(b + 0x34), type = rd16(b + 0x36);
+  int off_ok;
   if (size < BUFHDR || size > MAX_BUFFER || type > 7 || (flag & 0xFF80)) return 0;
-  if (!(flag & 0x40) && (off < BUFHDR || off > size)) return 0;
-  if (!(flag & 0x40) && off > BUFHDR && size <= avail
-      && (off < BUFHDR + 4 || (b[BUFHDR + 3] & 0x80) == 0)) return 0;
+  if (flag & 0x40) return 1;
+  end = data_end(b, &off_ok);
+  if (strict && !off_ok) return 0;
+  if (end > BUFHDR && size <= avail && (end < BUFHDR + 4 || (b[BUFHDR + 3] & 0x80) == 0)) return 0;
   return 1;
 }
+
+static int plausible(const uint8_t *b, uint64_t avail) { return plausible_as(b, avail, 1); }
 
 /* Stricter, for finding the next buffer after damage: the first record
    must decode too (or, compressed, SavedOffset must be sane). */
@@ -419,7 +435,7 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
     if (avail >= sizeof hdr && hsi_map_read(&f->map, pos, hdr, sizeof hdr) == 0) b = hdr;
     uint32_t size, saved, off;
     uint16_t flag;
-    if (avail < BUFHDR || !plausible(b, avail)) {
+    if (avail < BUFHDR || !plausible_as(b, avail, 0)) {
       /* Damaged framing: skip to the next buffer that is sound. */
       uint64_t scan;
       snprintf(msg, sizeof msg, avail < BUFHDR ? "a buffer header of 0x48 bytes (file ends)"
@@ -462,10 +478,14 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
       }
       f->st.buffers_compressed++;
     } else {
-      /* Data ends at Offset; fall back to SavedOffset, then BufferSize. */
-      if (off >= BUFHDR && off <= size) bi.end = off;
-      else if (saved >= BUFHDR && saved <= size) bi.end = saved;
-      else bi.end = size;
+      int off_ok;
+      bi.end = data_end(b, &off_ok);
+      if (!off_ok) {
+        snprintf(msg, sizeof msg, "an Offset (0x30) of 0x48..0x%x, found 0x%x (its records are read up to %s 0x%x)",
+                 size, off, bi.end == size && saved != size ? "BufferSize" : "SavedOffset", bi.end);
+        if ((rc = index_damage(r, fi, pos, idx, msg, err, errlen)) != 0) return rc;
+        f->st.buffers_damaged++;
+      }
       if (bi.end > bi.size) bi.end = bi.size;
     }
     if (flag & 0x6) f->st.buffers_lost_flag++;

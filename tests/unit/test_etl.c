@@ -282,6 +282,46 @@ TEST(full_buffer0_keeps_its_tail) {
   remove(path);
 }
 
+/* A buffer whose Offset (0x30) is 0 or past BufferSize ends at its
+   SavedOffset (0x04) when that is sane, else at BufferSize, where the 0xFF
+   padding ends it (ETL-FORMAT.md 1.5): its records are read, and the
+   damaged Offset is reported (once, naming the buffer).  A SavedOffset
+   inside the data then cuts the buffer there.  A bad Offset at offset 0
+   is still no ETL file. */
+TEST(offset_fallbacks) {
+  int rc;
+  walk w;
+  size_t b1;
+  uint32_t off, size, rsz;
+  CHECK_EQ(write_trace(tmp_path("offs"), 1, 100, 0, 0), 0);
+  load(path);
+  b1 = buffer_at(1);
+  off = rd32(img + b1 + 0x30);
+  size = rd32(img + b1);
+  CHECK_EQ(rd32(img + b1 + 4), off);                     /* as written: SavedOffset == Offset */
+  CHECK(off < size);                                      /* padding follows the data */
+  wr32(img + b1 + 0x30, 0);
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(rc, 0); CHECK_EQ(w.n, 101); CHECK_EQ(w.damage, 1); CHECK_EQ(w.first_damage, b1);
+  wr32(img + b1 + 0x30, size + 8);
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(w.n, 101); CHECK_EQ(w.damage, 1);
+  wr32(img + b1 + 4, 0);                                  /* neither is sane: BufferSize */
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(w.n, 101); CHECK_EQ(w.damage, 1);
+  rsz = (rd16(img + b1 + 0x48 + 4) + 7u) & ~7u;           /* SavedOffset after the first record */
+  CHECK_EQ((off - 0x48) % rsz, 0);                        /* records of one size */
+  wr32(img + b1 + 4, 0x48 + rsz);
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(w.damage, 1);
+  CHECK_EQ(w.n, 101 - ((off - 0x48) / rsz - 1));          /* the buffer's other records are cut */
+  load(path);
+  wr32(img + 0x30, 0);                                    /* buffer 0: not an ETL file */
+  w = read_mem(img, imglen, &rc);
+  CHECK(rc != 0);
+  remove(path);
+}
+
 /* The file's counters: first_damage_pos is the lowest offset damaged,
    not the last met; the walk's record count starts again at a rewind. */
 TEST(stats_first_damage_and_rewind) {
@@ -632,6 +672,7 @@ int main(void) {
   RUN(two_files_merge_like_xperf);
   RUN(buffer0_tail_repeats_counted_once_unique_kept);
   RUN(full_buffer0_keeps_its_tail);
+  RUN(offset_fallbacks);
   RUN(stats_first_damage_and_rewind);
   RUN(end_marker_ends_a_buffer);
   RUN(circular_logger_wraps);
