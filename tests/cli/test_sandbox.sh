@@ -63,6 +63,19 @@ printf '%s\n' 'local f = io.open(arg[1], "wb") f:write(string.dump(function() re
 lua bc 'print(loadfile("'"$T"'/s/bc.luac")) print(pcall(dofile, "'"$T"'/s/bc.luac"))'
 expect "string.dump + load of bytecode" 0 "attempt to load a binary chunk \(mode is 't'\)" --sandbox "$T/s/bc.lua"
 grep -q escaped "$T/out" && no "bytecode ran"
+# load of text: it runs in the sandbox's globals unless given its own;
+# syntax errors and bytecode come back as nil and a message
+lua loadt 'local f = load("return rawget(_ENV, [[io]]), rawget(os, [[execute]]), rawget(string, [[dump]]), 1 + 1") print("ran", f())
+print("env", load("return x", "c", "t", { x = 5 })())
+print("syntax", load("return +"))
+print("binary", load("\27Lua\84\0"))'
+expect "load of text runs sandboxed" 0 "^ran.nil.nil.nil.2$" --sandbox "$T/s/loadt.lua"
+grep -Eq "^env.5$" "$T/out" || no "load with its own environment: $(cat "$T/out")"
+grep -Eq "^syntax.nil.*unexpected symbol near '\+'" "$T/out" || no "load of bad syntax: $(cat "$T/out")"
+grep -Eq "^binary.nil.attempt to load a binary chunk \(mode is 't'\)" "$T/out" || no "load of bytecode text: $(cat "$T/out")"
+# metatables of tables: as usual, and a protected one stays protected
+lua mtt 'local t = setmetatable({}, { __metatable = "locked" }) print(getmetatable(t), getmetatable({}), pcall(setmetatable, t, {}))'
+expect "getmetatable and setmetatable of tables" 0 "^locked.nil.false.cannot change a protected metatable$" --sandbox "$T/s/mtt.lua"
 lua mt1 'getmetatable("").__index.upper = function() return "pwned" end'
 expect "getmetatable of the shared strings" 1 "the metatable of a string is not available in the sandbox" --sandbox "$T/s/mt1.lua"
 lua mt2 'return getmetatable(trace)'
