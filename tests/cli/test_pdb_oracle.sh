@@ -151,6 +151,10 @@ if command -v clang >/dev/null && command -v ld.lld >/dev/null; then
       # inline frames must be there: the oracle check alone would pass without them
       grep -q '^mix$' "$T/clang-$t-$s/ours" 2>/dev/null || grep -q '^geo::' "$T/clang-$t-$s/ours" 2>/dev/null \
         || no "clang-$t-$s: no inline frame found"
+      # a union's member, inlined (its class name read from LF_UNION)
+      if [ $s = cpp ]; then
+        grep -q '^Bits::low$' "$T/clang-$t-$s/ours" 2>/dev/null || no "clang-$t-$s: no inline frame Bits::low"
+      fi
     done
   done
   # other MSF block sizes: the same streams rewritten by pdbmangle

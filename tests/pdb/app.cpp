@@ -1,7 +1,8 @@
 // app.cpp -- built at test time with clang + lld into a Windows executable
 // and its PDB (C headers only: no C++ runtime is needed): templates, member functions inlined into each other (the
 // inlinees are LF_MFUNC_ID records naming their class), a namespace
-// (LF_FUNC_ID with a parent scope), and plain functions.
+// (LF_FUNC_ID with a parent scope), and plain functions.  The classes of
+// inlined members include a union (LF_UNION: its name at another offset).
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -51,7 +52,20 @@ __attribute__((noinline)) int count(int n) {
   return c.value();
 }
 
+union Bits {
+  unsigned u;
+  float f;
+  unsigned low() const { return u & 0xFFFFu; }
+};
+
+__attribute__((noinline)) unsigned bits(int n) {
+  Bits b;
+  b.u = (unsigned)n * 2654435761u;
+  return b.low();
+}
+
 int main(int argc, char **) {
   printf("%ld %f %d\n", total_int(argc * 10), total_double(argc + 3), count(argc * 7));
+  printf("%u\n", bits(argc));
   return 0;
 }
