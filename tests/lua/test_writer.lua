@@ -367,6 +367,8 @@ test("writer errors", function()
   raises(function() heapscript.writer(path, { cpu = 2 }) end, "unknown field 'cpu'", "unknown option raises")
   raises(function() heapscript.writer(path, { cpus = "two" }) end, "integer expected", "a mistyped option raises")
   raises(function() heapscript.writer(path, { group_masks = { 1, 2 } }) end, "8 integers", "group_masks needs 8")
+  raises(function() heapscript.writer(path, { old_layout = "yes" }) end, "field 'old_layout': boolean expected, got string",
+         "an option that is not a boolean raises")
   raises(function() heapscript.writer(path, { old_layout = true, compress = "xpress" }) end, "Win8",
          "old layout with compression raises")
   w = assert(heapscript.writer(path, { cpus = 2, group_masks = { 0, 0x8040, 0x20, 0, 0, 0, 0, 0 } }))
@@ -388,6 +390,16 @@ test("writer errors", function()
          "a non-kernel header for w:kernel raises")
   raises(function() w:heap { op = "alloc", pid = 1, ts = 1, header = "NOPE" } end, "unknown header type",
          "an unknown header name raises")
+  raises(function() w:heap { op = "alloc", pid = 1, ts = 1, [1] = 5 } end, "fields are named, got a number key",
+         "a positional field raises")
+  raises(function() w:process { op = "start", pid = 1, ts = 1, name = 5 } end, "field 'name': string expected, got number",
+         "a name that is not a string raises")
+  raises(function() w:virtual { op = "alloc", pid = 1, ts = 1, addr = 0, size = 1, flags = true } end,
+         "a number, a flag name or a list of names expected", "MEM flags of another type raise")
+  raises(function() w:heap { op = "alloc", pid = 1, ts = 1, opcode = 200 } end, "no layout for this event (opcode 200, version 0)",
+         "an opcode no layout has raises")
+  raises(function() w:heap { op = "alloc", pid = 1, ts = 1, stack = { 1 }, stack_ptr = 4, stack_cpu = 1,
+                             stack_type = 99 } end, "unknown field 'stack_type'", "an unknown stack field raises")
   assert(w:heap { op = "alloc", pid = 1, tid = 2, ts = 100, addr = 1, size = 2 })
   raises(function() w:heap { op = "alloc", pid = 1, ts = 99 } end, "before the previous record", "a decreasing timestamp raises")
   -- a rejected record leaves the writer usable; a stack is placed after its CPU's last record
