@@ -76,6 +76,43 @@ test("info on a trace without memory events says so", function()
   os.remove(path)
 end)
 
+-- A layout keeps the first 8 payload lengths it meets and counts the
+-- rest: HeapAlloc v3 payloads of 12 lengths, 5 events each, none of which
+-- the v2 row explains.
+test("more payload lengths than a row keeps: the first 8 listed, the others counted", function()
+  local path = T.tmpname()
+  local w = assert(heapscript.writer(path, { cpus = 1, pointer_size = 8 }))
+  w:process { op = "dcstart", pid = PID, ppid = 4, ts = 10, name = "app.exe" }
+  local ts = 100
+  for k = 0, 11 do
+    for i = 1, 5 do
+      local hp = string.pack("<I8I8I8I4", HEAP, 32, 0x10000 + (k * 5 + i) * 0x40, 2) .. ("\0"):rep(4 + 8 * k)
+      w:kernel { group = 0x10, opcode = 33, version = 3, pid = PID, tid = 101, ts = ts, payload = hp }
+      ts = ts + 10
+    end
+  end
+  assert(w:close())
+  local t <close> = assert(heapscript.open(path))
+  local rows = t:layout_checks()
+  eq(#rows, 1, "one layout")
+  local r = rows[1]
+  local n = 0
+  for len, events in pairs(r.lengths) do
+    n = n + 1
+    check(len >= 32 and len <= 32 + 8 * 7 and events == 5, "a length kept: " .. len .. " seen " .. events .. " times")
+  end
+  eq(n, 8, "8 lengths kept")
+  eq(r.other_lengths, 20, "the other 4 lengths' 20 events counted")
+  eq(r.failed.length, 60, "every event's length is unexplained, kept or not")
+  eq(r.fits, false, "the layout does not fit")
+  local out = run(HS .. " info " .. T.q(path))
+  check(out:find("lengths 32 %(5%), 40 %(5%).-, 88 %(5%), others %(20%)"), "info lists them, then the others",
+        out:match("memory layouts.*"))
+  local js = run(HS .. " info --json " .. T.q(path))
+  check(js:find('"other_lengths": 20', 1, true), "info --json: other_lengths")
+  os.remove(path)
+end)
+
 for _, variant in ipairs { "good", "newer", "shifted", "narrow", "badpid" } do
   local path = write(variant)
   local x = expect[variant]
