@@ -121,4 +121,46 @@ for _, s in ipairs({ "leaks", "peak", "churn", "growth", "transient", "diff" }) 
 end
 code, out = run("leaks " .. M .. " --process " .. q("Memory.*") .. " --kind heap --top 1")
 check(code == 0 and out:find("319 allocated and not freed", 1, true), "leaks --process with a valid pattern", out)
+
+-- report.options' "list" kind, for team scripts: comma-separated words
+local lf = T.tmpname(".lua")
+f = io.open(lf, "wb")
+f:write('local report = require "report"\n',
+        'local o = report.options({ only = "list" }, { only = { "x" } }, { ... }, "usage: list.lua [--only A,B]")\n',
+        'io.write(#o.only, ":", table.concat(o.only, "|"), "\\n")\n')
+f:close()
+code, out, err = run(q(lf) .. " " .. M .. " --only heap,,pool,")
+check(code == 0 and out == "2:heap|pool\n", "a list option: its words, empty ones dropped", out .. err)
+code, out = run(q(lf) .. " " .. M)
+check(code == 0 and out == "1:x\n", "a list option's default", out)
+os.remove(lf)
+
+-- a symbol map beside the trace that cannot be read is named and left out
+local dir = T.tmpname()
+os.remove(dir)
+assert(os.execute("mkdir -p " .. q(dir)))
+assert(os.execute("cp " .. M .. " " .. q(dir .. "/m.etl")))
+f = io.open(dir .. "/m.sym", "wb")
+f:write("this is not a symbol map\n")
+f:close()
+code, out, err = run("leaks " .. q(dir .. "/m.etl") .. " --kind heap --top 1")
+check(code == 0 and err:find("heapscript: ignoring " .. dir .. "/m.sym: ", 1, true)
+      and out:find("319 allocated and not freed", 1, true) and out:find("MemoryTestApp.exe+0x", 1, true),
+      "a bad .sym beside the trace: a warning naming it, frames left as module+offset", err .. out)
+os.execute("rm -rf " .. q(dir))
+
+-- rule files: a rule without a name, a negative growth limit
+local rf = T.tmpname(".lua")
+for _, case in ipairs {
+  { 'return { { select = { kind = "heap" }, max_leaked_bytes = 1 } }', "rule 1 has no name" },
+  { 'return { { name = "g", per = "stack", max_leaked_growth = -1 } }',
+    "rule g: max_leaked_growth is a fraction (0.10 = 10%) of the baseline's bytes" },
+} do
+  f = io.open(rf, "wb")
+  f:write(case[1])
+  f:close()
+  code, out, err = run("policy " .. M .. " --rules " .. q(rf))
+  check(code == 2 and err:find(case[2], 1, true), "policy --rules: " .. case[2] .. " (exit 2)", err)
+end
+os.remove(rf)
 return T.done("test_options")
