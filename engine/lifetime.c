@@ -77,12 +77,15 @@ struct ivn { uint64_t s, e; uint32_t rec, l, r, pri; };
 struct inst {
   uint32_t id, pid;
   uint32_t commit, resv, clear; /* treap roots */
+  uint32_t heap_first, heap_last; /* its heaps (hh index + 1), oldest first, through next_inst */
 };
 
-/* The live blocks of one heap of one instance. */
+/* The live blocks of one heap of one instance; its instance's next heap
+   and the next heap of the same handle (hh index + 1, 0: none), so that a
+   process end and a block's owner look at their own heaps only. */
 struct hheap {
   uint64_t heap;
-  uint32_t inst;
+  uint32_t inst, next_inst, next_handle;
   livemap m;
 };
 
@@ -99,10 +102,12 @@ struct hsi_life {
   uint32_t *imap, imap_cap;
   uint32_t last_id, last_ix;
   int have_last;
-  /* heaps: array plus an open-addressed index on (instance, heap) */
+  /* heaps: array plus an open-addressed index on (instance, heap), and
+     one on the handle alone (its newest heap; the others by next_handle) */
   struct hheap *hh;
   size_t nhh, caphh;
   uint32_t *hmap, hmap_cap, last_hh;
+  uint32_t *hkmap, hkmap_cap, nhk;
   int have_last_hh;
   livemap pool;
   uint32_t *dead;               /* recent frees: record + 1, direct-mapped */
@@ -437,8 +442,37 @@ static struct inst *find_inst(const hsi_life *L, uint32_t id) {
 
 /* The live map of (instance, heap); created when `create`, else NULL if
    none: get_heap, past its last answer. */
-static livemap *get_heap_search(hsi_life *L, uint32_t inst, uint64_t heap, int create) {
-  uint32_t mask, i;
+/* The slot of handle `heap` in the handle index (its entry, or the empty
+   slot where it goes); the index has room. */
+static uint32_t hk_slot(const hsi_life *L, const uint32_t *map, uint32_t cap, uint64_t heap) {
+  uint32_t mask = cap - 1, i;
+  for (i = (uint32_t)hsi_mix64(heap) & mask; map[i] && L->hh[map[i] - 1].heap != heap; i = (i + 1) & mask) {}
+  return i;
+}
+
+/* Index heap hh[k] under its handle: 0, or -1 out of memory. */
+static int hk_add(hsi_life *L, uint32_t k) {
+  uint32_t i;
+  if ((L->nhk + 1) * 2 > L->hkmap_cap) {
+    uint32_t nc = L->hkmap_cap ? L->hkmap_cap * 2 : 64, j;
+    uint32_t *nm = calloc(nc, sizeof *nm);
+    if (!nm) { L->err = HS_ENOMEM; return -1; }
+    for (j = 0; j < L->hkmap_cap; j++)
+      if (L->hkmap[j]) nm[hk_slot(L, nm, nc, L->hh[L->hkmap[j] - 1].heap)] = L->hkmap[j];
+    free(L->hkmap);
+    L->hkmap = nm; L->hkmap_cap = nc;
+  }
+  i = hk_slot(L, L->hkmap, L->hkmap_cap, L->hh[k].heap);
+  if (L->hkmap[i]) L->hh[k].next_handle = L->hkmap[i];
+  else L->nhk++;
+  L->hkmap[i] = k + 1;
+  return 0;
+}
+
+/* The live-block map of (instance I, heap), made when create is set and
+   none: get_heap, past its last answer. */
+static livemap *get_heap_search(hsi_life *L, struct inst *I, uint64_t heap, int create) {
+  uint32_t mask, i, inst = I->id;
   struct hheap *H;
   uint64_t hk;
   hk = hsi_mix64(heap ^ ((uint64_t)inst << 32 | inst));
@@ -471,22 +505,26 @@ static livemap *get_heap_search(hsi_life *L, uint32_t inst, uint64_t heap, int c
     free(L->hmap);
     L->hmap = nm; L->hmap_cap = nc;
   }
-  mask = L->hmap_cap - 1;
-  for (i = (uint32_t)hk & mask; L->hmap[i]; i = (i + 1) & mask) {}
-  L->hmap[i] = (uint32_t)L->nhh + 1;
   H = &L->hh[L->nhh];
   memset(H, 0, sizeof *H);
   H->heap = heap;
   H->inst = inst;
+  if (hk_add(L, (uint32_t)L->nhh)) return NULL;
+  mask = L->hmap_cap - 1;
+  for (i = (uint32_t)hk & mask; L->hmap[i]; i = (i + 1) & mask) {}
+  L->hmap[i] = (uint32_t)L->nhh + 1;
+  if (I->heap_last) L->hh[I->heap_last - 1].next_inst = (uint32_t)L->nhh + 1;
+  else I->heap_first = (uint32_t)L->nhh + 1;
+  I->heap_last = (uint32_t)L->nhh + 1;
   L->last_hh = (uint32_t)L->nhh; L->have_last_hh = 1;
   L->nhh++;
   return &H->m;
 }
 
-static inline livemap *get_heap(hsi_life *L, uint32_t inst, uint64_t heap, int create) {
-  if (L->have_last_hh && L->hh[L->last_hh].heap == heap && L->hh[L->last_hh].inst == inst)
+static inline livemap *get_heap(hsi_life *L, struct inst *I, uint64_t heap, int create) {
+  if (L->have_last_hh && L->hh[L->last_hh].heap == heap && L->hh[L->last_hh].inst == I->id)
     return &L->hh[L->last_hh].m;
-  return get_heap_search(L, inst, heap, create);
+  return get_heap_search(L, I, heap, create);
 }
 
 /* End every block of a heap map (destroy, process end) and empty it. */
@@ -897,7 +935,7 @@ static int dead_hit(const hsi_life *L, uint32_t h, uint32_t inst, int kind, uint
 static uint32_t heap_start(hsi_life *L, struct inst *I, const hsi_memop *op, uint64_t addr,
                            uint64_t size, int64_t ts, unsigned flags) {
   uint32_t h = addr_hash(addr), pos, r;
-  livemap *m = get_heap(L, I->id, op->heap, 1);
+  livemap *m = get_heap(L, I, op->heap, 1);
   if (!m) return HSI_NOREC;
   r = lm_find(L, m, h, addr, &pos);
   if (r != HSI_NOREC) {  /* the free of the old block was lost */
@@ -917,7 +955,7 @@ static uint32_t heap_start(hsi_life *L, struct inst *I, const hsi_memop *op, uin
 static uint32_t heap_end(hsi_life *L, struct inst *I, uint64_t heap, uint64_t addr, int64_t ts,
                          int reason, int size_known, uint64_t size) {
   uint32_t h = addr_hash(addr), pos, r = HSI_NOREC;
-  livemap *m = get_heap(L, I->id, heap, 0);
+  livemap *m = get_heap(L, I, heap, 0);
   if (m) r = lm_find(L, m, h, addr, &pos);
   if (r != HSI_NOREC) {
     lm_delete(L, m, pos);
@@ -971,7 +1009,7 @@ static void heap_realloc(hsi_life *L, struct inst *I, struct thr *t, const hsi_m
 }
 
 static void heap_destroy(hsi_life *L, struct inst *I, uint64_t heap, int64_t ts) {
-  livemap *m = get_heap(L, I->id, heap, 0);
+  livemap *m = get_heap(L, I, heap, 0);
   if (m) L->st.heap_destroyed += heap_end_all(L, m, ts, HSI_END_DESTROY);
 }
 
@@ -1026,7 +1064,7 @@ void hsi_life_free(hsi_life *L) {
   COLUMNS(FREECOL)
 #undef FREECOL
   for (i = 0; i < L->nhh; i++) lm_free(&L->hh[i].m);
-  free(L->hh); free(L->hmap);
+  free(L->hh); free(L->hmap); free(L->hkmap);
   free(L->in); free(L->imap);
   lm_free(&L->pool);
   free(L->dead); free(L->thr); free(L->nodes);
@@ -1121,8 +1159,9 @@ int hsi_life_process_end(hsi_life *L, uint32_t instance, int64_t ts, hsi_life_re
   L->st.process_ends++;
   I = find_inst(L, instance);
   if (I) {
-    for (k = 0; k < L->nhh; k++)
-      if (L->hh[k].inst == instance) heap_end_all(L, &L->hh[k].m, ts, HSI_END_PROCESS_END);
+    uint32_t h;
+    for (h = I->heap_first; h; h = L->hh[h - 1].next_inst)
+      heap_end_all(L, &L->hh[h - 1].m, ts, HSI_END_PROCESS_END);
     before = L->ended.n;
     L->ids.n = 0;
     tree_collect(L, I->commit, 0, UINT64_MAX, &L->ids);
@@ -1201,13 +1240,13 @@ void hsi_life_set_span(hsi_life *L, int64_t first, int64_t last) {
 }
 
 uint32_t hsi_life_heap_owner(const hsi_life *L, uint64_t heap, uint64_t addr) {
-  uint32_t h = addr_hash(addr), pos, owner = 0;
+  uint32_t h = addr_hash(addr), pos, owner = 0, k;
   int found = 0;
-  size_t k;
-  for (k = 0; k < L->nhh; k++) {
-    if (L->hh[k].heap != heap || lm_find(L, &L->hh[k].m, h, addr, &pos) == HSI_NOREC) continue;
+  if (!L->hkmap_cap) return 0;
+  for (k = L->hkmap[hk_slot(L, L->hkmap, L->hkmap_cap, heap)]; k; k = L->hh[k - 1].next_handle) {
+    if (lm_find(L, &L->hh[k - 1].m, h, addr, &pos) == HSI_NOREC) continue;
     if (found++) return 0;
-    owner = L->hh[k].inst;
+    owner = L->hh[k - 1].inst;
   }
   return owner;
 }
@@ -1226,7 +1265,7 @@ size_t hsi_life_live(const hsi_life *L) {
 size_t hsi_life_memory(const hsi_life *L) {
   size_t m = sizeof *L + L->cap * 56, i;
   m += L->capin * sizeof *L->in + L->imap_cap * sizeof *L->imap;
-  m += L->caphh * sizeof *L->hh + L->hmap_cap * sizeof *L->hmap;
+  m += L->caphh * sizeof *L->hh + (L->hmap_cap + L->hkmap_cap) * sizeof *L->hmap;
   for (i = 0; i < L->nhh; i++) m += (size_t)L->hh[i].m.cap * 8;
   m += (size_t)L->pool.cap * 8 + ((size_t)1 << DEAD_BITS) * sizeof *L->dead;
   m += (size_t)L->thr_cap * sizeof *L->thr + (size_t)L->capnodes * sizeof *L->nodes;

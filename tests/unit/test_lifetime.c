@@ -985,6 +985,48 @@ TEST(heap_owner) {
   hsi_life_free(L);
 }
 
+/*
+** Process ends among many instances sharing heap handles: each ends its
+** own heaps' blocks and no other's (each instance keeps a list of its
+** heaps), and a block's owner is found among the heaps of its handle.
+*/
+TEST(process_end_among_many) {
+  hsi_life *L = hsi_life_new();
+  enum { NI = 50 };
+  uint32_t i, k, order[NI];
+  size_t live = 0;
+  for (i = 0; i < NI; i++)
+    for (k = 0; k < 3; k++) {
+      hsi_memop a = halloc(1 + i * 3 + k, 10 + i, H1 * (k + 1), 0x1000 + 0x100 * i, 16);
+      hsi_memop b = halloc(1 + i * 3 + k, 10 + i, H1 * (k + 1), 0x9000, 16);   /* one address in every heap */
+      FEED(L, a, 1 + i);
+      FEED(L, b, 1 + i);
+      live += 2;
+    }
+  CHECK_EQ(hsi_life_live(L), live);
+  CHECK_EQ(hsi_life_heap_owner(L, H1 * 2, 0x1000 + 0x100 * 7), 8);   /* only instance 8 holds it */
+  CHECK_EQ(hsi_life_heap_owner(L, H1 * 2, 0x9000), 0);               /* every instance does */
+  CHECK_EQ(hsi_life_heap_owner(L, H1 * 4, 0x1000), 0);               /* no heap of that handle */
+  for (i = 0; i < NI; i++) order[i] = (i * 17 + 5) % NI;             /* 17 is prime to 50: each once */
+  for (i = 0; i < NI; i++) {
+    const hsi_recs *R;
+    size_t r, ended = 0, others_open = 0;
+    CHECK_EQ(hsi_life_process_end(L, 1 + order[i], 1000 + i, &R_), 0);
+    CHECK_EQ(R_.nended, 6);
+    live -= 6;
+    CHECK_EQ(hsi_life_live(L), live);
+    R = hsi_life_recs(L);
+    for (r = 0; r < R->n; r++) {
+      if (R->inst[r] == 1 + order[i]) ended += R->reason[r] == HSI_END_PROCESS_END && R->ts_free[r] == 1000 + (int64_t)i;
+      else others_open += R->ts_free[r] == HSI_TS_NEVER;
+    }
+    CHECK_EQ(ended, 6);
+    CHECK_EQ(others_open, live);
+  }
+  CHECK_EQ(hsi_life_heap_owner(L, H1 * 2, 0x9000), 0);
+  hsi_life_free(L);
+}
+
 int main(void) {
   RUN(heap_pairing);
   RUN(realloc_in_place);
@@ -1007,6 +1049,7 @@ int main(void) {
   RUN(virtual_odd_cases);
   RUN(pool_free_before_trace);
   RUN(heap_owner);
+  RUN(process_end_among_many);
   RUN(random_against_model);
   RUN(random_many_against_model);
   RUN(state_across_growth);
