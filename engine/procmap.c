@@ -611,6 +611,7 @@ static uint32_t upper(const proc *p, uint64_t addr) {
 
 static int proc_add_image(hsi_procmap *pm, proc *p, const hsi_image *im) {
   uint32_t pos, i;
+  uint64_t e;
   if (p->nimg == p->capimg) {
     uint32_t nc = p->capimg ? p->capimg * 2 : 32;
     uint32_t *ni = realloc(p->img, nc * sizeof *ni);
@@ -626,14 +627,16 @@ static int proc_add_image(hsi_procmap *pm, proc *p, const hsi_image *im) {
   pos = upper(p, im->base);
   memmove(p->img + pos + 1, p->img + pos, (p->nimg - pos) * sizeof *p->img);
   memmove(p->base + pos + 1, p->base + pos, (p->nimg - pos) * sizeof *p->base);
+  memmove(p->maxend + pos + 1, p->maxend + pos, (p->nimg - pos) * sizeof *p->maxend);
   p->img[pos] = im->id;
   p->base[pos] = im->base;
   p->nimg++;
-  for (i = pos; i < p->nimg; i++) {
-    const hsi_image *x = IMG(pm, p->img[i]);
-    uint64_t e = x->base + x->size < x->base ? UINT64_MAX : x->base + x->size;
-    p->maxend[i] = i && p->maxend[i - 1] > e ? p->maxend[i - 1] : e;
-  }
+  /* maxend[i], the furthest end of img[0..i], was that of the images
+     before; the new one raises it up to the first that already reaches
+     further (the values never decrease) */
+  e = im->base + im->size < im->base ? UINT64_MAX : im->base + im->size;
+  p->maxend[pos] = pos && p->maxend[pos - 1] > e ? p->maxend[pos - 1] : e;
+  for (i = pos + 1; i < p->nimg && p->maxend[i] < e; i++) p->maxend[i] = e;
   return 0;
 }
 
@@ -641,13 +644,17 @@ static int live_at(const hsi_image *im, int64_t ts) {
   return im->loaded <= ts && ts <= im->unloaded;
 }
 
-/* The image of instance p loaded at `base` and live at ts (newest first). */
+/* The image of instance p loaded at `base` and live at ts.  The images
+   of one base are in the order they came, and each ended the one live
+   there before it (feed_image), so the newest loaded by ts is the only
+   one that can be live then: the search stops there. */
 static hsi_image *image_at_base(const hsi_procmap *pm, const proc *p, uint64_t base, int64_t ts) {
   uint32_t i = upper(p, base);
   while (i > 0) {
     hsi_image *im = IMG(pm, p->img[--i]);
     if (im->base != base) break;
     if (live_at(im, ts)) return im;
+    if (im->loaded <= ts) break;
   }
   return NULL;
 }

@@ -581,6 +581,87 @@ TEST(rundown_of_many_images) {
   hsi_procmap_free(pm);
 }
 
+/*
+** Loads and unloads in one process at a few bases, many times each (a
+** plugin host), against a model: an unload ends the image live at its
+** base if it names its size (else that one went away unseen and the
+** unloaded one was never seen loaded), a load ends the one still live
+** there; an address at a time is in the live image containing it of
+** the highest base.  Every lookup must agree, the unloads find their
+** image, and a base's history stays searchable.
+*/
+struct mimg { uint64_t base, size; int64_t loaded, unloaded; };
+
+TEST(images_against_model) {
+  enum { NB = 12, NEV = 3000, NQ = 4000 };
+  static struct mimg m[NEV + 1];
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  uint32_t inst, n = 0, i, k, bad = 0, unknown = 0;
+  uint64_t rng = 0x9E3779B97F4A7C15ull;
+  int64_t ts = 10;
+  process(&b, 4, 8, 700, 1, 0, 0, "host.exe", "host");
+  ev = kev(0x0301, 4, 8, 1, &b); hsi_procmap_feed(pm, &ev);
+  inst = hsi_procmap_find(pm, 700, 1);
+#define RND() (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17, rng)
+  for (i = 0; i < NEV; i++) {
+    uint64_t base = 0x7FF900000000ull + (RND() % NB) * 0x40000, size = 0x10000 * (1 + RND() % 8);
+    int unload = RND() % 3 == 0;
+    struct mimg *live = NULL;
+    ts += 1 + (int64_t)(RND() % 3);
+    for (k = n; k-- > 0;)
+      if (m[k].base == base) { if (m[k].loaded <= ts && ts <= m[k].unloaded) live = &m[k]; break; }
+    image(&b, 8, base, size, 700, "\\Device\\HarddiskVolume1\\plugin.dll");
+    ev = kev(unload ? 0x1402 : 0x030A, 3, 8, ts, &b);
+    if (hsi_procmap_feed(pm, &ev) != 1) bad++;
+    if (unload) {
+      if (live && live->size != size) { live->unloaded = ts - 1; live = NULL; }   /* not the one unloaded */
+      if (!live) { live = &m[n++]; live->base = base; live->size = size; live->loaded = HSI_TS_BEFORE; unknown++; }
+      live->unloaded = ts;
+    } else {
+      if (live) live->unloaded = ts - 1;
+      m[n].base = base; m[n].size = size; m[n].loaded = ts; m[n].unloaded = HSI_TS_NEVER;
+      n++;
+    }
+  }
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(hsi_procmap_stats(pm)->unload_unknown, unknown);
+  for (i = 0; i < NQ; i++) {
+    uint64_t addr = 0x7FF900000000ull - 0x1000 + RND() % ((uint64_t)NB * 0x40000 + 0x90000);
+    int64_t t = (int64_t)(RND() % (uint64_t)(ts + 20));
+    const struct mimg *want = NULL;
+    const hsi_image *im = hsi_procmap_image_at(pm, inst, addr, t);
+    for (k = 0; k < n; k++)         /* the highest base wins; of one base, the newest */
+      if (addr - m[k].base < m[k].size && m[k].loaded <= t && t <= m[k].unloaded
+          && (!want || m[k].base >= want->base)) want = &m[k];
+    if (!want != !im || (im && (im->base != want->base || im->size != want->size || im->loaded != want->loaded
+                                || im->unloaded != want->unloaded))) {
+      if (bad++ < 5) fprintf(stderr, "0x%llx at %lld: %s\n", (unsigned long long)addr, (long long)t,
+                             im ? "not the model's image" : "no image");
+    }
+  }
+  CHECK_EQ(bad, 0);
+  /* a large image loaded below smaller ones it spans: found above them */
+  process(&b, 4, 8, 701, 1, 0, 0, "span.exe", "span");
+  ev = kev(0x0301, 4, 8, ts + 1, &b); hsi_procmap_feed(pm, &ev);
+  inst = hsi_procmap_find(pm, 701, ts + 1);
+  image(&b, 8, 0x10000, 0x1000, 701, "\\Device\\HarddiskVolume1\\a.dll");
+  ev = kev(0x030A, 3, 8, ts + 2, &b); hsi_procmap_feed(pm, &ev);
+  image(&b, 8, 0x50000, 0x1000, 701, "\\Device\\HarddiskVolume1\\b.dll");
+  ev = kev(0x030A, 3, 8, ts + 3, &b); hsi_procmap_feed(pm, &ev);
+  image(&b, 8, 0x20000, 0x100000, 701, "\\Device\\HarddiskVolume1\\big.dll");
+  ev = kev(0x030A, 3, 8, ts + 4, &b); hsi_procmap_feed(pm, &ev);
+  {
+    const hsi_image *im = hsi_procmap_image_at(pm, inst, 0x58000, ts + 5);
+    CHECK(im && im->base == 0x20000);
+    im = hsi_procmap_image_at(pm, inst, 0x50800, ts + 5);
+    CHECK(im && im->base == 0x50000);
+  }
+  hsi_procmap_free(pm);
+#undef RND
+}
+
 /* KernelTraceControl ImageId (op 0) and DbgID_RSDS (op 36), §6.8. */
 static void imageid(buf *b, int p, uint64_t base, uint64_t size, uint32_t pid, const char *orig) {
   b->n = 0;
@@ -845,7 +926,7 @@ int main(void) {
   RUN(threads);
   RUN(instance_edges);
   RUN(thread_edges);
-  RUN(images); RUN(rundown_of_many_images); RUN(decoder_widths);
+  RUN(images); RUN(rundown_of_many_images); RUN(images_against_model); RUN(decoder_widths);
   RUN(dbgid_attach);
   RUN(mof_width_fallback);
   RUN(strings);
