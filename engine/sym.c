@@ -19,6 +19,7 @@
 #include "symmap.h"
 #include "pdb.h"
 #include "text.h"
+#include "hash.h"
 
 /* ------------------------------------------------------------ strings */
 
@@ -109,6 +110,8 @@ struct hsi_syms {
   int urls_said;
   ident *ids;
   size_t nids, capids;
+  uint32_t *idmap;           /* open-addressed index of ids by id_hash (ident + 1) */
+  size_t idcap;
   uint32_t *img;             /* image id -> ident + 1 */
   size_t nimg;
   cframe *frames;
@@ -152,6 +155,7 @@ static void forget(hsi_syms *sy, int pdbs) {
 void hsi_syms_free(hsi_syms *sy) {
   size_t i;
   if (!sy) return;
+  free(sy->idmap);
   for (i = 0; i < sy->nids; i++) {
     hsi_pdb_close(sy->ids[i].pdb);
     free(sy->ids[i].rva);
@@ -254,6 +258,54 @@ static int geq(const hs_guid *a, const hs_guid *b) {
   return a->d1 == b->d1 && a->d2 == b->d2 && a->d3 == b->d3 && memcmp(a->d4, b->d4, 8) == 0;
 }
 
+/* What tells two images' PDBs apart: their GUID, age and PDB file name
+   (any case), or without a PDB identity their module name (any case),
+   TimeDateStamp and size.  id_hash hashes that (names lowercased). */
+static uint32_t id_hash(int has_id, const hs_guid *g, uint32_t age, const char *name, uint32_t tds,
+                        uint64_t size) {
+  uint64_t h = has_id ? hsi_mix64(g->d1 ^ (uint64_t)g->d2 << 32 ^ (uint64_t)g->d3 << 48) ^ age
+                      : hsi_mix64(tds ^ size << 32) ^ size;
+  for (; *name; name++) {
+    unsigned char c = (unsigned char)*name;
+    h = (h ^ (c >= 'A' && c <= 'Z' ? c + 32 : c)) * 0x100000001B3ull;
+  }
+  if (has_id) { uint64_t d4; memcpy(&d4, g->d4, 8); h ^= hsi_mix64(d4); }
+  return (uint32_t)hsi_mix64(h);
+}
+
+static uint32_t ident_hash(const ident *d) {
+  return id_hash(d->has_id, &d->guid, d->age, d->has_id ? hsi_sym_basename(d->pdb_name) : d->module, d->tds,
+                 d->size);
+}
+
+/* Index ids[k]; 0, or -1 out of memory (then lookups fall back to a scan). */
+static int idmap_add(hsi_syms *sy, size_t k) {
+  size_t i, mask;
+  if ((sy->nids + 1) * 2 > sy->idcap) {
+    size_t nc = sy->idcap ? sy->idcap * 2 : 64, j;
+    uint32_t *nm = (uint32_t *)calloc(nc, sizeof *nm);
+    if (!nm) return -1;
+    for (j = 0; j < sy->nids; j++) {
+      for (i = ident_hash(&sy->ids[j]) & (nc - 1); nm[i]; i = (i + 1) & (nc - 1)) {}
+      nm[i] = (uint32_t)j + 1;
+    }
+    free(sy->idmap);
+    sy->idmap = nm;
+    sy->idcap = nc;
+  }
+  mask = sy->idcap - 1;
+  for (i = ident_hash(&sy->ids[k]) & mask; sy->idmap[i]; i = (i + 1) & mask) {}
+  sy->idmap[i] = (uint32_t)k + 1;
+  return 0;
+}
+
+static int same_ident(const ident *d, int has_id, const hsi_image *im, const char *module, const char *pdb) {
+  if (d->has_id != has_id) return 0;
+  return has_id ? geq(&d->guid, &im->pdb_guid) && d->age == im->pdb_age &&
+                  hsi_strieq(hsi_sym_basename(d->pdb_name), hsi_sym_basename(pdb))
+                : hsi_strieq(d->module, module) && d->tds == im->time_date_stamp && d->size == im->size;
+}
+
 /* The identity of image im: found or added; NULL when out of memory. */
 static ident *ident_of(hsi_syms *sy, const hsi_image *im) {
   const hsi_procmap *pm = sy->pm;
@@ -274,13 +326,14 @@ static ident *ident_of(hsi_syms *sy, const hsi_image *im) {
     sy->img = p;
     sy->nimg = cap;
   }
-  for (i = 0; i < sy->nids; i++) {
-    d = &sy->ids[i];
-    if (d->has_id != has_id) continue;
-    if (has_id ? geq(&d->guid, &im->pdb_guid) && d->age == im->pdb_age &&
-                 hsi_strieq(hsi_sym_basename(d->pdb_name), hsi_sym_basename(pdb))
-               : hsi_strieq(d->module, module) && d->tds == im->time_date_stamp && d->size == im->size)
-      break;
+  i = sy->nids;
+  if (sy->idcap) {                        /* the index holds every identity */
+    size_t mask = sy->idcap - 1, j;
+    for (j = id_hash(has_id, &im->pdb_guid, im->pdb_age, has_id ? hsi_sym_basename(pdb) : module,
+                     im->time_date_stamp, im->size) & mask; sy->idmap[j]; j = (j + 1) & mask)
+      if (same_ident(&sy->ids[sy->idmap[j] - 1], has_id, im, module, pdb)) { i = sy->idmap[j] - 1; break; }
+  } else {
+    for (i = 0; i < sy->nids && !same_ident(&sy->ids[i], has_id, im, module, pdb); i++) {}
   }
   if (i == sy->nids) {
     if (sy->nids == sy->capids) {
@@ -300,6 +353,11 @@ static ident *ident_of(hsi_syms *sy, const hsi_image *im) {
     d->age = im->pdb_age;
     d->tds = im->time_date_stamp;
     d->size = im->size;
+    if (idmap_add(sy, sy->nids) != 0) {   /* no index: scan from now on */
+      free(sy->idmap);
+      sy->idmap = NULL;
+      sy->idcap = 0;
+    }
     sy->nids++;
   }
   sy->ids[i].processes++;

@@ -21,6 +21,7 @@
 #include "sym.h"
 #include "sym_path.h"
 #include "symmap.h"
+#include "text.h"
 #include "procmap.h"
 #include "pdb.h"
 #include "writer.h"
@@ -549,6 +550,83 @@ TEST(pdb_source) {
   hsi_procmap_free(pm);
 }
 
+/* A DbgID_RSDS record (KernelTraceControl op 36) for the image at base. */
+static void rsds_rec(hsi_writer *w, uint32_t pid, uint64_t base, const hs_guid *g, uint32_t age, const char *name,
+                     int64_t ts) {
+  static const hs_guid ktc = { 0xb3e675d7, 0x2554, 0x4f18, { 0x83, 0x0b, 0x27, 0x62, 0x73, 0x25, 0x60, 0xde } };
+  uint8_t p[160];
+  size_t n = 0, k;
+  for (k = 0; k < 8; k++) p[n++] = (uint8_t)(base >> (8 * k));
+  for (k = 0; k < 4; k++) p[n++] = (uint8_t)(pid >> (8 * k));
+  for (k = 0; k < 4; k++) p[n++] = (uint8_t)(g->d1 >> (8 * k));
+  p[n++] = (uint8_t)g->d2; p[n++] = (uint8_t)(g->d2 >> 8);
+  p[n++] = (uint8_t)g->d3; p[n++] = (uint8_t)(g->d3 >> 8);
+  memcpy(p + n, g->d4, 8); n += 8;
+  for (k = 0; k < 4; k++) p[n++] = (uint8_t)(age >> (8 * k));
+  memcpy(p + n, name, strlen(name) + 1); n += strlen(name) + 1;
+  CHECK_EQ(hsi_writer_mof(w, 0, HS_HT_FULL64, &ktc, 36, 2, pid, pid + 4, ts, p, n), 0);
+}
+
+/*
+** Image identities over many processes (the report has one a PDB, or a
+** module without one): a module's name in any case with the same
+** TimeDateStamp and size is one identity, another size another; a PDB's
+** GUID and age with its file name in any case and under any directory is
+** one, another age another.  Over hundreds of processes each identity
+** counts every one, and the report lists each once.
+*/
+TEST(identities_many) {
+  enum { NP = 300 };
+  char path[512], err[256];
+  const char *pp = path;
+  hsi_writer *w;
+  hs_reader *r;
+  hs_event ev;
+  hsi_procmap *pm;
+  hsi_syms *sy;
+  const hsi_sym_image *rep;
+  hs_guid g;
+  uint32_t pid;
+  long k, i, seen = 0;
+  int64_t ts = 10;
+  hs_guid_parse("11111111-2222-3333-4444-555555555555", &g);
+  unit_tmp_path(path, sizeof path, "ids.etl");
+  CHECK_EQ(hsi_writer_open(&w, path, NULL, err, sizeof err), 0);
+  if (!w) return;
+  for (pid = 1000; pid < 1000 + 4 * NP; pid += 4) {
+    int odd = (pid / 4) % 2;
+    CHECK_EQ(hsi_writer_process(w, 0, 3, 8, pid, 4, ts++, "svc.exe", NULL), 0);
+    CHECK_EQ(hsi_writer_image(w, 0, 3, 8, pid, 0x7ff800000000ull, 0x20000, ts++,
+                              odd ? "\\SystemRoot\\System32\\COMMON.DLL" : "\\SystemRoot\\System32\\common.dll"), 0);
+    if (pid % 40 == 0)                       /* another build: another size */
+      CHECK_EQ(hsi_writer_image(w, 0, 3, 8, pid, 0x7ff810000000ull, 0x30000, ts++, "\\Windows\\common.dll"), 0);
+    CHECK_EQ(hsi_writer_image(w, 0, 3, 8, pid, 0x7ff700000000ull, 0x10000, ts, "\\Device\\HarddiskVolume3\\svc.exe"), 0);
+    rsds_rec(w, pid, 0x7ff700000000ull, &g, pid % 12 == 0 ? 2 : 1,
+             odd ? "C:\\build\\Svc.PDB" : "D:\\other\\dir\\svc.pdb", ts++);
+  }
+  CHECK_EQ(hsi_writer_close(w), 0);
+  CHECK_EQ(hs_reader_open(&r, &pp, 1, NULL, err, sizeof err), 0);
+  if (!r) return;
+  pm = hsi_procmap_new();
+  while (hs_reader_next(r, &ev) == 1) CHECK(hsi_procmap_feed(pm, &ev) >= 0);
+  hs_reader_close(r);
+  remove(path);
+  CHECK_EQ(hsi_procmap_stats(pm)->dbgid_attached, NP);
+  sy = hsi_syms_new(pm);
+  hsi_syms_set_path(sy, "");
+  k = hsi_syms_report(sy, &rep);
+  CHECK_EQ(k, 4);
+  for (i = 0; i < k; i++) {
+    if (!rep[i].has_id && rep[i].processes == NP && hsi_strieq(rep[i].module, "common.dll")) seen |= 1;
+    if (!rep[i].has_id && rep[i].processes == NP / 10) seen |= 2;              /* pids 1000, 1040, ... */
+    if (rep[i].has_id && rep[i].age == 1 && rep[i].processes == NP - NP / 3) seen |= 4;
+    if (rep[i].has_id && rep[i].age == 2 && rep[i].processes == NP / 3) seen |= 8;   /* pid % 12 == 0 */
+  }
+  CHECK_EQ(seen, 15);
+  hsi_syms_free(sy);
+  hsi_procmap_free(pm);
+}
+
 /* An x86 C function known only from the publics ("_TestFunctionWithNoPrivateSymbols"
    in google/syzygy's test_dll.dll.pdb) reads as llvm-symbolizer names it, without the '_'. */
 TEST(x86_public) {
@@ -645,6 +723,7 @@ int main(void) {
   RUN(pdb_source);
   RUN(urls_said_once);
   RUN(x86_public);
+  RUN(identities_many);
   rmtree(tmproot);
   return UNIT_DONE();
 }
