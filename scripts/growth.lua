@@ -46,7 +46,7 @@ for kind, A in report.kinds(o) do
       e.headline, e.frames = report.headline(e.stack), report.frames(e.stack)
       list[#list + 1] = e
     end
-    for _, g in ipairs(kept:group("stack", { sort = "bytes" })) do
+    for _, g in ipairs(kept:group("stack", { sort = "bytes", fields = { "bytes", "count", "allocs" } })) do
       local first, last = report.span(g.allocs)
       local e = { bytes = g.bytes, count = g.count, first = first, last = last, stack = g.stack, allocs = g.allocs }
       if last - first <= span then
@@ -84,7 +84,7 @@ for kind, A in report.kinds(o) do
     for what, l in pairs{ baseline = k.baseline, step = k.steps, ["steady growth"] = k.steady } do
       for _, e in ipairs(l) do
         local procs = {}
-        for _, pg in ipairs(e.allocs:group("process")) do procs[#procs + 1] = ("%s (%d)"):format(pg.process or "?", pg.pid or 0) end
+        for _, pg in ipairs(e.allocs:group("process", { fields = {} })) do procs[#procs + 1] = ("%s (%d)"):format(pg.process or "?", pg.pid or 0) end
         findings[#findings + 1] = { type = "AIFO", what = what, kind = kind, process = table.concat(procs, ", "),
           headline = e.headline, frames = e.frames, count = e.count, bytes = e.bytes, impacting = e.bytes,
           first = e.first, last = e.last, times = what == "step" and { e.first } or nil, rate = e.rate }

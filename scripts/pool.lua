@@ -75,7 +75,7 @@ for _, g in ipairs(P:group("tag", { sort = "outstanding_end", top = o.top })) do
       end
       e.stacks[#e.stacks + 1] = se
       local procs = {}
-      for _, pg in ipairs(sg.allocs:group("process")) do procs[#procs + 1] = ("%s (%d)"):format(pg.process or "?", pg.pid or 0) end
+      for _, pg in ipairs(sg.allocs:group("process", { fields = {} })) do procs[#procs + 1] = ("%s (%d)"):format(pg.process or "?", pg.pid or 0) end
       findings[#findings + 1] = { type = "AIFO", what = "pool tag '" .. g.tag .. "'", kind = "pool",
         process = table.concat(procs, ", "), headline = se.headline, frames = se.frames,
         count = sg.count, bytes = sg.bytes, impacting = sg.impacting, tag = g.tag }

@@ -63,7 +63,7 @@ for _, kind in ipairs(o.kind) do
                   frames = report.frames(g.stack) }
       k.stacks[#k.stacks + 1] = e
       local procs = {}
-      for _, pg in ipairs(g.allocs:group("process")) do procs[#procs + 1] = ("%s (%d)"):format(pg.process or "?", pg.pid or 0) end
+      for _, pg in ipairs(g.allocs:group("process", { fields = {} })) do procs[#procs + 1] = ("%s (%d)"):format(pg.process or "?", pg.pid or 0) end
       findings[#findings + 1] = { type = "AIFI", what = "spike", kind = kind, process = table.concat(procs, ", "),
         headline = e.headline, frames = e.frames, count = g.count, bytes = g.transient, impacting = g.impacting,
         times = times, lifetime = lmax }
