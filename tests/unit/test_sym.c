@@ -295,14 +295,44 @@ static void on_note(void *ud, const char *msg) {
   snprintf(last_note, sizeof last_note, "%s", msg);
 }
 
+/* A DbgID_RSDS record (KernelTraceControl op 36) for the image at base. */
+static void rsds_rec(hsi_writer *w, uint32_t pid, uint64_t base, const hs_guid *g, uint32_t age, const char *name,
+                     int64_t ts) {
+  static const hs_guid ktc = { 0xb3e675d7, 0x2554, 0x4f18, { 0x83, 0x0b, 0x27, 0x62, 0x73, 0x25, 0x60, 0xde } };
+  uint8_t p[160];
+  size_t n = 0, k;
+  for (k = 0; k < 8; k++) p[n++] = (uint8_t)(base >> (8 * k));
+  for (k = 0; k < 4; k++) p[n++] = (uint8_t)(pid >> (8 * k));
+  for (k = 0; k < 4; k++) p[n++] = (uint8_t)(g->d1 >> (8 * k));
+  p[n++] = (uint8_t)g->d2; p[n++] = (uint8_t)(g->d2 >> 8);
+  p[n++] = (uint8_t)g->d3; p[n++] = (uint8_t)(g->d3 >> 8);
+  memcpy(p + n, g->d4, 8); n += 8;
+  for (k = 0; k < 4; k++) p[n++] = (uint8_t)(age >> (8 * k));
+  memcpy(p + n, name, strlen(name) + 1); n += strlen(name) + 1;
+  CHECK_EQ(hsi_writer_mof(w, 0, HS_HT_FULL64, &ktc, 36, 2, pid, pid + 4, ts, p, n), 0);
+}
+
+/* The process map of the trace at path (which is then removed). */
+static hsi_procmap *procmap_of(const char *path) {
+  char err[256];
+  const char *pp = path;
+  hs_reader *r;
+  hs_event ev;
+  hsi_procmap *pm;
+  CHECK_EQ(hs_reader_open(&r, &pp, 1, NULL, err, sizeof err), 0);
+  if (!r) return NULL;
+  pm = hsi_procmap_new();
+  while (hs_reader_next(r, &ev) == 1) CHECK(hsi_procmap_feed(pm, &ev) >= 0);
+  hs_reader_close(r);
+  remove(path);
+  return pm;
+}
+
 /* A procmap of pid 1000 with app.exe (with a DbgID_RSDS of the example's
    PDB when rsds), ntdll.dll, and ntoskrnl.exe in pid 0. */
 static hsi_procmap *make_pm(int rsds, const char *guid, uint32_t *inst) {
   char path[512], err[256];
-  const char *pp = path;
   hsi_writer *w;
-  hs_reader *r;
-  hs_event ev;
   hsi_procmap *pm;
   unit_tmp_path(path, sizeof path, "sym.etl");
   CHECK_EQ(hsi_writer_open(&w, path, NULL, err, sizeof err), 0);
@@ -312,31 +342,13 @@ static hsi_procmap *make_pm(int rsds, const char *guid, uint32_t *inst) {
   CHECK_EQ(hsi_writer_process(w, 0, 3, 8, 1000, 4, 12, "app.exe", NULL), 0);
   CHECK_EQ(hsi_writer_image(w, 0, 3, 8, 1000, 0x7ff700000000ull, 0x10000, 13, "\\Device\\HarddiskVolume3\\App.EXE"), 0);
   if (rsds) {
-    static const hs_guid ktc = { 0xb3e675d7, 0x2554, 0x4f18, { 0x83, 0x0b, 0x27, 0x62, 0x73, 0x25, 0x60, 0xde } };
-    uint8_t p[128];
     hs_guid g;
-    const char *name = "C:\\src\\MemoryTestApp\\x64\\Release\\MemoryTestApp.pdb";
-    size_t n = 0, k;
-    uint64_t base = 0x7ff700000000ull;
     hs_guid_parse(guid, &g);
-    for (k = 0; k < 8; k++) p[n++] = (uint8_t)(base >> (8 * k));
-    p[n++] = 1000 & 0xFF; p[n++] = 1000 >> 8; p[n++] = 0; p[n++] = 0;
-    for (k = 0; k < 4; k++) p[n++] = (uint8_t)(g.d1 >> (8 * k));
-    p[n++] = (uint8_t)g.d2; p[n++] = (uint8_t)(g.d2 >> 8);
-    p[n++] = (uint8_t)g.d3; p[n++] = (uint8_t)(g.d3 >> 8);
-    memcpy(p + n, g.d4, 8); n += 8;
-    p[n++] = 1; p[n++] = 0; p[n++] = 0; p[n++] = 0;
-    memcpy(p + n, name, strlen(name) + 1); n += strlen(name) + 1;
-    CHECK_EQ(hsi_writer_mof(w, 0, HS_HT_FULL64, &ktc, 36, 2, 1000, 1004, 13, p, n), 0);
+    rsds_rec(w, 1000, 0x7ff700000000ull, &g, 1, "C:\\src\\MemoryTestApp\\x64\\Release\\MemoryTestApp.pdb", 13);
   }
   CHECK_EQ(hsi_writer_image(w, 0, 3, 8, 1000, 0x7ff800000000ull, 0x200000, 14, "\\SystemRoot\\System32\\ntdll.dll"), 0);
   CHECK_EQ(hsi_writer_close(w), 0);
-  CHECK_EQ(hs_reader_open(&r, &pp, 1, NULL, err, sizeof err), 0);
-  if (!r) return NULL;
-  pm = hsi_procmap_new();
-  while (hs_reader_next(r, &ev) == 1) CHECK(hsi_procmap_feed(pm, &ev) >= 0);
-  hs_reader_close(r);
-  remove(path);
+  if (!(pm = procmap_of(path))) return NULL;
   *inst = hsi_procmap_find(pm, 1000, 100);
   CHECK(*inst != HSI_NOINST);
   return pm;
@@ -550,23 +562,6 @@ TEST(pdb_source) {
   hsi_procmap_free(pm);
 }
 
-/* A DbgID_RSDS record (KernelTraceControl op 36) for the image at base. */
-static void rsds_rec(hsi_writer *w, uint32_t pid, uint64_t base, const hs_guid *g, uint32_t age, const char *name,
-                     int64_t ts) {
-  static const hs_guid ktc = { 0xb3e675d7, 0x2554, 0x4f18, { 0x83, 0x0b, 0x27, 0x62, 0x73, 0x25, 0x60, 0xde } };
-  uint8_t p[160];
-  size_t n = 0, k;
-  for (k = 0; k < 8; k++) p[n++] = (uint8_t)(base >> (8 * k));
-  for (k = 0; k < 4; k++) p[n++] = (uint8_t)(pid >> (8 * k));
-  for (k = 0; k < 4; k++) p[n++] = (uint8_t)(g->d1 >> (8 * k));
-  p[n++] = (uint8_t)g->d2; p[n++] = (uint8_t)(g->d2 >> 8);
-  p[n++] = (uint8_t)g->d3; p[n++] = (uint8_t)(g->d3 >> 8);
-  memcpy(p + n, g->d4, 8); n += 8;
-  for (k = 0; k < 4; k++) p[n++] = (uint8_t)(age >> (8 * k));
-  memcpy(p + n, name, strlen(name) + 1); n += strlen(name) + 1;
-  CHECK_EQ(hsi_writer_mof(w, 0, HS_HT_FULL64, &ktc, 36, 2, pid, pid + 4, ts, p, n), 0);
-}
-
 /*
 ** Image identities over many processes (the report has one a PDB, or a
 ** module without one): a module's name in any case with the same
@@ -578,10 +573,7 @@ static void rsds_rec(hsi_writer *w, uint32_t pid, uint64_t base, const hs_guid *
 TEST(identities_many) {
   enum { NP = 300 };
   char path[512], err[256];
-  const char *pp = path;
   hsi_writer *w;
-  hs_reader *r;
-  hs_event ev;
   hsi_procmap *pm;
   hsi_syms *sy;
   const hsi_sym_image *rep;
@@ -605,12 +597,7 @@ TEST(identities_many) {
              odd ? "C:\\build\\Svc.PDB" : "D:\\other\\dir\\svc.pdb", ts++);
   }
   CHECK_EQ(hsi_writer_close(w), 0);
-  CHECK_EQ(hs_reader_open(&r, &pp, 1, NULL, err, sizeof err), 0);
-  if (!r) return;
-  pm = hsi_procmap_new();
-  while (hs_reader_next(r, &ev) == 1) CHECK(hsi_procmap_feed(pm, &ev) >= 0);
-  hs_reader_close(r);
-  remove(path);
+  if (!(pm = procmap_of(path))) return;
   CHECK_EQ(hsi_procmap_stats(pm)->dbgid_attached, NP);
   sy = hsi_syms_new(pm);
   hsi_syms_set_path(sy, "");
