@@ -568,7 +568,8 @@ TEST(pdb_source) {
 ** TimeDateStamp and size is one identity, another size another; a PDB's
 ** GUID and age with its file name in any case and under any directory is
 ** one, another age another.  Over hundreds of processes each identity
-** counts every one, and the report lists each once.
+** counts every one, and the report lists each once; 40 more modules, one
+** a process, make the index of identities grow.
 */
 TEST(identities_many) {
   enum { NP = 300 };
@@ -592,6 +593,11 @@ TEST(identities_many) {
                               odd ? "\\SystemRoot\\System32\\COMMON.DLL" : "\\SystemRoot\\System32\\common.dll"), 0);
     if (pid % 40 == 0)                       /* another build: another size */
       CHECK_EQ(hsi_writer_image(w, 0, 3, 8, pid, 0x7ff810000000ull, 0x30000, ts++, "\\Windows\\common.dll"), 0);
+    if (pid < 1000 + 4 * 40) {               /* 40 modules of their own: the index grows */
+      char own[64];
+      snprintf(own, sizeof own, "\\Device\\HarddiskVolume3\\own%u.dll", (unsigned)pid);
+      CHECK_EQ(hsi_writer_image(w, 0, 3, 8, pid, 0x7ff820000000ull, 0x8000, ts++, own), 0);
+    }
     CHECK_EQ(hsi_writer_image(w, 0, 3, 8, pid, 0x7ff700000000ull, 0x10000, ts, "\\Device\\HarddiskVolume3\\svc.exe"), 0);
     rsds_rec(w, pid, 0x7ff700000000ull, &g, pid % 12 == 0 ? 2 : 1,
              odd ? "C:\\build\\Svc.PDB" : "D:\\other\\dir\\svc.pdb", ts++);
@@ -602,14 +608,15 @@ TEST(identities_many) {
   sy = hsi_syms_new(pm);
   hsi_syms_set_path(sy, "");
   k = hsi_syms_report(sy, &rep);
-  CHECK_EQ(k, 4);
+  CHECK_EQ(k, 4 + 40);
   for (i = 0; i < k; i++) {
+    if (!rep[i].has_id && strncmp(rep[i].module, "own", 3) == 0 && rep[i].processes == 1) seen += 16;
     if (!rep[i].has_id && rep[i].processes == NP && hsi_strieq(rep[i].module, "common.dll")) seen |= 1;
     if (!rep[i].has_id && rep[i].processes == NP / 10) seen |= 2;              /* pids 1000, 1040, ... */
     if (rep[i].has_id && rep[i].age == 1 && rep[i].processes == NP - NP / 3) seen |= 4;
     if (rep[i].has_id && rep[i].age == 2 && rep[i].processes == NP / 3) seen |= 8;   /* pid % 12 == 0 */
   }
-  CHECK_EQ(seen, 15);
+  CHECK_EQ(seen, 15 + 16 * 40);
   hsi_syms_free(sy);
   hsi_procmap_free(pm);
 }
