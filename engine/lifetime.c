@@ -440,8 +440,6 @@ static struct inst *find_inst(const hsi_life *L, uint32_t id) {
   return NULL;
 }
 
-/* The live map of (instance, heap); created when `create`, else NULL if
-   none: get_heap, past its last answer. */
 /* The slot of handle `heap` in the handle index (its entry, or the empty
    slot where it goes); the index has room. */
 static uint32_t hk_slot(const hsi_life *L, const uint32_t *map, uint32_t cap, uint64_t heap) {
