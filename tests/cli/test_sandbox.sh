@@ -63,6 +63,17 @@ printf '%s\n' 'local f = io.open(arg[1], "wb") f:write(string.dump(function() re
 lua bc 'print(loadfile("'"$T"'/s/bc.luac")) print(pcall(dofile, "'"$T"'/s/bc.luac"))'
 expect "string.dump + load of bytecode" 0 "attempt to load a binary chunk \(mode is 't'\)" --sandbox "$T/s/bc.lua"
 grep -q escaped "$T/out" && no "bytecode ran"
+# require inside the sandbox: a name with other characters than a module
+# name's is refused before any file is looked at; a module with a syntax
+# error says so; one that returns nothing gives true, once
+lua reqslash 'require("../../etc/passwd")'
+expect "require of a path" 1 "module '../../etc/passwd' not found: a module name is letters, digits, '_', '-' and '.'" --sandbox "$T/s/reqslash.lua"
+printf '%s\n' 'return +' >"$T/s/badmod.lua"
+lua reqbad 'require("badmod")'
+expect "require of a module with a syntax error" 1 "error loading module 'badmod':" --sandbox "$T/s/reqbad.lua"
+printf '%s\n' 'counter = (counter or 0) + 1' >"$T/s/nothing.lua"
+lua reqnil 'print(require("nothing"), require("nothing"), counter)'
+expect "a module that returns nothing" 0 "^true.*true.*1$" --sandbox "$T/s/reqnil.lua"
 # load of text: it runs in the sandbox's globals unless given its own;
 # syntax errors and bytecode come back as nil and a message
 lua loadt 'local f = load("return rawget(_ENV, [[io]]), rawget(os, [[execute]]), rawget(string, [[dump]]), 1 + 1") print("ran", f())
