@@ -20,19 +20,22 @@
 ** Whether a trace has stacks for allocations, and for frees, is known
 ** only from the trace itself (`-stackwalk HeapAlloc` without HeapFree is
 ** the usual setup).  A target that never gets a stack lingers in the
-** matcher's window, so after PROBE targets of one kind (heap, VirtualAlloc
-** or pool; alloc or free) with no StackWalk record naming any of the last
-** RING of them, that kind stops asking.  A target without a thread id
-** (VirtualAlloc events have none) is named by its timestamp alone.
+** matcher's window, so a kind (heap, VirtualAlloc or pool; alloc or free)
+** none of whose targets has been given a stack stops asking once it has
+** asked PROBE times and its first target is a tenth of that window old
+** (100 ms): Windows writes a StackWalk microseconds after its event, and a
+** trace that writes them later than that still has its stacks matched,
+** where deciding on the count alone lost every stack after the first
+** PROBE events when they came that many events late.
 */
 #define PROBE 4096
-#define RING 64
+#define PROBE_PART 10                /* of the matcher's window */
 
 typedef struct probe {
   uint64_t wanted;
-  int seen;                   /* a stack record named one of these targets */
-  int64_t ts[RING];
-  uint32_t tid[RING];
+  int seen;                   /* a stack was given to a target of this kind */
+  int off;                    /* it stopped asking */
+  int64_t first;              /* the time of its first target */
 } probe;
 
 struct hsi_analysis {
@@ -44,7 +47,8 @@ struct hsi_analysis {
   hsi_analysis_counts c;
   hs_logfile lf;
   probe pr[2 * HSI_KIND_COUNT];  /* which * HSI_KIND_COUNT + kind */
-  int open;                      /* probes not decided that have targets */
+  int open;                      /* probes asking that have no stack yet */
+  int64_t window;                /* the probes', in ticks */
   const hsi_analysis_scope *scope;
 };
 
@@ -75,47 +79,32 @@ static int in_scope(const hsi_analysis *a, const hsi_memop *op, uint32_t inst) {
   return 1;
 }
 
+/* The probe of record rec's kind, for its stack `which`. */
+static probe *probe_of(hsi_analysis *a, uint32_t rec, int which) {
+  return &a->pr[which * HSI_KIND_COUNT + hsi_life_recs(a->lt)->kind[rec]];
+}
+
 /* A stack target names a record and which of its stacks: rec * 2 + which. */
 static void on_stack(void *ud, uint64_t target, uint32_t stack) {
   hsi_analysis *a = (hsi_analysis *)ud;
+  if (a->open && stack) {                 /* most of a trace: every probe decided */
+    probe *pr = probe_of(a, (uint32_t)(target >> 1), (int)(target & 1));
+    if (!pr->seen && !pr->off) { pr->seen = 1; a->open--; }
+  }
   hsi_life_set_stack(a->lt, (uint32_t)(target >> 1), (int)(target & 1), stack);
 }
 
 /* ts, pid, tid: the event as its StackWalk names it (header ids, else the
    ids attrib.c took from that StackWalk, else the payload pid alone). */
 static int want(hsi_analysis *a, int64_t ts, uint32_t pid, uint32_t tid, uint32_t rec, int which) {
-  probe *pr = &a->pr[which * HSI_KIND_COUNT + hsi_life_recs(a->lt)->kind[rec]];
+  probe *pr = probe_of(a, rec, which);
   if (!pr->seen) {
-    if (pr->wanted >= PROBE) return 0;
-    pr->ts[pr->wanted % RING] = ts;
-    pr->tid[pr->wanted % RING] = tid;
-    a->open += (pr->wanted == 0) - (pr->wanted + 1 == PROBE);
+    if (pr->off) return 0;
+    if (!pr->wanted) { pr->first = ts; a->open++; }
+    else if (pr->wanted >= PROBE && ts - pr->first > a->window) { pr->off = 1; a->open--; return 0; }
   }
   pr->wanted++;
   return hsi_stacks_want(a->st, ts, pid, tid, (uint64_t)rec * 2 + (uint64_t)which);
-}
-
-/* The kernel StackWalk records probe_stack reads: op 32, key references 37 and 38. */
-static int is_probed_walk(const hs_event *ev) {
-  return (ev->flags & HS_EVF_KERNEL) && (ev->hook == 0x1820 || ev->hook == 0x1825 || ev->hook == 0x1826);
-}
-
-/* A StackWalk op 32 or key reference (37/38) names its event by
-   (EventTimeStamp @0, StackThread @12) [V]: does it name a probed target? */
-static void probe_stack(hsi_analysis *a, const hs_event *ev) {
-  int64_t ts;
-  uint32_t tid;
-  int w, i;
-  if (!a->open || ev->payload_len < 16) return;   /* every probe decided: most of a trace */
-  ts = (int64_t)rd64(ev->payload);
-  tid = rd32(ev->payload + 12);
-  for (w = 0; w < 2 * HSI_KIND_COUNT; w++) {
-    probe *pr = &a->pr[w];
-    uint64_t n = pr->wanted < RING ? pr->wanted : RING;
-    if (pr->seen || pr->wanted >= PROBE) continue;      /* decided */
-    for (i = 0; i < (int)n; i++)
-      if (pr->ts[i] == ts && (pr->tid[i] == tid || pr->tid[i] == HS_NOID)) { pr->seen = 1; a->open--; break; }
-  }
 }
 
 /*
@@ -192,11 +181,11 @@ typedef struct pre {
 enum { BARE_OP = 1, BARE_TIME = 2 };
 
 /* Is ev one the loop of hsi_analysis_run reads no more of than its time?
-   Its memory operation (d), Process End, the process map, the stack probe
-   and the stack matcher each say whether they read it; most events of a
-   real trace's other providers are such. */
+   Its memory operation (d), Process End, the process map and the stack
+   matcher each say whether they read it; most events of a real trace's
+   other providers are such. */
 static int time_only(const hs_event *ev, int d) {
-  return d == 0 && !hsi_procmap_wants(ev) && !hsi_stacks_wants(ev) && !is_process_end(ev) && !is_probed_walk(ev);
+  return d == 0 && !hsi_procmap_wants(ev) && !hsi_stacks_wants(ev) && !is_process_end(ev);
 }
 
 /* The pass counts every time on the first file's clock (hsi_reader_clocks):
@@ -220,7 +209,7 @@ static int stage(void *ud, hs_event *ev, void *extra) {
   /* A kernel event decoded whole is one of the heap, VirtualAlloc or pool
      groups (the only kernel groups hsi_memev_decode knows), most of a
      memory trace's events.  It is read on by its operation alone: the
-     process map, the probes and Process End look at other groups, and to
+     process map and Process End look at other groups, and to
      the stack matcher it is only its time.  Neither its record's bytes nor
      the event go over to the analysis thread (prefetch.h), only this. */
   x->bare = x->d == 1 && (ev->flags & (HS_EVF_KERNEL | HS_EVF_EXT)) == HS_EVF_KERNEL ? BARE_OP : 0;
@@ -286,6 +275,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   a->scope = scope;
   hsi_stacks_on_match(a->st, on_stack, a);
   hsi_stacks_set_window(a->st, hs_time_freq(&a->lf), HSI_STACKS_MAX_LIVE);
+  a->window = hs_time_freq(&a->lf) / PROBE_PART;
   /* With a prefetch thread the walk runs on it, and this thread works
      beside it: the reader starts one decoding worker fewer (source.h),
      and this thread decodes for it whenever it waits for events. */
@@ -337,7 +327,6 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
     if (hsi_procmap_feed(a->pm, e) < 0) { rc = HS_ENOMEM; break; }
     if (d == 1) rc = memory_event(a, &x->op, &x->ids);
     else if (d < 0) a->c.memory_damaged++;
-    if (rc == 0 && is_probed_walk(e)) probe_stack(a, e);
     if (rc == 0 && hsi_stacks_feed(a->st, e) < 0) rc = HS_ENOMEM;
   }
   hsi_prefetch_close(pf);                /* the attribution and the checks are ours again */

@@ -196,10 +196,13 @@ TEST(virtualalloc_pool_and_process_end_32bit) {
 
 /*
 ** The probes (analysis.c): a kind whose events get StackWalks keeps
-** asking, one whose events get none stops after 4096 targets.  Heap
+** asking, one whose events get none stops after 4096 targets once its
+** first is 100 ms old (a tenth of the matcher's window: 1,000,000 ticks
+** here).  Heap
 ** allocs are seen first; pool allocs start later and must be seen on
 ** their own (their probe opens after the heap's has closed); heap frees
-** never get a stack.
+** never get a stack.  They come every 3,000 ticks: the 4096th is 12.3 M
+** ticks after the first, the 334th the first past 100 ms.
 */
 TEST(stack_probes) {
   hsi_writer *w;
@@ -226,14 +229,14 @@ TEST(stack_probes) {
   CHECK_EQ(hsi_writer_stack(w, 1, 513, 510, 1000, 1001, f, 2, 8), 0);
   op.tag = 0; op.pool_type = 0;
   for (i = 0; i < 6000; i++) {         /* heap allocs with stacks, frees without */
-    op.kind = HSI_OP_HEAP_ALLOC; op.ts = 1000 + 100 * (int64_t)i; op.addr = 0x20000 + 64 * (uint64_t)i; op.size = 40;
+    op.kind = HSI_OP_HEAP_ALLOC; op.ts = 1000 + 3000 * (int64_t)i; op.addr = 0x20000 + 64 * (uint64_t)i; op.size = 40;
     mem(w, 8, &op, f, 2);
     op.kind = HSI_OP_HEAP_FREE; op.ts += 50; op.size = 0;
     mem(w, 8, &op, NULL, 0);
   }
   op.kind = HSI_OP_POOL_ALLOC; op.heap = 0; op.tag = 0x656E6F4E; op.pool_type = 1;
   for (i = 0; i < 5000; i++) {         /* then pool allocs, each with its stack */
-    op.ts = 1000000 + 100 * (int64_t)i; op.addr = 0xFFFF800000100000ull + 64 * (uint64_t)i; op.size = 64;
+    op.ts = 20000000 + 100 * (int64_t)i; op.addr = 0xFFFF800000100000ull + 64 * (uint64_t)i; op.size = 64;
     mem(w, 8, &op, f, 2);
   }
   CHECK_EQ(hsi_writer_close(w), 0);
@@ -251,6 +254,51 @@ TEST(stack_probes) {
   CHECK_EQ(free_stk, 0);
   /* 6001 heap + 5001 pool alloc targets, and the frees' 4096 before they stopped */
   CHECK_EQ(hsi_stacks_counts(hsi_analysis_stacks(a))->targets, 6001 + 5001 + 4096);
+  hsi_analysis_free(a);
+  unlink(path);
+}
+
+/*
+** StackWalks written long after their events (the trace's order allows
+** them anywhere in the matcher's window): 10,000 heap allocs on one CPU,
+** each StackWalk 30,000 ticks (3 ms) later on another, about 10,000
+** events behind.  The probe must not give up before the first arrives:
+** every alloc gets its stack (deciding on 4096 targets alone gave 4096
+** stacks).  The frees' probe, with no stack, still stops at 4096.
+*/
+TEST(stack_probe_late_stacks) {
+  hsi_writer *w;
+  hsi_writer_opts o;
+  hsi_memop op;
+  hsi_analysis *a;
+  const hsi_recs *rs;
+  uint64_t f[] = { 0x7ff800011234ull, 0x7ff700002000ull };
+  size_t i, n = 0, stk = 0;
+  enum { N = 10000, DELAY = 30000 };
+  memset(&o, 0, sizeof o);
+  o.cpus = 2;
+  CHECK_EQ(hsi_writer_open(&w, tmp_path("late"), &o, NULL, 0), 0);
+  CHECK_EQ(hsi_writer_process(w, 0, 3, 8, 1000, 4, 100, "app.exe", "app.exe"), 0);
+  memset(&op, 0, sizeof op);
+  op.pid = 1000; op.tid = 1001; op.heap = 0x10000; op.size = 40;
+  for (i = 0; i < N; i++) {
+    op.kind = HSI_OP_HEAP_ALLOC; op.ts = 1000 + 3 * (int64_t)i; op.addr = 0x20000 + 64 * (uint64_t)i;
+    mem(w, 8, &op, NULL, 0);
+    CHECK_EQ(hsi_writer_stack(w, 1, op.ts + DELAY, op.ts, 1000, 1001, f, 2, 8), 0);
+  }
+  for (i = 0; i < N; i++) {            /* frees without stacks, over 2 s */
+    op.kind = HSI_OP_HEAP_FREE; op.ts = 1000 + 3 * N + DELAY + 2000 * (int64_t)(i + 1); op.addr = 0x20000 + 64 * (uint64_t)i;
+    mem(w, 8, &op, NULL, 0);
+  }
+  CHECK_EQ(hsi_writer_close(w), 0);
+  a = analyse(path);
+  if (!a) return;
+  rs = hsi_life_recs(hsi_analysis_life(a));
+  for (i = 0; i < rs->n; i++) { n++; stk += rs->stk_alloc[i] != 0; }
+  CHECK_EQ(n, N);
+  CHECK_EQ(stk, N);
+  /* the allocs', then the frees' 4096 (the 4096th is 8.2 M ticks after the first) */
+  CHECK_EQ(hsi_stacks_counts(hsi_analysis_stacks(a))->targets, N + 4096);
   hsi_analysis_free(a);
   unlink(path);
 }
@@ -310,5 +358,6 @@ int main(void) {
   RUN(virtualalloc_pool_and_process_end_32bit);
   RUN(stack_probes);
   RUN(stack_probe_threadless);
+  RUN(stack_probe_late_stacks);
   return UNIT_DONE();
 }
