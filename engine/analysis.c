@@ -21,7 +21,7 @@
 ** only from the trace itself (`-stackwalk HeapAlloc` without HeapFree is
 ** the usual setup).  A target that never gets a stack lingers in the
 ** matcher's window, so a kind (heap, VirtualAlloc or pool; alloc or free)
-** none of whose targets has been given a stack stops asking once it has
+** none of whose targets a StackWalk has named stops asking once it has
 ** asked PROBE times and its first target is a tenth of that window old
 ** (100 ms): Windows writes a StackWalk microseconds after its event, and a
 ** trace that writes them later than that still has its stacks matched,
@@ -33,7 +33,7 @@
 
 typedef struct probe {
   uint64_t wanted;
-  int seen;                   /* a stack was given to a target of this kind */
+  int seen;                   /* a StackWalk was matched to a target of this kind */
   int off;                    /* it stopped asking */
   int64_t first;              /* the time of its first target */
 } probe;
@@ -87,11 +87,17 @@ static probe *probe_of(hsi_analysis *a, uint32_t rec, int which) {
 /* A stack target names a record and which of its stacks: rec * 2 + which. */
 static void on_stack(void *ud, uint64_t target, uint32_t stack) {
   hsi_analysis *a = (hsi_analysis *)ud;
-  if (a->open && stack) {                 /* most of a trace: every probe decided */
-    probe *pr = probe_of(a, (uint32_t)(target >> 1), (int)(target & 1));
-    if (!pr->seen && !pr->off) { pr->seen = 1; a->open--; }
-  }
   hsi_life_set_stack(a->lt, (uint32_t)(target >> 1), (int)(target & 1), stack);
+}
+
+/* A StackWalk part was matched to target: its kind has stacks.  The
+   matcher is told to stop calling once no probe is asking (most of a
+   trace); want() starts it again for a probe that opens later. */
+static void on_part(void *ud, uint64_t target) {
+  hsi_analysis *a = (hsi_analysis *)ud;
+  probe *pr = probe_of(a, (uint32_t)(target >> 1), (int)(target & 1));
+  if (!pr->seen && !pr->off) { pr->seen = 1; a->open--; }
+  if (!a->open) hsi_stacks_on_part(a->st, NULL, NULL);
 }
 
 /* ts, pid, tid: the event as its StackWalk names it (header ids, else the
@@ -100,8 +106,14 @@ static int want(hsi_analysis *a, int64_t ts, uint32_t pid, uint32_t tid, uint32_
   probe *pr = probe_of(a, rec, which);
   if (!pr->seen) {
     if (pr->off) return 0;
-    if (!pr->wanted) { pr->first = ts; a->open++; }
-    else if (pr->wanted >= PROBE && ts - pr->first > a->window) { pr->off = 1; a->open--; return 0; }
+    if (!pr->wanted) {
+      pr->first = ts;
+      if (a->open++ == 0) hsi_stacks_on_part(a->st, on_part, a);
+    } else if (pr->wanted >= PROBE && ts - pr->first > a->window) {
+      pr->off = 1;
+      if (--a->open == 0) hsi_stacks_on_part(a->st, NULL, NULL);
+      return 0;
+    }
   }
   pr->wanted++;
   return hsi_stacks_want(a->st, ts, pid, tid, (uint64_t)rec * 2 + (uint64_t)which);

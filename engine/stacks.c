@@ -273,6 +273,8 @@ struct hsi_stacks {
   int direct;              /* the hold is used (tests turn it off) */
   hsi_stack_fn fn;
   void *ud;
+  hsi_part_fn pfn;              /* told of each part matched to a target (hsi_stacks_on_part) */
+  void *pud;
   hsi_stack_match *res;
   size_t nres, capres;
   int nomem;
@@ -318,6 +320,12 @@ int hsi_stacks_nomem(const hsi_stacks *st) { return st->nomem; }
 const hsi_stack_counts *hsi_stacks_counts(const hsi_stacks *st) { return &st->c; }
 
 void hsi_stacks_on_match(hsi_stacks *st, hsi_stack_fn fn, void *ud) { st->fn = fn; st->ud = ud; }
+void hsi_stacks_on_part(hsi_stacks *st, hsi_part_fn fn, void *ud) { st->pfn = fn; st->pud = ud; }
+
+/* A part (a StackWalk record or key reference) was matched to target. */
+static inline void parted(const hsi_stacks *st, uint64_t target) {
+  if (st->pfn) st->pfn(st->pud, target);
+}
 
 void hsi_stacks_set_window(hsi_stacks *st, int64_t window, uint32_t max_live) {
   st->window = window > 0 ? window : 0;
@@ -653,6 +661,7 @@ static int hold_take(hsi_stacks *st, const hs_event *ev) {
   if ((part = read_part(st, p + 16, n, w, NULL)) == NONE) return HS_ENOMEM;
   st->c.op32++;
   st->c.matched++;
+  parted(st, st->hold.target);
   st->hold.on = 0;
   st->nlive--;
   if ((id = final_of(st, part)) == NONE) { st->nomem = 1; return HS_ENOMEM; }
@@ -769,6 +778,7 @@ static int stack_part(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid,
   if (si == NONE) { st->c.unmatched++; return 0; }
   if ((part = read_part(st, p, n, w, NULL)) == NONE) return HS_ENOMEM;
   st->c.matched++;
+  parted(st, st->slots[si].target);
   if (add_part(st, si, kind, part) != 0) return HS_ENOMEM;
   st->slots[si].width = (uint8_t)w;
   return maybe_complete(st, si);
@@ -869,7 +879,8 @@ static int feed_stackwalk(hsi_stacks *st, const hs_event *ev, int op) {
       st->c.key_refs++;
       key = rdw(p + 16, (unsigned)w);
       si = find_target(st, (int64_t)rd64(p), rd32(p + 8), rd32(p + 12), kind);
-      if (si == NONE) st->c.unmatched++; else st->c.matched++;
+      if (si == NONE) st->c.unmatched++;
+      else { st->c.matched++; parted(st, st->slots[si].target); }
       return key_ref(st, kind, kind, key, si) != 0 ? HS_ENOMEM : 1;
     }
     case 34: case 35: case 36:
@@ -929,7 +940,8 @@ static int feed_ext(hsi_stacks *st, const hs_event *ev) {
       key = rdw(it.data + 8, (unsigned)w);
       {
         uint32_t tsi = mid ? matchid_slot(st, mid, si) : si;
-        if (tsi == NONE) st->c.unmatched++; else st->c.matched++;
+        if (tsi == NONE) st->c.unmatched++;
+        else { st->c.matched++; parted(st, st->slots[tsi].target); }
         /* the part's kind is not known until the definition: user unless
            the definition's innermost frame is kernel -- approximated as user */
         if (key_ref(st, K_EXT, K_USER, key, tsi) != 0) return HS_ENOMEM;

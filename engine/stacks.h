@@ -95,6 +95,11 @@ int hsi_stacks_nomem(const hsi_stacks *st);
 /* ---- matching */
 
 void hsi_stacks_on_match(hsi_stacks *st, hsi_stack_fn fn, void *ud);
+/* fn (NULL: none) is told of each part matched to a target, when it is
+   matched: before the stack is whole and given (a kernel part may wait
+   for its user part until the target leaves the window). */
+typedef void (*hsi_part_fn)(void *ud, uint64_t target);
+void hsi_stacks_on_part(hsi_stacks *st, hsi_part_fn fn, void *ud);
 /* window: ticks of the trace clock; max_live: live targets kept. */
 void hsi_stacks_set_window(hsi_stacks *st, int64_t window, uint32_t max_live);
 /*
