@@ -194,6 +194,27 @@ TEST(virtualalloc_pool_and_process_end_32bit) {
   remove(path);
 }
 
+/* A trace of 2 CPUs at tmp_path(name) with app.exe (pid 1000) started;
+   NULL when it cannot be written. */
+static hsi_writer *app_trace(const char *name) {
+  hsi_writer *w = NULL;
+  hsi_writer_opts o;
+  memset(&o, 0, sizeof o);
+  o.cpus = 2;
+  CHECK_EQ(hsi_writer_open(&w, tmp_path(name), &o, NULL, 0), 0);
+  if (w) CHECK_EQ(hsi_writer_process(w, 0, 3, 8, 1000, 4, 100, "app.exe", "app.exe"), 0);
+  return w;
+}
+
+/* Records of the analysis with an alloc stack; *n all its records. */
+static size_t alloc_stacks(hsi_analysis *a, size_t *n) {
+  const hsi_recs *rs = hsi_life_recs(hsi_analysis_life(a));
+  size_t i, stk = 0;
+  for (i = 0; i < rs->n; i++) stk += rs->stk_alloc[i] != 0;
+  *n = rs->n;
+  return stk;
+}
+
 /*
 ** The probes (analysis.c): a kind whose events get StackWalks keeps
 ** asking, one whose events get none stops after 4096 targets once its
@@ -205,17 +226,13 @@ TEST(virtualalloc_pool_and_process_end_32bit) {
 ** ticks after the first, the 334th the first past 100 ms.
 */
 TEST(stack_probes) {
-  hsi_writer *w;
-  hsi_writer_opts o;
+  hsi_writer *w = app_trace("probes");
   hsi_memop op;
   hsi_analysis *a;
   const hsi_recs *rs;
   uint64_t f[] = { 0x7ff800011234ull, 0x7ff700002000ull };
   size_t i, heap_stk = 0, pool_stk = 0, npool = 0, nheap = 0, free_stk = 0;
-  memset(&o, 0, sizeof o);
-  o.cpus = 2;
-  CHECK_EQ(hsi_writer_open(&w, tmp_path("probes"), &o, NULL, 0), 0);
-  CHECK_EQ(hsi_writer_process(w, 0, 3, 8, 1000, 4, 100, "app.exe", "app.exe"), 0);
+  if (!w) return;
   memset(&op, 0, sizeof op);
   op.pid = 1000; op.tid = 1001; op.heap = 0x10000;
   /* first a heap and a pool alloc before either StackWalk: both probes
@@ -258,6 +275,50 @@ TEST(stack_probes) {
   unlink(path);
 }
 
+/* n allocs of app.exe (heap, or pool when `pool`), one every `every`
+   ticks, each with a StackWalk of frames f `delay` ticks later on CPU 1;
+   then `frees` heap frees without stacks, one every 2,000 ticks.  The
+   analysis of that trace, or NULL. */
+static hsi_analysis *late_stacks(const char *name, int pool, const uint64_t *f, int64_t every, int64_t delay,
+                                 size_t n, size_t frees) {
+  hsi_writer *w = app_trace(name);
+  hsi_memop op;
+  int64_t ts = 1000;
+  size_t i;
+  if (!w) return NULL;
+  memset(&op, 0, sizeof op);
+  op.pid = 1000; op.tid = 1001; op.size = 40;
+  op.kind = pool ? HSI_OP_POOL_ALLOC : HSI_OP_HEAP_ALLOC;
+  if (pool) { op.tag = 0x656E6F4E; op.pool_type = 1; } else op.heap = 0x10000;
+  for (i = 0; i < n; i++) {
+    op.ts = ts = 1000 + every * (int64_t)i;
+    op.addr = (pool ? 0xFFFF800000100000ull : 0x20000) + 64 * (uint64_t)i;
+    mem(w, 8, &op, NULL, 0);
+    CHECK_EQ(hsi_writer_stack(w, 1, op.ts + delay, op.ts, 1000, 1001, f, 2, 8), 0);
+  }
+  op.kind = HSI_OP_HEAP_FREE; op.heap = 0x10000; op.tag = 0; op.pool_type = 0;
+  for (i = 0; i < frees; i++) {
+    op.ts = ts + delay + 2000 * (int64_t)(i + 1); op.addr = 0x20000 + 64 * (uint64_t)i;
+    mem(w, 8, &op, NULL, 0);
+  }
+  CHECK_EQ(hsi_writer_close(w), 0);
+  return analyse(path);
+}
+
+/* late_stacks' analysis: every alloc has its stack, and (unless 0) the
+   matcher was asked `targets` times. */
+static void check_late(const char *name, int pool, const uint64_t *f, int64_t every, int64_t delay,
+                       size_t n, size_t frees, uint64_t targets) {
+  size_t nrec = 0;
+  hsi_analysis *a = late_stacks(name, pool, f, every, delay, n, frees);
+  if (!a) return;
+  CHECK_EQ(alloc_stacks(a, &nrec), n);
+  CHECK_EQ(nrec, n);
+  if (targets) CHECK_EQ(hsi_stacks_counts(hsi_analysis_stacks(a))->targets, targets);
+  hsi_analysis_free(a);
+  unlink(path);
+}
+
 /*
 ** StackWalks written long after their events (the trace's order allows
 ** them anywhere in the matcher's window): 10,000 heap allocs on one CPU,
@@ -267,40 +328,9 @@ TEST(stack_probes) {
 ** stacks).  The frees' probe, with no stack, still stops at 4096.
 */
 TEST(stack_probe_late_stacks) {
-  hsi_writer *w;
-  hsi_writer_opts o;
-  hsi_memop op;
-  hsi_analysis *a;
-  const hsi_recs *rs;
-  uint64_t f[] = { 0x7ff800011234ull, 0x7ff700002000ull };
-  size_t i, n = 0, stk = 0;
-  enum { N = 10000, DELAY = 30000 };
-  memset(&o, 0, sizeof o);
-  o.cpus = 2;
-  CHECK_EQ(hsi_writer_open(&w, tmp_path("late"), &o, NULL, 0), 0);
-  CHECK_EQ(hsi_writer_process(w, 0, 3, 8, 1000, 4, 100, "app.exe", "app.exe"), 0);
-  memset(&op, 0, sizeof op);
-  op.pid = 1000; op.tid = 1001; op.heap = 0x10000; op.size = 40;
-  for (i = 0; i < N; i++) {
-    op.kind = HSI_OP_HEAP_ALLOC; op.ts = 1000 + 3 * (int64_t)i; op.addr = 0x20000 + 64 * (uint64_t)i;
-    mem(w, 8, &op, NULL, 0);
-    CHECK_EQ(hsi_writer_stack(w, 1, op.ts + DELAY, op.ts, 1000, 1001, f, 2, 8), 0);
-  }
-  for (i = 0; i < N; i++) {            /* frees without stacks, over 2 s */
-    op.kind = HSI_OP_HEAP_FREE; op.ts = 1000 + 3 * N + DELAY + 2000 * (int64_t)(i + 1); op.addr = 0x20000 + 64 * (uint64_t)i;
-    mem(w, 8, &op, NULL, 0);
-  }
-  CHECK_EQ(hsi_writer_close(w), 0);
-  a = analyse(path);
-  if (!a) return;
-  rs = hsi_life_recs(hsi_analysis_life(a));
-  for (i = 0; i < rs->n; i++) { n++; stk += rs->stk_alloc[i] != 0; }
-  CHECK_EQ(n, N);
-  CHECK_EQ(stk, N);
-  /* the allocs', then the frees' 4096 (the 4096th is 8.2 M ticks after the first) */
-  CHECK_EQ(hsi_stacks_counts(hsi_analysis_stacks(a))->targets, N + 4096);
-  hsi_analysis_free(a);
-  unlink(path);
+  static const uint64_t f[] = { 0x7ff800011234ull, 0x7ff700002000ull };
+  /* targets: the allocs', then the frees' 4096 (the 4096th is 8.2 M ticks after the first) */
+  check_late("late", 0, f, 3, 30000, 10000, 10000, 10000 + 4096);
 }
 
 /*
@@ -311,34 +341,8 @@ TEST(stack_probe_late_stacks) {
 ** (past the probe's 100 ms and 4,096 targets), every one with its stack.
 */
 TEST(stack_probe_kernel_stacks) {
-  hsi_writer *w;
-  hsi_writer_opts o;
-  hsi_memop op;
-  hsi_analysis *a;
-  const hsi_recs *rs;
-  uint64_t f[] = { 0xFFFFF80000011234ull, 0xFFFFF80000012000ull };
-  size_t i, n = 0, stk = 0;
-  enum { N = 6000 };
-  memset(&o, 0, sizeof o);
-  o.cpus = 2;
-  CHECK_EQ(hsi_writer_open(&w, tmp_path("kstacks"), &o, NULL, 0), 0);
-  CHECK_EQ(hsi_writer_process(w, 0, 3, 8, 1000, 4, 100, "app.exe", "app.exe"), 0);
-  memset(&op, 0, sizeof op);
-  op.kind = HSI_OP_POOL_ALLOC; op.tag = 0x656E6F4E; op.pool_type = 1; op.size = 64;
-  op.pid = 1000; op.tid = 1001;
-  for (i = 0; i < N; i++) {
-    op.ts = 1000 + 1000 * (int64_t)i; op.addr = 0xFFFF800000100000ull + 64 * (uint64_t)i;
-    mem(w, 8, &op, f, 2);
-  }
-  CHECK_EQ(hsi_writer_close(w), 0);
-  a = analyse(path);
-  if (!a) return;
-  rs = hsi_life_recs(hsi_analysis_life(a));
-  for (i = 0; i < rs->n; i++) { n++; stk += rs->stk_alloc[i] != 0; }
-  CHECK_EQ(n, N);
-  CHECK_EQ(stk, N);
-  hsi_analysis_free(a);
-  unlink(path);
+  static const uint64_t f[] = { 0xFFFFF80000011234ull, 0xFFFFF80000012000ull };
+  check_late("kstacks", 1, f, 1000, 3, 6000, 0, 0);
 }
 
 /*
