@@ -44,6 +44,7 @@
 #include "memev.h"
 #include "query.h"
 #include "text.h"
+#include "hash.h"
 #include "lua_term.h"
 
 #define HSI_LUA_ALLOCS "heapscript.Allocs"
@@ -1322,10 +1323,22 @@ static int a_each(lua_State *L) {
 /* One line of A:folded(): a (stack, instance) and its bytes, then its text. */
 typedef struct fline {
   uint32_t rec;                 /* its first record */
-  uint32_t next;                /* the next line of the same stack id, + 1 */
   uint64_t bytes;
   size_t off;                   /* its text in the arena */
 } fline;
+
+/* The slot of (stack id, instance) in a_folded's table of lines (line +
+   1, 0 empty; cap a power of two, never full): its line's, or the empty
+   one where it goes. */
+static size_t fline_slot(const hsi_recs *R, const fline *ln, const uint32_t *tab, size_t cap, uint32_t id,
+                         uint32_t inst) {
+  size_t i = (size_t)hsi_mix64((uint64_t)id << 32 | inst) & (cap - 1);
+  for (; tab[i]; i = (i + 1) & (cap - 1)) {
+    uint32_t r = ln[tab[i] - 1].rec;
+    if (R->stk_alloc[r] == id && R->inst[r] == inst) break;
+  }
+  return i;
+}
 
 /* The buffer at stack index `at` (*cap bytes) with room for `more` bytes
    past `used`: a larger one in its place, `used` bytes copied, when it
@@ -1360,7 +1373,8 @@ static int a_folded(lua_State *L) {
   const char *prefix = luaL_checklstring(L, 2, &plen);
   const Analysis *an = A->an;
   const hsi_recs *R = an->R;
-  uint32_t nst = hsi_stacks_count(hsi_analysis_stacks(an->a)), nostack = 0, *first;
+  uint32_t nst = hsi_stacks_count(hsi_analysis_stacks(an->a)), nostack = 0, *tab;
+  size_t tcap = 1024;
   fline *ln;
   hsi_lua_key *tx;              /* the lines' texts, at = the line */
   char *arena;
@@ -1368,25 +1382,34 @@ static int a_folded(lua_State *L) {
   lua_settop(L, 2);
   lua_getiuservalue(L, 1, SV_ANALYSIS);                     /* 3 */
   lua_getiuservalue(L, 3, AV_CACHE);                        /* 4 */
-  first = (uint32_t *)newbuf(L, (size_t)nst + 1, sizeof *first);   /* 5: stack id -> line + 1 */
+  tab = (uint32_t *)newbuf(L, tcap, sizeof *tab);          /* 5: (stack id, instance) -> line + 1 */
   lcap = 64 * sizeof *ln;                                   /* lines: as many as stacks, not records */
   ln = (fline *)newbuf(L, lcap, 1);                         /* 6 */
   /* the bytes of each (stack, instance), lines in their first record's order */
   for (i = 0; i < A->n; i++) {
-    uint32_t r = A->idx[i], id = R->stk_alloc[r], *at, k;
+    uint32_t r = A->idx[i], id = R->stk_alloc[r], *at;
     if ((R->flags[r] & HSI_RF_SIZE_UNKNOWN) || R->size[r] == 0) continue;
     if (id == HSI_STACK_UNKNOWN || id > nst) at = &nostack;
-    else at = &first[id];
-    for (k = *at; k && (at != &nostack && R->inst[ln[k - 1].rec] != R->inst[r]); k = ln[k - 1].next) {}
-    if (!k) {
+    else {
+      if ((n + 1) * 2 > tcap) {              /* grow the table: every line of a stack again */
+        size_t k, ncap = tcap * 2;
+        uint32_t *nt = (uint32_t *)newbuf(L, ncap, sizeof *nt);
+        for (k = 0; k < n; k++) {
+          uint32_t q = ln[k].rec, qid = R->stk_alloc[q];
+          if (qid != HSI_STACK_UNKNOWN && qid <= nst) nt[fline_slot(R, ln, nt, ncap, qid, R->inst[q])] = (uint32_t)k + 1;
+        }
+        lua_replace(L, 5);
+        tab = nt; tcap = ncap;
+      }
+      at = &tab[fline_slot(R, ln, tab, tcap, id, R->inst[r])];
+    }
+    if (!*at) {
       ln = (fline *)room(L, 6, ln, &lcap, n * sizeof *ln, sizeof *ln);
       memset(&ln[n], 0, sizeof *ln);
       ln[n].rec = r;
-      ln[n].next = at == &nostack ? 0 : *at;
       *at = (uint32_t)++n;
-      k = (uint32_t)n;
     }
-    ln[k - 1].bytes += R->size[r];
+    ln[*at - 1].bytes += R->size[r];
   }
   tx = (hsi_lua_key *)newbuf(L, n, sizeof *tx);             /* 7 */
   /* their texts */

@@ -540,6 +540,36 @@ T.test("A:folded: bytes by stack, named, merged and sorted in C", function()
   check(#bt == 250 and sum == 500 * 501 // 2, "250 lines, every byte", #bt .. " lines, " .. sum)
   check(same_lists(bt, rt) and same_lists(bb, rb), "the same as made in Lua")
   t2:close()
+  -- one stack in 700 processes, each with its own module at those addresses:
+  -- 700 lines of one stack id (the table of (stack, process) lines grows),
+  -- each process's records under its own text
+  w = assert(heapscript.writer(path))
+  for p = 1, 700 do
+    local pid = 1000 + 4 * p
+    w:process{op = "dcstart", pid = pid, ts = 10 + p, name = "app.exe"}
+    w:image{op = "dcstart", pid = pid, base = base, size = 0x100000, ts = 10 + p,
+            path = ("\\Device\\HarddiskVolume3\\app\\m%d.dll"):format(p)}
+  end
+  for p = 1, 700 do
+    local pid = 1000 + 4 * p
+    for k = 0, 1 do
+      w:heap{op = "alloc", pid = pid, tid = pid + 1, ts = 10000 + 10 * (2 * p + k), heap = 0x5000,
+             addr = 0x100000 + 16 * (2 * p + k), size = p, stack = { base + 0x1000, base + 0x2000 }}
+    end
+  end
+  assert(w:close())
+  local t3 <close> = assert(heapscript.open(path))
+  local P = t3:allocations()
+  local pt, pb = P:folded("heap")
+  local ok = #pt == 700
+  for i, text in ipairs(pt) do
+    local p = tonumber(text:match("^heap;m(%d+)%.dll%+0x2000;m%d+%.dll%+0x1000$"))
+    ok = ok and p ~= nil and pb[i] == 2 * p
+  end
+  check(ok, "700 processes' lines of one stack id, each its own text and bytes", #pt .. " lines")
+  rt, rb = folded_ref(P, "heap")
+  check(same_lists(pt, rt) and same_lists(pb, rb), "the same as made in Lua")
+  t3:close()
   os.remove(path)
 end)
 
