@@ -333,12 +333,15 @@ static int parse_logfile(etlfile *f, const uint8_t *b, uint32_t end, char *err, 
 
 /* Where an uncompressed buffer's data ends: at Offset, or where Offset
    is 0 or past BufferSize, at SavedOffset if that is sane, else at
-   BufferSize (ETL-FORMAT.md 1.5); *off_ok whether Offset was used. */
-static uint32_t data_end(const uint8_t *b, int *off_ok) {
+   BufferSize (ETL-FORMAT.md 1.5); *fallback NULL when Offset was used,
+   else the name of the field used. */
+static uint32_t data_end(const uint8_t *b, const char **fallback) {
   uint32_t size = rd32(b), saved = rd32(b + 4), off = rd32(b + 0x30);
-  *off_ok = off >= BUFHDR && off <= size;
-  if (*off_ok) return off;
-  return saved >= BUFHDR && saved <= size ? saved : size;
+  *fallback = NULL;
+  if (off >= BUFHDR && off <= size) return off;
+  if (saved >= BUFHDR && saved <= size) { *fallback = "SavedOffset"; return saved; }
+  *fallback = "BufferSize";
+  return size;
 }
 
 /* A buffer header that could be real.  b holds avail bytes, at least
@@ -350,11 +353,11 @@ static uint32_t data_end(const uint8_t *b, int *off_ok) {
 static int plausible_as(const uint8_t *b, uint64_t avail, int strict) {
   uint32_t size = rd32(b), end;
   uint16_t flag = rd16(b + 0x34), type = rd16(b + 0x36);
-  int off_ok;
+  const char *fallback;
   if (size < BUFHDR || size > MAX_BUFFER || type > 7 || (flag & 0xFF80)) return 0;
   if (flag & 0x40) return 1;
-  end = data_end(b, &off_ok);
-  if (strict && !off_ok) return 0;
+  end = data_end(b, &fallback);
+  if (strict && fallback) return 0;
   if (end > BUFHDR && size <= avail && (end < BUFHDR + 4 || (b[BUFHDR + 3] & 0x80) == 0)) return 0;
   return 1;
 }
@@ -478,11 +481,11 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
       }
       f->st.buffers_compressed++;
     } else {
-      int off_ok;
-      bi.end = data_end(b, &off_ok);
-      if (!off_ok) {
+      const char *fallback;
+      bi.end = data_end(b, &fallback);
+      if (fallback) {
         snprintf(msg, sizeof msg, "an Offset (0x30) of 0x48..0x%x, found 0x%x (its records are read up to %s 0x%x)",
-                 size, off, bi.end == size && saved != size ? "BufferSize" : "SavedOffset", bi.end);
+                 size, off, fallback, bi.end);
         if ((rc = index_damage(r, fi, pos, idx, msg, err, errlen)) != 0) return rc;
         f->st.buffers_damaged++;
       }

@@ -1394,10 +1394,9 @@ static int a_folded(lua_State *L) {
       if ((n + 1) * 2 > tcap) {              /* grow the table: every line of a stack again */
         size_t k, ncap = tcap * 2;
         uint32_t *nt = (uint32_t *)newbuf(L, ncap, sizeof *nt);
-        for (k = 0; k < n; k++) {
-          uint32_t q = ln[k].rec, qid = R->stk_alloc[q];
-          if (qid != HSI_STACK_UNKNOWN && qid <= nst) nt[fline_slot(R, ln, nt, ncap, qid, R->inst[q])] = (uint32_t)k + 1;
-        }
+        for (k = 0; k < n; k++)
+          if (k + 1 != nostack)
+            nt[fline_slot(R, ln, nt, ncap, R->stk_alloc[ln[k].rec], R->inst[ln[k].rec])] = (uint32_t)k + 1;
         lua_replace(L, 5);
         tab = nt; tcap = ncap;
       }

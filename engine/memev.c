@@ -124,7 +124,6 @@ static const plan *plan_of(const layout *L, int P);
 typedef struct kcell { const layout *L; const plan *pl[2]; uint8_t ready; } kcell;
 static kcell kcells[3][256][CACHE_V];
 
-
 /* The cell of (group slot, type, version), filled when first asked
    (hsi_memev_prepare fills them all before threads decode). */
 static const kcell *cell_of(int gs, int g, int t, int v) {

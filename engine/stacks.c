@@ -952,10 +952,7 @@ static int feed_ext(hsi_stacks *st, const hs_event *ev) {
   return found;
 }
 
-int hsi_stacks_walk_provider(const hs_guid *g) {
-  return g->d1 == G_STACKWALK.d1 && g->d2 == G_STACKWALK.d2 && g->d3 == G_STACKWALK.d3
-         && memcmp(g->d4, G_STACKWALK.d4, 8) == 0;
-}
+int hsi_stacks_walk_provider(const hs_guid *g) { return hs_guid_eq(g, &G_STACKWALK); }
 
 int hsi_stacks_feed(hsi_stacks *st, const hs_event *ev) {
   int rc = 0;

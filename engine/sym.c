@@ -278,7 +278,7 @@ static uint32_t ident_hash(const ident *d) {
                  d->size);
 }
 
-/* Index ids[k]; 0, or -1 out of memory (then lookups fall back to a scan). */
+/* Index ids[k]; 0, or -1 out of memory. */
 static int idmap_add(hsi_syms *sy, size_t k) {
   size_t i, mask;
   if ((sy->nids + 1) * 2 > sy->idcap) {
@@ -327,13 +327,11 @@ static ident *ident_of(hsi_syms *sy, const hsi_image *im) {
     sy->nimg = cap;
   }
   i = sy->nids;
-  if (sy->idcap) {                        /* the index holds every identity */
+  if (sy->idcap) {                        /* the index holds every identity (none yet: no index) */
     size_t mask = sy->idcap - 1, j;
     for (j = id_hash(has_id, &im->pdb_guid, im->pdb_age, has_id ? hsi_sym_basename(pdb) : module,
                      im->time_date_stamp, im->size) & mask; sy->idmap[j]; j = (j + 1) & mask)
       if (same_ident(&sy->ids[sy->idmap[j] - 1], has_id, im, module, pdb)) { i = sy->idmap[j] - 1; break; }
-  } else {
-    for (i = 0; i < sy->nids && !same_ident(&sy->ids[i], has_id, im, module, pdb); i++) {}
   }
   if (i == sy->nids) {
     if (sy->nids == sy->capids) {
@@ -353,11 +351,7 @@ static ident *ident_of(hsi_syms *sy, const hsi_image *im) {
     d->age = im->pdb_age;
     d->tds = im->time_date_stamp;
     d->size = im->size;
-    if (idmap_add(sy, sy->nids) != 0) {   /* no index: scan from now on */
-      free(sy->idmap);
-      sy->idmap = NULL;
-      sy->idcap = 0;
-    }
+    if (idmap_add(sy, sy->nids) != 0) return NULL;
     sy->nids++;
   }
   sy->ids[i].processes++;
