@@ -164,7 +164,8 @@ typedef struct thread {
 
 #define IMG_CHUNK 256
 
-/* A KernelTraceControl record met before the image it describes. */
+/* A KernelTraceControl record met before the image it describes: held
+   while the trace is at its tick (the image comes at the same one, §6.8). */
 typedef struct pending_id {
   int kind;                /* 0 ImageId, 36 DbgID_RSDS */
   int64_t ts;
@@ -173,7 +174,7 @@ typedef struct pending_id {
   hs_guid guid;
 } pending_id;
 
-#define NPENDING 16
+#define NPENDING 4096       /* at one tick; beyond, the oldest is dropped */
 
 struct hsi_procmap {
   strtab strs;
@@ -193,8 +194,8 @@ struct hsi_procmap {
   uint32_t nimages, capchunks;
   uint32_t last_img;       /* id + 1 of the image last fed, 0 = none */
   int64_t last_img_ts;
-  pending_id pending[NPENDING];
-  int npending;
+  pending_id *pending;
+  int npending, cappending;
   char *scratch;
   size_t scap;
   hsi_procstats st;
@@ -248,6 +249,7 @@ void hsi_procmap_free(hsi_procmap *pm) {
   for (i = 0; i < (pm->nimages + IMG_CHUNK - 1) / IMG_CHUNK; i++) free(pm->chunks[i]);
   free(pm->chunks);
   free(pm->scratch);
+  free(pm->pending);
   free(pm);
 }
 
@@ -818,9 +820,22 @@ static int feed_ktc(hsi_procmap *pm, const hs_event *ev, int op) {
   if ((im = id_target(pm, o.base, o.pid, ev->timestamp)) != NULL) {
     apply_id(pm, im, &d);
   } else {
-    if (pm->npending == NPENDING) {
-      memmove(pm->pending, pm->pending + 1, (NPENDING - 1) * sizeof *pm->pending);
-      pm->npending--;
+    int i, k = 0;
+    for (i = 0; i < pm->npending; i++)       /* an older tick's will find nothing now */
+      if (pm->pending[i].ts >= d.ts) pm->pending[k++] = pm->pending[i];
+    pm->npending = k;
+    if (pm->npending == pm->cappending) {
+      int cap = pm->cappending ? pm->cappending * 2 : 16;
+      pending_id *np = cap <= NPENDING ? (pending_id *)realloc(pm->pending, (size_t)cap * sizeof *np) : NULL;
+      if (np) {
+        pm->pending = np;
+        pm->cappending = cap;
+      } else if (pm->npending == 0) {
+        return 1;                            /* no room at all: it is not kept */
+      } else {                               /* full: the oldest goes */
+        memmove(pm->pending, pm->pending + 1, (size_t)(pm->npending - 1) * sizeof *pm->pending);
+        pm->npending--;
+      }
     }
     pm->pending[pm->npending++] = d;
   }

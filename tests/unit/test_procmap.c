@@ -726,6 +726,57 @@ TEST(dbgid_attach) {
   hsi_procmap_free(pm);
 }
 
+/* The identity records of many images, all before the images, at one tick
+   (a relogger writing a rundown's records in two runs): each attaches to
+   its own image when that comes; a record of an earlier tick whose image
+   never came attaches to nothing. */
+TEST(ktc_batch_before_images) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  uint32_t inst;
+  int i, ok = 0;
+  enum { N = 40 };
+  process(&b, 4, 8, 100, 1, 0, 0, "app.exe", "app");
+  ev = kev(0x0303, 4, 8, 10, &b); hsi_procmap_feed(pm, &ev);
+  inst = hsi_procmap_find(pm, 100, 10);
+  dbgid(&b, 8, 0x7FF000000000ull, 100, 77, "lost.pdb");      /* its image never comes */
+  ev = fev(&G_KTC, 36, 2, 8, 15, &b); hsi_procmap_feed(pm, &ev);
+  for (i = 0; i < N; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "m%d.dll", i);
+    imageid(&b, 8, 0x7FF800000000ull + (uint64_t)i * 0x100000, 0x10000, 0, name);
+    ev = fev(&G_KTC, 0, 2, 8, 20, &b); hsi_procmap_feed(pm, &ev);
+    snprintf(name, sizeof name, "m%d.pdb", i);
+    dbgid(&b, 8, 0x7FF800000000ull + (uint64_t)i * 0x100000, 0, (uint32_t)i + 1, name);
+    ev = fev(&G_KTC, 36, 2, 8, 20, &b); hsi_procmap_feed(pm, &ev);
+  }
+  for (i = N - 1; i >= 0; i--) {             /* the images, in another order */
+    image(&b, 8, 0x7FF800000000ull + (uint64_t)i * 0x100000, 0x10000, 100, "\\Device\\HarddiskVolume1\\x.dll");
+    ev = kev(0x1403, 2, 8, 20, &b); hsi_procmap_feed(pm, &ev);
+  }
+  image(&b, 8, 0x7FF000000000ull, 0x10000, 100, "\\Device\\HarddiskVolume1\\late.dll");
+  ev = kev(0x1403, 2, 8, 21, &b); hsi_procmap_feed(pm, &ev);
+  for (i = 0; i < N; i++) {
+    const hsi_image *im = hsi_procmap_image_at(pm, inst, 0x7FF800000010ull + (uint64_t)i * 0x100000, 22);
+    char pdb[32], orig[32];
+    snprintf(pdb, sizeof pdb, "m%d.pdb", i);
+    snprintf(orig, sizeof orig, "m%d.dll", i);
+    ok += im && im->pdb_age == (uint32_t)i + 1 && (im->flags & HSI_IMG_IMAGEID)
+          && strcmp(hsi_procmap_str(pm, im->pdb_name), pdb) == 0
+          && strcmp(hsi_procmap_str(pm, im->orig_name), orig) == 0;
+  }
+  CHECK_EQ(ok, N);
+  CHECK_EQ(hsi_procmap_stats(pm)->dbgid_records, N + 1);
+  CHECK_EQ(hsi_procmap_stats(pm)->dbgid_attached, N);
+  CHECK_EQ(hsi_procmap_stats(pm)->imageid_attached, N);
+  {
+    const hsi_image *im = hsi_procmap_image_at(pm, inst, 0x7FF000000010ull, 22);
+    CHECK(im && !(im->flags & HSI_IMG_PDB));
+  }
+  hsi_procmap_free(pm);
+}
+
 /* Classic (MOF) records may carry a payload of the other width (§7.2). */
 TEST(mof_width_fallback) {
   hsi_procmap *pm = hsi_procmap_new();
@@ -928,6 +979,7 @@ int main(void) {
   RUN(thread_edges);
   RUN(images); RUN(rundown_of_many_images); RUN(images_against_model); RUN(decoder_widths);
   RUN(dbgid_attach);
+  RUN(ktc_batch_before_images);
   RUN(mof_width_fallback);
   RUN(strings);
   RUN(real_traces);
