@@ -59,11 +59,13 @@ int hsi_info_add(hsi_info *in, const hs_event *ev) {
   return hsi_evcount_add(&in->keys, ev, (ev->flags & HS_EVF_KERNEL) ? rd16(ev->record) : ev->version);
 }
 
+/* In the order of the GUIDs' text (fixed-width lower-case hex, so the
+   fields' values in turn), without making the text. */
 static int cmp_guid(const hs_guid *a, const hs_guid *b) {
-  char x[HS_GUID_STRLEN], y[HS_GUID_STRLEN];
-  hs_guid_format(a, x);
-  hs_guid_format(b, y);
-  return strcmp(x, y);
+  if (a->d1 != b->d1) return a->d1 < b->d1 ? -1 : 1;
+  if (a->d2 != b->d2) return a->d2 < b->d2 ? -1 : 1;
+  if (a->d3 != b->d3) return a->d3 < b->d3 ? -1 : 1;
+  return memcmp(a->d4, b->d4, sizeof a->d4);
 }
 
 /* Sorted by (provider, id, opcode, version), as the figures are. */

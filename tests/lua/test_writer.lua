@@ -358,6 +358,53 @@ end
 
 ------------------------------------------------------ misuse and errors
 
+-- info lists (provider, id, opcode, version) in the order of the
+-- providers' GUID text: GUIDs that differ in each field, and in each byte
+-- of the last eight, written in a shuffled order
+test("info orders providers by their GUID text", function()
+  local path = T.tmpname()
+  local guids = {
+    "00000001-0000-0000-0000-000000000000", "00000000-0001-0000-0000-000000000000",
+    "00000000-0000-0001-0000-000000000000", "ffffffff-0000-0000-0000-000000000000",
+    "0000000a-0000-0000-0000-000000000000", "00000000-00a0-0000-0000-000000000000",
+    "00000000-0000-0000-0000-000000000000",
+  }
+  for b = 1, 8 do                      -- each byte of the last eight alone, 0x01 and 0xa0
+    local bytes = { "00", "00", "00", "00", "00", "00", "00", "00" }
+    for _, v in ipairs{ "01", "a0" } do
+      bytes[b] = v
+      guids[#guids + 1] = ("00000000-0000-0000-%s%s-%s"):format(bytes[1], bytes[2], table.concat(bytes, "", 3))
+    end
+  end
+  local order = {}
+  for i = 1, #guids do order[i] = guids[i] end
+  local seed = 7
+  for i = #order, 2, -1 do             -- a fixed shuffle
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    local j = seed % i + 1
+    order[i], order[j] = order[j], order[i]
+  end
+  local w = assert(heapscript.writer(path, { cpus = 1 }))
+  for i, g in ipairs(order) do
+    w:event { provider = g, id = 3, ts = 100 + 2 * i, payload = "x", pid = 1, tid = 2 }
+    w:event { provider = g, id = 1, ts = 101 + 2 * i, payload = "x", pid = 1, tid = 2 }
+  end
+  assert(w:close())
+  local inf, raw = info(path)
+  check(inf ~= nil, "info --json parses", raw)
+  if inf then
+    local want = {}
+    for _, g in ipairs(guids) do want[#want + 1] = g .. "/1"; want[#want + 1] = g .. "/3" end
+    table.sort(want)
+    local got = {}
+    for _, k in ipairs(inf.by_key) do   -- the writer's own header record left out
+      if k.provider ~= GUID.EventTrace then got[#got + 1] = k.provider .. "/" .. k.id end
+    end
+    eq(table.concat(got, " "), table.concat(want, " "), "by_key in the GUIDs' text order")
+  end
+  os.remove(path)
+end)
+
 test("writer errors", function()
   local path = T.tmpname()
   local w, err = heapscript.writer("/nonexistent-dir/x.etl")
