@@ -27,7 +27,8 @@
 # and, under each table, the processor time of the walk, the least pass,
 # the C pass and leaks (every thread): the work, whatever the overlap.
 #
-# Then: the report files of leaks (and a diff) on 100,000 distinct stacks, against the walk
+# Then: the generated traffic from 4, 16 and 128 CPUs (walk and leaks, peak
+# memory); the report files of leaks (and a diff) on 100,000 distinct stacks, against the walk
 # of that trace; and the PDB reader: opening a ~100 MB PDB made with clang + lld,
 # and 1,000,000 address lookups, beside llvm-symbolizer on the same addresses.
 B=${HS_BUILD:-build/rel}
@@ -152,6 +153,22 @@ echo "heapscript bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc 2>/dev/null ||
 bench_trace "$G" 1
 S="$C/Siemens-Healthineers_ETWAnalyzer__TraceLoggingTester.etl"
 if [ -f "$S" ]; then bench_trace "$S" 0; else echo; echo "(corpus not found in $C: the real-trace figures are skipped)"; fi
+echo
+echo "== many CPUs: the generated traffic (500,000 events) from 4, 16 and 128 CPUs, one thread on each"
+# A many-core machine's trace has its events in as many per-CPU streams,
+# interleaved: the merge and what it keeps decoded ahead grow with them.
+for c in 4 16 128; do
+  M=$T/heap-500000-cpus$c.etl
+  [ -s "$M" ] || $HS tests/bench/gen_heap.lua -- "$M" 500000 none $c >/dev/null || exit 1
+  set -- $("$B/bench_read" -t 5 "$M")
+  mrd=$1 mwk=$2
+  mwk0=$(HEAPSCRIPT_THREADS=0 "$B/bench_read" -t 5 "$M" | cut -d' ' -f2)
+  mlk=""; k=0
+  while [ $k -lt 3 ]; do mlk=$(min "$mlk" "$(once $HS leaks "$M")"); k=$((k + 1)); done
+  awk -v c="$c" -v r="$mrd" -v w="$mwk" -v w0="$mwk0" -v l="$mlk" -v m="$(peak $HS leaks "$M")" 'BEGIN {
+    printf "%4d CPUs: read(2) %.4f s, walk %.4f s (%.2fx read), THREADS=0 %.4f s; leaks %.3f s (%.2fx the walk), peak RSS %d KB\n",
+      c, r, w, w / r, w0, l, l / w, m }'
+done
 echo
 echo "== the lifetime tracker and the window queries alone (synthetic memops, no trace)"
 "$B/bench_lifetime" 5000000

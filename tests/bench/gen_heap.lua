@@ -1,6 +1,6 @@
 -- gen_heap.lua -- a large synthetic heap trace for `make bench`.
 --
---   heapscript tests/bench/gen_heap.lua -- PATH [EVENTS [COMPRESS]]
+--   heapscript tests/bench/gen_heap.lua -- PATH [EVENTS [COMPRESS [CPUS]]]
 --
 -- EVENTS heap events (allocations plus frees; default 5,000,000), each
 -- allocation followed by its StackWalk record, so the file holds about
@@ -13,7 +13,10 @@
 -- last events free every block still in a slot, so exactly the leaked
 -- blocks are outstanding at the end.  Sizes 8..4096 bytes; 320 distinct
 -- allocation stacks of 6 to 25 frames.
--- COMPRESS is xpress, lznt1 or xpress_huff (default: none).
+-- COMPRESS is xpress, lznt1 or xpress_huff (default and "none": none).
+-- CPUS (default 4): one thread on each CPU, each event on one at random,
+-- as a many-core machine's trace has its events in as many streams; the
+-- same traffic (and the same file with 4).
 --
 -- The generator streams: memory stays constant whatever EVENTS is (the
 -- writer keeps one buffer per CPU; this script a few tables it reuses),
@@ -22,9 +25,10 @@
 
 local path = arg[1]
 local nevents = math.tointeger(tonumber(arg[2] or "5000000"))
-local compress = arg[3]
-if not path or not nevents or nevents < 0 then
-  io.stderr:write("usage: heapscript tests/bench/gen_heap.lua -- PATH [EVENTS [COMPRESS]]\n")
+local compress = arg[3] ~= "none" and arg[3] or nil
+local ncpus = math.tointeger(tonumber(arg[4] or "4"))
+if not path or not nevents or nevents < 0 or not ncpus or ncpus < 1 or ncpus > 256 then
+  io.stderr:write("usage: heapscript tests/bench/gen_heap.lua -- PATH [EVENTS [COMPRESS [CPUS]]]\n")
   return 2
 end
 
@@ -33,6 +37,8 @@ local SEC = 10000000
 local T0 = 36000000000
 local PID, HEAP = 3100, 0x000001D7A0000000
 local TIDS = { 3104, 3188, 4020, 4452 }
+for i = 5, ncpus do TIDS[i] = 4452 + 4 * (i - 4) end
+for i = ncpus + 1, 4 do TIDS[i] = nil end
 local SLOTS, SLOT_BASE, LEAK_BASE = 4096, 0x000001D7A1000000, 0x000001D7B0000000
 
 -- xorshift64*, fixed seed: the same file every run

@@ -259,6 +259,53 @@ TEST(written_traces) {
   }
 }
 
+/* A trace of a machine with many CPUs, each event on a CPU at random: its
+   chunks hold fewer events (etl.c, chunk_max).  Every event comes once,
+   in the order written (each a tick after the last), with and without
+   threads, read into slots and inflated. */
+TEST(many_cpus) {
+  static const int formats[] = { 0, HS_XCA_XPRESS };
+  char path[512];
+  uint8_t pl[40];
+  int c;
+  for (c = 0; c < 2; c++) {
+    hsi_writer *w;
+    hsi_writer_opts o;
+    dmg_log log;
+    hs_reader *r;
+    hs_event ev;
+    uint32_t seed = 12345, i, n = 60000;
+    long got = 0, bad = 0;
+    unit_tmp_path(path, sizeof path, "threads-cpus-%d.etl", c);
+    memset(&o, 0, sizeof o);
+    o.cpus = 96;
+    o.compress = formats[c];
+    CHECK_EQ(hsi_writer_open(&w, path, &o, NULL, 0), 0);
+    for (i = 0; i < n; i++) {
+      seed = seed * 1103515245u + 12345u;
+      memset(pl, (int)(i & 0xFF), sizeof pl);
+      hsi_writer_kernel(w, (int)((seed >> 16) % 96), HS_HT_SYSTEM64, 0x05, 36, 2, 4, i, 1000 + i, pl,
+                        (size_t)(i % 40));
+    }
+    CHECK_EQ(hsi_writer_close(w), 0);
+    CHECK(compare_walks(path, "1") == (long)n + 1);
+    CHECK(compare_walks(path, "3") == (long)n + 1);
+    CHECK(compare_helped(path) == (long)n + 1);
+    r = open_with(path, "2", &log);
+    CHECK(r != NULL);
+    while (r && hs_reader_next(r, &ev) == 1) {
+      if (!(ev.flags & HS_EVF_KERNEL) || ev.hook != 0x0524) continue;   /* the header */
+      if (ev.tid != (uint32_t)got || ev.timestamp != 1000 + got || ev.payload_len != (uint32_t)(got % 40)) bad++;
+      got++;
+    }
+    CHECK_EQ(got, (long)n);
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(log.n, 0);
+    hs_reader_close(r);
+    remove(path);
+  }
+}
+
 /* Buffers over 1 MiB are mapped, not read; large records leave few in
    each, so a chunk of the walk spans more buffers than it keeps (it
    closes early).  Every event must still be the file's bytes at its
@@ -400,6 +447,7 @@ int main(void) {
   RUN(workers_beside_the_pass);
   RUN(workers_start_with_the_walk);
   RUN(written_traces);
+  RUN(many_cpus);
   RUN(mapped_buffers_of_few_records);
   RUN(corpus_and_examples);
   return UNIT_DONE();
