@@ -598,8 +598,13 @@ static inline void replay(etlreader *r, int w) {
   int i;
   if (r->nstreams <= LINEAR_MAX) { r->winner = least(r); return; }
   for (i = (w + r->nstreams) >> 1; i > 0; i >>= 1) {
+    /* less(l, w) as a mask, and the swap by it: the heads of many CPUs
+       interleave at random, so a branch here mispredicts half the time */
     int l = r->loser[i];
-    if (less(r, l, w)) { r->loser[i] = w; w = l; }
+    int64_t kl = r->mkey[l], kw = r->mkey[w];
+    int m = -((kl < kw) | ((kl == kw) & (r->mtie[l] < r->mtie[w])));
+    r->loser[i] = (w & m) | (l & ~m);
+    w = (l & m) | (w & ~m);
   }
   r->winner = w;
   set_bound(r);

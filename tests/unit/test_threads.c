@@ -260,11 +260,23 @@ TEST(written_traces) {
 }
 
 /* A trace of a machine with many CPUs, each event on a CPU at random: its
-   chunks hold fewer events (etl.c, chunk_max).  Every event comes once,
-   in the order written (each a tick after the last), with and without
-   threads, read into slots and inflated. */
+   chunks hold fewer events (etl.c, chunk_max) and the tournament merges
+   them.  Every event comes once, in time order, events of one tick in CPU
+   order (then as written), with and without threads, read into slots and
+   inflated. */
+typedef struct mc_ev { uint32_t i, cpu; int64_t ts; } mc_ev;
+
+static int mc_cmp(const void *pa, const void *pb) {
+  const mc_ev *a = (const mc_ev *)pa, *b = (const mc_ev *)pb;
+  if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+  if (a->cpu != b->cpu) return a->cpu < b->cpu ? -1 : 1;
+  return a->i < b->i ? -1 : a->i > b->i;
+}
+
 TEST(many_cpus) {
   static const int formats[] = { 0, HS_XCA_XPRESS };
+  enum { N = 60000, NCPU = 96 };
+  static mc_ev want[N];
   char path[512];
   uint8_t pl[40];
   int c;
@@ -274,31 +286,39 @@ TEST(many_cpus) {
     dmg_log log;
     hs_reader *r;
     hs_event ev;
-    uint32_t seed = 12345, i, n = 60000;
+    uint32_t seed = 12345, i;
+    int64_t ts = 1000;
     long got = 0, bad = 0;
     unit_tmp_path(path, sizeof path, "threads-cpus-%d.etl", c);
     memset(&o, 0, sizeof o);
-    o.cpus = 96;
+    o.cpus = NCPU;
     o.compress = formats[c];
     CHECK_EQ(hsi_writer_open(&w, path, &o, NULL, 0), 0);
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < N; i++) {
       seed = seed * 1103515245u + 12345u;
+      if ((seed >> 8) % 3 != 0) ts++;            /* a third share the tick before */
+      want[i].i = i;
+      want[i].cpu = (seed >> 16) % NCPU;
+      want[i].ts = ts;
       memset(pl, (int)(i & 0xFF), sizeof pl);
-      hsi_writer_kernel(w, (int)((seed >> 16) % 96), HS_HT_SYSTEM64, 0x05, 36, 2, 4, i, 1000 + i, pl,
-                        (size_t)(i % 40));
+      hsi_writer_kernel(w, (int)want[i].cpu, HS_HT_SYSTEM64, 0x05, 36, 2, 4, i, ts, pl, (size_t)(i % 40));
     }
     CHECK_EQ(hsi_writer_close(w), 0);
-    CHECK(compare_walks(path, "1") == (long)n + 1);
-    CHECK(compare_walks(path, "3") == (long)n + 1);
-    CHECK(compare_helped(path) == (long)n + 1);
+    qsort(want, N, sizeof want[0], mc_cmp);
+    CHECK(compare_walks(path, "1") == (long)N + 1);
+    CHECK(compare_walks(path, "3") == (long)N + 1);
+    CHECK(compare_helped(path) == (long)N + 1);
     r = open_with(path, "2", &log);
     CHECK(r != NULL);
     while (r && hs_reader_next(r, &ev) == 1) {
       if (!(ev.flags & HS_EVF_KERNEL) || ev.hook != 0x0524) continue;   /* the header */
-      if (ev.tid != (uint32_t)got || ev.timestamp != 1000 + got || ev.payload_len != (uint32_t)(got % 40)) bad++;
+      if (got >= N || ev.tid != want[got].i || ev.timestamp != want[got].ts || ev.cpu != want[got].cpu
+          || ev.payload_len != want[got].i % 40) {
+        if (bad++ < 3) fprintf(stderr, "event %ld: tid %u ts %lld cpu %u\n", got, ev.tid, (long long)ev.timestamp, ev.cpu);
+      }
       got++;
     }
-    CHECK_EQ(got, (long)n);
+    CHECK_EQ(got, (long)N);
     CHECK_EQ(bad, 0);
     CHECK_EQ(log.n, 0);
     hs_reader_close(r);
