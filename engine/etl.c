@@ -595,7 +595,7 @@ static inline void set_bound(etlreader *r) {
 
 /* The winner's key changed: replay its way up (log2 n comparisons). */
 static inline void replay(etlreader *r, int w) {
-  int i;
+  int i, k = w;
   if (r->nstreams <= LINEAR_MAX) { r->winner = least(r); return; }
   for (i = (w + r->nstreams) >> 1; i > 0; i >>= 1) {
     /* less(l, w) as a mask, and the swap by it: the heads of many CPUs
@@ -607,7 +607,12 @@ static inline void replay(etlreader *r, int w) {
     w = (l & m) | (w & ~m);
   }
   r->winner = w;
-  set_bound(r);
+  /* The bound pays when a stream wins again (a run of its events); when
+     another one wins, as the heads of many CPUs mostly do, its own next
+     event replays first (callgrind: the 16-CPU walk 296 -> 277 M
+     instructions, Siemens 47.6 -> 46.5 M) */
+  if (w == k) set_bound(r);
+  else r->bound = INT64_MIN;
 }
 
 /* ------------------------------------------------- decoding into chunks */
