@@ -599,10 +599,16 @@ static inline void replay(etlreader *r, int w) {
   if (r->nstreams <= LINEAR_MAX) { r->winner = least(r); return; }
   for (i = (w + r->nstreams) >> 1; i > 0; i >>= 1) {
     /* less(l, w) as a mask, and the swap by it: the heads of many CPUs
-       interleave at random, so a branch here mispredicts half the time */
+       interleave at random, so a branch on it mispredicts half the time;
+       equal keys are rare, a branch that is predicted */
     int l = r->loser[i];
     int64_t kl = r->mkey[l], kw = r->mkey[w];
-    int m = -((kl < kw) | ((kl == kw) & (r->mtie[l] < r->mtie[w])));
+    int m = -(kl < kw);
+#if defined(__GNUC__) || defined(__clang__)
+    if (__builtin_expect(kl == kw, 0)) m = -(r->mtie[l] < r->mtie[w]);
+#else
+    if (kl == kw) m = -(r->mtie[l] < r->mtie[w]);
+#endif
     r->loser[i] = (w & m) | (l & ~m);
     w = (l & m) | (w & ~m);
   }
