@@ -20,6 +20,7 @@
 #include "merge.h"
 #include "win_cli.h"
 #include "win_live.h"
+#include "text.h"
 
 /* Help texts stay within 80 columns: they are read on terminals. */
 static const char *usage =
@@ -168,16 +169,48 @@ static int parse_num(const char *s, long long *v) {
   return *s && !*end;
 }
 
+/*
+** dump's text line, made by hand rather than by printf: a trace of millions
+** of events is millions of lines (the 750,000 of a written trace into a
+** file: 0.88-0.91 -> 0.43-0.53 s; docs/SPEED.md).  The same text as the
+** printf formats it replaced (tests/cli/test_dump.sh compares it with
+** lines they wrote, tests/unit/test_time.c the seconds with printf's).
+*/
+typedef struct line { char b[1024]; size_t n; } line;
+
+static void put_c(line *o, char c) { if (o->n < sizeof o->b - 1) o->b[o->n++] = c; }
+
+static void put_s(line *o, const char *s) { while (*s) put_c(o, *s++); }
+
+/* "%*ld": v right-aligned in width (0: none) */
+static void put_num(line *o, long long v, int width) {
+  char t[24];
+  int i = (int)sizeof t, neg = v < 0;
+  unsigned long long u = neg ? 0ull - (unsigned long long)v : (unsigned long long)v;
+  do { t[--i] = (char)('0' + u % 10); u /= 10; } while (u);
+  if (neg) t[--i] = '-';
+  for (width -= (int)sizeof t - i; width > 0; width--) put_c(o, ' ');
+  for (; i < (int)sizeof t; i++) put_c(o, t[i]);
+}
+
+/* "%14.7f" of ns / 1e9 seconds (text.h) */
+static void put_time(line *o, long long ns) {
+  char t[64];
+  hsi_secs7_format(ns, t);
+  put_s(o, t);
+}
+
 static void dump_line(const hs_event *ev, const hsi_ids *ids, const hs_reader *r, int jsonl) {
   const hs_logfile *lf = hs_reader_logfile(r, ev->file);
   char g[HS_GUID_STRLEN];
   int ver = (ev->flags & HS_EVF_KERNEL) ? (ev->record[0] | ev->record[1] << 8) : ev->version;
-  double t = (double)hs_time_ns(lf, ev->timestamp) / 1e9;
+  long long ns = (long long)hs_time_ns(lf, ev->timestamp);
   char mem[256];
-  hs_guid_format(&ev->provider, g);
   hsi_memev_describe(ev, mem, sizeof mem);      /* "" unless a heap/VirtualAlloc/pool event */
   if (jsonl) {
+    double t = (double)ns / 1e9;
     char pid[16] = "null", tid[16] = "null";
+    hs_guid_format(&ev->provider, g);
     if (ev->flags & HS_EVF_HAS_IDS) {
       snprintf(pid, sizeof pid, "%lu", (unsigned long)ev->pid);
       snprintf(tid, sizeof tid, "%lu", (unsigned long)ev->tid);
@@ -195,16 +228,41 @@ static void dump_line(const hs_event *ev, const hsi_ids *ids, const hs_reader *r
     printf("}\n");
   } else {
     const char *pn = hs_provider_name(&ev->provider), *en = hs_event_name(&ev->provider, ev->opcode);
-    char who[48];
-    if (ev->flags & HS_EVF_HAS_IDS)
-      snprintf(who, sizeof who, "%6ld %6ld", (long)(int32_t)ev->pid, (long)(int32_t)ev->tid);
-    else if (ids->how == HSI_IDS_STACK)
-      snprintf(who, sizeof who, "%5lu* %5lu*", (unsigned long)ids->pid, (unsigned long)ids->tid);
-    else
-      snprintf(who, sizeof who, "%6s %6s", "-", "-");
-    printf("%14.7f %3u %s %-14s %s%s%s id=%u op=%u v=%d len=%u%s%s\n", t, ev->cpu, who,
-           hs_header_type_name(ev->header_type), pn ? pn : g, en ? "/" : "", en ? en : "",
-           ev->id, ev->opcode, ver, ev->payload_len, mem[0] ? "  " : "", mem);
+    const char *hn = hs_header_type_name(ev->header_type);
+    line o;
+    size_t at;
+    o.n = 0;
+    put_time(&o, ns);
+    put_c(&o, ' ');
+    put_num(&o, ev->cpu, 3);
+    put_c(&o, ' ');
+    if (ev->flags & HS_EVF_HAS_IDS) {
+      put_num(&o, (int32_t)ev->pid, 6);
+      put_c(&o, ' ');
+      put_num(&o, (int32_t)ev->tid, 6);
+    } else if (ids->how == HSI_IDS_STACK) {
+      put_num(&o, ids->pid, 5);
+      put_s(&o, "* ");
+      put_num(&o, ids->tid, 5);
+      put_c(&o, '*');
+    } else {
+      put_s(&o, "     -      -");
+    }
+    put_c(&o, ' ');
+    at = o.n;
+    put_s(&o, hn ? hn : "?");             /* every type the reader hands out has a name */
+    while (o.n < at + 14) put_c(&o, ' ');
+    put_c(&o, ' ');
+    if (pn) put_s(&o, pn);
+    else { hs_guid_format(&ev->provider, g); put_s(&o, g); }
+    if (en) { put_c(&o, '/'); put_s(&o, en); }
+    put_s(&o, " id="); put_num(&o, ev->id, 0);
+    put_s(&o, " op="); put_num(&o, ev->opcode, 0);
+    put_s(&o, " v="); put_num(&o, ver, 0);
+    put_s(&o, " len="); put_num(&o, ev->payload_len, 0);
+    if (mem[0]) { put_s(&o, "  "); put_s(&o, mem); }
+    put_c(&o, '\n');
+    fwrite(o.b, 1, o.n, stdout);
   }
 }
 

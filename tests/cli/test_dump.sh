@@ -71,5 +71,32 @@ rm -f "$M" "${TMPDIR:-/tmp}/hs-span.$$.lua"
 # value that stands for none inside (0xFFFFFFFF)
 n=$("$HS" dump --pid 4294967295 examples/notmyfault.etl | wc -l)
 [ "$n" -eq 0 ] || no "dump --pid 4294967295 listed $n records without ids"
+# The text lines, column by column, as printf made them before dump wrote
+# them by hand (tests/cli/golden/dump-*.txt were written by the printf
+# version): ids from the header, from a StackWalk (*) and none (-), named
+# and unnamed providers, memory descriptions, a pid and tid that read as
+# negative, a wide CPU number, ticks of 50 ns (ties of the 7th decimal) and
+# a time past 11 days.
+GD=tests/cli/golden
+"$HS" dump "$S" | cmp -s - "$GD/dump-seed-64.txt" || no "dump text of $S differs from $GD/dump-seed-64.txt"
+"$HS" dump --limit 40 examples/notmyfault.etl | cmp -s - "$GD/dump-notmyfault-head.txt" \
+  || no "dump text of notmyfault.etl differs from $GD/dump-notmyfault-head.txt"
+"$HS" dump --limit 40 tests/corpus/traces/microsoft_Tx__HTTP_Server.etl | cmp -s - "$GD/dump-http-server-head.txt" \
+  || no "dump text of HTTP_Server.etl differs from $GD/dump-http-server-head.txt"
+cat >"${TMPDIR:-/tmp}/hs-cols.$$.lua" <<'LUA'
+local w = assert(heapscript.writer(arg[1], { cpus = 120, perf_freq = 20000000, start_ticks = 0 }))
+local G = "00000000-0000-4000-8000-00000000abcd"
+w:event { provider = G, id = 7, ts = 1, payload = "x", pid = 4294967295, tid = 4294967294, cpu = 119 }
+w:event { provider = G, id = 65535, ts = 3, payload = "", pid = 0, tid = 123456789, cpu = 7 }
+w:event { provider = G, id = 1, ts = 20000001, payload = "yy", pid = 2147483648, tid = 5, cpu = 0 }
+w:event { provider = G, id = 2, ts = 20000000 * 86400 * 12 + 3, payload = "z", pid = 1, tid = 2, cpu = 1 }
+assert(w:close())
+LUA
+M=${TMPDIR:-/tmp}/hs-cols.$$.etl
+"$HS" "${TMPDIR:-/tmp}/hs-cols.$$.lua" -- "$M" || no "writing the columns trace"
+# (its header record, which holds the file's path, left out)
+"$HS" dump "$M" | tail -n +2 | cmp -s - "$GD/dump-columns.txt" \
+  || no "dump text of the columns trace differs: $("$HS" dump "$M" | tail -n +2 | diff - "$GD/dump-columns.txt" | head -4)"
+rm -f "$M" "${TMPDIR:-/tmp}/hs-cols.$$.lua"
 [ "$fails" -eq 0 ] && echo "ok: dump and info"
 [ "$fails" -eq 0 ]

@@ -1,6 +1,7 @@
 /* test_time.c -- the three trace clocks (ETL-FORMAT §2.6), without overflow. */
 #include "unit.h"
 #include "heapscript.h"
+#include "text.h"
 
 TEST(qpc) {
   hs_logfile lf;
@@ -97,8 +98,42 @@ TEST(dates_in_january_and_february) {
   CHECK_STR(hs_filetime_format(154496LL * 86400 * 10000000, s, sizeof s), "2023-12-31T00:00:00.0000000Z");
 }
 
+/* dump's seconds: the text printf("%14.7f") gives the double, for every
+   remainder of 100 ns (the ties too), across the digits' widths, past
+   the 11 days made without printf, and below zero. */
+TEST(seconds_as_printf_writes_them) {
+  static const long long bases[] = { 0, 1000000000ll, 9999999999ll, 12345678901234ll, 99999999999999ll,
+                                     999999999999000ll, 1000000000000000ll, 86400000000000000ll };
+  char a[64], b[64];
+  long long bad = 0, n = 0;
+  size_t i;
+  int r;
+  uint64_t x = 88172645463325252ull;
+  for (i = 0; i < sizeof bases / sizeof bases[0]; i++)
+    for (r = -150; r < 250; r++) {
+      long long ns = bases[i] + r;
+      size_t len = hsi_secs7_format(ns, a);
+      snprintf(b, sizeof b, "%14.7f", (double)ns / 1e9);
+      n++;
+      if (strcmp(a, b) != 0 || len != strlen(b)) { if (bad++ < 5) fprintf(stderr, "%lld: '%s' '%s'\n", ns, a, b); }
+    }
+  for (i = 0; i < 200000; i++) {                  /* anywhere below 2^50 ns (13 days) */
+    long long ns;
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    ns = (long long)(x >> 14);
+    hsi_secs7_format(ns, a);
+    snprintf(b, sizeof b, "%14.7f", (double)ns / 1e9);
+    n++;
+    if (strcmp(a, b) != 0) { if (bad++ < 5) fprintf(stderr, "%lld: '%s' '%s'\n", ns, a, b); }
+  }
+  CHECK_EQ(bad, 0);
+  CHECK(n > 200000);
+  CHECK_STR((hsi_secs7_format(1234567890123ll, a), a), "  1234.5678901");
+}
+
 int main(void) {
   RUN(qpc); RUN(system_time_and_cycles); RUN(extremes_saturate); RUN(cycles_without_mhz);
   RUN(from_filetime_by_clock); RUN(saturates_at_the_last_whole_second); RUN(dates_in_january_and_february);
+  RUN(seconds_as_printf_writes_them);
   return UNIT_DONE();
 }
