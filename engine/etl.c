@@ -1139,9 +1139,8 @@ static inline EVERY_EVENT void head_decode(const etlreader *r, const stream *s, 
      many streams, for the hardware to fetch them ahead, and written by a
      decoding worker on another core.  Asked for now, they are here by
      then (a 128-CPU trace walks in 0.059-0.065 s, 0.078-0.086 s without;
-     nothing moves on Siemens' 20 CPUs).  Past the chunk's end they are
-     bytes of the same chunk, never read. */
-  if (r->nstreams > LINEAR_MAX) {
+     nothing moves on Siemens' 20 CPUs). */
+  if (r->nstreams > LINEAR_MAX && s->i + 8 < s->lim) {
     PREFETCH(&c->rec[s->i + 2]);
     PREFETCH(&c->key[s->i + 8]);
   }
