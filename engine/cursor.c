@@ -190,10 +190,26 @@ int hs_guid_eq(const hs_guid *a, const hs_guid *b) {
   return a->d1 == b->d1 && a->d2 == b->d2 && a->d3 == b->d3 && memcmp(a->d4, b->d4, 8) == 0;
 }
 
+/* "%08lx-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", digit by digit:
+   dump and info write one for every line */
+static char *hex(char *p, uint32_t v, int digits) {
+  static const char xd[] = "0123456789abcdef";
+  int i;
+  for (i = digits - 1; i >= 0; i--) { p[i] = xd[v & 15]; v >>= 4; }
+  return p + digits;
+}
+
 void hs_guid_format(const hs_guid *g, char out[HS_GUID_STRLEN]) {
-  snprintf(out, HS_GUID_STRLEN, "%08lx-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-           (unsigned long)g->d1, g->d2, g->d3, g->d4[0], g->d4[1], g->d4[2], g->d4[3],
-           g->d4[4], g->d4[5], g->d4[6], g->d4[7]);
+  char *p = out;
+  int i;
+  p = hex(p, g->d1, 8); *p++ = '-';
+  p = hex(p, g->d2, 4); *p++ = '-';
+  p = hex(p, g->d3, 4); *p++ = '-';
+  for (i = 0; i < 8; i++) {
+    if (i == 2) *p++ = '-';
+    p = hex(p, g->d4[i], 2);
+  }
+  *p = 0;
 }
 
 static int hexval(int ch) {

@@ -193,10 +193,10 @@ static void put_num(line *o, long long v, int width) {
   for (; i < (int)sizeof t; i++) put_c(o, t[i]);
 }
 
-/* "%14.7f" of ns / 1e9 seconds (text.h) */
-static void put_time(line *o, long long ns) {
+/* "%*.*f" of ns / 1e9 seconds (text.h) */
+static void put_secs(line *o, long long ns, int places, int width) {
   char t[64];
-  hsi_secs7_format(ns, t);
+  hsi_secs_format(ns, places, width, t);
   put_s(o, t);
 }
 
@@ -208,31 +208,54 @@ static void dump_line(const hs_event *ev, const hsi_ids *ids, const hs_reader *r
   char mem[256];
   hsi_memev_describe(ev, mem, sizeof mem);      /* "" unless a heap/VirtualAlloc/pool event */
   if (jsonl) {
-    double t = (double)ns / 1e9;
-    char pid[16] = "null", tid[16] = "null";
+    const char *hn = hs_header_type_name(ev->header_type);
+    line o;
+    o.n = 0;
     hs_guid_format(&ev->provider, g);
+    put_s(&o, "{\"provider\": \""); put_s(&o, g);
+    put_s(&o, "\", \"opcode\": "); put_num(&o, ev->opcode, 0);
+    put_s(&o, ", \"id\": "); put_num(&o, ev->id, 0);
+    put_s(&o, ", \"version\": "); put_num(&o, ver, 0);
+    put_s(&o, ", \"timestamp_raw\": "); put_num(&o, (long long)ev->timestamp, 0);
     if (ev->flags & HS_EVF_HAS_IDS) {
-      snprintf(pid, sizeof pid, "%lu", (unsigned long)ev->pid);
-      snprintf(tid, sizeof tid, "%lu", (unsigned long)ev->tid);
+      put_s(&o, ", \"pid\": "); put_num(&o, ev->pid, 0);
+      put_s(&o, ", \"tid\": "); put_num(&o, ev->tid, 0);
+    } else {
+      put_s(&o, ", \"pid\": null, \"tid\": null");
     }
-    printf("{\"provider\": \"%s\", \"opcode\": %u, \"id\": %u, \"version\": %d, \"timestamp_raw\": %lld, "
-           "\"pid\": %s, \"tid\": %s, ", g, ev->opcode, ev->id, ver, (long long)ev->timestamp, pid, tid);
-    if (ids->how == HSI_IDS_STACK)
-      printf("\"stack_pid\": %lu, \"stack_tid\": %lu, ", (unsigned long)ids->pid, (unsigned long)ids->tid);
-    printf("\"cpu\": %u, \"payload_len\": %u, \"header_type\": \"%s\", "
-           "\"time\": %.9f, \"file\": %u, \"buffer\": %lu, \"offset\": %lu",
-           ev->cpu, ev->payload_len,
-           hs_header_type_name(ev->header_type), t, ev->file, (unsigned long)ev->buffer,
-           (unsigned long)ev->offset);
-    if (mem[0]) { printf(", \"memory\": "); hsi_json_str(stdout, mem); }
-    printf("}\n");
+    if (ids->how == HSI_IDS_STACK) {
+      put_s(&o, ", \"stack_pid\": "); put_num(&o, ids->pid, 0);
+      put_s(&o, ", \"stack_tid\": "); put_num(&o, ids->tid, 0);
+    }
+    put_s(&o, ", \"cpu\": "); put_num(&o, ev->cpu, 0);
+    put_s(&o, ", \"payload_len\": "); put_num(&o, ev->payload_len, 0);
+    put_s(&o, ", \"header_type\": \""); put_s(&o, hn ? hn : "?");
+    put_s(&o, "\", \"time\": "); put_secs(&o, ns, 9, 0);
+    put_s(&o, ", \"file\": "); put_num(&o, ev->file, 0);
+    put_s(&o, ", \"buffer\": "); put_num(&o, ev->buffer, 0);
+    put_s(&o, ", \"offset\": "); put_num(&o, ev->offset, 0);
+    if (mem[0]) {                         /* as hsi_json_str writes it */
+      const unsigned char *m;
+      put_s(&o, ", \"memory\": \"");
+      for (m = (const unsigned char *)mem; *m; m++) {
+        if (*m == '"' || *m == '\\') { put_c(&o, '\\'); put_c(&o, (char)*m); }
+        else if (*m < 0x20) {
+          put_s(&o, "\\u00");
+          put_c(&o, "0123456789abcdef"[*m >> 4]);
+          put_c(&o, "0123456789abcdef"[*m & 15]);
+        } else put_c(&o, (char)*m);
+      }
+      put_c(&o, '"');
+    }
+    put_s(&o, "}\n");
+    fwrite(o.b, 1, o.n, stdout);
   } else {
     const char *pn = hs_provider_name(&ev->provider), *en = hs_event_name(&ev->provider, ev->opcode);
     const char *hn = hs_header_type_name(ev->header_type);
     line o;
     size_t at;
     o.n = 0;
-    put_time(&o, ns);
+    put_secs(&o, ns, 7, 14);
     put_c(&o, ' ');
     put_num(&o, ev->cpu, 3);
     put_c(&o, ' ');

@@ -7,8 +7,9 @@
 int hsi_strieq(const char *a, const char *b);
 /* FNV-1a of s[0..n): the hash of the interned-string tables (procmap.c, sym.c). */
 uint32_t hsi_hash_bytes(const char *s, size_t n);
-/* ns / 1e9 seconds as printf("%14.7f") writes the double, made without
-   printf where that is sure to give the same digits (timeconv.c); out
-   holds 64 bytes.  Its length. */
-size_t hsi_secs7_format(int64_t ns, char *out);
+/* ns / 1e9 seconds as printf("%*.*f", width, places) writes the double
+   (places 1 to 9, width at most 40), made without printf where that is
+   sure to give the same digits (timeconv.c); out holds 64 bytes.  Its
+   length. */
+size_t hsi_secs_format(int64_t ns, int places, int width, char *out);
 #endif

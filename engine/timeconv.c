@@ -87,24 +87,31 @@ char *hs_filetime_format(int64_t ft, char *out, size_t outlen) {
   return out;
 }
 
-/* The digits printf gives the double ns / 1e9 to 7 places, from the
-   integer: the nearest 100 ns, where that is not a tie (a tie is where
-   the double's own rounding decides) and the double holds the
-   nanoseconds to well under one (below 10^15 ns, 11 days); printf for
-   the rest.  `dump` writes one a line, millions of lines. */
-size_t hsi_secs7_format(int64_t ns, char *out) {
-  if (ns >= 0 && ns < 1000000000000000ll && ns % 100 != 50) {
-    int64_t q = (ns + 50) / 100, sec = q / 10000000, frac = q % 10000000;
-    char t[32];
-    int i = (int)sizeof t, k;
+/* The digits printf("%*.*f", width, places) gives the double ns / 1e9,
+   from the integer: ns to the nearest 10^(9 - places), where that is not
+   a tie (a tie is where the double's own rounding decides; 9 places have
+   none) and the double holds the nanoseconds to well under one half
+   (below 10^15 ns, 11 days); printf for the rest.  `dump` writes one a
+   line, millions of lines. */
+size_t hsi_secs_format(int64_t ns, int places, int width, char *out) {
+  int64_t unit = 1;
+  int k;
+  for (k = places; k < 9; k++) unit *= 10;
+  if (places >= 1 && places <= 9 && ns >= 0 && ns < 1000000000000000ll && (unit == 1 || ns % unit != unit / 2)) {
+    int64_t q = (ns + unit / 2) / unit, whole = 1, sec, frac;
+    char t[40];
+    int i = (int)sizeof t;
     size_t n = 0;
-    for (k = 0; k < 7; k++) { t[--i] = (char)('0' + frac % 10); frac /= 10; }
+    for (k = 0; k < places; k++) whole *= 10;
+    sec = q / whole;
+    frac = q % whole;
+    for (k = 0; k < places; k++) { t[--i] = (char)('0' + frac % 10); frac /= 10; }
     t[--i] = '.';
     do { t[--i] = (char)('0' + sec % 10); sec /= 10; } while (sec);
-    for (k = 14 - ((int)sizeof t - i); k > 0; k--) out[n++] = ' ';
+    for (k = width - ((int)sizeof t - i); k > 0; k--) out[n++] = ' ';
     while (i < (int)sizeof t) out[n++] = t[i++];
     out[n] = 0;
     return n;
   }
-  return (size_t)snprintf(out, 64, "%14.7f", (double)ns / 1e9);
+  return (size_t)snprintf(out, 64, "%*.*f", width, places, (double)ns / 1e9);
 }

@@ -97,6 +97,26 @@ M=${TMPDIR:-/tmp}/hs-cols.$$.etl
 # (its header record, which holds the file's path, left out)
 "$HS" dump "$M" | tail -n +2 | cmp -s - "$GD/dump-columns.txt" \
   || no "dump text of the columns trace differs: $("$HS" dump "$M" | tail -n +2 | diff - "$GD/dump-columns.txt" | head -4)"
+"$HS" dump --jsonl "$M" | tail -n +2 | cmp -s - "$GD/dump-columns.jsonl" \
+  || no "dump --jsonl of the columns trace differs: $("$HS" dump --jsonl "$M" | tail -n +2 | diff - "$GD/dump-columns.jsonl" | head -4)"
 rm -f "$M" "${TMPDIR:-/tmp}/hs-cols.$$.lua"
+# --jsonl the same way (dump-*.jsonl written by the printf version): stack
+# ids, null ids, memory descriptions, and pool tags holding a quote and a
+# backslash, escaped
+"$HS" dump --jsonl "$S" | cmp -s - "$GD/dump-seed-64.jsonl" || no "dump --jsonl of $S differs from $GD/dump-seed-64.jsonl"
+"$HS" dump --jsonl --limit 40 examples/notmyfault.etl | cmp -s - "$GD/dump-notmyfault-head.jsonl" \
+  || no "dump --jsonl of notmyfault.etl differs from $GD/dump-notmyfault-head.jsonl"
+cat >"${TMPDIR:-/tmp}/hs-tags.$$.lua" <<'LUA'
+local w = assert(heapscript.writer(arg[1], { cpus = 1 }))
+local K = 0xFFFF800000000000
+w:pool { op = "alloc", pid = 100, tid = 101, ts = 1000, tag = 'a"\\b', size = 64, entry = K + 0x1000 }
+w:pool { op = "alloc", pid = 100, tid = 101, ts = 1100, tag = "\1\31\127z", size = 64, entry = K + 0x2000 }
+assert(w:close())
+LUA
+M=${TMPDIR:-/tmp}/hs-tags.$$.etl
+"$HS" "${TMPDIR:-/tmp}/hs-tags.$$.lua" -- "$M" || no "writing the tags trace"
+"$HS" dump --jsonl "$M" | tail -n +2 | cmp -s - "$GD/dump-tags.jsonl" \
+  || no "dump --jsonl of the tags trace differs: $("$HS" dump --jsonl "$M" | tail -n +2 | diff - "$GD/dump-tags.jsonl" | head -4)"
+rm -f "$M" "${TMPDIR:-/tmp}/hs-tags.$$.lua"
 [ "$fails" -eq 0 ] && echo "ok: dump and info"
 [ "$fails" -eq 0 ]

@@ -359,6 +359,22 @@ TEST(guid_text) {
   h = hs_guid_from_bytes(guid_bytes);
   hs_guid_format(&h, s);
   CHECK_STR(s, "b3e675d7-2554-4f18-830b-2762732560de");
+  {                                   /* digit by digit, as printf's %08lx-%04x-... */
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    int i, k, bad = 0;
+    char t[64];
+    for (i = 0; i < 2000; i++) {
+      x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+      h.d1 = i < 2 ? (i ? 0xFFFFFFFFu : 0) : (uint32_t)x;
+      h.d2 = (uint16_t)(x >> 32); h.d3 = (uint16_t)(x >> 48);
+      for (k = 0; k < 8; k++) h.d4[k] = (uint8_t)(x >> (8 * k) ^ (uint64_t)i);
+      hs_guid_format(&h, s);
+      snprintf(t, sizeof t, "%08lx-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", (unsigned long)h.d1, h.d2, h.d3,
+               h.d4[0], h.d4[1], h.d4[2], h.d4[3], h.d4[4], h.d4[5], h.d4[6], h.d4[7]);
+      bad += strcmp(s, t) != 0;
+    }
+    CHECK_EQ(bad, 0);
+  }
 }
 
 TEST(strings_and_sid) {

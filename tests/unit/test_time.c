@@ -112,7 +112,7 @@ TEST(seconds_as_printf_writes_them) {
   for (i = 0; i < sizeof bases / sizeof bases[0]; i++)
     for (r = -150; r < 250; r++) {
       long long ns = bases[i] + r;
-      size_t len = hsi_secs7_format(ns, a);
+      size_t len = hsi_secs_format(ns, 7, 14, a);
       snprintf(b, sizeof b, "%14.7f", (double)ns / 1e9);
       n++;
       if (strcmp(a, b) != 0 || len != strlen(b)) { if (bad++ < 5) fprintf(stderr, "%lld: '%s' '%s'\n", ns, a, b); }
@@ -121,14 +121,31 @@ TEST(seconds_as_printf_writes_them) {
     long long ns;
     x ^= x << 13; x ^= x >> 7; x ^= x << 17;
     ns = (long long)(x >> 14);
-    hsi_secs7_format(ns, a);
+    hsi_secs_format(ns, 7, 14, a);
     snprintf(b, sizeof b, "%14.7f", (double)ns / 1e9);
     n++;
     if (strcmp(a, b) != 0) { if (bad++ < 5) fprintf(stderr, "%lld: '%s' '%s'\n", ns, a, b); }
   }
   CHECK_EQ(bad, 0);
   CHECK(n > 200000);
-  CHECK_STR((hsi_secs7_format(1234567890123ll, a), a), "  1234.5678901");
+  CHECK_STR((hsi_secs_format(1234567890123ll, 7, 14, a), a), "  1234.5678901");
+  /* dump --jsonl's "%.9f": every nanosecond, no width */
+  for (i = 0; i < sizeof bases / sizeof bases[0]; i++)
+    for (r = -150; r < 250; r++) {
+      long long ns = bases[i] + r;
+      hsi_secs_format(ns, 9, 0, a);
+      snprintf(b, sizeof b, "%.9f", (double)ns / 1e9);
+      if (strcmp(a, b) != 0) { if (bad++ < 5) fprintf(stderr, "%lld: '%s' '%s'\n", ns, a, b); }
+    }
+  for (i = 0; i < 200000; i++) {
+    long long ns;
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    ns = (long long)(x >> 14);
+    hsi_secs_format(ns, 9, 0, a);
+    snprintf(b, sizeof b, "%.9f", (double)ns / 1e9);
+    if (strcmp(a, b) != 0) { if (bad++ < 5) fprintf(stderr, "%lld: '%s' '%s'\n", ns, a, b); }
+  }
+  CHECK_EQ(bad, 0);
 }
 
 int main(void) {
