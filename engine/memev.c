@@ -523,12 +523,31 @@ static void put(sbuf *b, const char *fmt, ...) {
   if (b->n > b->cap - 1) b->n = b->cap - 1;
 }
 
+/* The text of s, as put(b, "%s", s) writes it. */
+static void put_str(sbuf *b, const char *s) {
+  while (*s && b->cap && b->n < b->cap - 1) b->p[b->n++] = *s++;
+  if (b->cap) b->p[b->n] = 0;
+}
+
+/* v in hex ("0x%llx") or decimal ("%llu"), as put writes them: dump
+   describes every memory event, one field at a time. */
+static void put_u64(sbuf *b, uint64_t v, int hex) {
+  char t[24];
+  int i = (int)sizeof t - 1;
+  t[i] = 0;
+  do { t[--i] = "0123456789abcdef"[hex ? v & 15 : v % 10]; v = hex ? v >> 4 : v / 10; } while (v);
+  if (hex) { t[--i] = 'x'; t[--i] = '0'; }
+  put_str(b, t + i);
+}
+
 static void put_field(sbuf *b, const field *f, uint64_t v) {
   char tmp[HSI_MEMFLAGS_STRLEN];
   const char *s;
-  put(b, "%s%s=", b->n ? " " : "", f->name);
+  if (b->n) put_str(b, " ");
+  put_str(b, f->name);
+  put_str(b, "=");
   switch (f->show) {
-  case S_HEX: put(b, "0x%llx", (unsigned long long)v); break;
+  case S_HEX: put_u64(b, v, 1); break;
   case S_SOURCE: case S_CALLER:
     s = f->show == S_SOURCE ? hsi_heap_source_name((uint32_t)v) : hsi_heap_caller_name((uint32_t)v);
     if (s) put(b, "%s", s); else put(b, "%lu", (unsigned long)v);
@@ -536,7 +555,7 @@ static void put_field(sbuf *b, const field *f, uint64_t v) {
   case S_MEMFLAGS: put(b, "%s", hsi_mem_flags_str((uint32_t)v, tmp, sizeof tmp)); break;
   case S_TAG: hsi_pool_tag((uint32_t)v, tmp); put(b, "'%s'", tmp); break;
   case S_POOLTYPE: put(b, "%s", hsi_pool_type_str((uint32_t)v, tmp, sizeof tmp)); break;
-  default: put(b, "%llu", (unsigned long long)v); break;
+  default: put_u64(b, v, 0); break;
   }
 }
 
