@@ -172,6 +172,12 @@ uint32_t hsi_hash_bytes(const char *s, size_t n) {
   return (uint32_t)(h ^ h >> 32);
 }
 
+char *hsi_utoa(uint64_t v, int hex, char *end) {
+  if (hex) do { *--end = "0123456789abcdef"[v & 15]; v >>= 4; } while (v);
+  else do { *--end = (char)('0' + v % 10); v /= 10; } while (v);
+  return end;
+}
+
 int hsi_strieq(const char *a, const char *b) {
   for (; *a && *b; a++, b++) {
     int x = (unsigned char)*a, y = (unsigned char)*b;

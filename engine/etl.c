@@ -600,7 +600,9 @@ static inline void replay(etlreader *r, int w) {
   for (i = (w + r->nstreams) >> 1; i > 0; i >>= 1) {
     /* less(l, w) as a mask, and the swap by it: the heads of many CPUs
        interleave at random, so a branch on it mispredicts half the time;
-       equal keys are rare, a branch that is predicted */
+       equal keys are rare, a branch that is predicted.  lesser() written
+       as this mask costs the scan of few streams 6% more instructions,
+       and called here it is compiled to a branch: hence the two. */
     int l = r->loser[i];
     int64_t kl = r->mkey[l], kw = r->mkey[w];
     int m = -(kl < kw);

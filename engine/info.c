@@ -89,11 +89,16 @@ static hsi_evrow *sorted_rows(const hsi_info *in) {
 
 void hsi_json_str(FILE *o, const char *s) {
   fputc('"', o);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
+  while (*s) {
+    size_t run = 0;                      /* the characters that need no escape, at once */
+    unsigned char ch;
+    while ((ch = (unsigned char)s[run]) != 0 && ch != '"' && ch != '\\' && ch >= 0x20) run++;
+    fwrite(s, 1, run, o);
+    s += run;
+    if (!ch) break;
     if (ch == '"' || ch == '\\') fprintf(o, "\\%c", ch);
-    else if (ch < 0x20) fprintf(o, "\\u%04x", ch);
-    else fputc(ch, o);
+    else fprintf(o, "\\u%04x", ch);
+    s++;
   }
   fputc('"', o);
 }

@@ -184,13 +184,10 @@ static void put_s(line *o, const char *s) { while (*s) put_c(o, *s++); }
 
 /* "%*ld": v right-aligned in width (0: none) */
 static void put_num(line *o, long long v, int width) {
-  char t[24];
-  int i = (int)sizeof t, neg = v < 0;
-  unsigned long long u = neg ? 0ull - (unsigned long long)v : (unsigned long long)v;
-  do { t[--i] = (char)('0' + u % 10); u /= 10; } while (u);
-  if (neg) t[--i] = '-';
-  for (width -= (int)sizeof t - i; width > 0; width--) put_c(o, ' ');
-  for (; i < (int)sizeof t; i++) put_c(o, t[i]);
+  char t[24], *p = hsi_utoa(v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v, 0, t + sizeof t);
+  if (v < 0) *--p = '-';
+  for (width -= (int)(t + sizeof t - p); width > 0; width--) put_c(o, ' ');
+  for (; p < t + sizeof t; p++) put_c(o, *p);
 }
 
 /* "%*.*f" of ns / 1e9 seconds (text.h) */
@@ -234,18 +231,11 @@ static void dump_line(const hs_event *ev, const hsi_ids *ids, const hs_reader *r
     put_s(&o, ", \"file\": "); put_num(&o, ev->file, 0);
     put_s(&o, ", \"buffer\": "); put_num(&o, ev->buffer, 0);
     put_s(&o, ", \"offset\": "); put_num(&o, ev->offset, 0);
-    if (mem[0]) {                         /* as hsi_json_str writes it */
-      const unsigned char *m;
-      put_s(&o, ", \"memory\": \"");
-      for (m = (const unsigned char *)mem; *m; m++) {
-        if (*m == '"' || *m == '\\') { put_c(&o, '\\'); put_c(&o, (char)*m); }
-        else if (*m < 0x20) {
-          put_s(&o, "\\u00");
-          put_c(&o, "0123456789abcdef"[*m >> 4]);
-          put_c(&o, "0123456789abcdef"[*m & 15]);
-        } else put_c(&o, (char)*m);
-      }
-      put_c(&o, '"');
+    if (mem[0]) {
+      put_s(&o, ", \"memory\": ");
+      fwrite(o.b, 1, o.n, stdout);
+      o.n = 0;
+      hsi_json_str(stdout, mem);
     }
     put_s(&o, "}\n");
     fwrite(o.b, 1, o.n, stdout);

@@ -18,6 +18,7 @@
 #include "memev.h"
 #include "memev_tab.h"
 #include "bytes.h"
+#include "text.h"
 
 /* ------------------------------------------------------------ the tables */
 
@@ -532,12 +533,11 @@ static void put_str(sbuf *b, const char *s) {
 /* v in hex ("0x%llx") or decimal ("%llu"), as put writes them: dump
    describes every memory event, one field at a time. */
 static void put_u64(sbuf *b, uint64_t v, int hex) {
-  char t[24];
-  int i = (int)sizeof t - 1;
-  t[i] = 0;
-  do { t[--i] = "0123456789abcdef"[hex ? v & 15 : v % 10]; v = hex ? v >> 4 : v / 10; } while (v);
-  if (hex) { t[--i] = 'x'; t[--i] = '0'; }
-  put_str(b, t + i);
+  char t[24], *p;
+  t[sizeof t - 1] = 0;
+  p = hsi_utoa(v, hex, t + sizeof t - 1);
+  if (hex) { *--p = 'x'; *--p = '0'; }
+  put_str(b, p);
 }
 
 static void put_field(sbuf *b, const field *f, uint64_t v) {

@@ -210,10 +210,6 @@ static const hs_guid G_THREAD  = { 0x3d6fa8d1, 0xfe05, 0x11d0, { 0x9d, 0xda, 0x0
 static const hs_guid G_IMAGE   = { 0x2cb15d1d, 0x5fc1, 0x11d2, { 0xab, 0xe1, 0x00, 0xa0, 0xc9, 0x11, 0xf5, 0x18 } };
 static const hs_guid G_KTC     = { 0xb3e675d7, 0x2554, 0x4f18, { 0x83, 0x0b, 0x27, 0x62, 0x73, 0x25, 0x60, 0xde } };
 
-static int geq(const hs_guid *a, const hs_guid *b) {
-  return a->d1 == b->d1 && a->d2 == b->d2 && a->d3 == b->d3 && memcmp(a->d4, b->d4, 8) == 0;
-}
-
 /* --------------------------------------------------------- lifecycle */
 
 hsi_procmap *hsi_procmap_new(void) {
@@ -873,16 +869,17 @@ static int feed_event(hsi_procmap *pm, const hs_event *ev) {
   }
   op = ev->opcode;
   version = ev->version;
-  if (geq(g, &G_KTC)) return op == 0 || op == 36 ? feed_ktc(pm, ev, op) : 0;
+  if (hs_guid_eq(g, &G_KTC)) return op == 0 || op == 36 ? feed_ktc(pm, ev, op) : 0;
   /* classic (MOF) records of the kernel classes, e.g. written by a relogger */
-  if (geq(g, &G_PROCESS)) return (op >= 1 && op <= 4) || op == 39 ? feed_process(pm, ev, op, version) : 0;
-  if (geq(g, &G_THREAD)) return (op >= 1 && op <= 4) || op == 72 ? feed_thread(pm, ev, op, version) : 0;
-  if (geq(g, &G_IMAGE)) return (op >= 2 && op <= 4) || op == 10 ? feed_image(pm, ev, op, version) : 0;
+  if (hs_guid_eq(g, &G_PROCESS)) return (op >= 1 && op <= 4) || op == 39 ? feed_process(pm, ev, op, version) : 0;
+  if (hs_guid_eq(g, &G_THREAD)) return (op >= 1 && op <= 4) || op == 72 ? feed_thread(pm, ev, op, version) : 0;
+  if (hs_guid_eq(g, &G_IMAGE)) return (op >= 2 && op <= 4) || op == 10 ? feed_image(pm, ev, op, version) : 0;
   return 0;
 }
 
 int hsi_procmap_wants_provider(const hs_guid *g) {
-  return geq(g, &G_KTC) || geq(g, &G_PROCESS) || geq(g, &G_THREAD) || geq(g, &G_IMAGE);
+  return hs_guid_eq(g, &G_KTC) || hs_guid_eq(g, &G_PROCESS) || hs_guid_eq(g, &G_THREAD)
+         || hs_guid_eq(g, &G_IMAGE);
 }
 
 int hsi_procmap_feed(hsi_procmap *pm, const hs_event *ev) {

@@ -254,10 +254,6 @@ void hsi_syms_set_map(hsi_syms *sy, const hsi_symmap *sm) {
 uint32_t hsi_syms_generation(const hsi_syms *sy) { return sy->gen; }
 const hsi_sym_stats *hsi_syms_stats(const hsi_syms *sy) { return &sy->st; }
 
-static int geq(const hs_guid *a, const hs_guid *b) {
-  return a->d1 == b->d1 && a->d2 == b->d2 && a->d3 == b->d3 && memcmp(a->d4, b->d4, 8) == 0;
-}
-
 /* What tells two images' PDBs apart: their GUID, age and PDB file name
    (any case), or without a PDB identity their module name (any case),
    TimeDateStamp and size.  id_hash hashes that (names lowercased). */
@@ -301,7 +297,7 @@ static int idmap_add(hsi_syms *sy, size_t k) {
 
 static int same_ident(const ident *d, int has_id, const hsi_image *im, const char *module, const char *pdb) {
   if (d->has_id != has_id) return 0;
-  return has_id ? geq(&d->guid, &im->pdb_guid) && d->age == im->pdb_age &&
+  return has_id ? hs_guid_eq(&d->guid, &im->pdb_guid) && d->age == im->pdb_age &&
                   hsi_strieq(hsi_sym_basename(d->pdb_name), hsi_sym_basename(pdb))
                 : hsi_strieq(d->module, module) && d->tds == im->time_date_stamp && d->size == im->size;
 }
@@ -559,12 +555,10 @@ static void put(char *out, size_t cap, size_t *n, const char *s, size_t len) {
 }
 
 static void put_hex(char *out, size_t cap, size_t *n, uint64_t v) {
-  char b[18];
-  int i = 18;
-  do { b[--i] = "0123456789abcdef"[v & 15]; v >>= 4; } while (v);
-  b[--i] = 'x';
-  b[--i] = '0';
-  put(out, cap, n, b + i, (size_t)(18 - i));
+  char b[24], *p = hsi_utoa(v, 1, b + sizeof b);
+  *--p = 'x';
+  *--p = '0';
+  put(out, cap, n, p, (size_t)(b + sizeof b - p));
 }
 
 /* How format_one writes a frame: as text, as flame graphs name it, or as

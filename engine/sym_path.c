@@ -114,11 +114,6 @@ const char *hsi_sym_basename(const char *path) {
   return b;
 }
 
-
-static int geq(const hs_guid *a, const hs_guid *b) {
-  return a->d1 == b->d1 && a->d2 == b->d2 && a->d3 == b->d3 && memcmp(a->d4, b->d4, 8) == 0;
-}
-
 /* ------------------------------------------------------------- search */
 
 typedef struct want {
@@ -147,7 +142,7 @@ static int consider(want *w, const char *path) {
     return 0;
   }
   hsi_pdb_identity(p, &g, &age);
-  if (geq(&g, w->guid) && age == w->age) {
+  if (hs_guid_eq(&g, w->guid) && age == w->age) {
     r->status = HSI_PDB_FOUND;
     r->pdb = p;
     snprintf(r->path, sizeof r->path, "%s", path);
@@ -155,7 +150,7 @@ static int consider(want *w, const char *path) {
     return 1;
   }
   hsi_pdb_close(p);
-  st = geq(&g, w->guid) ? HSI_PDB_BADAGE : HSI_PDB_BADGUID;
+  st = hs_guid_eq(&g, w->guid) ? HSI_PDB_BADAGE : HSI_PDB_BADGUID;
   if (st < r->status) {
     char gs[HS_GUID_STRLEN];
     hs_guid_format(&g, gs);

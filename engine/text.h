@@ -7,6 +7,11 @@
 int hsi_strieq(const char *a, const char *b);
 /* FNV-1a of s[0..n): the hash of the interned-string tables (procmap.c, sym.c). */
 uint32_t hsi_hash_bytes(const char *s, size_t n);
+/* v's digits, decimal or lower-case hex, written backwards so that they
+   end just before `end` (at least 20 bytes of room before it): their
+   first.  What "%llu" and "%llx" write, without printf (dump and the
+   frames' text write millions). */
+char *hsi_utoa(uint64_t v, int hex, char *end);
 /* ns / 1e9 seconds as printf("%*.*f", width, places) writes the double
    (places 1 to 9, width at most 40), made without printf where that is
    sure to give the same digits (timeconv.c); out holds 64 bytes.  Its

@@ -107,7 +107,7 @@ size_t hsi_secs_format(int64_t ns, int places, int width, char *out) {
     frac = q % whole;
     for (k = 0; k < places; k++) { t[--i] = (char)('0' + frac % 10); frac /= 10; }
     t[--i] = '.';
-    do { t[--i] = (char)('0' + sec % 10); sec /= 10; } while (sec);
+    i = (int)(hsi_utoa((uint64_t)sec, 0, t + i) - t);
     for (k = width - ((int)sizeof t - i); k > 0; k--) out[n++] = ' ';
     while (i < (int)sizeof t) out[n++] = t[i++];
     out[n] = 0;
