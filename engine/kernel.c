@@ -65,32 +65,56 @@ int hs_kernel_group_guid(int group, hs_guid *out) {
   return hs_guid_parse(groups[group].guid, out) == 0;
 }
 
-/* Parsed once on first use; the tables are small and fixed. */
+/* Parsed once on first use; the tables are small and fixed.  `dump` names
+   every event, so a GUID is found by its first field in a small table
+   (slot: kernel group index + 1, or NGROUPS + other index + 1; the first
+   fields of the GUIDs above all differ) rather than by comparing it with
+   each GUID in turn, and a group's event names are the run of evnames
+   (below, sorted by group) that ev_first and ev_count give. */
+#define NSLOT 128
 static hs_guid group_guid[NGROUPS], other_guid[NOTHERS];
+static uint8_t slot[NSLOT];
+static uint8_t ev_first[NGROUPS], ev_count[NGROUPS];
 static int parsed;
+
+static unsigned slot_of(uint32_t d1) { return (d1 * 0x9E3779B1u) >> 25; }   /* 7 bits */
+
+static void index_names(void);
 
 static void parse_all(void) {
   int i;
   if (parsed) return;
   for (i = 0; i < NGROUPS; i++) hs_guid_parse(groups[i].guid, &group_guid[i]);
   for (i = 0; i < NOTHERS; i++) hs_guid_parse(others[i].guid, &other_guid[i]);
+  for (i = 0; i < NGROUPS + NOTHERS; i++) {
+    unsigned k = slot_of(i < NGROUPS ? group_guid[i].d1 : other_guid[i - NGROUPS].d1);
+    while (slot[k]) k = (k + 1) & (NSLOT - 1);
+    slot[k] = (uint8_t)(i + 1);
+  }
+  index_names();
   parsed = 1;
 }
 
-static int group_of(const hs_guid *g) {
-  int i;
+/* The index into groups (>= 0), or NGROUPS + the index into others, or -1. */
+static int known(const hs_guid *g) {
+  unsigned k;
   parse_all();
-  for (i = 0; i < NGROUPS; i++)
-    if (hs_guid_eq(g, &group_guid[i])) return i;
+  for (k = slot_of(g->d1); slot[k]; k = (k + 1) & (NSLOT - 1)) {
+    int i = slot[k] - 1;
+    if (hs_guid_eq(g, i < NGROUPS ? &group_guid[i] : &other_guid[i - NGROUPS])) return i;
+  }
   return -1;
 }
 
+static int group_of(const hs_guid *g) {
+  int i = known(g);
+  return i < NGROUPS ? i : -1;
+}
+
 const char *hs_provider_name(const hs_guid *g) {
-  int i = group_of(g);
-  if (i >= 0) return groups[i].name;
-  for (i = 0; i < NOTHERS; i++)
-    if (hs_guid_eq(g, &other_guid[i])) return others[i].name;
-  return NULL;
+  int i = known(g);
+  if (i < 0) return NULL;
+  return i < NGROUPS ? groups[i].name : others[i - NGROUPS].name;
 }
 
 int hs_provider_guid(const char *name, hs_guid *out) {
@@ -143,9 +167,17 @@ const char *hs_event_name(const hs_guid *g, int opcode) {
     }
     return NULL;
   }
-  for (i = 0; i < sizeof evnames / sizeof evnames[0]; i++)
-    if (evnames[i].group == grp && evnames[i].op == opcode) return evnames[i].name;
+  for (i = ev_first[grp]; i < (size_t)ev_first[grp] + ev_count[grp]; i++)
+    if (evnames[i].op == opcode) return evnames[i].name;
   return NULL;
+}
+
+static void index_names(void) {
+  size_t i;
+  for (i = sizeof evnames / sizeof evnames[0]; i-- > 0;) {
+    ev_first[evnames[i].group] = (uint8_t)i;
+    ev_count[evnames[i].group]++;
+  }
 }
 
 const char *hs_header_type_name(int ht) {

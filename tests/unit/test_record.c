@@ -349,6 +349,63 @@ TEST(event_and_header_names) {
   CHECK_STR(hs_header_type_name(HS_HT_COMPACT64), "COMPACT64");
 }
 
+/* The names are found through an index (kernel.c): every provider by its
+   GUID and back, a GUID one bit off not the same, and the first and last event of
+   each kernel group's run of names. */
+TEST(names_through_the_index) {
+  static const char *const others[] = {
+    "KernelTraceControl.ImageId", "KernelTraceControl.SysConfigEx", "EventMetadata",
+    "Microsoft-Windows-Heap-Snapshot", "Microsoft-Windows-Kernel-EventTracing",
+    "Microsoft-Windows-Kernel-Memory", "HeapRange", "HeapSummary", "Microsoft-Windows-DotNETRuntime",
+    "Microsoft-Windows-DotNETRuntimeRundown", "Microsoft-Windows-Kernel-Process",
+    "Microsoft-Windows-Kernel-Network" };
+  static const struct { const char *prov; int op; const char *name; } ev[] = {
+    {"EventTrace", 0, "Header"}, {"EventTrace", 80, "PartitionInfoExtension"},
+    {"PageFault", 10, "TransitionFault"}, {"PageFault", 129, "VirtualAllocDCEnd"},
+    {"Process", 1, "Start"}, {"Process", 39, "Defunct"}, {"Thread", 1, "Start"},
+    {"Thread", 72, "SetName"}, {"Pool", 32, "PoolAlloc"}, {"Pool", 35, "PoolFreeSession"},
+    {"PerfInfo", 46, "SampledProfile"}, {"PerfInfo", 74, "CollectionEnd"},
+    {"Heap", 32, "HeapCreate"}, {"Heap", 42, "HeapContract"}, {"Image", 2, "Unload"},
+    {"Image", 10, "Load"}, {"StackWalk", 32, "Stack"}, {"StackWalk", 38, "StackKeyUser"} };
+  hs_guid g, h;
+  char text[HS_GUID_STRLEN];
+  int i, bit, named = 0;
+  for (i = 0; hs_kernel_group_guid(i, &g); i++) {
+    const char *name = hs_provider_name(&g);
+    CHECK(name != NULL);
+    if (!name) continue;
+    CHECK(hs_provider_guid(name, &h) && hs_guid_eq(&g, &h));
+    for (bit = 0; bit < 128; bit += 9) {      /* one bit off: not this name */
+      h = g;
+      if (bit < 32) h.d1 ^= 1u << bit;
+      else if (bit < 48) h.d2 ^= (uint16_t)(1u << (bit - 32));
+      else if (bit < 64) h.d3 ^= (uint16_t)(1u << (bit - 48));
+      else h.d4[(bit - 64) / 8] ^= (uint8_t)(1u << (bit % 8));
+      {
+        const char *other = hs_provider_name(&h);   /* none, or another group (Process, Thread) */
+        named += other == name || (other && strcmp(other, name) == 0);
+      }
+    }
+  }
+  CHECK_EQ(i, 31);
+  CHECK_EQ(named, 0);
+  for (i = 0; i < (int)(sizeof others / sizeof others[0]); i++) {
+    CHECK(hs_provider_guid(others[i], &g));
+    CHECK_STR(hs_provider_name(&g), others[i]);
+    hs_guid_format(&g, text);
+    CHECK_EQ(strlen(text), 36);
+  }
+  for (i = 0; i < (int)(sizeof ev / sizeof ev[0]); i++) {
+    CHECK(hs_provider_guid(ev[i].prov, &g));
+    CHECK_STR(hs_event_name(&g, ev[i].op), ev[i].name);
+    CHECK(hs_event_name(&g, ev[i].op + 1000) == NULL);
+  }
+  CHECK(hs_provider_guid("Heap", &g));
+  CHECK(hs_event_name(&g, 39) == NULL);          /* in the run's range, not a name */
+  CHECK(hs_provider_guid("DiskIo", &g));
+  CHECK(hs_event_name(&g, 10) == NULL);          /* a group with no names */
+}
+
 TEST(guid_text) {
   hs_guid g, h; char s[HS_GUID_STRLEN];
   CHECK_EQ(hs_guid_parse("{222962AB-6180-4b88-a825-346b75f2a24a}", &g), 0);
@@ -470,6 +527,7 @@ int main(void) {
   RUN(stack_items_of_one_frame_and_none); RUN(message_optional_fields); RUN(compact64_and_five_pmc_counters);
   RUN(event_header_flags_and_short_records); RUN(message_component_id_and_wide_pointers);
   RUN(error_record_keeps_its_bytes); RUN(end_of_data_and_damage); RUN(event_and_header_names);
+  RUN(names_through_the_index);
   RUN(guid_text); RUN(strings_and_sid); RUN(scan_agrees_with_decode);
   return UNIT_DONE();
 }
