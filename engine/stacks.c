@@ -457,12 +457,12 @@ static uint32_t final_of(hsi_stacks *st, uint32_t part) {
   }
   if (part < st->capp2f && st->p2f[part]) return st->p2f[part];
   {
+    /* the part's frames go in as they lie (another table's arena, which
+       this interning does not move) with the hash the part has: the same
+       frames, the same hash_frames */
     size_t n;
     const uint64_t *f = itab_frames(&st->parts, part, &n);
-    uint64_t *t = tmpbuf(st, n);
-    if (!t) return NONE;
-    memcpy(t, f, n * sizeof *t);
-    id = itab_intern(&st->final, t, n);
+    id = n ? itab_intern_h(&st->final, f, n, st->parts.hash[part]) : 0;
   }
   if (id != NONE && part < st->capp2f) st->p2f[part] = id;
   return id;
