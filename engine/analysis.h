@@ -71,6 +71,7 @@ hsi_life *hsi_analysis_life(const hsi_analysis *a);
 /* The symbol layer over the procmap (sym.h): it opens nothing until asked. */
 hsi_syms *hsi_analysis_syms(const hsi_analysis *a);
 const hsi_analysis_counts *hsi_analysis_counts_get(const hsi_analysis *a);
+int hsi_analysis_threaded(const hsi_analysis *a);   /* the pass read on a prefetch thread */
 /* The layout checks of the memory events (layoutcheck.h), finished. */
 const struct hsi_lcheck *hsi_analysis_layouts(const hsi_analysis *a);
 /* The logfile header used for time conversion (the first file's). */

@@ -48,8 +48,7 @@
 #define READ_BUDGET (16u << 20)      /* when streams x NCHUNK slots of them fit in this */
 #define NAHEAD 3                    /* compressed buffers a stream inflates ahead */
 #define SPIN 2000                   /* polls of a chunk's flag before sleeping */
-#define THREADS_MIN_BYTES (4u << 20) /* smaller traces are walked without workers */
-#define WHOLE_MAX THREADS_MIN_BYTES  /* a smaller trace is read whole at open: one read
+#define WHOLE_MAX HSI_THREADS_MIN_BYTES  /* a smaller trace is read whole at open: one read
                                         a file, not one per buffer and per buffer header */
 /* A buffer whose view cannot be read (mapfile.h hsi_map_check): the file
    no longer holds it (cut short after it was opened), or the device
@@ -1029,7 +1028,7 @@ static void choose_workers(etlreader *r) {
   for (k = 0; k < r->nfiles; k++) bytes += r->files[k].size;
   want = hsi_threads_allowed(-1);
   helped = want != 0 && r->beside > 0;
-  if (want < 0) want = bytes >= THREADS_MIN_BYTES ? auto_n : 0;
+  if (want < 0) want = bytes >= HSI_THREADS_MIN_BYTES ? auto_n : 0;
   if (want > r->nstreams) want = r->nstreams;
   /* The ring of chunks is shared, and locked, with workers, and with a
      caller working beside the walk: it may help when idle even with no

@@ -135,6 +135,12 @@ static inline int hsi_auto_workers(int ncpu, int beside) {
   return n > 0 ? n : beside > 0 ? 0 : 1;
 }
 
+/* A trace smaller than this (all its files together) is walked without
+   decoding workers (etl.c) and analysed without a prefetch thread
+   (analysis.c): a thread's start, its hand-over and its first touch of
+   memory cost more there than the decoding they overlap. */
+#define HSI_THREADS_MIN_BYTES (4u << 20)
+
 /* How many extra threads a pass may start: HEAPSCRIPT_THREADS=0 none,
    =N at most N, unset or empty: `dflt`. */
 static inline int hsi_threads_allowed(int dflt) {

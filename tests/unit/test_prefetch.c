@@ -10,6 +10,7 @@
 #include "heapscript.h"
 #include "writer.h"
 #include "prefetch.h"
+#include "analysis.h"
 
 static char path[512];
 
@@ -269,7 +270,42 @@ TEST(early_stop_and_disabled) {
   remove(path);
 }
 
+/* The pass: threads=1 whether it read on a prefetch thread; -1 when it
+   could not be run. */
+static int pass_threaded(const char *threads) {
+  hs_reader *r = NULL;
+  hsi_analysis *a = NULL;
+  const char *p = path;
+  char err[256];
+  int t = -1;
+  if (threads) setenv("HEAPSCRIPT_THREADS", threads, 1);
+  else unsetenv("HEAPSCRIPT_THREADS");
+  if (hs_reader_open(&r, &p, 1, NULL, NULL, 0) == 0 && r && hsi_analysis_run(r, NULL, &a, err, sizeof err) == 0)
+    t = hsi_analysis_threaded(a);
+  hsi_analysis_free(a);
+  hs_reader_close(r);
+  setenv("HEAPSCRIPT_THREADS", "1", 1);
+  return t;
+}
+
+/* A trace under 4 MiB is analysed on one thread unless threads are asked
+   for; a larger one on two unless they are refused. */
+TEST(small_traces_on_one_thread) {
+  const char *p = path;
+  hs_reader *r;
+  CHECK_EQ(write_trace(300), 0);                  /* about 180 KB */
+  CHECK_EQ(pass_threaded(NULL), 0);
+  CHECK_EQ(pass_threaded("1"), 1);
+  CHECK_EQ(write_trace(30000), 0);                /* about 15 MB */
+  CHECK(hs_reader_open(&r, &p, 1, NULL, NULL, 0) == 0 && hs_reader_stats(r, 0)->file_size >= (4u << 20));
+  hs_reader_close(r);
+  CHECK_EQ(pass_threaded(NULL), 1);
+  CHECK_EQ(pass_threaded("0"), 0);
+  CHECK_EQ(pass_threaded("2"), 1);
+}
+
 int main(void) {
+  RUN(small_traces_on_one_thread);
   RUN(same_events_in_the_same_order);
   RUN(a_stage_and_its_bytes);
   RUN(dropped_bytes_take_no_room);
