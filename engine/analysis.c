@@ -2,6 +2,8 @@
 ** analysis.c -- the one pass that turns events into allocation records
 ** with stacks (see analysis.h for the order of the steps and why).
 */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +54,7 @@ struct hsi_analysis {
   int64_t window;                /* the probes', in ticks */
   const hsi_analysis_scope *scope;
   int threaded;                  /* read on a prefetch thread (pass_threaded) */
+  hs_event walk;                 /* a kernel StackWalk (op 32), for walk_event */
 };
 
 static int kind_of(int op) {
@@ -192,7 +195,16 @@ typedef struct pre {
   hsi_memop op;
 } pre;
 
-enum { BARE_OP = 1, BARE_TIME = 2 };
+enum { BARE_OP = 1, BARE_TIME = 2, BARE_STACK = 3 };
+
+/* A kernel StackWalk record (op 32): to the stack matcher its time, its
+   frames and their width, which is all it reads of it (stacks.c).  It
+   crosses to the analysis thread as those, its frames copied alone
+   (prefetch.h), not as an event and its record: a third of a memory
+   trace's events. */
+static int plain_walk(const hs_event *ev) {
+  return (ev->flags & (HS_EVF_KERNEL | HS_EVF_EXT)) == HS_EVF_KERNEL && ev->hook == 0x1820 && ev->payload;
+}
 
 /* Is ev one the loop of hsi_analysis_run reads no more of than its time?
    Its memory operation (d), Process End, the process map and the stack
@@ -206,6 +218,7 @@ static int time_only(const hs_event *ev, int d) {
    an event of a file with another one has its time moved there once it is
    read, its StackWalk (of the same file) with it. */
 typedef struct stage_ctx {
+  int cross;                  /* events cross to another thread (BARE_STACK pays only there) */
   hsi_attrib *at;
   hsi_lcheck *lc;
   const hs_reader *r;
@@ -232,13 +245,31 @@ static int stage(void *ud, hs_event *ev, void *extra) {
   if (!x->bare && time_only(ev, x->d)) {
     x->bare = BARE_TIME;
     x->op.ts = ev->timestamp;
+  } else if (!x->bare && sc->cross && x->d == 0 && plain_walk(ev)) {
+    /* (op.addr: where its frames are, made the copy's by the prefetch) */
+    x->bare = BARE_STACK;
+    x->op.ts = ev->timestamp;
+    x->op.addr = (uint64_t)(uintptr_t)ev->payload;
+    x->op.size = ev->payload_len;
+    x->op.pointer_size = ev->pointer_size;
   }
   if (x->bare) {
-    ev->record = ev->payload = ev->ext = NULL;
+    ev->record = ev->ext = NULL;
+    if (x->bare != BARE_STACK) ev->payload = NULL;
     x->file = ev->file;
     x->buffer = ev->buffer;
   }
   return 1;
+}
+
+/* Feed the matcher a BARE_STACK event as the StackWalk it was (a->walk:
+   the fields it reads are set, the others stay as made). */
+static int walk_event(hsi_analysis *a, const pre *x) {
+  a->walk.timestamp = x->op.ts;
+  a->walk.payload = (const uint8_t *)(uintptr_t)x->op.addr;
+  a->walk.payload_len = (uint32_t)x->op.size;
+  a->walk.pointer_size = x->op.pointer_size;
+  return hsi_stacks_feed(a->st, &a->walk) < 0 ? HS_ENOMEM : 0;
 }
 
 /* The progress line's step at event e, or at a bare one, where x says
@@ -311,6 +342,9 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   hsi_stacks_on_match(a->st, on_stack, a);
   hsi_stacks_set_window(a->st, hs_time_freq(&a->lf), HSI_STACKS_MAX_LIVE);
   a->window = hs_time_freq(&a->lf) / PROBE_PART;
+  a->walk.flags = HS_EVF_KERNEL;
+  a->walk.hook = 0x1820;
+  a->walk.opcode = 0x20;
   /* With a prefetch thread the walk runs on it, and this thread works
      beside it: the reader starts one decoding worker fewer (source.h),
      and this thread decodes for it whenever it waits for events. */
@@ -322,13 +356,18 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   sc.at = hsi_attrib_new(hsi_attrib_reader_src, r);
   sc.lc = a->lc;
   sc.r = r;
+  sc.cross = 0;
   if (hsi_reader_clocks(r, &sc.clocks) != 0) rc = HS_ENOMEM;
   else if (!sc.at) rc = HS_ENOMEM;
   /* Reading, attribution and decoding cost about what the work below
      does: on a second core they run ahead (prefetch.h); without threads,
      here. */
-  else if (threaded && (pf = hsi_prefetch_open(stage, &sc, sizeof(pre))) != NULL)
-    hsi_prefetch_on_idle(pf, help_reader, r);   /* waiting for events, decode some */
+  else {
+    sc.cross = threaded;                 /* before the thread starts, which reads it */
+    if (threaded && (pf = hsi_prefetch_open(stage, &sc, sizeof(pre), offsetof(pre, op.addr))) != NULL)
+      hsi_prefetch_on_idle(pf, help_reader, r);   /* waiting for events, decode some */
+    else sc.cross = 0;
+  }
   a->threaded = pf != NULL;
   while (rc == 0) {
     int d;
@@ -352,6 +391,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
     if ((a->c.events & 0xFFF) == 0 && scope && scope->progress) progress(scope, e, x);
     a->c.last_ts = ts;
     if (x->bare) {                        /* what the steps below do with it, from x alone */
+      if (x->bare == BARE_STACK) { rc = walk_event(a, x); continue; }
       if (x->bare == BARE_OP) rc = memory_event(a, &x->op, &x->ids);
       if (rc == 0 && hsi_stacks_advance(a->st, ts) < 0) rc = HS_ENOMEM;
       continue;

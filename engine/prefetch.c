@@ -36,6 +36,8 @@ struct hsi_prefetch {
   hsi_prefetch_src src;
   void *ud;
   size_t xsize;           /* bytes of the stage's extra per event */
+  size_t xbytes;          /* where in it a payload copied alone is named (prefetch.h) */
+  int xbytes_ok;          /* ... and that place is inside the extra */
   block *b;               /* NBLOCK blocks */
   hsi_mutex mx;
   hsi_cond filled, freed;
@@ -84,9 +86,16 @@ static HSI_THREAD_FN producer(void *arg) {
     if (!b) return HSI_THREAD_RET;
     while (b->n < BLOCK_EVENTS) {
       uint8_t *x = b->x + (size_t)b->n * pf->xsize, *copy;
+      const uint8_t *from;
+      uint32_t len;
       if ((rc = pf->src(pf->ud, &one, x)) != 1) break;
-      if (!one.record) { b->n++; continue; }    /* its extra says all: its slot is not written */
-      if (used + one.record_len > BLOCK_BYTES) {
+      if (!one.record && (!one.payload || !pf->xbytes_ok)) {
+        b->n++;                          /* its extra says all: its slot is not written */
+        continue;
+      }
+      from = one.record ? one.record : one.payload;
+      len = one.record ? one.record_len : one.payload_len;
+      if (used + len > BLOCK_BYTES) {
         /* does not fit: it opens the next block (a record fits an empty
            one; the reader's view stays valid until src's next call) */
         block *nb;
@@ -97,12 +106,18 @@ static HSI_THREAD_FN producer(void *arg) {
         used = 0;
       }
       copy = b->bytes + used;
-      memcpy(copy, one.record, one.record_len);
+      memcpy(copy, from, len);
+      used += (len + 7u) & ~(size_t)7;
+      if (!one.record) {                 /* the payload alone, named in the extra */
+        uint64_t at = (uint64_t)(uintptr_t)copy;
+        memcpy(b->x + (size_t)b->n * pf->xsize + pf->xbytes, &at, sizeof at);
+        b->n++;
+        continue;
+      }
       if (one.payload) one.payload = copy + (one.payload - one.record);
       if (one.ext) one.ext = copy + (one.ext - one.record);
       one.record = copy;
       b->ev[b->n++] = one;
-      used += (one.record_len + 7u) & ~(size_t)7;
     }
     if (rc != 1) { b->end = 1; b->rc = rc; }
     publish(pf);
@@ -118,7 +133,7 @@ static void free_blocks(hsi_prefetch *pf) {
 
 int hsi_prefetch_wanted(void) { return hsi_threads_allowed(1) != 0; }
 
-hsi_prefetch *hsi_prefetch_open(hsi_prefetch_src src, void *ud, size_t xsize) {
+hsi_prefetch *hsi_prefetch_open(hsi_prefetch_src src, void *ud, size_t xsize, size_t xbytes) {
   hsi_prefetch *pf;
   int k;
   if (!hsi_prefetch_wanted()) return NULL;
@@ -131,6 +146,8 @@ hsi_prefetch *hsi_prefetch_open(hsi_prefetch_src src, void *ud, size_t xsize) {
   pf->src = src;
   pf->ud = ud;
   pf->xsize = xsize;
+  pf->xbytes = xbytes;
+  pf->xbytes_ok = xbytes <= xsize && xsize - xbytes >= sizeof(uint64_t);
   hsi_mx_init(&pf->mx);
   hsi_cv_init(&pf->filled);
   hsi_cv_init(&pf->freed);

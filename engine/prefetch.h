@@ -25,11 +25,15 @@ typedef struct hsi_prefetch hsi_prefetch;
 ** touches belongs to that thread until hsi_prefetch_close returns.  An
 ** event whose record src set to NULL (its extra says all its consumer
 ** reads of it) goes over as its extra alone: its place in the block's
-** array of events is left as it was, not written.  NULL when no thread
-** can be had.
+** array of events is left as it was, not written.  One whose record is
+** NULL and payload is not goes over as its extra and its payload's bytes:
+** they are copied into the block, and the 8 bytes at offset xbytes of
+** its extra (a uint64_t, written by src as the payload's address) are set
+** to the copy's address, as (uint64_t)(uintptr_t); xbytes is (size_t)-1
+** when src never does that.  NULL when no thread can be had.
 */
 typedef int (*hsi_prefetch_src)(void *ud, hs_event *ev, void *extra);
-hsi_prefetch *hsi_prefetch_open(hsi_prefetch_src src, void *ud, size_t xsize);
+hsi_prefetch *hsi_prefetch_open(hsi_prefetch_src src, void *ud, size_t xsize, size_t xbytes);
 /* Will hsi_prefetch_open start a thread (threads allowed, HEAPSCRIPT_THREADS)? */
 int hsi_prefetch_wanted(void);
 /* While the consumer waits for a block, call fn(ud) instead of sleeping

@@ -4,6 +4,8 @@
 ** size (records of up to 60 KB fill blocks early), also after an early
 ** stop; and the analysis built through it equals the one built without.
 */
+#include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 #include <unistd.h>
 #include "unit.h"
@@ -37,7 +39,7 @@ static int reader_src(void *ud, hs_event *ev, void *extra) {
   return hs_reader_next((hs_reader *)ud, ev);
 }
 
-static hsi_prefetch *open_reader(hs_reader *r) { return hsi_prefetch_open(reader_src, r, 0); }
+static hsi_prefetch *open_reader(hs_reader *r) { return hsi_prefetch_open(reader_src, r, 0, (size_t)-1); }
 
 /* One event at a time out of the blocks hsi_prefetch_take hands over: 1
    with *e (and *x, the stage's bytes) set, 0 at the end, negative: the
@@ -128,7 +130,7 @@ static hsi_prefetch *open_staged(hs_reader **r, struct stage_ud *u, hsi_prefetch
   u->r = *r;
   u->seq = 0;
   setenv("HEAPSCRIPT_THREADS", "1", 1);
-  pf = hsi_prefetch_open(src, u, sizeof(struct mark));
+  pf = hsi_prefetch_open(src, u, sizeof(struct mark), (size_t)-1);
   CHECK(pf != NULL);
   if (!pf) hs_reader_close(*r);
   return pf;
@@ -205,6 +207,65 @@ TEST(dropped_bytes_take_no_room) {
   CHECK_EQ(bad, 0);
   CHECK_EQ(dropped, 310);                              /* every 97th, 40,000 bytes or more */
   CHECK_EQ(c.blocks, 30);                              /* 1,024 events each, the last 305 */
+  hsi_prefetch_close(pf);
+  hs_reader_close(r);
+  hs_reader_close(a);
+}
+
+/* A stage that keeps only a record's payload (the analysis's StackWalks)
+   sets the record to NULL and names the payload in its extra: the payload
+   crosses alone, copied into the block, and the extra names the copy.
+   Every payload comes whole, also those of 40,000 bytes and more that
+   open a new block, and none is read where the reader had it. */
+struct pmark { uint64_t seq; uint64_t at; uint64_t orig; uint32_t len; };
+
+static int keep_payload(void *ud, hs_event *ev, void *extra) {
+  struct stage_ud *u = (struct stage_ud *)ud;
+  struct pmark *m = (struct pmark *)extra;
+  int rc = hs_reader_next(u->r, ev);
+  if (rc != 1) return rc;
+  m->seq = u->seq++;
+  m->at = m->orig = (uint64_t)(uintptr_t)ev->payload;
+  m->len = ev->payload_len;
+  ev->record = ev->ext = NULL;
+  return 1;
+}
+
+TEST(payloads_alone) {
+  hs_reader *r, *a;
+  hsi_prefetch *pf;
+  struct stage_ud u;
+  struct cur c;
+  const hs_event *e;
+  const char *p = path;
+  hs_event x;
+  void *xp;
+  uint64_t n = 0, bad = 0, moved = 0, large = 0;
+  CHECK_EQ(hs_reader_open(&r, &p, 1, NULL, NULL, 0), 0);
+  CHECK_EQ(hs_reader_open(&a, &p, 1, NULL, NULL, 0), 0);
+  u.r = r;
+  u.seq = 0;
+  setenv("HEAPSCRIPT_THREADS", "1", 1);
+  pf = hsi_prefetch_open(keep_payload, &u, sizeof(struct pmark), offsetof(struct pmark, at));
+  CHECK(pf != NULL);
+  if (!pf) { hs_reader_close(r); hs_reader_close(a); return; }
+  memset(&c, 0, sizeof c);
+  c.pf = pf;
+  c.xsize = sizeof(struct pmark);
+  while (cur_next(&c, &e, &xp) == 1) {
+    const struct pmark *m = (const struct pmark *)xp;
+    const uint8_t *q = (const uint8_t *)(uintptr_t)m->at;
+    if (hs_reader_next(a, &x) != 1) { bad++; break; }
+    if (m->seq != n || m->len != x.payload_len || !q || memcmp(q, x.payload, x.payload_len) != 0) bad++;
+    moved += m->at != m->orig;
+    large += x.payload_len > 1000;
+    n++;
+  }
+  CHECK_EQ(n, 30001);
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(moved, n);
+  CHECK_EQ(large, 310);
+  CHECK(c.blocks > 30);                                /* the large ones fill blocks early */
   hsi_prefetch_close(pf);
   hs_reader_close(r);
   hs_reader_close(a);
@@ -309,6 +370,7 @@ int main(void) {
   RUN(same_events_in_the_same_order);
   RUN(a_stage_and_its_bytes);
   RUN(dropped_bytes_take_no_room);
+  RUN(payloads_alone);
   RUN(idle_work_while_waiting);
   RUN(early_stop_and_disabled);
   return UNIT_DONE();
