@@ -321,18 +321,19 @@ static uint64_t count_no_process(const hsi_life *lt) {
 
 int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis **out,
                      char *err, size_t errlen) {
-  hsi_analysis *a = (hsi_analysis *)calloc(1, sizeof *a);
+  hsi_analysis *a = (hsi_analysis *)hsi_line_calloc(sizeof *a);   /* thread.h */
   hs_event ev;
   const hs_event *e = &ev, *evs = NULL;   /* evs: the prefetch block's events */
   hsi_prefetch *pf = NULL;
-  stage_ctx sc;
+  stage_ctx *sc = (stage_ctx *)hsi_line_calloc(sizeof *sc);   /* read by the reading thread: thread.h */
   pre own, *x = &own, *xs = NULL;         /* xs: their stage bytes */
   int rc = 0, n = 0, nb = 0, ib = 0, threaded;
   int64_t ts;
   *out = NULL;
-  if (!a || !(a->pm = hsi_procmap_new()) || !(a->st = hsi_stacks_new()) || !(a->lt = hsi_life_new())
+  if (!a || !sc || !(a->pm = hsi_procmap_new()) || !(a->st = hsi_stacks_new()) || !(a->lt = hsi_life_new())
       || !(a->lc = hsi_lcheck_new()) || !(a->sy = hsi_syms_new(a->pm))) {
     hsi_analysis_free(a);
+    hsi_line_free(sc);
     snprintf(err, errlen, "out of memory");
     return HS_ENOMEM;
   }
@@ -353,26 +354,26 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   hs_reader_rewind(r);
   hsi_reader_beside(r, 0);               /* a later rewind walks alone again */
   /* Events without ids wait for their StackWalk (attrib.h); the rest pass. */
-  sc.at = hsi_attrib_new(hsi_attrib_reader_src, r);
-  sc.lc = a->lc;
-  sc.r = r;
-  sc.cross = 0;
-  if (hsi_reader_clocks(r, &sc.clocks) != 0) rc = HS_ENOMEM;
-  else if (!sc.at) rc = HS_ENOMEM;
+  sc->at = hsi_attrib_new(hsi_attrib_reader_src, r);
+  sc->lc = a->lc;
+  sc->r = r;
+  sc->cross = 0;
+  if (hsi_reader_clocks(r, &sc->clocks) != 0) rc = HS_ENOMEM;
+  else if (!sc->at) rc = HS_ENOMEM;
   /* Reading, attribution and decoding cost about what the work below
      does: on a second core they run ahead (prefetch.h); without threads,
      here. */
   else {
-    sc.cross = threaded;                 /* before the thread starts, which reads it */
-    if (threaded && (pf = hsi_prefetch_open(stage, &sc, sizeof(pre), offsetof(pre, op.addr))) != NULL)
+    sc->cross = threaded;                 /* before the thread starts, which reads it */
+    if (threaded && (pf = hsi_prefetch_open(stage, sc, sizeof(pre), offsetof(pre, op.addr))) != NULL)
       hsi_prefetch_on_idle(pf, help_reader, r);   /* waiting for events, decode some */
-    else sc.cross = 0;
+    else sc->cross = 0;
   }
   a->threaded = pf != NULL;
   while (rc == 0) {
     int d;
     if (!pf) {
-      if ((n = stage(&sc, &ev, &own)) != 1) break;
+      if ((n = stage(sc, &ev, &own)) != 1) break;
     } else {
       if (ib == nb) {                    /* the next block, the last one given back */
         void *xp = NULL;
@@ -407,9 +408,10 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
     if (rc == 0 && hsi_stacks_feed(a->st, e) < 0) rc = HS_ENOMEM;
   }
   hsi_prefetch_close(pf);                /* the attribution and the checks are ours again */
-  if (sc.at) a->c.ids_missing = hsi_attrib_counts_get(sc.at)->no_stack;
-  hsi_attrib_free(sc.at);
-  free((void *)sc.clocks);
+  if (sc->at) a->c.ids_missing = hsi_attrib_counts_get(sc->at)->no_stack;
+  hsi_attrib_free(sc->at);
+  free((void *)sc->clocks);
+  hsi_line_free(sc);
   if (rc == 0 && n == HS_ENOMEM) rc = n;
   else if (rc == 0 && n < 0) {
     snprintf(err, errlen, "reading the trace failed: %s", hs_reader_error(r));
@@ -438,7 +440,7 @@ void hsi_analysis_free(hsi_analysis *a) {
   hsi_stacks_free(a->st);
   hsi_syms_free(a->sy);
   hsi_procmap_free(a->pm);
-  free(a);
+  hsi_line_free(a);
 }
 
 hsi_procmap *hsi_analysis_procmap(const hsi_analysis *a) { return a->pm; }

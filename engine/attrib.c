@@ -17,6 +17,7 @@
 #include "bytes.h"
 #include "memev.h"
 #include "attrib.h"
+#include "thread.h"
 
 #define NOOFF ((size_t)-1)
 
@@ -46,7 +47,7 @@ struct hsi_attrib {
 int hsi_attrib_reader_src(void *ud, hs_event *ev) { return hs_reader_next((hs_reader *)ud, ev); }
 
 hsi_attrib *hsi_attrib_new(hsi_attrib_src src, void *ud) {
-  hsi_attrib *at = (hsi_attrib *)calloc(1, sizeof *at);
+  hsi_attrib *at = (hsi_attrib *)hsi_line_calloc(sizeof *at);   /* the pass's reading thread's: thread.h */
   if (!at) return NULL;
   at->src = src;
   at->ud = ud;
@@ -55,8 +56,8 @@ hsi_attrib *hsi_attrib_new(hsi_attrib_src src, void *ud) {
 
 void hsi_attrib_free(hsi_attrib *at) {
   if (!at) return;
-  free(at->buf);
-  free(at);
+  hsi_line_free(at->buf);
+  hsi_line_free(at);
 }
 
 void hsi_attrib_reset(hsi_attrib *at) {
@@ -107,7 +108,9 @@ static size_t put(hsi_attrib *at, const uint8_t *p, size_t n) {
     size_t nc = at->cap ? at->cap : 65536;
     uint8_t *nb;
     while (nc - at->len < n) nc *= 2;
-    if (!(nb = (uint8_t *)realloc(at->buf, nc))) return (size_t)-2;
+    if (!(nb = (uint8_t *)hsi_line_calloc(nc))) return (size_t)-2;   /* thread.h */
+    if (at->len) memcpy(nb, at->buf, at->len);
+    hsi_line_free(at->buf);
     at->buf = nb;
     at->cap = nc;
   }

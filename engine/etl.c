@@ -224,14 +224,20 @@ struct etlreader {
   int shared;            /* chunks may be decoded off the walk's thread (workers, helpers):
                             the ring of chunks and its lock are in use */
   hsi_thread *workers;
+  uint32_t read_max;     /* buffers up to this size are read into scratch slots */
+  uint32_t chunk_max;    /* events a chunk holds at most */
+  /* The lock and what it guards, which the workers and a helper (the
+     pass's analysis thread when it waits) write, kept off the lines of the
+     merge's fields above, which the walk writes for every event (the
+     reader itself starts a line: add_stream) */
+  PAD(padm);
   hsi_mutex mx;
   hsi_cond work, ready;  /* a chunk was given back / was filled */
   int stop;              /* workers: leave */
   int waiting;           /* the stream the walk waits for, -1 */
   int help;              /* where the walk or a helper looks first for a chunk to decode */
   int nsleep;            /* workers waiting for work */
-  uint32_t read_max;     /* buffers up to this size are read into scratch slots */
-  uint32_t chunk_max;    /* events a chunk holds at most */
+  PAD(padn);
 };
 
 /* ------------------------------------------------------------ damage */
@@ -1205,9 +1211,18 @@ static int is_tail_ts(const etlreader *r, int64_t ts) {
 
 /* ------------------------------------------------------------ building */
 
+/* The reader's own memory that the walk reads or writes for every event
+   (the reader itself, its files' counters, the streams, the merge's
+   arrays) is on cache lines of its own (thread.h hsi_line_calloc): in the
+   pass the walk runs on one thread beside another writing its own. */
 static int add_stream(etlreader *r, int file, uint16_t cpu, int tail) {
-  stream *ns = (stream *)realloc(r->streams, (size_t)(r->nstreams + 1) * sizeof *ns);
-  if (!ns) return -1;
+  stream *ns = r->streams;
+  if ((r->nstreams & (r->nstreams - 1)) == 0) {    /* grow at powers of two */
+    size_t cap = r->nstreams ? 2 * (size_t)r->nstreams : 1;
+    if (!(ns = (stream *)hsi_line_calloc(cap * sizeof *ns))) return -1;
+    if (r->nstreams) memcpy(ns, r->streams, (size_t)r->nstreams * sizeof *ns);
+    hsi_line_free(r->streams);
+  }
   r->streams = ns;
   memset(&ns[r->nstreams], 0, sizeof *ns);
   ns[r->nstreams].file = file;
@@ -1421,9 +1436,9 @@ static int finish_open(etlreader *r, const etlreader *from, char *err, size_t er
   }
   {
     size_t n = (size_t)(r->nstreams ? r->nstreams : 1);
-    r->mkey = (int64_t *)malloc(n * sizeof *r->mkey);
-    r->mtie = (uint64_t *)malloc(n * sizeof *r->mtie);
-    r->loser = (int *)malloc(n * sizeof *r->loser);
+    r->mkey = (int64_t *)hsi_line_calloc(n * sizeof *r->mkey);
+    r->mtie = (uint64_t *)hsi_line_calloc(n * sizeof *r->mtie);
+    r->loser = (int *)hsi_line_calloc(n * sizeof *r->loser);
   }
   {
     /* Reading buffers costs scratch memory per stream; with many CPUs or
@@ -1452,12 +1467,12 @@ static int finish_open(etlreader *r, const etlreader *from, char *err, size_t er
 }
 
 static etlreader *new_reader(int n, const hs_reader_opts *opts) {
-  etlreader *r = (etlreader *)calloc(1, sizeof *r);
+  etlreader *r = (etlreader *)hsi_line_calloc(sizeof *r);
   int i;
   if (!r) return NULL;
   hsi_record_init();
-  r->files = (etlfile *)calloc((size_t)n, sizeof *r->files);
-  if (!r->files) { free(r); return NULL; }
+  r->files = (etlfile *)hsi_line_calloc((size_t)n * sizeof *r->files);
+  if (!r->files) { hsi_line_free(r); return NULL; }
   r->nfiles = n;
   r->pending = -1;
   r->waiting = -1;
@@ -1561,18 +1576,18 @@ static void etl_close(void *impl) {
     free(r->files[i].idmg);
     free(r->files[i].path);
   }
-  free(r->streams);
-  free(r->files);
-  free(r->mkey);
-  free(r->mtie);
-  free(r->loser);
+  hsi_line_free(r->streams);
+  hsi_line_free(r->files);
+  hsi_line_free(r->mkey);
+  hsi_line_free(r->mtie);
+  hsi_line_free(r->loser);
   free(r->tail_ts);
   free(r->seen);
   free(r->workers);
   hsi_cv_free(&r->work);
   hsi_cv_free(&r->ready);
   hsi_mx_free(&r->mx);
-  free(r);
+  hsi_line_free(r);
 }
 
 /* ---------------------------------------------------------- delivering */

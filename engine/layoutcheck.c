@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "layoutcheck.h"
+#include "thread.h"
 #include "lifetime.h"
 #include "memev.h"
 #include "info.h"
@@ -59,12 +60,14 @@ static const char *const check_names[HSI_LC_COUNT] = {
 
 const char *hsi_lcheck_name(int c) { return c >= 0 && c < HSI_LC_COUNT ? check_names[c] : "?"; }
 
-hsi_lcheck *hsi_lcheck_new(void) { return (hsi_lcheck *)calloc(1, sizeof(hsi_lcheck)); }
+/* Written by the pass's reading thread for every memory event: on lines of
+   its own, as its rows (thread.h). */
+hsi_lcheck *hsi_lcheck_new(void) { return (hsi_lcheck *)hsi_line_calloc(sizeof(hsi_lcheck)); }
 
 void hsi_lcheck_free(hsi_lcheck *lc) {
   if (!lc) return;
-  free(lc->rows);
-  free(lc);
+  hsi_line_free(lc->rows);
+  hsi_line_free(lc);
 }
 
 static int lifetime_kind(int k) {
@@ -105,8 +108,10 @@ static xrow *row_find(hsi_lcheck *lc, const hs_event *ev, uint16_t hook, uint32_
   }
   if (lc->n == lc->cap) {
     size_t nc = lc->cap ? lc->cap * 2 : 8;
-    xrow *p = (xrow *)realloc(lc->rows, nc * sizeof *p);
+    xrow *p = (xrow *)hsi_line_calloc(nc * sizeof *p);
     if (!p) return NULL;
+    if (lc->n) memcpy(p, lc->rows, lc->n * sizeof *p);
+    hsi_line_free(lc->rows);
     lc->rows = p;
     lc->cap = nc;
   }

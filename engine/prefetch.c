@@ -33,12 +33,16 @@ typedef struct block {
 } block;
 
 struct hsi_prefetch {
+  /* what the producer reads for every event, set at open: on lines the
+     consumer never writes (the struct starts a line, thread.h, and the
+     state below starts another) */
   hsi_prefetch_src src;
   void *ud;
   size_t xsize;           /* bytes of the stage's extra per event */
   size_t xbytes;          /* where in it a payload copied alone is named (prefetch.h) */
   int xbytes_ok;          /* ... and that place is inside the extra */
   block *b;               /* NBLOCK blocks */
+  char pad[64];
   hsi_mutex mx;
   hsi_cond filled, freed;
   int nfilled;            /* published and not yet given back */
@@ -137,12 +141,12 @@ hsi_prefetch *hsi_prefetch_open(hsi_prefetch_src src, void *ud, size_t xsize, si
   hsi_prefetch *pf;
   int k;
   if (!hsi_prefetch_wanted()) return NULL;
-  pf = (hsi_prefetch *)calloc(1, sizeof *pf);
+  pf = (hsi_prefetch *)hsi_line_calloc(sizeof *pf);
   if (!pf) return NULL;
   pf->b = (block *)calloc(NBLOCK, sizeof(block));
-  if (!pf->b) { free(pf); return NULL; }
+  if (!pf->b) { hsi_line_free(pf); return NULL; }
   for (k = 0; k < NBLOCK; k++)
-    if (!(pf->b[k].x = (uint8_t *)malloc(xsize ? BLOCK_EVENTS * xsize : 1))) { free_blocks(pf); free(pf); return NULL; }
+    if (!(pf->b[k].x = (uint8_t *)malloc(xsize ? BLOCK_EVENTS * xsize : 1))) { free_blocks(pf); hsi_line_free(pf); return NULL; }
   pf->src = src;
   pf->ud = ud;
   pf->xsize = xsize;
@@ -154,7 +158,7 @@ hsi_prefetch *hsi_prefetch_open(hsi_prefetch_src src, void *ud, size_t xsize, si
   if (hsi_th_start(&pf->th, producer, pf) != 0) {
     hsi_cv_free(&pf->filled); hsi_cv_free(&pf->freed); hsi_mx_free(&pf->mx);
     free_blocks(pf);
-    free(pf);
+    hsi_line_free(pf);
     return NULL;
   }
   return pf;
@@ -207,5 +211,5 @@ void hsi_prefetch_close(hsi_prefetch *pf) {
   hsi_th_join(pf->th);
   hsi_cv_free(&pf->filled); hsi_cv_free(&pf->freed); hsi_mx_free(&pf->mx);
   free_blocks(pf);
-  free(pf);
+  hsi_line_free(pf);
 }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include "heapscript.h"
 #include "source.h"
+#include "thread.h"
 
 struct hs_reader {
   const hsi_source_ops *ops;
@@ -10,7 +11,7 @@ struct hs_reader {
 };
 
 hs_reader *hsi_reader_wrap(const hsi_source_ops *ops, void *impl) {
-  hs_reader *r = (hs_reader *)calloc(1, sizeof *r);
+  hs_reader *r = (hs_reader *)hsi_line_calloc(sizeof *r);   /* read for every event: thread.h */
   if (!r) return NULL;
   r->ops = ops;
   r->impl = impl;
@@ -43,7 +44,7 @@ int hsi_reader_workers(const hs_reader *r) {
 void hs_reader_close(hs_reader *r) {
   if (!r) return;
   r->ops->close(r->impl);
-  free(r);
+  hsi_line_free(r);
 }
 
 int hsi_reader_clocks(const hs_reader *r, const hs_logfile ***clocks) {

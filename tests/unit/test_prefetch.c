@@ -12,6 +12,7 @@
 #include "heapscript.h"
 #include "writer.h"
 #include "prefetch.h"
+#include "thread.h"
 #include "analysis.h"
 
 static char path[512];
@@ -365,7 +366,28 @@ TEST(small_traces_on_one_thread) {
   CHECK_EQ(pass_threaded("2"), 1);
 }
 
+/* hsi_line_calloc (thread.h): zeroed, on a line boundary, and the whole
+   of its last line its own (under SANITIZE=1 a write there past the
+   block would be caught). */
+TEST(lines_of_their_own) {
+  static const size_t sizes[] = { 1, 8, 63, 64, 65, 136, 1000, 4096 };
+  size_t k, i, bad = 0;
+  for (k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+    size_t n = sizes[k], whole = (n + 63) / 64 * 64;
+    unsigned char *p = (unsigned char *)hsi_line_calloc(n);
+    CHECK(p != NULL);
+    if (!p) continue;
+    CHECK_EQ((uintptr_t)p % 64, 0);
+    for (i = 0; i < n; i++) bad += p[i] != 0;
+    memset(p, 0xA5, whole);
+    hsi_line_free(p);
+  }
+  CHECK_EQ(bad, 0);
+  hsi_line_free(NULL);
+}
+
 int main(void) {
+  RUN(lines_of_their_own);
   RUN(small_traces_on_one_thread);
   RUN(same_events_in_the_same_order);
   RUN(a_stage_and_its_bytes);
