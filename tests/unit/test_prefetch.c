@@ -123,7 +123,8 @@ static int stage(void *ud, hs_event *ev, void *extra) {
 
 /* The trace through a prefetch thread running src (a stage over u); NULL
    (checked) when it cannot be had. */
-static hsi_prefetch *open_staged(hs_reader **r, struct stage_ud *u, hsi_prefetch_src src) {
+static hsi_prefetch *open_staged_x(hs_reader **r, struct stage_ud *u, hsi_prefetch_src src,
+                                   size_t xsize, size_t xbytes) {
   const char *p = path;
   hsi_prefetch *pf;
   CHECK_EQ(hs_reader_open(r, &p, 1, NULL, NULL, 0), 0);
@@ -131,10 +132,48 @@ static hsi_prefetch *open_staged(hs_reader **r, struct stage_ud *u, hsi_prefetch
   u->r = *r;
   u->seq = 0;
   setenv("HEAPSCRIPT_THREADS", "1", 1);
-  pf = hsi_prefetch_open(src, u, sizeof(struct mark), (size_t)-1);
+  pf = hsi_prefetch_open(src, u, xsize, xbytes);
   CHECK(pf != NULL);
   if (!pf) hs_reader_close(*r);
   return pf;
+}
+
+static hsi_prefetch *open_staged(hs_reader **r, struct stage_ud *u, hsi_prefetch_src src) {
+  return open_staged_x(r, u, src, sizeof(struct mark), (size_t)-1);
+}
+
+/* The trace through a prefetch thread running src beside a plain reader
+   of it: fn(event through the thread, the same event read plainly, its
+   extra, its number, counts) for each; the events taken, *blocks the
+   blocks they came in.  The counts are fn's (counts[0]: the bad ones). */
+typedef void (*pair_fn)(const hs_event *e, const hs_event *x, const void *extra, uint64_t n, uint64_t *counts);
+
+static uint64_t side_by_side(hsi_prefetch_src src, size_t xsize, size_t xbytes, pair_fn fn,
+                             uint64_t *counts, int *blocks) {
+  hs_reader *r, *a = NULL;
+  hsi_prefetch *pf;
+  struct stage_ud u;
+  struct cur c;
+  const hs_event *e;
+  const char *p = path;
+  hs_event x;
+  void *xp;
+  uint64_t n = 0;
+  *blocks = 0;
+  if (!(pf = open_staged_x(&r, &u, src, xsize, xbytes))) return 0;
+  CHECK_EQ(hs_reader_open(&a, &p, 1, NULL, NULL, 0), 0);
+  memset(&c, 0, sizeof c);
+  c.pf = pf;
+  c.xsize = xsize;
+  while (a && cur_next(&c, &e, &xp) == 1) {
+    if (hs_reader_next(a, &x) != 1) { counts[0]++; break; }
+    fn(e, &x, xp, n++, counts);
+  }
+  *blocks = c.blocks;
+  hsi_prefetch_close(pf);
+  hs_reader_close(r);
+  hs_reader_close(a);
+  return n;
 }
 
 /* Every event to the end, each with the stage's mark of it: the events
@@ -180,37 +219,21 @@ static int drop_large(void *ud, hs_event *ev, void *extra) {
   return rc;
 }
 
+static void check_dropped(const hs_event *e, const hs_event *x, const void *extra, uint64_t n, uint64_t *k) {
+  const struct mark *m = (const struct mark *)extra;
+  if (m->seq != n || m->ts != x->timestamp || m->len != x->record_len) k[0]++;
+  else if (x->record_len > 1000) k[1]++;            /* dropped: its event is not to be read */
+  else if (e->timestamp != x->timestamp || e->record_len != x->record_len || !e->record
+           || memcmp(e->record, x->record, x->record_len) != 0) k[0]++;
+}
+
 TEST(dropped_bytes_take_no_room) {
-  hs_reader *r, *a;
-  hsi_prefetch *pf;
-  struct stage_ud u;
-  struct cur c;
-  const hs_event *e;
-  const char *p = path;
-  hs_event x;
-  void *xp;
-  uint64_t n = 0, bad = 0, dropped = 0;
-  if (!(pf = open_staged(&r, &u, drop_large))) return;
-  CHECK_EQ(hs_reader_open(&a, &p, 1, NULL, NULL, 0), 0);
-  memset(&c, 0, sizeof c);
-  c.pf = pf;
-  c.xsize = sizeof(struct mark);
-  while (cur_next(&c, &e, &xp) == 1) {
-    const struct mark *m = (const struct mark *)xp;
-    if (hs_reader_next(a, &x) != 1) { bad++; break; }
-    if (m->seq != n || m->ts != x.timestamp || m->len != x.record_len) bad++;
-    else if (x.record_len > 1000) dropped++;          /* its event is not to be read */
-    else if (e->timestamp != x.timestamp || e->record_len != x.record_len || !e->record
-             || memcmp(e->record, x.record, x.record_len) != 0) bad++;
-    n++;
-  }
-  CHECK_EQ(n, 30001);
-  CHECK_EQ(bad, 0);
-  CHECK_EQ(dropped, 310);                              /* every 97th, 40,000 bytes or more */
-  CHECK_EQ(c.blocks, 30);                              /* 1,024 events each, the last 305 */
-  hsi_prefetch_close(pf);
-  hs_reader_close(r);
-  hs_reader_close(a);
+  uint64_t k[2] = { 0, 0 };
+  int blocks;
+  CHECK_EQ(side_by_side(drop_large, sizeof(struct mark), (size_t)-1, check_dropped, k, &blocks), 30001);
+  CHECK_EQ(k[0], 0);
+  CHECK_EQ(k[1], 310);                                 /* every 97th, 40,000 bytes or more */
+  CHECK_EQ(blocks, 30);                                /* 1,024 events each, the last 305 */
 }
 
 /* A stage that keeps only a record's payload (the analysis's StackWalks)
@@ -232,44 +255,24 @@ static int keep_payload(void *ud, hs_event *ev, void *extra) {
   return 1;
 }
 
+static void check_payload(const hs_event *e, const hs_event *x, const void *extra, uint64_t n, uint64_t *k) {
+  const struct pmark *m = (const struct pmark *)extra;
+  const uint8_t *q = (const uint8_t *)(uintptr_t)m->at;
+  (void)e;
+  if (m->seq != n || m->len != x->payload_len || !q || memcmp(q, x->payload, x->payload_len) != 0) k[0]++;
+  k[1] += m->at != m->orig;
+  k[2] += x->payload_len > 1000;
+}
+
 TEST(payloads_alone) {
-  hs_reader *r, *a;
-  hsi_prefetch *pf;
-  struct stage_ud u;
-  struct cur c;
-  const hs_event *e;
-  const char *p = path;
-  hs_event x;
-  void *xp;
-  uint64_t n = 0, bad = 0, moved = 0, large = 0;
-  CHECK_EQ(hs_reader_open(&r, &p, 1, NULL, NULL, 0), 0);
-  CHECK_EQ(hs_reader_open(&a, &p, 1, NULL, NULL, 0), 0);
-  u.r = r;
-  u.seq = 0;
-  setenv("HEAPSCRIPT_THREADS", "1", 1);
-  pf = hsi_prefetch_open(keep_payload, &u, sizeof(struct pmark), offsetof(struct pmark, at));
-  CHECK(pf != NULL);
-  if (!pf) { hs_reader_close(r); hs_reader_close(a); return; }
-  memset(&c, 0, sizeof c);
-  c.pf = pf;
-  c.xsize = sizeof(struct pmark);
-  while (cur_next(&c, &e, &xp) == 1) {
-    const struct pmark *m = (const struct pmark *)xp;
-    const uint8_t *q = (const uint8_t *)(uintptr_t)m->at;
-    if (hs_reader_next(a, &x) != 1) { bad++; break; }
-    if (m->seq != n || m->len != x.payload_len || !q || memcmp(q, x.payload, x.payload_len) != 0) bad++;
-    moved += m->at != m->orig;
-    large += x.payload_len > 1000;
-    n++;
-  }
-  CHECK_EQ(n, 30001);
-  CHECK_EQ(bad, 0);
-  CHECK_EQ(moved, n);
-  CHECK_EQ(large, 310);
-  CHECK(c.blocks > 30);                                /* the large ones fill blocks early */
-  hsi_prefetch_close(pf);
-  hs_reader_close(r);
-  hs_reader_close(a);
+  uint64_t k[3] = { 0, 0, 0 };
+  int blocks;
+  CHECK_EQ(side_by_side(keep_payload, sizeof(struct pmark), offsetof(struct pmark, at), check_payload, k, &blocks),
+           30001);
+  CHECK_EQ(k[0], 0);
+  CHECK_EQ(k[1], 30001);                               /* every payload read from its copy */
+  CHECK_EQ(k[2], 310);
+  CHECK(blocks > 30);                                  /* the large ones fill blocks early */
 }
 
 /* A consumer with work of its own while it waits (the analysis helps
