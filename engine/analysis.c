@@ -357,7 +357,6 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   sc->at = hsi_attrib_new(hsi_attrib_reader_src, r);
   sc->lc = a->lc;
   sc->r = r;
-  sc->cross = 0;
   if (hsi_reader_clocks(r, &sc->clocks) != 0) rc = HS_ENOMEM;
   else if (!sc->at) rc = HS_ENOMEM;
   /* Reading, attribution and decoding cost about what the work below

@@ -108,9 +108,7 @@ static size_t put(hsi_attrib *at, const uint8_t *p, size_t n) {
     size_t nc = at->cap ? at->cap : 65536;
     uint8_t *nb;
     while (nc - at->len < n) nc *= 2;
-    if (!(nb = (uint8_t *)hsi_line_calloc(nc))) return (size_t)-2;   /* thread.h */
-    if (at->len) memcpy(nb, at->buf, at->len);
-    hsi_line_free(at->buf);
+    if (!(nb = (uint8_t *)hsi_line_grow(at->buf, at->len, nc))) return (size_t)-2;   /* thread.h */
     at->buf = nb;
     at->cap = nc;
   }

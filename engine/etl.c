@@ -146,7 +146,7 @@ typedef struct ahead {
    group off the others' lines (the streams sit side by side in one
    array): measured, a 40-byte change of the struct's size moved the pass
    by 8% until the groups were kept apart. */
-#define PAD(n) char n[64]
+#define PAD(n) char n[HSI_LINE]
 typedef struct stream {
   /* set when the trace is opened */
   int file;
@@ -1219,12 +1219,10 @@ static int add_stream(etlreader *r, int file, uint16_t cpu, int tail) {
   stream *ns = r->streams;
   if ((r->nstreams & (r->nstreams - 1)) == 0) {    /* grow at powers of two */
     size_t cap = r->nstreams ? 2 * (size_t)r->nstreams : 1;
-    if (!(ns = (stream *)hsi_line_calloc(cap * sizeof *ns))) return -1;
-    if (r->nstreams) memcpy(ns, r->streams, (size_t)r->nstreams * sizeof *ns);
-    hsi_line_free(r->streams);
+    if (!(ns = (stream *)hsi_line_grow(r->streams, (size_t)r->nstreams * sizeof *ns, cap * sizeof *ns)))
+      return -1;
   }
-  r->streams = ns;
-  memset(&ns[r->nstreams], 0, sizeof *ns);
+  r->streams = ns;                                 /* the new stream's slot is zeroed */
   ns[r->nstreams].file = file;
   ns[r->nstreams].cpu = cpu;
   ns[r->nstreams].tail = tail;

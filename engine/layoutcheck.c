@@ -108,10 +108,8 @@ static xrow *row_find(hsi_lcheck *lc, const hs_event *ev, uint16_t hook, uint32_
   }
   if (lc->n == lc->cap) {
     size_t nc = lc->cap ? lc->cap * 2 : 8;
-    xrow *p = (xrow *)hsi_line_calloc(nc * sizeof *p);
+    xrow *p = (xrow *)hsi_line_grow(lc->rows, lc->n * sizeof *p, nc * sizeof *p);
     if (!p) return NULL;
-    if (lc->n) memcpy(p, lc->rows, lc->n * sizeof *p);
-    hsi_line_free(lc->rows);
     lc->rows = p;
     lc->cap = nc;
   }

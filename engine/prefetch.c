@@ -42,7 +42,7 @@ struct hsi_prefetch {
   size_t xbytes;          /* where in it a payload copied alone is named (prefetch.h) */
   int xbytes_ok;          /* ... and that place is inside the extra */
   block *b;               /* NBLOCK blocks */
-  char pad[64];
+  char pad[HSI_LINE];
   hsi_mutex mx;
   hsi_cond filled, freed;
   int nfilled;            /* published and not yet given back */

@@ -10,6 +10,7 @@
 #define HS_THREAD_H
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #if defined(_WIN32)
 #ifndef _WIN32_WINNT
@@ -175,5 +176,15 @@ static inline void *hsi_line_calloc(size_t n) {
 }
 static inline void hsi_line_free(void *p) {
   if (p) free(((void **)p)[-1]);
+}
+/* p (from hsi_line_calloc, or NULL) grown to n bytes on lines of their
+   own, its first `keep` bytes kept and the rest zeroed; NULL when the
+   memory cannot be had, and then p is untouched. */
+static inline void *hsi_line_grow(void *p, size_t keep, size_t n) {
+  void *q = hsi_line_calloc(n);
+  if (!q) return NULL;
+  if (keep) memcpy(q, p, keep < n ? keep : n);
+  hsi_line_free(p);
+  return q;
 }
 #endif
