@@ -1209,6 +1209,10 @@ size_t hsi_life_kind_records(const hsi_life *L, int kind) {
   return kind >= 0 && kind < HSI_KIND_COUNT ? L->nkind[kind] : 0;
 }
 
+int hsi_life_holds(const hsi_life *L, int64_t t1, int64_t t2) {
+  return !L->have_ts || (t1 <= L->first_ts && t2 >= L->last_ts);
+}
+
 int hsi_life_peak(const hsi_life *L, int kind, int64_t t1, int64_t t2, size_t *nrecs,
                   uint64_t *peak, int64_t *peak_ts) {
   const struct run *u;
@@ -1223,7 +1227,7 @@ int hsi_life_peak(const hsi_life *L, int kind, int64_t t1, int64_t t2, size_t *n
   }
   /* the values start at 0 before the first event fed and take in every
      event up to the last: a window must hold them all */
-  if (L->have_ts && (t1 > L->first_ts || t2 < L->last_ts)) return 0;
+  if (!hsi_life_holds(L, t1, t2)) return 0;
   u = &L->run[kind];
   *peak = u->peak;
   *peak_ts = u->have_peak ? u->peak_ts : t1;

@@ -210,6 +210,11 @@ static inline int hsi_rec_counts(const hsi_recs *R, uint32_t r) {
 /* Records of a kind made so far (0 for a kind that is none). */
 size_t hsi_life_kind_records(const hsi_life *lt, int kind);
 
+/* Does [t1, t2] hold every time fed (memops and process ends)?  Then it
+   holds every record's alloc and free times too (timestamps going
+   backwards are taken as the latest), so every record is in it. */
+int hsi_life_holds(const hsi_life *lt, int64_t t1, int64_t t2);
+
 /*
 ** The peak of outstanding bytes of every record of `kind` (-1: of every
 ** kind) over [t1, t2], as query.c's sweep would find it, kept as the

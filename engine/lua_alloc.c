@@ -945,6 +945,15 @@ static void run_query(lua_State *L, int anidx, const Allocs *base, int ftab, int
   anidx = lua_absindex(L, anidx);
   ftab = lua_absindex(L, ftab);
   parse_query(L, an, ftab, arg, base ? base->t1 : an->span1, base ? base->t2 : an->span2, &q);
+  /* every record of some kinds (trace:allocations{kind = ...}): straight
+     into the selection, no scratch to copy from */
+  if (!base && !q.empty && !q.life && !q.stack && !q.free_stack
+      && (n = hsi_query_every(an->lt, &q.f)) != SIZE_MAX) {
+    hsi_query_every_fill(an->lt, &q.f, newallocs(L, anidx, n, q.f.t1, q.f.t2));
+    lua_replace(L, top + 1);
+    lua_settop(L, top + 1);
+    return;
+  }
   sc = newscratch(L);
   /* a filter of a selection looks at its records only, in its order */
   if (!q.empty && (base ? hsi_query_select_in(an->lt, &q.f, base->idx, base->n, &sc->sel)

@@ -51,13 +51,20 @@ static int cmp_u32(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+static int sized(const hsi_filter *f) { return f->size_min > 0 || f->size_max != UINT64_MAX; }
+
+/* Nothing asked beyond kinds, window and classes. */
+static int window_only(const hsi_filter *f) {
+  return !f->reasons && !f->flags_all && !f->flags_none && !f->has_heap && !f->has_tag
+         && !sized(f) && !f->stacks && !f->insts && f->pid == HS_NOID;
+}
+
 static int fctx_init(struct fctx *c, const hsi_life *lt, const hsi_filter *f) {
   memset(c, 0, sizeof *c);
   c->lt = lt;
   c->f = f;
-  c->sized = f->size_min > 0 || f->size_max != UINT64_MAX;
-  c->window_only = !f->reasons && !f->flags_all && !f->flags_none && !f->has_heap && !f->has_tag
-                   && !c->sized && !f->stacks && !f->insts && f->pid == HS_NOID;
+  c->sized = sized(f);
+  c->window_only = window_only(f);
   if (f->insts) {
     c->insts = malloc((f->ninsts ? f->ninsts : 1) * sizeof *c->insts);
     if (!c->insts) return HS_ENOMEM;
@@ -127,6 +134,33 @@ static int select_window(const hsi_recs *R, const hsi_filter *f, hsi_sel *out) {
   return 0;
 }
 
+size_t hsi_query_every(const hsi_life *lt, const hsi_filter *f) {
+  size_t n = 0;
+  int k;
+  if (!lt || !f || !window_only(f) || (f->classes & HSI_CLS_ALL) != (f->classes ? HSI_CLS_ALL : 0)
+      || !hsi_life_holds(lt, f->t1, f->t2))
+    return SIZE_MAX;
+  for (k = 0; k < HSI_KIND_COUNT; k++)
+    if (!f->kinds || (f->kinds & (1u << k))) n += hsi_life_kind_records(lt, k);
+  return n;
+}
+
+/* Every record (the selection of all the kinds there are) is 0..n-1;
+   else one look at each record's kind, without a branch. */
+void hsi_query_every_fill(const hsi_life *lt, const hsi_filter *f, uint32_t *buf) {
+  const hsi_recs *R = hsi_life_recs(lt);
+  uint32_t kinds = f->kinds ? f->kinds : ~0u;
+  size_t i, k = 0, n = hsi_query_every(lt, f);
+  if (n == R->n) {
+    for (i = 0; i < n; i++) buf[i] = (uint32_t)i;
+    return;
+  }
+  for (i = 0; k < n && i < R->n; i++) {   /* buf[k] is written before it is known to match */
+    buf[k] = (uint32_t)i;
+    k += kinds >> (R->kind[i] & 31u) & 1u;
+  }
+}
+
 int hsi_query_select_in(const hsi_life *lt, const hsi_filter *f, const uint32_t *in, size_t n,
                         hsi_sel *out) {
   const hsi_recs *R;
@@ -140,6 +174,17 @@ int hsi_query_select_in(const hsi_life *lt, const hsi_filter *f, const uint32_t 
     for (k = 0; k < HSI_KIND_COUNT; k++)
       if (f->kinds & (1u << k)) have += hsi_life_kind_records(lt, k);
     if (!have) return 0;
+  }
+  if (in == NULL && (i = hsi_query_every(lt, f)) != SIZE_MAX) {
+    if (i > out->cap) {
+      uint32_t *p = realloc(out->idx, i * sizeof *p);
+      if (!p) return HS_ENOMEM;
+      out->idx = p;
+      out->cap = i;
+    }
+    hsi_query_every_fill(lt, f, out->idx);
+    out->n = i;
+    return 0;
   }
   if (fctx_init(&c, lt, f)) return HS_ENOMEM;
   R = hsi_life_recs(lt);

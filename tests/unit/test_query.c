@@ -300,6 +300,87 @@ TEST(pool_tags) {
   hsi_life_free(L);
 }
 
+/*
+** Every record of some kinds (trace:allocations{kind = ...} over the whole
+** trace) is filled without a look at the times: it must be what the
+** record-by-record filter gives, and only when the window holds every
+** time fed, every class is asked and nothing else is.  Heap and pool
+** records alternate and the last is pool, so a fill of the heap ones that
+** ran past its count would write past a buffer of exactly that many.
+*/
+TEST(every_record_of_a_kind) {
+  hsi_life *L = hsi_life_new();
+  hsi_filter f;
+  hsi_sel fast, slow;
+  uint32_t i, *buf;
+  int k;
+  memset(&fast, 0, sizeof fast);
+  memset(&slow, 0, sizeof slow);
+  for (i = 0; i < 4; i++) {
+    hsi_memop op = mk(HSI_OP_POOL_ALLOC, 20 + 10 * i, 4);
+    halloc(L, 15 + 10 * i, H1, 0x100 + 0x10 * i, 8, 1);
+    op.addr = 0xFFFF800000000000ull + i * 0x100; op.size = 16; op.tag = 0x656C6946;
+    feed(L, op, 1);
+  }
+  hfree(L, 60, H1, 0x100, 1);
+  hfree(L, 70, H1, 0x999, 1);                      /* before the trace: AOFI, size unknown */
+  CHECK_EQ(hsi_life_recs(L)->n, 9);
+  for (k = -1; k < HSI_KIND_COUNT; k++) {
+    size_t n;
+    hsi_filter_init(&f, L);
+    f.kinds = k < 0 ? 0 : 1u << k;
+    n = hsi_query_every(L, &f);
+    CHECK_EQ(n, k < 0 ? 9 : hsi_life_kind_records(L, k));
+    buf = malloc((n ? n : 1) * sizeof *buf);
+    hsi_query_every_fill(L, &f, buf);
+    CHECK_EQ(hsi_query_select(L, &f, &fast), 0);
+    CHECK_EQ(fast.n, n);
+    {                                              /* the slow path: a selection of 0..8 */
+      uint32_t in[9];
+      for (i = 0; i < 9; i++) in[i] = i;
+      CHECK_EQ(hsi_query_select_in(L, &f, in, 9, &slow), 0);
+    }
+    CHECK_EQ(slow.n, n);
+    for (i = 0; i < n && i < slow.n; i++) {
+      CHECK_EQ(buf[i], slow.idx[i]);
+      CHECK_EQ(fast.idx[i], slow.idx[i]);
+    }
+    free(buf);
+  }
+  hsi_filter_init(&f, L);
+  f.kinds = 1u << HSI_KIND_HEAP;
+  CHECK_EQ(hsi_query_every(L, &f), 5);
+  f.classes = HSI_CLS_ALL;                         /* every class is no class */
+  CHECK_EQ(hsi_query_every(L, &f), 5);
+  f.classes = 1u << HSI_AIFO;                      /* a class: the times decide */
+  CHECK_EQ(hsi_query_every(L, &f), SIZE_MAX);
+  CHECK_EQ(hsi_query_select(L, &f, &fast), 0);
+  CHECK_EQ(fast.n, 3);
+  f.classes = 0;
+  f.t1++;                                          /* the first time fed is left out */
+  CHECK_EQ(hsi_query_every(L, &f), SIZE_MAX);
+  CHECK_EQ(hsi_query_select(L, &f, &fast), 0);
+  CHECK_EQ(fast.n, 5);                             /* the record allocated at t1 - 1 and freed at 60 is AOFI */
+  f.t2 = 30;
+  CHECK_EQ(hsi_query_select(L, &f, &fast), 0);
+  CHECK_EQ(fast.n, 3);                             /* those allocated after 30 are not in it */
+  f.t1 = INT64_MIN + 1; f.t2 = INT64_MAX - 1;      /* a wider window holds it all */
+  CHECK_EQ(hsi_query_every(L, &f), 5);
+  f.t2 = 69;                                       /* the last time fed is not */
+  CHECK_EQ(hsi_query_every(L, &f), SIZE_MAX);
+  hsi_filter_init(&f, L);
+  f.pid = 1001;                                    /* anything else: the filter decides */
+  CHECK_EQ(hsi_query_every(L, &f), SIZE_MAX);
+  hsi_filter_init(&f, L);
+  f.flags_none = HSI_RF_BEFORE;
+  CHECK_EQ(hsi_query_every(L, &f), SIZE_MAX);
+  CHECK_EQ(hsi_query_select(L, &f, &fast), 0);
+  CHECK_EQ(fast.n, 8);
+  hsi_sel_free(&fast);
+  hsi_sel_free(&slow);
+  hsi_life_free(L);
+}
+
 /* A tag without a mask is all four characters: "Filx" is not "File". */
 TEST(pool_tag_fourth_char) {
   hsi_life *L = hsi_life_new();
@@ -974,6 +1055,7 @@ int main(void) {
   RUN(before_trace_bytes);
   RUN(filters);
   RUN(pool_tags);
+  RUN(every_record_of_a_kind);
   RUN(pool_tag_fourth_char);
   RUN(grouping_top_n);
   RUN(series);
