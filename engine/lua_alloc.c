@@ -949,7 +949,7 @@ static void run_query(lua_State *L, int anidx, const Allocs *base, int ftab, int
      into the selection, no scratch to copy from */
   if (!base && !q.empty && !q.life && !q.stack && !q.free_stack
       && (n = hsi_query_every(an->lt, &q.f)) != SIZE_MAX) {
-    hsi_query_every_fill(an->lt, &q.f, newallocs(L, anidx, n, q.f.t1, q.f.t2));
+    if (hsi_query_every_fill(an->lt, &q.f, newallocs(L, anidx, n, q.f.t1, q.f.t2))) nomem(L);
     lua_replace(L, top + 1);
     lua_settop(L, top + 1);
     return;

@@ -147,18 +147,23 @@ size_t hsi_query_every(const hsi_life *lt, const hsi_filter *f) {
 
 /* Every record (the selection of all the kinds there are) is 0..n-1;
    else one look at each record's kind, without a branch. */
-void hsi_query_every_fill(const hsi_life *lt, const hsi_filter *f, uint32_t *buf) {
+int hsi_query_every_fill(const hsi_life *lt, const hsi_filter *f, uint32_t *buf) {
   const hsi_recs *R = hsi_life_recs(lt);
   uint32_t kinds = f->kinds ? f->kinds : ~0u;
   size_t i, k = 0, n = hsi_query_every(lt, f);
   if (n == R->n) {
-    for (i = 0; i < n; i++) buf[i] = (uint32_t)i;
-    return;
+    for (i = 0; i < n; i++) {
+      if (hsi_stop_due(i)) return HSI_ESTOPPED;
+      buf[i] = (uint32_t)i;
+    }
+    return 0;
   }
   for (i = 0; k < n && i < R->n; i++) {   /* buf[k] is written before it is known to match */
+    if (hsi_stop_due(i)) return HSI_ESTOPPED;
     buf[k] = (uint32_t)i;
     k += kinds >> (R->kind[i] & 31u) & 1u;
   }
+  return 0;
 }
 
 int hsi_query_select_in(const hsi_life *lt, const hsi_filter *f, const uint32_t *in, size_t n,
@@ -182,7 +187,7 @@ int hsi_query_select_in(const hsi_life *lt, const hsi_filter *f, const uint32_t 
       out->idx = p;
       out->cap = i;
     }
-    hsi_query_every_fill(lt, f, out->idx);
+    if (hsi_query_every_fill(lt, f, out->idx)) return HSI_ESTOPPED;
     out->n = i;
     return 0;
   }

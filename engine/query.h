@@ -82,11 +82,11 @@ void hsi_sel_free(hsi_sel *s);
 ** When f selects every record of its kinds (nothing asked beyond kinds,
 ** window and classes; every class; a window holding every time fed, see
 ** hsi_life_holds): how many, so that a caller can size its buffer and
-** fill it with hsi_query_every_fill, which reads the kind column at most.
-** SIZE_MAX otherwise (hsi_query_select answers).
+** fill it with hsi_query_every_fill (0, or HSI_ESTOPPED), which reads the
+** kind column at most.  SIZE_MAX otherwise (hsi_query_select answers).
 */
 size_t hsi_query_every(const hsi_life *lt, const hsi_filter *f);
-void hsi_query_every_fill(const hsi_life *lt, const hsi_filter *f, uint32_t *buf);
+int hsi_query_every_fill(const hsi_life *lt, const hsi_filter *f, uint32_t *buf);
 
 /* What a set of records adds up to in a window. */
 typedef struct hsi_agg {

@@ -332,7 +332,7 @@ TEST(every_record_of_a_kind) {
     n = hsi_query_every(L, &f);
     CHECK_EQ(n, k < 0 ? 9 : hsi_life_kind_records(L, k));
     buf = malloc((n ? n : 1) * sizeof *buf);
-    hsi_query_every_fill(L, &f, buf);
+    CHECK_EQ(hsi_query_every_fill(L, &f, buf), 0);
     CHECK_EQ(hsi_query_select(L, &f, &fast), 0);
     CHECK_EQ(fast.n, n);
     {                                              /* the slow path: a selection of 0..8 */
