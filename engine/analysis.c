@@ -54,6 +54,7 @@ struct hsi_analysis {
   int64_t window;                /* the probes', in ticks */
   const hsi_analysis_scope *scope;
   int threaded;                  /* read on a prefetch thread (pass_threaded) */
+  hsi_prefetch_counts ring;      /* where its two threads waited (zero without) */
   hs_event walk;                 /* a kernel StackWalk (op 32), for walk_event */
 };
 
@@ -406,6 +407,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
     else if (d < 0) a->c.memory_damaged++;
     if (rc == 0 && hsi_stacks_feed(a->st, e) < 0) rc = HS_ENOMEM;
   }
+  if (pf) hsi_prefetch_counts_get(pf, &a->ring);
   hsi_prefetch_close(pf);                /* the attribution and the checks are ours again */
   if (sc->at) a->c.ids_missing = hsi_attrib_counts_get(sc->at)->no_stack;
   hsi_attrib_free(sc->at);
@@ -448,5 +450,6 @@ hsi_life *hsi_analysis_life(const hsi_analysis *a) { return a->lt; }
 hsi_syms *hsi_analysis_syms(const hsi_analysis *a) { return a->sy; }
 const hsi_analysis_counts *hsi_analysis_counts_get(const hsi_analysis *a) { return &a->c; }
 int hsi_analysis_threaded(const hsi_analysis *a) { return a->threaded; }
+const hsi_prefetch_counts *hsi_analysis_ring(const hsi_analysis *a) { return &a->ring; }
 const hs_logfile *hsi_analysis_logfile(const hsi_analysis *a) { return &a->lf; }
 const hsi_lcheck *hsi_analysis_layouts(const hsi_analysis *a) { return a->lc; }

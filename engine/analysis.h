@@ -22,6 +22,7 @@
 #include "stacks.h"
 #include "lifetime.h"
 #include "sym.h"
+#include "prefetch.h"
 
 typedef struct hsi_analysis hsi_analysis;
 
@@ -72,6 +73,9 @@ hsi_life *hsi_analysis_life(const hsi_analysis *a);
 hsi_syms *hsi_analysis_syms(const hsi_analysis *a);
 const hsi_analysis_counts *hsi_analysis_counts_get(const hsi_analysis *a);
 int hsi_analysis_threaded(const hsi_analysis *a);   /* the pass read on a prefetch thread */
+/* Where the pass's two threads waited for each other (prefetch.h); zeros
+   when it ran on one. */
+const hsi_prefetch_counts *hsi_analysis_ring(const hsi_analysis *a);
 /* The layout checks of the memory events (layoutcheck.h), finished. */
 const struct hsi_lcheck *hsi_analysis_layouts(const hsi_analysis *a);
 /* The logfile header used for time conversion (the first file's). */

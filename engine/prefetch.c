@@ -52,6 +52,7 @@ struct hsi_prefetch {
   int done;               /* the consumer saw the end */
   int (*idle)(void *);    /* the consumer's work while it waits, or NULL */
   void *idle_ud;
+  hsi_prefetch_counts n;  /* full: under the lock; the rest: the consumer's */
   hsi_thread th;
 };
 
@@ -61,6 +62,7 @@ static block *start_block(hsi_prefetch *pf) {
   block *b;
   int stop;
   hsi_mx_lock(&pf->mx);
+  if (pf->nfilled == NBLOCK && !pf->stop) pf->n.full++;
   while (pf->nfilled == NBLOCK && !pf->stop) hsi_cv_wait(&pf->freed, &pf->mx);
   stop = pf->stop;
   hsi_mx_unlock(&pf->mx);
@@ -183,23 +185,33 @@ int hsi_prefetch_take(hsi_prefetch *pf, const hs_event **ev, void **extra) {
   }
   if (pf->done) return 0;
   hsi_mx_lock(&pf->mx);
+  if (pf->nfilled == 0) pf->n.empty++;
   while (pf->nfilled == 0) {
     if (pf->idle) {                          /* help the reading side rather than sleep */
       int did;
       hsi_mx_unlock(&pf->mx);
       did = pf->idle(pf->idle_ud);
+      pf->n.helped += did != 0;
       hsi_mx_lock(&pf->mx);
       if (did || pf->nfilled) continue;      /* a block may have come meanwhile */
     }
+    pf->n.slept++;
     hsi_cv_wait(&pf->filled, &pf->mx);
   }
   hsi_mx_unlock(&pf->mx);
   b = &pf->b[pf->cons];
   if (b->n == 0 && b->end) { pf->done = 1; return b->rc < 0 ? b->rc : 0; }
+  pf->n.blocks++;
   pf->held = 1;
   *ev = b->ev;
   if (extra) *extra = b->x;
   return b->n;
+}
+
+void hsi_prefetch_counts_get(hsi_prefetch *pf, hsi_prefetch_counts *c) {
+  hsi_mx_lock(&pf->mx);
+  *c = pf->n;
+  hsi_mx_unlock(&pf->mx);
 }
 
 void hsi_prefetch_close(hsi_prefetch *pf) {

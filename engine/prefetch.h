@@ -47,4 +47,17 @@ void hsi_prefetch_on_idle(hsi_prefetch *pf, int (*fn)(void *ud), void *ud);
 int hsi_prefetch_take(hsi_prefetch *pf, const hs_event **ev, void **extra);
 /* Stop the thread (whatever it has not delivered is dropped) and free. */
 void hsi_prefetch_close(hsi_prefetch *pf);
+
+/*
+** Where the two sides waited, for measuring a pass (bench_analysis prints
+** them): the blocks the consumer took; how often the reading side found
+** every block full (the consumer behind) and the consumer found none
+** ready (the reading side behind); and what the consumer did then: calls
+** of its idle function that found work, sleeps.
+*/
+typedef struct hsi_prefetch_counts {
+  uint64_t blocks, full, empty, helped, slept;
+} hsi_prefetch_counts;
+/* The counts so far; from the consumer's thread, at any time. */
+void hsi_prefetch_counts_get(hsi_prefetch *pf, hsi_prefetch_counts *c);
 #endif

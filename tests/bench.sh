@@ -25,7 +25,8 @@
 #              stacks, lifetimes, grouping, report)
 #   lua        trace:allocations():summary() and a group by stack
 # and, under each table, the processor time of the walk, the least pass,
-# the C pass and leaks (every thread): the work, whatever the overlap.
+# the C pass and leaks (every thread): the work, whatever the overlap; and
+# where the C pass's two threads waited for each other (its best run).
 #
 # Then: the generated traffic from 4, 16 and 128 CPUs (walk and leaks, peak
 # memory); the report files of leaks (and a diff) on 100,000 distinct stacks, against the walk
@@ -86,7 +87,7 @@ row() {  # name seconds read walk [note]
 # then R of the next would compare a fast minute with a slow one.
 bench_trace() {
   f=$1 G_=$2
-  rd="" wk="" wk0="" inf="" la="" la0="" fl="" lk="" lu="" sc="" a="" flr=""
+  rd="" wk="" wk0="" inf="" la="" la0="" fl="" lk="" lu="" sc="" a="" flr="" ring=""
   wkc="" lac="" flc="" lkc="" lkm=0     # processor time, every thread; leaks' peak RSS
   # a trace read in a few milliseconds: the in-process stages take their
   # best of 5 runs within each round (timer and scheduling are its noise)
@@ -97,9 +98,9 @@ bench_trace() {
     rd=$(min "$rd" "$1"); wk=$(min "$wk" "$2"); ev=$3 by=$4 wkc=$(min "$wkc" "$5")
     wk0=$(min "$wk0" "$(HEAPSCRIPT_THREADS=0 "$B/bench_read" -t $n "$f" | cut -d' ' -f2)")
     inf=$(min "$inf" "$(once $HS info "$f")")
-    x=$("$B/bench_analysis" analyse "$f" $n)
+    x=$("$B/bench_analysis" analyse "$f" $n 2>"$T/ring")
     t=$(min "$la" "$(echo "$x" | awk '{ print $2 }')")
-    if [ "$t" != "$la" ]; then a=$x la=$t; fi     # the best round's line, for its memory
+    if [ "$t" != "$la" ]; then a=$x la=$t; ring=$(cat "$T/ring"); fi     # the best round's lines
     lac=$(min "$lac" "$(echo "$x" | awk '{ print $(NF - 1) }')")
     la0=$(min "$la0" "$(HEAPSCRIPT_THREADS=0 "$B/bench_analysis" analyse "$f" $n | awk '{ print $2 }')")
     if [ "$G_" = 1 ]; then
@@ -142,6 +143,8 @@ bench_trace() {
     printf "\n    C pass %.3f s, %.2fx", p, p / w
     if (l != "") printf "; leaks %.3f s, %.2fx", l, l / w
     printf "\n" }'
+  # where the C pass's two threads waited for each other (prefetch.h)
+  [ -n "$ring" ] && echo "  C pass, $ring"
   # issue 9's two ratios, as this run measured them
   awk -v r="$rd" -v w="$wk" -v l="$lk" '
     function says(x) { x = sprintf("%.2f", x); return x "x, " (x + 0 <= 2 ? "met" : "not met") }

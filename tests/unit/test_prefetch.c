@@ -318,6 +318,65 @@ TEST(idle_work_while_waiting) {
   hs_reader_close(r);
 }
 
+/*
+** Where the two sides waited (hsi_prefetch_counts_get): the consumer finds
+** the ring empty while the source holds back, and counts what its idle
+** function did then; the source finds the ring full while the consumer
+** holds a block and takes no other; every block taken is counted.
+*/
+static int go;                                 /* the source may start */
+static int made;
+
+static int waiting_src(void *ud, hs_event *ev, void *extra) {
+  (void)ud; (void)extra;
+  while (!hsi_atomic_get(&go)) nap(1000);
+  if (made == 20000) return 0;
+  memset(ev, 0, sizeof *ev);                   /* no record: it goes over as its (empty) extra */
+  ev->timestamp = made++;
+  return 1;
+}
+
+static int idle_then_go(void *ud) {
+  int *calls = (int *)ud;
+  if (++*calls == 1) return 1;                 /* found work: counted as help */
+  hsi_atomic_set(&go, 1);
+  return 0;
+}
+
+TEST(where_the_sides_waited) {
+  hsi_prefetch *pf;
+  hsi_prefetch_counts c;
+  const hs_event *e;
+  int calls = 0, n, took = 0, k;
+  go = 0;
+  made = 0;
+  alarm(20);
+  pf = hsi_prefetch_open(waiting_src, NULL, 0, (size_t)-1);
+  CHECK(pf != NULL);
+  if (!pf) return;
+  hsi_prefetch_on_idle(pf, idle_then_go, &calls);
+  CHECK((n = hsi_prefetch_take(pf, &e, NULL)) > 0);   /* empty until the idle function said go */
+  took += n > 0;
+  hsi_prefetch_counts_get(pf, &c);
+  CHECK(c.empty >= 1);
+  CHECK(c.helped >= 1);
+  CHECK_EQ(c.blocks, 1);
+  /* holding that block and taking no other, the source fills the rest */
+  for (k = 0; k < 10000; k++) {
+    hsi_prefetch_counts_get(pf, &c);
+    if (c.full) break;
+    nap(1000);
+  }
+  CHECK(c.full >= 1);
+  while ((n = hsi_prefetch_take(pf, &e, NULL)) > 0) took++;
+  CHECK_EQ(n, 0);
+  hsi_prefetch_counts_get(pf, &c);
+  CHECK_EQ(c.blocks, (uint64_t)took);
+  CHECK(took >= 19);                           /* 20,000 events in blocks of 1,024 at most */
+  alarm(0);
+  hsi_prefetch_close(pf);
+}
+
 TEST(early_stop_and_disabled) {
   hs_reader *r;
   hsi_prefetch *pf;
@@ -345,8 +404,12 @@ static int pass_threaded(const char *threads) {
   int t = -1;
   if (threads) setenv("HEAPSCRIPT_THREADS", threads, 1);
   else unsetenv("HEAPSCRIPT_THREADS");
-  if (hs_reader_open(&r, &p, 1, NULL, NULL, 0) == 0 && r && hsi_analysis_run(r, NULL, &a, err, sizeof err) == 0)
+  if (hs_reader_open(&r, &p, 1, NULL, NULL, 0) == 0 && r && hsi_analysis_run(r, NULL, &a, err, sizeof err) == 0) {
     t = hsi_analysis_threaded(a);
+    /* the ring's counts come with the pass that had one */
+    if (t) CHECK(hsi_analysis_ring(a)->blocks > 0);
+    else CHECK_EQ(hsi_analysis_ring(a)->blocks, 0);
+  }
   hsi_analysis_free(a);
   hs_reader_close(r);
   setenv("HEAPSCRIPT_THREADS", "1", 1);
@@ -397,6 +460,7 @@ int main(void) {
   RUN(dropped_bytes_take_no_room);
   RUN(payloads_alone);
   RUN(idle_work_while_waiting);
+  RUN(where_the_sides_waited);
   RUN(early_stop_and_disabled);
   return UNIT_DONE();
 }
