@@ -550,11 +550,11 @@ static void put_field(sbuf *b, const field *f, uint64_t v) {
   case S_HEX: put_u64(b, v, 1); break;
   case S_SOURCE: case S_CALLER:
     s = f->show == S_SOURCE ? hsi_heap_source_name((uint32_t)v) : hsi_heap_caller_name((uint32_t)v);
-    if (s) put(b, "%s", s); else put(b, "%lu", (unsigned long)v);
+    if (s) put_str(b, s); else put_u64(b, v, 0);
     break;
-  case S_MEMFLAGS: put(b, "%s", hsi_mem_flags_str((uint32_t)v, tmp, sizeof tmp)); break;
+  case S_MEMFLAGS: put_str(b, hsi_mem_flags_str((uint32_t)v, tmp, sizeof tmp)); break;
   case S_TAG: hsi_pool_tag((uint32_t)v, tmp); put(b, "'%s'", tmp); break;
-  case S_POOLTYPE: put(b, "%s", hsi_pool_type_str((uint32_t)v, tmp, sizeof tmp)); break;
+  case S_POOLTYPE: put_str(b, hsi_pool_type_str((uint32_t)v, tmp, sizeof tmp)); break;
   default: put_u64(b, v, 0); break;
   }
 }
