@@ -43,6 +43,7 @@
 #include "source.h"
 #include "memev.h"
 #include "query.h"
+#include "stackplace.h"
 #include "text.h"
 #include "hash.h"
 #include "lua_term.h"
@@ -342,6 +343,24 @@ static void *newbuf(lua_State *L, size_t n, size_t size) {
 static int nomem(lua_State *L) {
   hsi_lua_limit_check(L);
   return luaL_error(L, "not enough memory");
+}
+
+/* The keys to group the n records at idx by their stack (which), in a
+   buffer pushed on the stack: the stack id, or apart for each other set
+   of images behind the same addresses (stackplace.h).  NULL, and nil
+   pushed, when every key is the stack id (the usual case: no buffer). */
+static const uint64_t *stack_keys(lua_State *L, const Analysis *an, const uint32_t *idx, size_t n, int which) {
+  const hsi_stacks *st = hsi_analysis_stacks(an->a);
+  uint64_t *keys;
+  long split = hsi_stack_keys(an->R, st, an->pm, idx, n, which, NULL);
+  if (split < 0) nomem(L);
+  if (split == 0) {
+    lua_pushnil(L);
+    return NULL;
+  }
+  keys = (uint64_t *)newbuf(L, n, sizeof *keys);
+  if (hsi_stack_keys(an->R, st, an->pm, idx, n, which, keys) < 0) nomem(L);
+  return keys;
 }
 
 /* ---------------------------------------------------------- selections */
@@ -892,30 +911,51 @@ static void parse_query(lua_State *L, const Analysis *an, int ftab, int arg, int
 ** Keep, among idx[0..*n), the records whose stack (`which`) matches the
 ** pattern in field `key` of the filter table.  The pattern runs once per
 ** distinct stack id, on the frames as the first record with that stack
-** names them; records then pass or fail by a table lookup in C.
+** names them (once more for each other program whose images are behind
+** the same addresses: stackplace.h); records then pass or fail by a
+** table lookup in C.
 */
 static void stack_filter(lua_State *L, int anidx, int ftab, const char *key, int which,
                          uint32_t *idx, size_t *n) {
   const Analysis *an = (const Analysis *)lua_touserdata(L, anidx);
-  const hsi_recs *R = an->R;
   uint32_t nst = hsi_stacks_count(hsi_analysis_stacks(an->a));
+  const hsi_recs *R = an->R;
   uint8_t *verdict;             /* per stack id: 0 not tried, 1 matches, 2 does not */
+  const uint64_t *keys;
   size_t i, m = 0;
-  int pat, cache;
+  int pat, cache, other;
   lua_getfield(L, ftab, key);
   pat = lua_gettop(L);
   lua_getiuservalue(L, anidx, AV_CACHE);
   cache = lua_gettop(L);
   verdict = (uint8_t *)newbuf(L, (size_t)nst + 1, 1);
+  keys = stack_keys(L, an, idx, *n, which);
+  lua_newtable(L);              /* the verdicts of other programs' frames at the same addresses */
+  other = lua_gettop(L);
   for (i = 0; i < *n; i++) {
-    uint32_t r = idx[i], s = which == HSI_STACK_FREE ? R->stk_free[r] : R->stk_alloc[r];
+    uint32_t r = idx[i], s = keys ? hsi_stack_key_id(keys[i]) : which == HSI_STACK_FREE ? R->stk_free[r] : R->stk_alloc[r];
+    int v;
     if (s == HSI_STACK_UNKNOWN || s > nst) continue;
-    if (!verdict[s]) {
-      pushstack(L, an, anidx, cache, r, which);
-      verdict[s] = hsi_lua_stack_match(L, -1, pat) ? 1 : 2;
+    if (!keys || keys[i] == s) {
+      if (!verdict[s]) {
+        pushstack(L, an, anidx, cache, r, which);
+        verdict[s] = hsi_lua_stack_match(L, -1, pat) ? 1 : 2;
+        lua_pop(L, 1);
+      }
+      v = verdict[s];
+    } else {
+      if (lua_rawgeti(L, other, (lua_Integer)keys[i]) == LUA_TNIL) {
+        lua_pop(L, 1);
+        pushstack(L, an, anidx, cache, r, which);
+        lua_pushinteger(L, hsi_lua_stack_match(L, -1, pat) ? 1 : 2);
+        lua_remove(L, -2);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, other, (lua_Integer)keys[i]);
+      }
+      v = (int)lua_tointeger(L, -1);
       lua_pop(L, 1);
     }
-    if (verdict[s] == 1) idx[m++] = r;
+    if (v == 1) idx[m++] = r;
   }
   *n = m;
   lua_settop(L, pat - 1);
@@ -1488,6 +1528,7 @@ static int a_stack_figures(lua_State *L) {
   hsi_lua_key *tx;
   char *arena;
   Scratch *sc;
+  const uint64_t *keys;
   static const char none[] = "(no stack)", empty[] = "(empty stack)";
   lua_settop(L, 3);
   luaL_checkstack(L, 24, "stack_figures");               /* its buffers, lists, and a Stack made */
@@ -1495,21 +1536,23 @@ static int a_stack_figures(lua_State *L) {
   lua_getiuservalue(L, 1, SV_ANALYSIS);                     /* 4 */
   lua_getiuservalue(L, 4, AV_CACHE);                        /* 5 */
   sc = newscratch(L);                                       /* 6 */
-  if (hsi_query_group(an->lt, &s, t1, t2, HSI_BY_ALLOC_STACK, NULL, 0, &sc->groups)) return nomem(L);
-  tx = (hsi_lua_key *)newbuf(L, sc->groups.n, sizeof *tx);  /* 7 */
-  off = (size_t *)newbuf(L, sc->groups.n, sizeof *off);     /* 8 */
-  arena = (char *)newbuf(L, cap, 1);                        /* 9 */
+  keys = stack_keys(L, an, A->idx, A->n, HSI_STACK_ALLOC);  /* 7 */
+  if (hsi_query_group(an->lt, &s, t1, t2, keys ? HSI_BY_KEY : HSI_BY_ALLOC_STACK, keys, 0, &sc->groups))
+    return nomem(L);
+  tx = (hsi_lua_key *)newbuf(L, sc->groups.n, sizeof *tx);  /* 8 */
+  off = (size_t *)newbuf(L, sc->groups.n, sizeof *off);     /* 9 */
+  arena = (char *)newbuf(L, cap, 1);                        /* 10 */
   hsi_lua_syms_prepare(L, hsi_analysis_syms(an->a));
   for (i = 0; i < sc->groups.n; i++) {
     const hsi_group *g = &sc->groups.g[i];
     uint32_t r = g->first, id = R->stk_alloc[r];
     size_t len = 0;
     if (g->agg.cls_count[HSI_AIFO] == 0 && g->agg.impacting == 0) continue;
-    arena = (char *)room(L, 9, arena, &cap, used, 4096);
+    arena = (char *)room(L, 10, arena, &cap, used, 4096);
     if (id != HSI_STACK_UNKNOWN) {
       len = hsi_lua_stack_keytext(L, 5, an->a, id, R->inst[r], R->ts_alloc[r], arena + used, cap - used);
       if (len >= cap - used) {                             /* a deep stack: again, with room */
-        arena = (char *)room(L, 9, arena, &cap, used, len + 1);
+        arena = (char *)room(L, 10, arena, &cap, used, len + 1);
         hsi_lua_stack_keytext(L, 5, an->a, id, R->inst[r], R->ts_alloc[r], arena + used, len + 1);
       }
       if (len == 0) {
@@ -1764,6 +1807,9 @@ static int a_group(lua_State *L) {
     sub.n = sub.cap = m;
     if (hsi_query_group(an->lt, &sub, t1, t2, HSI_BY_KEY, keys, opts, &sc->groups))
       return nomem(L);
+  } else if (by == HSI_BY_ALLOC_STACK || by == HSI_BY_FREE_STACK) {
+    const uint64_t *keys = stack_keys(L, an, A->idx, A->n, by == HSI_BY_FREE_STACK ? HSI_STACK_FREE : HSI_STACK_ALLOC);
+    if (hsi_query_group(an->lt, &s, t1, t2, keys ? HSI_BY_KEY : by, keys, opts, &sc->groups)) return nomem(L);
   } else if (hsi_query_group(an->lt, &s, t1, t2, by, NULL, opts, &sc->groups)) {
     return nomem(L);
   }

@@ -200,4 +200,95 @@ do -- s:flame(): the folded format's frames, root first, as the Lua rule below n
   os.remove(map)
 end
 
+do -- one stack id, different programs: equal addresses in processes whose
+   -- images there differ are grouped, filtered and named apart
+  local path, map = os.tmpname(), os.tmpname()
+  local w = assert(heapscript.writer(path))
+  local H = 0x10000
+  local EXE, DLL = "\\Device\\HarddiskVolume3\\app\\", "\\Device\\HarddiskVolume3\\Windows\\common.dll"
+  local function exe(pid, name, size, no_dll)
+    local ts = pid // 100                -- 10 .. 50: in order on the one CPU
+    w:process{op = "dcstart", pid = pid, ts = ts, name = name}
+    w:image{op = "dcstart", pid = pid, base = 0x400000, size = size, ts = ts + 1, path = EXE .. name}
+    if not no_dll then w:image{op = "dcstart", pid = pid, base = 0x10000000, size = 0x20000, ts = ts + 2, path = DLL} end
+    w:heap{op = "create", pid = pid, tid = pid + 4, ts = ts + 3, heap = H}
+  end
+  exe(1000, "a.exe", 0x10000, true)    -- common.dll loaded later (ts 450)
+  exe(2000, "b.exe", 0x10000)          -- another program at the same base
+  exe(3000, "a.exe", 0x10000)          -- a.exe again: the same program
+  exe(4000, "a.exe", 0x12000)          -- another build of a.exe (its size differs)
+  exe(5000, "host.exe", 0x10000)       -- a.exe's image there, then b.exe's
+  w:image{op = "dcstart", pid = 5000, base = 0x400000, size = 0x10000, ts = 60, path = EXE .. "a.exe"}
+  local S, C, X = {0x401234, 0x402000}, {0x10001000, 0x10002000}, {0x10001000, 0x401234}
+  local function alloc(pid, ts, addr, size, stack)
+    w:heap{op = "alloc", pid = pid, tid = pid + 4, ts = ts, heap = H, addr = addr, size = size, stack = stack}
+  end
+  local function free(pid, ts, addr, stack) w:heap{op = "free", pid = pid, tid = pid + 4, ts = ts, heap = H, addr = addr, stack = stack} end
+  alloc(1000, 100, 0x20000, 40, S)
+  alloc(2000, 200, 0x20000, 4000, S)
+  alloc(2000, 250, 0x50000, 5, S)      -- (id, instance) known: no second lookup
+  alloc(3000, 300, 0x20000, 60, S)
+  alloc(4000, 400, 0x20000, 700, S)
+  w:image{op = "load", pid = 1000, base = 0x10000000, size = 0x20000, ts = 450, path = DLL}
+  alloc(1000, 500, 0x30000, 8, C)      -- common.dll's frames only: one program, two processes
+  alloc(2000, 600, 0x30000, 16, C)
+  alloc(2000, 700, 0x40000, 32, C)
+  free(2000, 800, 0x40000, S)
+  alloc(1000, 900, 0x40000, 64, C)
+  free(1000, 1000, 0x40000, S)
+  alloc(1000, 1010, 0x60000, 1, X)     -- common.dll, then the program: apart by the program
+  alloc(2000, 1020, 0x60000, 2, X)
+  alloc(3000, 1030, 0x60000, 4, X)
+  alloc(5000, 1100, 0x70000, 128)      -- freed after b.exe took a.exe's place in host.exe
+  w:image{op = "unload", pid = 5000, base = 0x400000, size = 0x10000, ts = 1150, path = EXE .. "a.exe"}
+  w:image{op = "load", pid = 5000, base = 0x400000, size = 0x10000, ts = 1160, path = EXE .. "b.exe"}
+  free(5000, 1200, 0x70000, S)
+  assert(w:close())
+  local f = assert(io.open(map, "w"))
+  f:write("a.exe 1200 100 a_alloc\na.exe 2000 100 a_main\nb.exe 1200 100 b_alloc\nb.exe 2000 100 b_main\n",
+          "common.dll 1000 100 c_alloc\ncommon.dll 2000 100 c_main\n")
+  f:close()
+  heapscript.symbols(map)
+  local t <close> = assert(heapscript.open(path))
+  local A = t:allocations{kind = "heap"}
+  local by, keys = {}, {}
+  for _, g in ipairs(A:group("stack")) do
+    local p = {}
+    for _, q in ipairs(g.allocs:group("process", {sort = "key"})) do p[#p + 1] = q.pid end
+    local name = g.stack and g.stack:frame(1) .. " " .. g.stack:frame(2) or "none"
+    by[name .. " " .. table.concat(p, ",")] = g.bytes
+    keys[#keys + 1] = g.key
+  end
+  local want = {
+    ["a.exe!a_alloc+0x34 a.exe!a_main 1000,3000"] = 100,     -- a.exe's own stack in both a.exe processes
+    ["b.exe!b_alloc+0x34 b.exe!b_main 2000"] = 4005,         -- the same addresses in b.exe
+    ["a.exe!a_alloc+0x34 a.exe!a_main 4000"] = 700,          -- ... in the other build of a.exe
+    ["common.dll!c_alloc common.dll!c_main 1000,2000"] = 120, -- common.dll alone: one program
+    ["common.dll!c_alloc a.exe!a_alloc+0x34 1000,3000"] = 5,  -- common.dll then a.exe
+    ["common.dll!c_alloc b.exe!b_alloc+0x34 2000"] = 2,       -- ... then b.exe
+    ["none 5000"] = 128,
+  }
+  for k, v in pairs(want) do eq(by[k], v, "by stack: " .. k) end
+  for k, v in pairs(by) do check(want[k] == v, "no other group", k) end
+  check(keys[1] < 2^32 and keys[2] >= 2^32 and keys[2] % 2^32 == keys[1],
+        "the first program's key is the stack id, another's id + k * 2^32", keys[2])
+  local fs = {}
+  for _, g in ipairs(A:group("free_stack")) do
+    if g.stack then fs[g.stack:frame(1)] = (fs[g.stack:frame(1)] or 0) + g.bytes end
+  end
+  eq(fs["a.exe!a_alloc+0x34"], 64, "free stacks apart the same way: a.exe freed 64 bytes")
+  eq(fs["b.exe!b_alloc+0x34"], 160, "... b.exe 32, and host.exe 128 once b.exe was its image at the free")
+  eq(#t:allocations{stack = "b_alloc"}, 3, "a stack filter sees b.exe's names in b.exe")
+  eq(#t:allocations{stack = "a_alloc"}, 5, "... and a.exe's in a.exe, both builds")
+  eq(#t:allocations{free_stack = "b_alloc"}, 2, "a free-stack filter too")
+  local fk, e = A:stack_figures()
+  local fig = {}
+  for i, k in ipairs(fk) do fig[k] = e[i].bytes end
+  eq(fig["b.exe!b_main;b.exe!b_alloc"], 4005, "a baseline's figures apart by program")
+  eq(fig["a.exe!a_main;a.exe!a_alloc"], 800, "... the same names of both builds summed by their key")
+  heapscript.symbols(false)
+  os.remove(path)
+  os.remove(map)
+end
+
 return T.done("test_symbols")
