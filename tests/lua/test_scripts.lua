@@ -48,6 +48,28 @@ txt = run("leaks " .. M .. " -- --kind pool")
 check(txt:find("no pool allocations in this trace; it has 5000 heap and 12 VirtualAlloc allocations (--kind heap,virtual)", 1, true),
       "leaks --kind pool on a trace without pool: says which kinds it has", txt)
 
+-- leaks over two programs built for one base: one address sequence, two
+-- stacks, each named from its own program (stackplace.h)
+do
+  local path = written(function(w)
+    w:process { op = "dcstart", pid = 200, ppid = 4, ts = 11, name = "other.exe" }
+    w:image { op = "dcstart", pid = 100, base = 0x400000, size = 0x10000, ts = 12, path = "\\app\\app.exe" }
+    w:image { op = "dcstart", pid = 200, base = 0x400000, size = 0x10000, ts = 13, path = "\\app\\other.exe" }
+    w:heap { op = "alloc", pid = 100, tid = 104, ts = 100, heap = 0x10000, addr = 0x20000, size = 40, stack = { 0x401234, 0x402000 } }
+    w:heap { op = "alloc", pid = 200, tid = 204, ts = 200, heap = 0x10000, addr = 0x20000, size = 4000, stack = { 0x401234, 0x402000 } }
+  end)
+  local map = T.tmpname(".sym")
+  local f = assert(io.open(map, "w"))
+  f:write("app.exe 1200 100 AppAlloc\napp.exe 2000 100 AppMain\nother.exe 1200 100 OtherAlloc\nother.exe 2000 100 OtherMain\n")
+  f:close()
+  local r2, code2, raw2 = report("leaks " .. path .. " -- --symbols " .. map)
+  local st = r2 and index(r2.kinds, "kind").heap.stacks or {}
+  check(code2 == 0 and #st == 2, "leaks: the same addresses in two programs are two stacks", raw2)
+  check(st[1] and st[1].headline == "other.exe!OtherAlloc+0x34" and st[1].bytes == 4000
+        and table.concat(st[1].processes, ",") == "other.exe (200)", "leaks: other.exe's 4000 B named from other.exe", raw2)
+  check(st[2] and st[2].headline == "app.exe!AppAlloc+0x34" and st[2].bytes == 40, "leaks: app.exe's 40 B from app.exe", raw2)
+end
+
 -- in a window the impacting size is AIFO less AOFI (LIFETIMES.md): blocks
 -- allocated before 10 s and freed after it count against it
 do
