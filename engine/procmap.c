@@ -673,7 +673,7 @@ const hsi_image *hsi_procmap_image_at(const hsi_procmap *pm, uint32_t inst, uint
   const hsi_image *im = NULL;
   static const uint32_t sys[2] = { 0, 4 };
   int k, searched = 0;
-  if (p && addr < 0xFFFF800000000000ull && p->nimg) {
+  if (p && addr < HSI_KERNEL_BASE && p->nimg) {
     if ((im = search(pm, p, addr, ts)) != NULL) return im;
     searched = 1;
   }

@@ -19,6 +19,10 @@
 
 #include "heapscript.h"
 
+/* Where the kernel's addresses start on 64-bit Windows: hsi_procmap_image_at
+   looks them up in the system process alone. */
+#define HSI_KERNEL_BASE 0xFFFF800000000000ull
+
 /* Timestamps for "before the trace" and "never" (still loaded/running). */
 #define HSI_TS_BEFORE INT64_MIN
 #define HSI_TS_NEVER  INT64_MAX

@@ -50,12 +50,17 @@ static uint64_t image_sig(const hsi_image *im) {
          ((uint64_t)im->checksum << 32 | im->time_date_stamp);
 }
 
+/* The images of a stack's user-space frames in inst at ts, hashed.  A
+   kernel frame is named from the system process's images whatever the
+   process (procmap.h), so it cannot tell two processes apart: a stack
+   all in the kernel (a driver's pool allocations in every process) is
+   one placement without a lookup. */
 static uint64_t placement(const ctx *c, uint32_t id, uint32_t inst, int64_t ts) {
   size_t n, i;
   const uint64_t *f = hsi_stacks_frames(c->st, id, &n);
   uint64_t h = 0x9E3779B97F4A7C15ull;
   for (i = 0; i < n; i++)
-    h = hsi_mix64(h ^ image_sig(hsi_procmap_image_at(c->pm, inst, f[i], ts)));
+    if (f[i] < HSI_KERNEL_BASE) h = hsi_mix64(h ^ image_sig(hsi_procmap_image_at(c->pm, inst, f[i], ts)));
   return h;
 }
 

@@ -338,7 +338,7 @@ const hsi_stack_match *hsi_stacks_results(const hsi_stacks *st, size_t *n) {
 }
 
 int hsi_addr_is_kernel(uint64_t addr, int ptr) {
-  return ptr == 4 ? addr >= 0x80000000u : addr >= 0xFFFF800000000000ull;
+  return ptr == 4 ? addr >= 0x80000000u : addr >= HSI_KERNEL_BASE;
 }
 
 static uint64_t *tmpbuf(hsi_stacks *st, size_t n) {
@@ -505,7 +505,7 @@ static int finalize(hsi_stacks *st, uint32_t si) {
 ** complete: parts come kernel first, then user (§6.4 rule 4), so nothing
 ** can follow.  Delivering it now keeps the live set small.
 */
-static int kern(uint64_t a, int w) { return a >= 0xFFFF800000000000ull || (w == 4 && a >= 0x80000000u); }
+static int kern(uint64_t a, int w) { return a >= HSI_KERNEL_BASE || (w == 4 && a >= 0x80000000u); }
 
 static int maybe_complete(hsi_stacks *st, uint32_t si) {
   tslot *s = &st->slots[si];

@@ -213,6 +213,9 @@ do -- one stack id, different programs: equal addresses in processes whose
     if not no_dll then w:image{op = "dcstart", pid = pid, base = 0x10000000, size = 0x20000, ts = ts + 2, path = DLL} end
     w:heap{op = "create", pid = pid, tid = pid + 4, ts = ts + 3, heap = H}
   end
+  w:process{op = "dcstart", pid = 0, ts = 5, name = "Idle"}
+  w:image{op = "dcstart", pid = 0, base = -0x7ffff00000, size = 0x10000, ts = 6,   -- 0xfffff80000100000
+          path = "\\SystemRoot\\system32\\drivers\\drv.sys"}
   exe(1000, "a.exe", 0x10000, true)    -- common.dll loaded later (ts 450)
   exe(2000, "b.exe", 0x10000)          -- another program at the same base
   exe(3000, "a.exe", 0x10000)          -- a.exe again: the same program
@@ -239,6 +242,9 @@ do -- one stack id, different programs: equal addresses in processes whose
   alloc(1000, 1010, 0x60000, 1, X)     -- common.dll, then the program: apart by the program
   alloc(2000, 1020, 0x60000, 2, X)
   alloc(3000, 1030, 0x60000, 4, X)
+  local K = {-0x7ffff00000 + 0x1000, -0x7ffff00000 + 0x2000}
+  alloc(1000, 1040, 0x80000, 256, K)   -- a driver's frames alone: one group in every process
+  alloc(2000, 1050, 0x80000, 512, K)
   alloc(5000, 1100, 0x70000, 128)      -- freed after b.exe took a.exe's place in host.exe
   w:image{op = "unload", pid = 5000, base = 0x400000, size = 0x10000, ts = 1150, path = EXE .. "a.exe"}
   w:image{op = "load", pid = 5000, base = 0x400000, size = 0x10000, ts = 1160, path = EXE .. "b.exe"}
@@ -266,6 +272,7 @@ do -- one stack id, different programs: equal addresses in processes whose
     ["common.dll!c_alloc common.dll!c_main 1000,2000"] = 120, -- common.dll alone: one program
     ["common.dll!c_alloc a.exe!a_alloc+0x34 1000,3000"] = 5,  -- common.dll then a.exe
     ["common.dll!c_alloc b.exe!b_alloc+0x34 2000"] = 2,       -- ... then b.exe
+    ["drv.sys+0x1000 drv.sys+0x2000 1000,2000"] = 768,       -- the kernel's frames: one program
     ["none 5000"] = 128,
   }
   for k, v in pairs(want) do eq(by[k], v, "by stack: " .. k) end
