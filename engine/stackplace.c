@@ -18,7 +18,10 @@ typedef struct first {
   uint32_t rec;          /* that record */
   uint32_t places;       /* its placements (index + 1 into the list), 0: none worked out */
   uint32_t nplaces;
+  uint8_t shared;        /* 0 not asked; 1 no frame in a shared range (one placement); 2 some */
 } first;
+
+typedef struct range { uint64_t lo, hi; } range;
 
 typedef struct place {
   uint64_t sig;          /* the images of every frame, hashed */
@@ -40,6 +43,9 @@ typedef struct ctx {
   place *pl;
   size_t npl, cappl;
   pairs pr;
+  range *amb;            /* user address ranges images disagree on, sorted, apart */
+  size_t namb;
+  int have_amb;
 } ctx;
 
 /* An image as the frames' names depend on it: its file name, size,
@@ -62,6 +68,81 @@ static uint64_t placement(const ctx *c, uint32_t id, uint32_t inst, int64_t ts) 
   for (i = 0; i < n; i++)
     if (f[i] < HSI_KERNEL_BASE) h = hsi_mix64(h ^ image_sig(hsi_procmap_image_at(c->pm, inst, f[i], ts)));
   return h;
+}
+
+/*
+** The address ranges where the images of the trace disagree: the user
+** images of every process, at every time, in clusters of overlapping
+** ones; a cluster whose images are not all one image (the same base,
+** size and identity: ntdll.dll in each process, a DLL loaded again) is
+** a range whose addresses can be different code in different processes
+** or at different times.  A stack with no user frame in one has the
+** same placement in every process, with no lookup.  (A frame where one
+** process has an image and another none is taken as the same code: the
+** other's image events are missing, since its code ran there.)
+*/
+typedef struct ival { uint64_t lo, hi, sig; } ival;
+
+static int by_lo(const void *a, const void *b) {
+  const ival *x = (const ival *)a, *y = (const ival *)b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int ambiguous_ranges(ctx *c) {
+  uint32_t n = hsi_procmap_nimages(c->pm), i, m = 0;
+  ival *iv;
+  size_t k, cap = 0;
+  c->have_amb = 1;
+  if (!n) return 0;
+  if (!(iv = malloc((size_t)n * sizeof *iv))) return -1;
+  for (i = 0; i < n; i++) {
+    const hsi_image *im = hsi_procmap_image(c->pm, i);
+    if (!im || im->base >= HSI_KERNEL_BASE || !im->size) continue;
+    iv[m].lo = im->base;
+    iv[m].hi = im->base + im->size < im->base ? UINT64_MAX : im->base + im->size;
+    iv[m++].sig = image_sig(im);
+  }
+  qsort(iv, m, sizeof *iv, by_lo);
+  for (k = 0; k < m;) {
+    size_t j = k + 1;
+    uint64_t hi = iv[k].hi;
+    int one = 1;
+    for (; j < m && iv[j].lo < hi; j++) {
+      one = one && iv[j].lo == iv[k].lo && iv[j].hi == iv[k].hi && iv[j].sig == iv[k].sig;
+      if (iv[j].hi > hi) hi = iv[j].hi;
+    }
+    if (!one) {
+      if (c->namb == cap) {
+        size_t nc = cap ? cap * 2 : 16;
+        range *nr = realloc(c->amb, nc * sizeof *nr);
+        if (!nr) { free(iv); return -1; }
+        c->amb = nr; cap = nc;
+      }
+      c->amb[c->namb].lo = iv[k].lo;
+      c->amb[c->namb++].hi = hi;
+    }
+    k = j;
+  }
+  free(iv);
+  return 0;
+}
+
+static int in_ambiguous(const ctx *c, uint64_t a) {
+  size_t lo = 0, hi = c->namb;
+  while (lo < hi) {                      /* the first range ending after a */
+    size_t mid = lo + (hi - lo) / 2;
+    if (c->amb[mid].hi <= a) lo = mid + 1; else hi = mid;
+  }
+  return lo < c->namb && c->amb[lo].lo <= a;
+}
+
+/* Whether a stack has a user frame where the images disagree. */
+static int shared_frames(ctx *c, uint32_t id) {
+  size_t n, i;
+  const uint64_t *f = hsi_stacks_frames(c->st, id, &n);
+  for (i = 0; i < n; i++)
+    if (f[i] < HSI_KERNEL_BASE && in_ambiguous(c, f[i])) return 1;
+  return 0;
 }
 
 static int64_t ts_of(const ctx *c, uint32_t r) {
@@ -126,6 +207,11 @@ static int other_instance(ctx *c, uint32_t id, uint32_t inst, uint32_t r, uint64
   uint64_t pk = (uint64_t)id << 32 | inst, sig;
   uint32_t i;
   size_t slot;
+  if (!f->shared) {
+    if (!c->have_amb && ambiguous_ranges(c) != 0) return -1;
+    f->shared = (uint8_t)(shared_frames(c, id) ? 2 : 1);
+  }
+  if (f->shared == 1) { *key = id; return 0; }
   if (c->pr.cap && c->pr.k[slot = pair_slot(&c->pr, pk)] == pk) {
     *key = c->pr.v[slot];
     return 0;
@@ -157,7 +243,8 @@ long hsi_stack_keys(const hsi_recs *R, const hsi_stacks *st, const hsi_procmap *
     if (id != HSI_STACK_UNKNOWN && id <= nst) {
       f = &c.by_id[id];
       if (!f->inst1) { f->inst1 = inst + 1; f->rec = r; }
-      if (f->inst1 != inst + 1 && (rc = other_instance(&c, id, inst, r, &k)) == 0 && !keys && k != id) {
+      if (f->inst1 != inst + 1 && f->shared != 1 && (rc = other_instance(&c, id, inst, r, &k)) == 0 && !keys
+          && k != id) {
         split = 1;                       /* only asked whether: yes */
         break;
       }
@@ -165,6 +252,6 @@ long hsi_stack_keys(const hsi_recs *R, const hsi_stacks *st, const hsi_procmap *
     if (keys) keys[i] = k;
   }
   for (i = 0; i <= nst && c.by_id && rc == 0 && keys; i++) split += c.by_id[i].nplaces > 1;
-  free(c.by_id); free(c.pl); free(c.pr.k); free(c.pr.v);
+  free(c.by_id); free(c.pl); free(c.pr.k); free(c.pr.v); free(c.amb);
   return rc ? -1 : split;
 }

@@ -17,7 +17,12 @@
 ** selection, as a Stack names its frames (lua_stack.c); an image is
 ** known by its file name, size, checksum and link timestamp, so the same
 ** DLL at the same base in many processes is one placement.  Only an id
-** seen in more than one instance is looked up at all.
+** seen in more than one instance is looked up at all, and only when one
+** of its user frames lies where the trace's images disagree (two images
+** of different identity, or sizes, over one address in any processes at
+** any times); kernel frames are named from the system process whatever
+** the process, so they never part two.  A frame where one process has
+** an image and another none is taken as the same code.
 */
 #ifndef HS_STACKPLACE_H
 #define HS_STACKPLACE_H

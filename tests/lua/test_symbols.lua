@@ -221,6 +221,9 @@ do -- one stack id, different programs: equal addresses in processes whose
   exe(3000, "a.exe", 0x10000)          -- a.exe again: the same program
   exe(4000, "a.exe", 0x12000)          -- another build of a.exe (its size differs)
   exe(5000, "host.exe", 0x10000)       -- a.exe's image there, then b.exe's
+  w:image{op = "dcstart", pid = 1000, base = 0x20000000, size = 0x10000, ts = 55, path = EXE .. "plug1.dll"}
+  w:image{op = "dcstart", pid = 2000, base = 0x20000000, size = 0x10000, ts = 56, path = EXE .. "plug2.dll"}
+  w:image{op = "dcstart", pid = 3000, base = 0x20000000, size = 0x10000, ts = 57, path = EXE .. "plug1.dll"}
   w:image{op = "dcstart", pid = 5000, base = 0x400000, size = 0x10000, ts = 60, path = EXE .. "a.exe"}
   local S, C, X = {0x401234, 0x402000}, {0x10001000, 0x10002000}, {0x10001000, 0x401234}
   local function alloc(pid, ts, addr, size, stack)
@@ -245,6 +248,12 @@ do -- one stack id, different programs: equal addresses in processes whose
   local K = {-0x7ffff00000 + 0x1000, -0x7ffff00000 + 0x2000}
   alloc(1000, 1040, 0x80000, 256, K)   -- a driver's frames alone: one group in every process
   alloc(2000, 1050, 0x80000, 512, K)
+  alloc(1000, 1060, 0x90000, 1024, {0x400000})   -- at the very start of the images that disagree
+  alloc(2000, 1070, 0x90000, 2048, {0x400000})
+  alloc(1000, 1080, 0xA0000, 4096, {0x411000})   -- past a.exe's end, inside its other build
+  alloc(4000, 1090, 0xA0000, 8192, {0x411000})
+  alloc(1000, 1094, 0xB0000, 3, {0x20001000})   -- two DLLs of one size at one base: only their names differ
+  alloc(2000, 1097, 0xB0000, 6, {0x20001000})
   alloc(5000, 1100, 0x70000, 128)      -- freed after b.exe took a.exe's place in host.exe
   w:image{op = "unload", pid = 5000, base = 0x400000, size = 0x10000, ts = 1150, path = EXE .. "a.exe"}
   w:image{op = "load", pid = 5000, base = 0x400000, size = 0x10000, ts = 1160, path = EXE .. "b.exe"}
@@ -261,7 +270,7 @@ do -- one stack id, different programs: equal addresses in processes whose
   for _, g in ipairs(A:group("stack")) do
     local p = {}
     for _, q in ipairs(g.allocs:group("process", {sort = "key"})) do p[#p + 1] = q.pid end
-    local name = g.stack and g.stack:frame(1) .. " " .. g.stack:frame(2) or "none"
+    local name = g.stack and g.stack:frame(1) .. " " .. (g.stack:frame(2) or "?") or "none"
     by[name .. " " .. table.concat(p, ",")] = g.bytes
     keys[#keys + 1] = g.key
   end
@@ -274,6 +283,9 @@ do -- one stack id, different programs: equal addresses in processes whose
     ["common.dll!c_alloc b.exe!b_alloc+0x34 2000"] = 2,       -- ... then b.exe
     ["drv.sys+0x1000 drv.sys+0x2000 1000,2000"] = 768,       -- the kernel's frames: one program
     ["none 5000"] = 128,
+    ["a.exe+0x0 ? 1000"] = 1024, ["b.exe+0x0 ? 2000"] = 2048,
+    ["0x411000 ? 1000"] = 4096, ["a.exe+0x11000 ? 4000"] = 8192,
+    ["plug1.dll+0x1000 ? 1000"] = 3, ["plug2.dll+0x1000 ? 2000"] = 6,
   }
   for k, v in pairs(want) do eq(by[k], v, "by stack: " .. k) end
   for k, v in pairs(by) do check(want[k] == v, "no other group", k) end
