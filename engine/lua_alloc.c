@@ -918,8 +918,8 @@ static void parse_query(lua_State *L, const Analysis *an, int ftab, int arg, int
 static void stack_filter(lua_State *L, int anidx, int ftab, const char *key, int which,
                          uint32_t *idx, size_t *n) {
   const Analysis *an = (const Analysis *)lua_touserdata(L, anidx);
-  uint32_t nst = hsi_stacks_count(hsi_analysis_stacks(an->a));
   const hsi_recs *R = an->R;
+  uint32_t nst = hsi_stacks_count(hsi_analysis_stacks(an->a));
   uint8_t *verdict;             /* per stack id: 0 not tried, 1 matches, 2 does not */
   const uint64_t *keys;
   size_t i, m = 0;
@@ -933,7 +933,8 @@ static void stack_filter(lua_State *L, int anidx, int ftab, const char *key, int
   lua_newtable(L);              /* the verdicts of other programs' frames at the same addresses */
   other = lua_gettop(L);
   for (i = 0; i < *n; i++) {
-    uint32_t r = idx[i], s = keys ? hsi_stack_key_id(keys[i]) : which == HSI_STACK_FREE ? R->stk_free[r] : R->stk_alloc[r];
+    uint32_t r = idx[i];
+    uint32_t s = keys ? hsi_stack_key_id(keys[i]) : which == HSI_STACK_FREE ? R->stk_free[r] : R->stk_alloc[r];
     int v;
     if (s == HSI_STACK_UNKNOWN || s > nst) continue;
     if (!keys || keys[i] == s) {
