@@ -4,9 +4,11 @@
 **
 ** Per stack id, the instance of its first record in the selection; a
 ** record of that id from the same instance has the id as its key, with
-** no lookup.  A record from another instance finds its (id, instance)
-** pair in a small table, or works out the pair's placement (the images
-** holding each frame) and compares it with the id's placements so far.
+** no lookup.  From another instance: the id's key as well when none of
+** its user frames lies where the trace's images disagree (worked out
+** once per id); else the record finds its (id, instance) pair in a small
+** table, or works out the pair's placement (the images holding each
+** frame) and compares it with the id's placements so far.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +20,8 @@ typedef struct first {
   uint32_t rec;          /* that record */
   uint32_t places;       /* its placements (index + 1 into the list), 0: none worked out */
   uint32_t nplaces;
-  uint8_t shared;        /* 0 not asked; 1 no frame in a shared range (one placement); 2 some */
+  uint8_t apart;         /* 0 not asked; 1 no user frame where images disagree (one
+                            placement); 2 some: each instance looked up */
 } first;
 
 typedef struct range { uint64_t lo, hi; } range;
@@ -137,7 +140,7 @@ static int in_ambiguous(const ctx *c, uint64_t a) {
 }
 
 /* Whether a stack has a user frame where the images disagree. */
-static int shared_frames(ctx *c, uint32_t id) {
+static int frames_apart(const ctx *c, uint32_t id) {
   size_t n, i;
   const uint64_t *f = hsi_stacks_frames(c->st, id, &n);
   for (i = 0; i < n; i++)
@@ -207,11 +210,11 @@ static int other_instance(ctx *c, uint32_t id, uint32_t inst, uint32_t r, uint64
   uint64_t pk = (uint64_t)id << 32 | inst, sig;
   uint32_t i;
   size_t slot;
-  if (!f->shared) {
+  if (!f->apart) {
     if (!c->have_amb && ambiguous_ranges(c) != 0) return -1;
-    f->shared = (uint8_t)(shared_frames(c, id) ? 2 : 1);
+    f->apart = (uint8_t)(frames_apart(c, id) ? 2 : 1);
   }
-  if (f->shared == 1) { *key = id; return 0; }
+  if (f->apart == 1) { *key = id; return 0; }
   if (c->pr.cap && c->pr.k[slot = pair_slot(&c->pr, pk)] == pk) {
     *key = c->pr.v[slot];
     return 0;
@@ -243,7 +246,7 @@ long hsi_stack_keys(const hsi_recs *R, const hsi_stacks *st, const hsi_procmap *
     if (id != HSI_STACK_UNKNOWN && id <= nst) {
       f = &c.by_id[id];
       if (!f->inst1) { f->inst1 = inst + 1; f->rec = r; }
-      if (f->inst1 != inst + 1 && f->shared != 1 && (rc = other_instance(&c, id, inst, r, &k)) == 0 && !keys
+      if (f->inst1 != inst + 1 && f->apart != 1 && (rc = other_instance(&c, id, inst, r, &k)) == 0 && !keys
           && k != id) {
         split = 1;                       /* only asked whether: yes */
         break;
