@@ -1370,23 +1370,21 @@ static int a_each(lua_State *L) {
 
 /* ------------------------------------------------------- folded stacks */
 
-/* One line of A:folded(): a (stack, instance) and its bytes, then its text. */
+/* One line of A:folded(): a stack as one program has it (its key,
+   stackplace.h) and its bytes, then its text. */
 typedef struct fline {
+  uint64_t key;
   uint32_t rec;                 /* its first record */
   uint64_t bytes;
   size_t off;                   /* its text in the arena */
 } fline;
 
-/* The slot of (stack id, instance) in a_folded's table of lines (line +
-   1, 0 empty; cap a power of two, never full): its line's, or the empty
-   one where it goes. */
-static size_t fline_slot(const hsi_recs *R, const fline *ln, const uint32_t *tab, size_t cap, uint32_t id,
-                         uint32_t inst) {
-  size_t i = (size_t)hsi_mix64((uint64_t)id << 32 | inst) & (cap - 1);
-  for (; tab[i]; i = (i + 1) & (cap - 1)) {
-    uint32_t r = ln[tab[i] - 1].rec;
-    if (R->stk_alloc[r] == id && R->inst[r] == inst) break;
-  }
+/* The slot of a stack key in a_folded's table of lines (line + 1, 0
+   empty; cap a power of two, never full): its line's, or the empty one
+   where it goes. */
+static size_t fline_slot(const fline *ln, const uint32_t *tab, size_t cap, uint64_t key) {
+  size_t i = (size_t)hsi_mix64(key) & (cap - 1);
+  while (tab[i] && ln[tab[i] - 1].key != key) i = (i + 1) & (cap - 1);
   return i;
 }
 
@@ -1426,18 +1424,21 @@ static int a_folded(lua_State *L) {
   uint32_t nst = hsi_stacks_count(hsi_analysis_stacks(an->a)), nostack = 0, *tab;
   size_t tcap = 1024;
   fline *ln;
+  const uint64_t *keys;         /* each record's stack key (stackplace.h); NULL: the ids */
   hsi_lua_key *tx;              /* the lines' texts, at = the line */
   char *arena;
   static const char none[] = "(no stack)";
   lua_settop(L, 2);
   lua_getiuservalue(L, 1, SV_ANALYSIS);                     /* 3 */
   lua_getiuservalue(L, 3, AV_CACHE);                        /* 4 */
-  tab = (uint32_t *)newbuf(L, tcap, sizeof *tab);          /* 5: (stack id, instance) -> line + 1 */
+  tab = (uint32_t *)newbuf(L, tcap, sizeof *tab);          /* 5: stack key -> line + 1 */
   lcap = 64 * sizeof *ln;                                   /* lines: as many as stacks, not records */
   ln = (fline *)newbuf(L, lcap, 1);                         /* 6 */
-  /* the bytes of each (stack, instance), lines in their first record's order */
+  keys = stack_keys(L, an, A->idx, A->n, HSI_STACK_ALLOC);  /* 7 */
+  /* the bytes of each stack as one program has it, lines in their first record's order */
   for (i = 0; i < A->n; i++) {
     uint32_t r = A->idx[i], id = R->stk_alloc[r], *at;
+    uint64_t key = keys ? keys[i] : id;
     if ((R->flags[r] & HSI_RF_SIZE_UNKNOWN) || R->size[r] == 0) continue;
     if (id == HSI_STACK_UNKNOWN || id > nst) at = &nostack;
     else {
@@ -1446,35 +1447,36 @@ static int a_folded(lua_State *L) {
         uint32_t *nt = (uint32_t *)newbuf(L, ncap, sizeof *nt);
         for (k = 0; k < n; k++)
           if (k + 1 != nostack)
-            nt[fline_slot(R, ln, nt, ncap, R->stk_alloc[ln[k].rec], R->inst[ln[k].rec])] = (uint32_t)k + 1;
+            nt[fline_slot(ln, nt, ncap, ln[k].key)] = (uint32_t)k + 1;
         lua_replace(L, 5);
         tab = nt; tcap = ncap;
       }
-      at = &tab[fline_slot(R, ln, tab, tcap, id, R->inst[r])];
+      at = &tab[fline_slot(ln, tab, tcap, key)];
     }
     if (!*at) {
       ln = (fline *)room(L, 6, ln, &lcap, n * sizeof *ln, sizeof *ln);
       memset(&ln[n], 0, sizeof *ln);
       ln[n].rec = r;
+      ln[n].key = key;
       *at = (uint32_t)++n;
     }
     ln[*at - 1].bytes += R->size[r];
   }
-  tx = (hsi_lua_key *)newbuf(L, n, sizeof *tx);             /* 7 */
+  tx = (hsi_lua_key *)newbuf(L, n, sizeof *tx);             /* 8 */
   /* their texts */
   cap = 4096;
-  arena = (char *)newbuf(L, cap, 1);                        /* 8 */
+  arena = (char *)newbuf(L, cap, 1);                        /* 9 */
   hsi_lua_syms_prepare(L, hsi_analysis_syms(an->a));
   for (i = 0; i < n; i++) {
     uint32_t r = ln[i].rec, id = R->stk_alloc[r];
     size_t len = 0;
-    arena = (char *)room(L, 8, arena, &cap, used, plen + 1 + 4096);
+    arena = (char *)room(L, 9, arena, &cap, used, plen + 1 + 4096);
     if (id != HSI_STACK_UNKNOWN && id <= nst) {
-      pushstack(L, an, 3, 4, r, HSI_STACK_ALLOC);           /* 9 */
-      len = hsi_lua_stack_flame(L, 9, arena + used + plen + 1, cap - used - plen - 1);
+      pushstack(L, an, 3, 4, r, HSI_STACK_ALLOC);           /* 10 */
+      len = hsi_lua_stack_flame(L, 10, arena + used + plen + 1, cap - used - plen - 1);
       if (len >= cap - used - plen - 1) {                    /* a deep stack: again, with room */
-        arena = (char *)room(L, 8, arena, &cap, used, plen + 1 + len + 1);
-        hsi_lua_stack_flame(L, 9, arena + used + plen + 1, len + 1);
+        arena = (char *)room(L, 9, arena, &cap, used, plen + 1 + len + 1);
+        hsi_lua_stack_flame(L, 10, arena + used + plen + 1, len + 1);
       }
       lua_pop(L, 1);
     }

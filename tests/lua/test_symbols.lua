@@ -300,6 +300,12 @@ do -- one stack id, different programs: equal addresses in processes whose
   eq(#t:allocations{stack = "b_alloc"}, 3, "a stack filter sees b.exe's names in b.exe")
   eq(#t:allocations{stack = "a_alloc"}, 5, "... and a.exe's in a.exe, both builds")
   eq(#t:allocations{free_stack = "b_alloc"}, 2, "a free-stack filter too")
+  local ft, fb = A:folded("heap")
+  local fold = {}
+  for i, text in ipairs(ft) do fold[text] = fb[i] end
+  eq(fold["heap;b.exe!b_main;b.exe!b_alloc"], 4005, "a folded line of b.exe's own")
+  eq(fold["heap;a.exe!a_main;a.exe!a_alloc"], 800, "... and one of a.exe's (both builds: one text)")
+  eq(fold["heap;common.dll!c_main;common.dll!c_alloc"], 120, "... and one of common.dll's over both processes")
   local fk, e = A:stack_figures()
   local fig = {}
   for i, k in ipairs(fk) do fig[k] = e[i].bytes end
