@@ -30,7 +30,7 @@
 #
 # Then: the generated traffic from 4, 16 and 128 CPUs (walk and leaks, peak
 # memory); the report files of leaks (and a diff) on 100,000 distinct stacks, against the walk
-# of that trace; and the PDB reader: opening a ~100 MB PDB made with clang + lld,
+# of that trace, and on 10,000 stacks each seen in 20 processes of one program; and the PDB reader: opening a ~100 MB PDB made with clang + lld,
 # and 1,000,000 address lookups, beside llvm-symbolizer on the same addresses.
 B=${HS_BUILD:-build/rel}
 HS=./heapscript
@@ -198,6 +198,17 @@ for o in "" "--folded $T/s.folded" "--html $T/s.html" "--json $T/s.json"; do
 done
 report_run "diff, the trace and itself" $HS diff "$S" "$S"
 ls -l "$T/s.html" | awk '{ printf "html page: %d bytes\n", $5 }'
+echo
+echo "== report files on 10,000 stacks in 20 processes of one program (gen_stacks.lua 10000 20), against its walk"
+S=$T/stacks-10000x20.etl
+[ -s "$S" ] || $HS tests/bench/gen_stacks.lua -- "$S" 10000 20 >/dev/null || exit 1
+set -- $("$B/bench_read" -t 5 "$S")
+swk=$2
+printf '%-28s wall %6.3f s (best of 5), read(2) %.3f s\n' "walk" "$swk" "$1"
+for o in "" "--folded $T/m.folded" "--html $T/m.html"; do
+  # shellcheck disable=SC2086
+  report_run "leaks ${o%% *}" $HS leaks "$S" -- --top 3 $o
+done
 echo
 echo "== PDB reader: open a large PDB, resolve 1,000,000 distinct addresses, beside llvm-symbolizer"
 # A large PDB made here with clang + lld: one generated C file of 2,000
