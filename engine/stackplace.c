@@ -51,11 +51,12 @@ typedef struct ctx {
   int have_amb;
 } ctx;
 
-/* An image as the frames' names depend on it: its file name, size,
-   checksum and link timestamp (the same DLL in two processes is one). */
+/* An image as the frames' names depend on it: its file name, base (a
+   frame is named by its offset from it), size, checksum and link
+   timestamp (the same DLL at one base in two processes is one). */
 static uint64_t image_sig(const hsi_image *im) {
   if (!im) return 0;
-  return hsi_mix64((uint64_t)im->module << 32 ^ im->size) ^
+  return hsi_mix64(hsi_mix64((uint64_t)im->module << 32 ^ im->size) ^ im->base) ^
          ((uint64_t)im->checksum << 32 | im->time_date_stamp);
 }
 

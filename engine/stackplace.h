@@ -15,8 +15,8 @@
 ** k-th other set of images.  The images of a (stack id, process
 ** instance) are looked up once, at the time of its first record in the
 ** selection, as a Stack names its frames (lua_stack.c); an image is
-** known by its file name, size, checksum and link timestamp, so the same
-** DLL at the same base in many processes is one placement.  Only an id
+** known by its file name, base, size, checksum and link timestamp, so
+** the same DLL at the same base in many processes is one placement.  Only an id
 ** seen in more than one instance is looked up at all, and only when one
 ** of its user frames lies where the trace's images disagree (two images
 ** of different identity, or sizes, over one address in any processes at
