@@ -32,7 +32,7 @@ typedef struct place {
   uint32_t next;         /* the id's next placement + 1 */
 } place;
 
-typedef struct pairs {   /* (id << 32 | instance) -> key; 0 empty (ids start at 1) */
+typedef struct pairs {   /* (id << 32 | representative instance) -> key; 0 empty (ids start at 1) */
   uint64_t *k, *v;
   size_t n, cap;
 } pairs;
@@ -49,6 +49,8 @@ typedef struct ctx {
   range *amb;            /* user address ranges images disagree on, sorted, apart */
   size_t namb;
   int have_amb;
+  uint32_t *rep;         /* per instance: the first instance of its images there (instance_marks) */
+  uint32_t ninst;
 } ctx;
 
 /* An image as the frames' names depend on it: its file name, base (a
@@ -58,20 +60,6 @@ static uint64_t image_sig(const hsi_image *im) {
   if (!im) return 0;
   return hsi_mix64(hsi_mix64((uint64_t)im->module << 32 ^ im->size) ^ im->base) ^
          ((uint64_t)im->checksum << 32 | im->time_date_stamp);
-}
-
-/* The images of a stack's user-space frames in inst at ts, hashed.  A
-   kernel frame is named from the system process's images whatever the
-   process (procmap.h), so it cannot tell two processes apart: a stack
-   all in the kernel (a driver's pool allocations in every process) is
-   one placement without a lookup. */
-static uint64_t placement(const ctx *c, uint32_t id, uint32_t inst, int64_t ts) {
-  size_t n, i;
-  const uint64_t *f = hsi_stacks_frames(c->st, id, &n);
-  uint64_t h = 0x9E3779B97F4A7C15ull;
-  for (i = 0; i < n; i++)
-    if (f[i] < HSI_KERNEL_BASE) h = hsi_mix64(h ^ image_sig(hsi_procmap_image_at(c->pm, inst, f[i], ts)));
-  return h;
 }
 
 /*
@@ -131,13 +119,81 @@ static int ambiguous_ranges(ctx *c) {
   return 0;
 }
 
-static int in_ambiguous(const ctx *c, uint64_t a) {
+/* The range of c->amb holding a, or -1. */
+static long amb_index(const ctx *c, uint64_t a) {
   size_t lo = 0, hi = c->namb;
   while (lo < hi) {                      /* the first range ending after a */
     size_t mid = lo + (hi - lo) / 2;
     if (c->amb[mid].hi <= a) lo = mid + 1; else hi = mid;
   }
-  return lo < c->namb && c->amb[lo].lo <= a;
+  return lo < c->namb && c->amb[lo].lo <= a ? (long)lo : -1;
+}
+
+static int in_ambiguous(const ctx *c, uint64_t a) { return amb_index(c, a) >= 0; }
+
+/*
+** Per process instance, the images it had in those ranges, hashed into
+** a mark (0: none), or ODD when two images of it shared one range over
+** the trace (replaced at a base).  Instances of one mark have one image,
+** or none, at every address where the trace's images disagree, so they
+** name every frame alike: each instance's representative is the first
+** instance of its mark (itself when ODD), and the same program in many
+** processes is one placement, looked up once.
+*/
+#define ODD UINT64_MAX
+typedef struct imark { uint32_t inst, r; uint64_t sig; } imark;
+
+static int by_inst(const void *a, const void *b) {
+  const imark *x = (const imark *)a, *y = (const imark *)b;
+  if (x->inst != y->inst) return x->inst < y->inst ? -1 : 1;
+  if (x->r != y->r) return x->r < y->r ? -1 : 1;
+  return (x->sig > y->sig) - (x->sig < y->sig);
+}
+
+static int by_sig_inst(const void *a, const void *b) {      /* imark as (mark, instance) */
+  const imark *x = (const imark *)a, *y = (const imark *)b;
+  if (x->sig != y->sig) return x->sig < y->sig ? -1 : 1;
+  return (x->inst > y->inst) - (x->inst < y->inst);
+}
+
+static int instance_marks(ctx *c) {
+  uint32_t n = hsi_procmap_nimages(c->pm), i, m = 0;
+  uint64_t *mark;
+  imark *im;
+  c->ninst = hsi_procmap_ninstances(c->pm);
+  if (!(c->rep = malloc(((size_t)c->ninst + 1) * sizeof *c->rep))) return -1;
+  for (i = 0; i <= c->ninst; i++) c->rep[i] = i;
+  if (!c->namb || !n) return 0;
+  mark = calloc((size_t)c->ninst + 1, sizeof *mark);
+  im = malloc(((size_t)n > (size_t)c->ninst + 1 ? (size_t)n : (size_t)c->ninst + 1) * sizeof *im);
+  if (!mark || !im) { free(mark); free(im); return -1; }
+  for (i = 0; i < n; i++) {
+    const hsi_image *g = hsi_procmap_image(c->pm, i);
+    long r = g && g->base < HSI_KERNEL_BASE && g->size && g->instance <= c->ninst ? amb_index(c, g->base) : -1;
+    if (r < 0) continue;
+    im[m].inst = g->instance;
+    im[m].r = (uint32_t)r;
+    im[m++].sig = image_sig(g);
+  }
+  qsort(im, m, sizeof *im, by_inst);
+  for (i = 0; i < m; i++) {
+    uint64_t *k = &mark[im[i].inst];
+    if (*k == ODD) continue;
+    if (i && im[i - 1].inst == im[i].inst && im[i - 1].r == im[i].r) {
+      if (im[i - 1].sig != im[i].sig) *k = ODD;  /* the same image again is no change */
+      continue;
+    }
+    *k = hsi_mix64(*k ^ hsi_mix64((uint64_t)im[i].r + 1) ^ im[i].sig);
+    if (*k == ODD || *k == 0) *k = 1;
+  }
+  for (i = 0, m = 0; i <= c->ninst; i++)    /* the instances by mark: the first of each is the rest's */
+    if (mark[i] != ODD) { im[m].inst = i; im[m++].sig = mark[i]; }
+  qsort(im, m, sizeof *im, by_sig_inst);
+  for (i = 1; i < m; i++)
+    if (im[i].sig == im[i - 1].sig) c->rep[im[i].inst] = c->rep[im[i - 1].inst];
+  free(mark);
+  free(im);
+  return 0;
 }
 
 /* Whether a stack has a user frame where the images disagree. */
@@ -147,6 +203,22 @@ static int frames_apart(const ctx *c, uint32_t id) {
   for (i = 0; i < n; i++)
     if (f[i] < HSI_KERNEL_BASE && in_ambiguous(c, f[i])) return 1;
   return 0;
+}
+
+/* The images of a stack's frames in inst at ts, hashed: of the frames
+   where the trace's images disagree, since every other frame is the
+   same code in every process (one image there, or none; a kernel frame
+   is named from the system process's images whatever the process), so
+   a stack through one odd process's DLL looks up that DLL's frames
+   alone. */
+static uint64_t placement(const ctx *c, uint32_t id, uint32_t inst, int64_t ts) {
+  size_t n, i;
+  const uint64_t *f = hsi_stacks_frames(c->st, id, &n);
+  uint64_t h = 0x9E3779B97F4A7C15ull;
+  for (i = 0; i < n; i++)
+    if (f[i] < HSI_KERNEL_BASE && in_ambiguous(c, f[i]))
+      h = hsi_mix64(h ^ image_sig(hsi_procmap_image_at(c->pm, inst, f[i], ts)));
+  return h;
 }
 
 static int64_t ts_of(const ctx *c, uint32_t r) {
@@ -208,14 +280,17 @@ static int add_place(ctx *c, first *f, uint32_t id, uint64_t sig, uint64_t *key)
 /* The key of record r, whose stack id has a first record in another instance. */
 static int other_instance(ctx *c, uint32_t id, uint32_t inst, uint32_t r, uint64_t *key) {
   first *f = &c->by_id[id];
-  uint64_t pk = (uint64_t)id << 32 | inst, sig;
-  uint32_t i;
+  uint64_t pk, sig;
+  uint32_t i, ri;
   size_t slot;
   if (!f->apart) {
-    if (!c->have_amb && ambiguous_ranges(c) != 0) return -1;
+    if (!c->have_amb && (ambiguous_ranges(c) != 0 || instance_marks(c) != 0)) return -1;
     f->apart = (uint8_t)(frames_apart(c, id) ? 2 : 1);
   }
   if (f->apart == 1) { *key = id; return 0; }
+  ri = inst <= c->ninst ? c->rep[inst] : inst;
+  if (f->inst1 - 1 <= c->ninst && ri == c->rep[f->inst1 - 1]) { *key = id; return 0; }
+  pk = (uint64_t)id << 32 | ri;             /* the pair of the id and the instance's representative */
   if (c->pr.cap && c->pr.k[slot = pair_slot(&c->pr, pk)] == pk) {
     *key = c->pr.v[slot];
     return 0;
@@ -256,6 +331,6 @@ long hsi_stack_keys(const hsi_recs *R, const hsi_stacks *st, const hsi_procmap *
     if (keys) keys[i] = k;
   }
   for (i = 0; i <= nst && c.by_id && rc == 0 && keys; i++) split += c.by_id[i].nplaces > 1;
-  free(c.by_id); free(c.pl); free(c.pr.k); free(c.pr.v); free(c.amb);
+  free(c.by_id); free(c.pl); free(c.pr.k); free(c.pr.v); free(c.amb); free(c.rep);
   return rc ? -1 : split;
 }

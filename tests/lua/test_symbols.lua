@@ -207,7 +207,7 @@ do -- one stack id, different programs: equal addresses in processes whose
   local H = 0x10000
   local EXE, DLL = "\\Device\\HarddiskVolume3\\app\\", "\\Device\\HarddiskVolume3\\Windows\\common.dll"
   local function exe(pid, name, size, no_dll)
-    local ts = pid // 100                -- 10 .. 50: in order on the one CPU
+    local ts = pid // 100                -- 10 .. 80: in order on the one CPU
     w:process{op = "dcstart", pid = pid, ts = ts, name = name}
     w:image{op = "dcstart", pid = pid, base = 0x400000, size = size, ts = ts + 1, path = EXE .. name}
     if not no_dll then w:image{op = "dcstart", pid = pid, base = 0x10000000, size = 0x20000, ts = ts + 2, path = DLL} end
@@ -225,6 +225,9 @@ do -- one stack id, different programs: equal addresses in processes whose
   w:image{op = "dcstart", pid = 2000, base = 0x20000000, size = 0x10000, ts = 56, path = EXE .. "plug2.dll"}
   w:image{op = "dcstart", pid = 3000, base = 0x20000000, size = 0x10000, ts = 57, path = EXE .. "plug1.dll"}
   w:image{op = "dcstart", pid = 5000, base = 0x400000, size = 0x10000, ts = 60, path = EXE .. "a.exe"}
+  exe(6100, "a.exe", 0x10000, true)    -- a.exe alone, b.exe alone, and a host that goes from b.exe to a.exe
+  exe(7000, "b.exe", 0x10000, true)
+  exe(8000, "b.exe", 0x10000, true)
   local S, C, X = {0x401234, 0x402000}, {0x10001000, 0x10002000}, {0x10001000, 0x401234}
   local function alloc(pid, ts, addr, size, stack)
     w:heap{op = "alloc", pid = pid, tid = pid + 4, ts = ts, heap = H, addr = addr, size = size, stack = stack}
@@ -255,8 +258,15 @@ do -- one stack id, different programs: equal addresses in processes whose
   alloc(1000, 1094, 0xB0000, 3, {0x20001000})   -- two DLLs of one size at one base: only their names differ
   alloc(2000, 1097, 0xB0000, 6, {0x20001000})
   alloc(5000, 1100, 0x70000, 128)      -- freed after b.exe took a.exe's place in host.exe
+  local S2 = {0x401500, 0x402500}      -- each host with the program it had then, not with the other
+  alloc(6100, 1110, 0xC0000, 11, S2)
+  alloc(7000, 1120, 0xC0000, 13, S2)
+  alloc(5000, 1130, 0xD0000, 17, S2)   -- host.exe while it has a.exe
+  alloc(8000, 1140, 0xC0000, 19, S2)   -- 8000 while it has b.exe
   w:image{op = "unload", pid = 5000, base = 0x400000, size = 0x10000, ts = 1150, path = EXE .. "a.exe"}
   w:image{op = "load", pid = 5000, base = 0x400000, size = 0x10000, ts = 1160, path = EXE .. "b.exe"}
+  w:image{op = "unload", pid = 8000, base = 0x400000, size = 0x10000, ts = 1170, path = EXE .. "b.exe"}
+  w:image{op = "load", pid = 8000, base = 0x400000, size = 0x10000, ts = 1180, path = EXE .. "a.exe"}
   free(5000, 1200, 0x70000, S)
   assert(w:close())
   local f = assert(io.open(map, "w"))
@@ -286,6 +296,7 @@ do -- one stack id, different programs: equal addresses in processes whose
     ["a.exe+0x0 ? 1000"] = 1024, ["b.exe+0x0 ? 2000"] = 2048,
     ["0x411000 ? 1000"] = 4096, ["a.exe+0x11000 ? 4000"] = 8192,
     ["plug1.dll+0x1000 ? 1000"] = 3, ["plug2.dll+0x1000 ? 2000"] = 6,
+    ["a.exe+0x1500 a.exe+0x2500 5000,6100"] = 28, ["b.exe+0x1500 b.exe+0x2500 7000,8000"] = 32,
   }
   for k, v in pairs(want) do eq(by[k], v, "by stack: " .. k) end
   for k, v in pairs(by) do check(want[k] == v, "no other group", k) end
