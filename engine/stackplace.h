@@ -20,7 +20,8 @@
 ** seen in more than one instance is looked up at all, and only when one
 ** of its user frames lies where the trace's images disagree (two images
 ** of different identity, or sizes, over one address in any processes at
-** any times); kernel frames are named from the system process whatever
+** any times), and processes with the same images there share one
+** lookup; kernel frames are named from the system process whatever
 ** the process, so they never part two.  A frame where one process has
 ** an image and another none is taken as the same code.
 */
