@@ -207,6 +207,15 @@ static inline int hsi_rec_counts(const hsi_recs *R, uint32_t r) {
   return !(R->flags[r] & (HSI_RF_BEFORE | HSI_RF_SIZE_UNKNOWN));
 }
 
+/* Record r's stack (which: HSI_STACK_ALLOC or HSI_STACK_FREE) and the
+   time it was taken, when its frames' images are looked up. */
+static inline uint32_t hsi_rec_stack(const hsi_recs *R, uint32_t r, int which) {
+  return which == HSI_STACK_FREE ? R->stk_free[r] : R->stk_alloc[r];
+}
+static inline int64_t hsi_rec_stack_ts(const hsi_recs *R, uint32_t r, int which) {
+  return which == HSI_STACK_FREE ? R->ts_free[r] : R->ts_alloc[r];
+}
+
 /* Records of a kind made so far (0 for a kind that is none). */
 size_t hsi_life_kind_records(const hsi_life *lt, int kind);
 

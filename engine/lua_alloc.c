@@ -413,6 +413,17 @@ static hsi_sel sel_of(const Allocs *A) {
   return s;
 }
 
+/* A's records in [t1, t2] grouped by their stack (which), a group per
+   stack as one program has it (stack_keys, whose buffer is pushed); 0
+   or hsi_query_group's error. */
+static int group_stacks(lua_State *L, const Analysis *an, const Allocs *A, int64_t t1, int64_t t2, int which,
+                        unsigned opts, hsi_groups *out) {
+  hsi_sel s = sel_of(A);
+  const uint64_t *keys = stack_keys(L, an, A->idx, A->n, which);
+  int by = keys ? HSI_BY_KEY : which == HSI_STACK_FREE ? HSI_BY_FREE_STACK : HSI_BY_ALLOC_STACK;
+  return hsi_query_group(an->lt, &s, t1, t2, by, keys, opts, out);
+}
+
 /* -------------------------------------------------------------- cursor */
 
 typedef struct Cursor {
@@ -448,13 +459,12 @@ static Cursor *newcursor(lua_State *L, int anidx, int64_t t1, int64_t t2) {
 /* Push the Stack `id` of record r (nil for 0); owner and cache at the given indexes. */
 static void pushstack(lua_State *L, const Analysis *an, int owner, int cache, uint32_t r, int which) {
   const hsi_recs *R = an->R;
-  uint32_t id = which == HSI_STACK_FREE ? R->stk_free[r] : R->stk_alloc[r];
-  int64_t ts = which == HSI_STACK_FREE ? R->ts_free[r] : R->ts_alloc[r];
+  uint32_t id = hsi_rec_stack(R, r, which);
   if (id == HSI_STACK_UNKNOWN) {
     lua_pushnil(L);
     return;
   }
-  hsi_lua_stack_push(L, owner, cache, an->a, id, R->inst[r], ts);
+  hsi_lua_stack_push(L, owner, cache, an->a, id, R->inst[r], hsi_rec_stack_ts(R, r, which));
 }
 
 static void pushtag(lua_State *L, uint32_t tag) {
@@ -915,6 +925,15 @@ static void parse_query(lua_State *L, const Analysis *an, int ftab, int arg, int
 ** the same addresses: stackplace.h); records then pass or fail by a
 ** table lookup in C.
 */
+/* Does the pattern at pat match the frames of record r's stack? 1 yes, 2 no. */
+static int stack_verdict(lua_State *L, const Analysis *an, int anidx, int cache, uint32_t r, int which, int pat) {
+  int v;
+  pushstack(L, an, anidx, cache, r, which);
+  v = hsi_lua_stack_match(L, -1, pat) ? 1 : 2;
+  lua_pop(L, 1);
+  return v;
+}
+
 static void stack_filter(lua_State *L, int anidx, int ftab, const char *key, int which,
                          uint32_t *idx, size_t *n) {
   const Analysis *an = (const Analysis *)lua_touserdata(L, anidx);
@@ -933,26 +952,18 @@ static void stack_filter(lua_State *L, int anidx, int ftab, const char *key, int
   lua_newtable(L);              /* the verdicts of other programs' frames at the same addresses */
   other = lua_gettop(L);
   for (i = 0; i < *n; i++) {
-    uint32_t r = idx[i];
-    uint32_t s = keys ? hsi_stack_key_id(keys[i]) : which == HSI_STACK_FREE ? R->stk_free[r] : R->stk_alloc[r];
+    uint32_t r = idx[i], s = keys ? hsi_stack_key_id(keys[i]) : hsi_rec_stack(R, r, which);
     int v;
     if (s == HSI_STACK_UNKNOWN || s > nst) continue;
     if (!keys || keys[i] == s) {
-      if (!verdict[s]) {
-        pushstack(L, an, anidx, cache, r, which);
-        verdict[s] = hsi_lua_stack_match(L, -1, pat) ? 1 : 2;
-        lua_pop(L, 1);
-      }
+      if (!verdict[s]) verdict[s] = (uint8_t)stack_verdict(L, an, anidx, cache, r, which, pat);
       v = verdict[s];
+    } else if (lua_rawgeti(L, other, (lua_Integer)keys[i]) == LUA_TNIL) {
+      lua_pop(L, 1);
+      v = stack_verdict(L, an, anidx, cache, r, which, pat);
+      lua_pushinteger(L, v);
+      lua_rawseti(L, other, (lua_Integer)keys[i]);
     } else {
-      if (lua_rawgeti(L, other, (lua_Integer)keys[i]) == LUA_TNIL) {
-        lua_pop(L, 1);
-        pushstack(L, an, anidx, cache, r, which);
-        lua_pushinteger(L, hsi_lua_stack_match(L, -1, pat) ? 1 : 2);
-        lua_remove(L, -2);
-        lua_pushvalue(L, -1);
-        lua_rawseti(L, other, (lua_Integer)keys[i]);
-      }
       v = (int)lua_tointeger(L, -1);
       lua_pop(L, 1);
     }
@@ -1524,14 +1535,12 @@ static int a_stack_figures(lua_State *L) {
   Allocs *A = toallocs(L, 1);
   const Analysis *an = A->an;
   const hsi_recs *R = an->R;
-  hsi_sel s = sel_of(A);
   int64_t t1 = A->t1, t2 = A->t2;
   int want = lua_toboolean(L, 3);
   size_t i, j, n = 0, used = 0, cap = 4096, m = 0, *off;
   hsi_lua_key *tx;
   char *arena;
   Scratch *sc;
-  const uint64_t *keys;
   static const char none[] = "(no stack)", empty[] = "(empty stack)";
   lua_settop(L, 3);
   luaL_checkstack(L, 24, "stack_figures");               /* its buffers, lists, and a Stack made */
@@ -1539,9 +1548,7 @@ static int a_stack_figures(lua_State *L) {
   lua_getiuservalue(L, 1, SV_ANALYSIS);                     /* 4 */
   lua_getiuservalue(L, 4, AV_CACHE);                        /* 5 */
   sc = newscratch(L);                                       /* 6 */
-  keys = stack_keys(L, an, A->idx, A->n, HSI_STACK_ALLOC);  /* 7 */
-  if (hsi_query_group(an->lt, &s, t1, t2, keys ? HSI_BY_KEY : HSI_BY_ALLOC_STACK, keys, 0, &sc->groups))
-    return nomem(L);
+  if (group_stacks(L, an, A, t1, t2, HSI_STACK_ALLOC, 0, &sc->groups)) return nomem(L);   /* 7: keys */
   tx = (hsi_lua_key *)newbuf(L, sc->groups.n, sizeof *tx);  /* 8 */
   off = (size_t *)newbuf(L, sc->groups.n, sizeof *off);     /* 9 */
   arena = (char *)newbuf(L, cap, 1);                        /* 10 */
@@ -1811,8 +1818,8 @@ static int a_group(lua_State *L) {
     if (hsi_query_group(an->lt, &sub, t1, t2, HSI_BY_KEY, keys, opts, &sc->groups))
       return nomem(L);
   } else if (by == HSI_BY_ALLOC_STACK || by == HSI_BY_FREE_STACK) {
-    const uint64_t *keys = stack_keys(L, an, A->idx, A->n, by == HSI_BY_FREE_STACK ? HSI_STACK_FREE : HSI_STACK_ALLOC);
-    if (hsi_query_group(an->lt, &s, t1, t2, keys ? HSI_BY_KEY : by, keys, opts, &sc->groups)) return nomem(L);
+    if (group_stacks(L, an, A, t1, t2, by == HSI_BY_FREE_STACK ? HSI_STACK_FREE : HSI_STACK_ALLOC, opts, &sc->groups))
+      return nomem(L);
   } else if (hsi_query_group(an->lt, &s, t1, t2, by, NULL, opts, &sc->groups)) {
     return nomem(L);
   }

@@ -105,7 +105,7 @@ static int matches(struct fctx *c, const hsi_recs *R, uint32_t i) {
     if (R->size[i] < f->size_min || R->size[i] > f->size_max) return 0;
   }
   if (f->stacks) {
-    uint32_t s = f->stack_which == HSI_STACK_FREE ? R->stk_free[i] : R->stk_alloc[i];
+    uint32_t s = hsi_rec_stack(R, (uint32_t)i, f->stack_which);
     if (s >= f->nstacks || !((f->stacks[s >> 3] >> (s & 7)) & 1)) return 0;
   }
   if ((f->insts || f->pid != HS_NOID) && !inst_ok(c, R->inst[i])) return 0;

@@ -51,6 +51,7 @@ typedef struct ctx {
   int have_amb;
   uint32_t *rep;         /* per instance: the first instance of its images there (instance_marks) */
   uint32_t ninst;
+  long split;            /* ids with a second placement */
 } ctx;
 
 /* An image as the frames' names depend on it: its file name, base (a
@@ -221,10 +222,6 @@ static uint64_t placement(const ctx *c, uint32_t id, uint32_t inst, int64_t ts) 
   return h;
 }
 
-static int64_t ts_of(const ctx *c, uint32_t r) {
-  return c->which == HSI_STACK_FREE ? c->R->ts_free[r] : c->R->ts_alloc[r];
-}
-
 /* The slot of key k: its own or the empty one where it goes. */
 static size_t pair_slot(const pairs *p, uint64_t k) {
   size_t i = (size_t)hsi_mix64(k) & (p->cap - 1);
@@ -272,7 +269,7 @@ static int add_place(ctx *c, first *f, uint32_t id, uint64_t sig, uint64_t *key)
   p->key = (uint64_t)id + ((uint64_t)f->nplaces << 32);
   p->next = f->places;
   f->places = (uint32_t)++c->npl;
-  f->nplaces++;
+  if (++f->nplaces == 2) c->split++;
   *key = p->key;
   return 0;
 }
@@ -295,9 +292,11 @@ static int other_instance(ctx *c, uint32_t id, uint32_t inst, uint32_t r, uint64
     *key = c->pr.v[slot];
     return 0;
   }
-  if (!f->places && add_place(c, f, id, placement(c, id, f->inst1 - 1, ts_of(c, f->rec)), key) != 0)
-    return -1;
-  sig = placement(c, id, inst, ts_of(c, r));
+  if (!f->places) {                         /* the first instance's placement, at its first record */
+    sig = placement(c, id, f->inst1 - 1, hsi_rec_stack_ts(c->R, f->rec, c->which));
+    if (add_place(c, f, id, sig, key) != 0) return -1;
+  }
+  sig = placement(c, id, inst, hsi_rec_stack_ts(c->R, r, c->which));
   for (i = f->places; i; i = c->pl[i - 1].next)
     if (c->pl[i - 1].sig == sig) break;
   if (i) *key = c->pl[i - 1].key;
@@ -308,29 +307,22 @@ static int other_instance(ctx *c, uint32_t id, uint32_t inst, uint32_t r, uint64
 long hsi_stack_keys(const hsi_recs *R, const hsi_stacks *st, const hsi_procmap *pm,
                     const uint32_t *idx, size_t n, int which, uint64_t *keys) {
   ctx c;
-  uint32_t nst = hsi_stacks_count(st), *col = which == HSI_STACK_FREE ? R->stk_free : R->stk_alloc;
+  uint32_t nst = hsi_stacks_count(st);
   size_t i;
-  long split = 0;
   int rc = 0;
   memset(&c, 0, sizeof c);
   c.R = R; c.st = st; c.pm = pm; c.which = which;
   if (n && !(c.by_id = calloc((size_t)nst + 1, sizeof *c.by_id))) return -1;
-  for (i = 0; i < n && rc == 0; i++) {
-    uint32_t r = idx[i], id = col[r], inst = R->inst[r];
+  for (i = 0; i < n && rc == 0 && (keys || !c.split); i++) {   /* only asked whether: the first */
+    uint32_t r = idx[i], id = hsi_rec_stack(R, r, which), inst = R->inst[r];
     uint64_t k = id;
-    first *f;
     if (id != HSI_STACK_UNKNOWN && id <= nst) {
-      f = &c.by_id[id];
+      first *f = &c.by_id[id];
       if (!f->inst1) { f->inst1 = inst + 1; f->rec = r; }
-      if (f->inst1 != inst + 1 && f->apart != 1 && (rc = other_instance(&c, id, inst, r, &k)) == 0 && !keys
-          && k != id) {
-        split = 1;                       /* only asked whether: yes */
-        break;
-      }
+      if (f->inst1 != inst + 1 && f->apart != 1) rc = other_instance(&c, id, inst, r, &k);
     }
     if (keys) keys[i] = k;
   }
-  for (i = 0; i <= nst && c.by_id && rc == 0 && keys; i++) split += c.by_id[i].nplaces > 1;
   free(c.by_id); free(c.pl); free(c.pr.k); free(c.pr.v); free(c.amb); free(c.rep);
-  return rc ? -1 : split;
+  return rc ? -1 : keys ? c.split : c.split > 0;
 }
