@@ -88,11 +88,78 @@ static inline void copy_match(uint8_t *op, size_t dist, size_t len, const uint8_
 ** fills unused flag bits with ones, so a match flag with no input left is
 ** the end.
 */
-static long plain_decode(const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen) {
+/*
+** The fast loop: while FAST bytes of input and of output remain, no item
+** can read past the input (at most 4 flag bytes and 32 literals, or a
+** match word and its 10 bytes of length) nor a copy of up to 32 bytes
+** write past the output, so only the match itself is checked.  The
+** careful loop below takes the rest of the stream from where it stops,
+** with the same state.
+*/
+#define FAST 64
+
+static long plain_decode(const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen, int fast) {
   const uint8_t *ip = in, *iend = in + inlen, *half = NULL;
   uint8_t *op = out, *oend = out + outlen;
   uint32_t flags = 0;
   unsigned nflags = 0;
+
+  while (fast && iend - ip >= FAST && oend - op >= FAST) {
+    uint64_t len;
+    size_t dist;
+    unsigned m;
+    if (nflags == 0) {
+      flags = rd32(ip);
+      ip += 4, nflags = 32;
+    }
+    if (!(flags & 0x80000000u)) {
+      size_t run = flags ? lead0(flags) : 32;
+      if (run > nflags) run = nflags;
+      memcpy(op, ip, 32);
+      op += run, ip += run;
+      flags = run < 32 ? flags << run : 0;
+      nflags -= (unsigned)run;
+      continue;
+    }
+    flags <<= 1, nflags--;
+    m = rd16(ip);
+    ip += 2;
+    dist = (m >> 3) + 1;
+    len = m & 7;
+    if (len == 7) {
+      if (half) {
+        len = *half >> 4;
+        half = NULL;
+      } else {
+        half = ip;
+        len = *ip++ & 15;
+      }
+      if (len == 15) {
+        len = *ip++;
+        if (len == 255) {
+          len = rd16(ip);
+          ip += 2;
+          if (len == 0) {
+            len = rd32(ip);
+            ip += 4;
+          }
+          if (len < 15 + 7) return HS_EFORMAT;
+          len -= 15 + 7;
+        }
+        len += 15;
+      }
+      len += 7;
+    }
+    len += 3;
+    if (dist > (size_t)(op - out) || len > (uint64_t)(oend - op)) return HS_EFORMAT;
+    if (dist >= 16 && len <= 32) {            /* two 16-byte moves, within FAST */
+      memcpy(op, op - dist, 16);
+      memcpy(op + 16, op + 16 - dist, 16);
+    } else {
+      copy_match(op, dist, (size_t)len, oend);
+    }
+    op += len;
+  }
 
   while (op < oend) {
     uint64_t len;
@@ -432,15 +499,25 @@ static long lznt1_decode(const uint8_t *in, size_t inlen, uint8_t *out, size_t o
   return (long)(op - out);
 }
 
-long hs_xca_decompress(int format, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen) {
+static long decompress(int format, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen,
+                       int fast) {
   if (format != HS_XCA_LZNT1 && format != HS_XCA_XPRESS && format != HS_XCA_XPRESS_HUFF)
     return HS_EUNSUP;
   if ((!in && inlen) || (!out && outlen)) return HS_EARG;
   if (!inlen || !outlen) return 0;
   if (outlen > LONG_MAX) outlen = LONG_MAX;   /* the count must fit the result */
-  if (format == HS_XCA_XPRESS) return plain_decode(in, inlen, out, outlen);
+  if (format == HS_XCA_XPRESS) return plain_decode(in, inlen, out, outlen, fast);
   if (format == HS_XCA_XPRESS_HUFF) return huff_decode(in, inlen, out, outlen);
   return lznt1_decode(in, inlen, out, outlen);
+}
+
+long hs_xca_decompress(int format, const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen) {
+  return decompress(format, in, inlen, out, outlen, 1);
+}
+
+long hsi_xca_decompress_careful(int format, const uint8_t *in, size_t inlen, uint8_t *out,
+                                size_t outlen) {
+  return decompress(format, in, inlen, out, outlen, 0);
 }
 
 /* ----------------------------------------------------------- compressors */

@@ -26,4 +26,10 @@ long hsi_xca_compress(int format, const uint8_t *in, size_t inlen,
    format. */
 size_t hsi_xca_bound(int format, size_t inlen);
 
+/* For tests: hs_xca_decompress with plain LZ77's fast loop off, every
+   item decoded by the careful loop; the two must agree byte for byte,
+   on every stream, damaged or not. */
+long hsi_xca_decompress_careful(int format, const uint8_t *in, size_t inlen,
+                                uint8_t *out, size_t outlen);
+
 #endif

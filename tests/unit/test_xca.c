@@ -21,9 +21,23 @@ static uint8_t obuf[300000];
 
 /* Decode in with outlen and compare with want[0..wantlen); returns the result. */
 static long dec(int fmt, const uint8_t *in, size_t inlen, size_t outlen, const void *want, size_t wantlen) {
+  long c = hsi_xca_decompress_careful(fmt, in, inlen, obuf, outlen);
   long r = hs_xca_decompress(fmt, in, inlen, obuf, outlen);
+  CHECK_EQ(c, r);
   CHECK_EQ(r, wantlen);
   if (r == (long)wantlen) CHECK(memcmp(obuf, want, wantlen) == 0);
+  return r;
+}
+
+/* hs_xca_decompress into obuf, checked against the careful loop alone
+   (hsi_xca_decompress_careful): the same result, and the same bytes when
+   it is a count. */
+static uint8_t obuf2[sizeof obuf];
+static long decode2(int fmt, const uint8_t *in, size_t inlen, size_t outlen) {
+  long r = hs_xca_decompress(fmt, in, inlen, obuf, outlen);
+  long c = hsi_xca_decompress_careful(fmt, in, inlen, obuf2, outlen);
+  CHECK_EQ(r, c);
+  if (r > 0 && r == c) CHECK(memcmp(obuf, obuf2, (size_t)r) == 0);
   return r;
 }
 
@@ -93,6 +107,26 @@ TEST(plain_vectors) {
   two[36] = 0xff, two[37] = 0xff, two[38] = 0xff, two[39] = 0x7f;
   two[40] = 'w', two[41] = 0x00, two[42] = 0x00;
   dec(PLAIN, two, sizeof two, 36, "0123456789abcdefghijklmnopqrstuvwwww", 36);
+
+  /* The escapes again behind 96 literals and before 64 bytes of zero
+     words (runs of 3), where the fast loop decodes them: the same as the
+     careful loop, and the short u16 still damage. */
+  {
+    static const struct { const uint8_t *p; size_t n; } v[] = {
+      {run, sizeof run}, {nib, sizeof nib}, {shared, sizeof shared}, {byte, sizeof byte},
+      {u16, sizeof u16}, {u32, sizeof u32}, {short16, sizeof short16}, {before, sizeof before}};
+    uint8_t s[3 * 36 + 16 + 64];
+    size_t i, k;
+    for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+      long r;
+      memset(s, 0, sizeof s);
+      for (k = 0; k < 3; k++) memset(s + k * 36 + 4, 'A' + (int)k, 32);
+      memcpy(s + 3 * 36, v[i].p, v[i].n);
+      r = decode2(PLAIN, s, 3 * 36 + v[i].n + 64, 96 + 70001 + 200);
+      if (v[i].p == short16) CHECK_EQ(r, HS_EFORMAT);
+      else CHECK(r > 96 && memcmp(obuf, "AAAA", 4) == 0 && obuf[96] == 'a');
+    }
+  }
 }
 
 /* [MS-XCA] 3.1. */
@@ -448,7 +482,7 @@ static void truncations(int fmt, size_t n, size_t step) {
     uint8_t *cut = malloc(k ? k : 1);
     long r;
     memcpy(cut, comp, k);
-    r = hs_xca_decompress(fmt, cut, k, obuf, n);
+    r = decode2(fmt, cut, k, n);
     CHECK(r == HS_EFORMAT || (r >= 0 && (size_t)r <= n));
     if (r > 0) CHECK(memcmp(obuf, src, (size_t)r) == 0);
     free(cut);
@@ -467,7 +501,7 @@ static void mutations(int fmt, size_t n, int rounds) {
       size_t at = rnd() % (size_t)c;
       m[at] = rnd() % 3 ? (uint8_t)(m[at] ^ (1u << rnd() % 8)) : (uint8_t)rnd();
     }
-    r = hs_xca_decompress(fmt, m, (size_t)c, obuf, outlen);
+    r = decode2(fmt, m, (size_t)c, outlen);
     CHECK(r == HS_EFORMAT || (r >= 0 && (size_t)r <= outlen));
     bad += r == HS_EFORMAT;
   }
@@ -493,7 +527,7 @@ TEST(damaged) {
     size_t k = rnd() % 600, i;
     long r;
     for (i = 0; i < k; i++) comp[i] = (uint8_t)rnd();
-    r = hs_xca_decompress(fmts[f % 3], comp, k, obuf, 1 + rnd() % 5000);
+    r = decode2(fmts[f % 3], comp, k, 1 + rnd() % 5000);
     CHECK(r >= HS_EFORMAT && r <= 5000 && r != -1);
   }
 }
@@ -513,7 +547,8 @@ static size_t inflate_trace(const uint8_t *d, size_t n, int check, unsigned *nbu
     unsigned flag = rd16(d + off + 0x34);
     if (size < 0x48 || size > n - off) break;
     if ((flag & 0x40) && saved > 0x48 && saved - 0x48 <= sizeof obuf) {
-      long r = hs_xca_decompress(PLAIN, d + off + 0x48, size - 0x48, obuf, saved - 0x48);
+      long r = check ? decode2(PLAIN, d + off + 0x48, size - 0x48, saved - 0x48)
+                     : hs_xca_decompress(PLAIN, d + off + 0x48, size - 0x48, obuf, saved - 0x48);
       if (check) {
         CHECK_EQ(r, saved - 0x48);
         CHECK_EQ(obuf[3], 0xC0);
@@ -522,6 +557,14 @@ static size_t inflate_trace(const uint8_t *d, size_t n, int check, unsigned *nbu
           int f;
           memcpy(src, obuf, (size_t)r);
           for (f = 0; f < 3; f++) roundtrip(fmts[f], (size_t)r);
+        }
+        if ((*nbuf % 8) == 4 && size - 0x48 <= sizeof comp) {  /* damaged: both loops agree */
+          int i, j;
+          for (i = 0; i < 40; i++) {
+            memcpy(comp, d + off + 0x48, size - 0x48);
+            for (j = 1 + rnd() % 3; j > 0; j--) comp[rnd() % (size - 0x48)] ^= (uint8_t)(1u << rnd() % 8);
+            (void)decode2(PLAIN, comp, size - 0x48, saved - 0x48 + (i & 1 ? 0 : rnd() % 64));
+          }
         }
       }
       total += (size_t)(r > 0 ? r : 0);
