@@ -428,6 +428,11 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   if (a->c.events) hsi_life_set_span(a->lt, a->c.first_ts, a->c.last_ts);
   a->c.records_no_process = count_no_process(a->lt);
   hsi_lcheck_finish(a->lc, a->pm);
+  if (hsi_procmap_settle(a->pm) != 0) {  /* the eras of instances whose images changed meaning */
+    snprintf(err, errlen, "out of memory while analysing the trace");
+    hsi_analysis_free(a);
+    return HS_ENOMEM;
+  }
   a->scope = NULL;                       /* the caller's arrays are not kept */
   hsi_life_trim(a->lt);
   *out = a;

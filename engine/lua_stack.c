@@ -7,8 +7,8 @@
 ** "module!Function+0xoff [file:line]" from a PDB or a symbol map, else
 ** "module+0xRVA".  An address in inlined code is one frame per level.
 ** The frame strings are made on first use and kept in the Stack's user
-** value.  hsi_lua_stack_push hands out one object per (stack id, instance),
-** kept in the caller's cache for as long as the analysis lives (like an
+** value.  hsi_lua_stack_push hands out one object per (stack id, instance,
+** era of the instance: procmap.h), kept in the caller's cache for as long as the analysis lives (like an
 ** interned string), so the frames of a stack are formatted once however
 ** many records, groups and loops ask for it.
 **
@@ -24,6 +24,7 @@
 typedef struct Stack {
   const hsi_analysis *a;       /* kept alive by user value 1 (its owner) */
   uint32_t id, inst;
+  uint32_t era;                /* the instance's era at ts (hsi_procmap_era): 0, most */
   int64_t ts;                  /* when the frames are named (images loaded then) */
   size_t n;                    /* frames */
   uint32_t gen;                /* the symbol layer's generation the cached frames have */
@@ -37,11 +38,14 @@ enum { UV_OWNER = 1, UV_FRAMES, UV_COUNT_ = UV_FRAMES };
 /* Key, in the caller's cache table, of the table of Stack objects, and
    the key of one in it. */
 static const char objects_key = 'S';
-static lua_Integer stack_key(uint32_t id, uint32_t inst) { return (lua_Integer)(((uint64_t)id << 32) | inst); }
+static lua_Integer stack_key(uint32_t id, uint32_t inst, uint32_t era) {
+  return (lua_Integer)(((uint64_t)id << 32) | (era ? 0x80000000u | era : inst));
+}
 
 void hsi_lua_stack_push(lua_State *L, int owner, int cache, const struct hsi_analysis *a,
                         uint32_t id, uint32_t inst, int64_t ts) {
-  lua_Integer key = stack_key(id, inst);
+  uint32_t era = hsi_procmap_era(hsi_analysis_procmap(a), inst, ts);
+  lua_Integer key = stack_key(id, inst, era);
   Stack *s;
   owner = lua_absindex(L, owner);
   cache = lua_absindex(L, cache);
@@ -60,6 +64,7 @@ void hsi_lua_stack_push(lua_State *L, int owner, int cache, const struct hsi_ana
   s->a = a;
   s->id = id;
   s->inst = inst;
+  s->era = era;
   s->ts = ts;
   s->n = 0;
   s->gen = 0;
@@ -285,7 +290,8 @@ size_t hsi_lua_stack_keytext(lua_State *L, int cache, const struct hsi_analysis 
   s.ts = ts;
   /* a Stack made already names its frames at its own time */
   if (lua_rawgetp(L, cache, &objects_key) == LUA_TTABLE) {
-    if (lua_rawgeti(L, -1, stack_key(id, inst)) == LUA_TUSERDATA) s.ts = ((const Stack *)lua_touserdata(L, -1))->ts;
+    lua_Integer key = stack_key(id, inst, hsi_procmap_era(hsi_analysis_procmap(a), inst, ts));
+    if (lua_rawgeti(L, -1, key) == LUA_TUSERDATA) s.ts = ((const Stack *)lua_touserdata(L, -1))->ts;
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
@@ -405,7 +411,7 @@ static int s_tostring(lua_State *L) {
 /* Two Stack objects are equal when they name the same frames the same way. */
 static int s_eq(lua_State *L) {
   Stack *a = tostack(L, 1), *b = tostack(L, 2);
-  lua_pushboolean(L, a->a == b->a && a->id == b->id && a->inst == b->inst);
+  lua_pushboolean(L, a->a == b->a && a->id == b->id && a->inst == b->inst && a->era == b->era);
   return 1;
 }
 

@@ -543,13 +543,14 @@ static int w_thread(lua_State *L) {
   return result(L, W, hsi_writer_thread(W->w, cpu, op, ptr, pid, tid, start, ts), cpu, ts);
 }
 
-static const char *const image_keys[] = { "op", "pid", "base", "size", "ts", "path", "ptr", "cpu", NULL };
+static const char *const image_keys[] = { "op", "pid", "base", "size", "ts", "path", "ptr", "cpu",
+                                           "checksum", "tds", NULL };
 
 /* w:image{op=, pid=, base=, size=, ts=, path=, ptr=, cpu=} */
 static int w_image(lua_State *L) {
   Writer *W = checkopen(L);
   int op, ptr, cpu;
-  uint32_t pid;
+  uint32_t pid, checksum, tds;
   uint64_t base, size;
   int64_t ts;
   const char *path;
@@ -560,9 +561,12 @@ static int w_image(lua_State *L) {
   size = (uint64_t)ifield(L, 2, "size", ANY, 0, 1);
   ts = (int64_t)ifield(L, 2, "ts", ANY, 0, 1);
   path = sfield(L, 2, "path", NULL, 1);
+  checksum = u32field(L, 2, "checksum", 0, 0);
+  tds = u32field(L, 2, "tds", 0, 0);
   ptr = ptrfield(L, W, 2, "ptr");
   cpu = cpufield(L, W, 2, "cpu", 0);
-  return result(L, W, hsi_writer_image(W->w, cpu, op, ptr, pid, base, size, ts, path), cpu, ts);
+  return result(L, W, hsi_writer_image_id(W->w, cpu, op, ptr, pid, base, size, ts, path, checksum, tds),
+                cpu, ts);
 }
 
 /* --------------------------------------------------------- raw records */

@@ -155,6 +155,8 @@ typedef struct proc {
   uint64_t *base;          /* base[i]: img[i]'s, searched without reaching the images */
   uint64_t *maxend;        /* maxend[i] = max(base + size) over img[0..i] */
   uint32_t nimg, capimg;
+  int64_t *era;            /* when its eras after the first began, sorted (hsi_procmap_settle) */
+  uint32_t nera, era0;     /* how many; the number of the second era (eras number 1, 2, ... map-wide) */
 } proc;
 
 typedef struct thread {
@@ -203,6 +205,7 @@ struct hsi_procmap {
      while no process was added or changed since (gen) */
   uint32_t gen;
   struct { uint32_t pid, inst, gen; int64_t lo, hi; } last;
+  int any_era;             /* some instance has a second era (hsi_procmap_settle) */
 };
 
 static const hs_guid G_PROCESS = { 0x3d6fa8d0, 0xfe05, 0x11d0, { 0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c } };
@@ -237,7 +240,9 @@ void hsi_procmap_free(hsi_procmap *pm) {
   str_free(&pm->wstrs);
   free(pm->w2u);
   free(pm->modof);
-  for (i = 1; i < pm->nprocs; i++) { free(pm->procs[i].img); free(pm->procs[i].base); free(pm->procs[i].maxend); }
+  for (i = 1; i < pm->nprocs; i++) {
+    free(pm->procs[i].img); free(pm->procs[i].base); free(pm->procs[i].maxend); free(pm->procs[i].era);
+  }
   free(pm->procs);
   free(pm->pid_latest.key); free(pm->pid_latest.val);
   free(pm->threads);
@@ -632,7 +637,7 @@ static int proc_add_image(hsi_procmap *pm, proc *p, const hsi_image *im) {
   /* maxend[i], the furthest end of img[0..i], was that of the images
      before; the new one raises it up to the first that already reaches
      further (the values never decrease) */
-  e = im->base + im->size < im->base ? UINT64_MAX : im->base + im->size;
+  e = hsi_image_end(im);
   p->maxend[pos] = pos && p->maxend[pos - 1] > e ? p->maxend[pos - 1] : e;
   for (i = pos + 1; i < p->nimg && p->maxend[i] < e; i++) p->maxend[i] = e;
   return 0;
@@ -686,6 +691,134 @@ const hsi_image *hsi_procmap_image_at(const hsi_procmap *pm, uint32_t inst, uint
   }
   return NULL;
 }
+
+/* ---------------------------------------------------------------- eras */
+
+static int by_time(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* p's era starts: for every two of its user images over one address,
+   of different identities, the later one's load (unknown when both are
+   known from rundown alone: then neither is a change the trace saw). */
+static int proc_eras(hsi_procmap *pm, proc *p) {
+  uint32_t a, b, cap = 0;
+  free(p->era);
+  p->era = NULL;
+  p->nera = 0;
+  for (a = 0; a < p->nimg; a++) {
+    const hsi_image *x = IMG(pm, p->img[a]);
+    uint64_t xe;
+    if (x->base >= HSI_KERNEL_BASE || !x->size) continue;
+    xe = hsi_image_end(x);
+    for (b = a + 1; b < p->nimg && p->base[b] < xe; b++) {
+      const hsi_image *y = IMG(pm, p->img[b]);
+      int64_t t = x->loaded > y->loaded ? x->loaded : y->loaded;
+      if (!y->size || y->base >= HSI_KERNEL_BASE || t == HSI_TS_BEFORE || hsi_image_sig(x) == hsi_image_sig(y))
+        continue;
+      if (p->nera == cap) {
+        uint32_t nc = cap ? cap * 2 : 4;
+        int64_t *ne = realloc(p->era, nc * sizeof *ne);
+        if (!ne) return HS_ENOMEM;
+        p->era = ne;
+        cap = nc;
+      }
+      p->era[p->nera++] = t;
+    }
+  }
+  if (p->nera > 1) {
+    uint32_t i, n = 1;
+    qsort(p->era, p->nera, sizeof *p->era, by_time);
+    for (i = 1; i < p->nera; i++)
+      if (p->era[i] != p->era[n - 1]) p->era[n++] = p->era[i];
+    p->nera = n;
+  }
+  return 0;
+}
+
+/*
+** Identities (hsi_image_sig).  The images in order of file name, base
+** and size; in each run of one (name, base, size) the checksums and the
+** timestamps known, and where a run knows one alone, it is the image's
+** that lacks it.
+*/
+typedef struct idkey { uint32_t module, id; uint64_t base, size; } idkey;
+
+static int by_file(const void *a, const void *b) {
+  const idkey *x = (const idkey *)a, *y = (const idkey *)b;
+  if (x->module != y->module) return x->module < y->module ? -1 : 1;
+  if (x->base != y->base) return x->base < y->base ? -1 : 1;
+  if (x->size != y->size) return x->size < y->size ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The one non-zero value of f over the run (0: none, or several). */
+static uint32_t only_known(const hsi_procmap *pm, const idkey *k, uint32_t n, int tds) {
+  uint32_t i, v = 0;
+  for (i = 0; i < n; i++) {
+    const hsi_image *im = IMG(pm, k[i].id);
+    uint32_t x = tds ? im->time_date_stamp : im->checksum;
+    if (!x) continue;
+    if (v && x != v) return 0;
+    v = x;
+  }
+  return v;
+}
+
+static int identities(hsi_procmap *pm) {
+  uint32_t i, j;
+  idkey *k;
+  if (!pm->nimages) return 0;
+  if (!(k = malloc((size_t)pm->nimages * sizeof *k))) return HS_ENOMEM;
+  for (i = 0; i < pm->nimages; i++) {
+    const hsi_image *im = IMG(pm, i);
+    k[i].module = im->module; k[i].base = im->base; k[i].size = im->size; k[i].id = i;
+  }
+  qsort(k, pm->nimages, sizeof *k, by_file);
+  for (i = 0; i < pm->nimages; i = j) {
+    uint32_t ck, tds, m;
+    for (j = i + 1; j < pm->nimages && k[j].module == k[i].module && k[j].base == k[i].base
+                    && k[j].size == k[i].size; j++) {}
+    ck = only_known(pm, k + i, j - i, 0);
+    tds = only_known(pm, k + i, j - i, 1);
+    for (m = i; m < j; m++) {
+      hsi_image *im = IMG(pm, k[m].id);
+      uint32_t c = im->checksum ? im->checksum : ck, t = im->time_date_stamp ? im->time_date_stamp : tds;
+      im->sig = hsi_mix64(hsi_mix64((uint64_t)im->module << 32 ^ im->size) ^ im->base) ^ ((uint64_t)c << 32 | t);
+    }
+  }
+  free(k);
+  return 0;
+}
+
+int hsi_procmap_settle(hsi_procmap *pm) {
+  uint32_t i, next = 1;
+  pm->any_era = 0;
+  if (identities(pm) != 0) return HS_ENOMEM;
+  for (i = 1; i < pm->nprocs; i++) {
+    proc *p = &pm->procs[i];
+    if (proc_eras(pm, p) != 0) return HS_ENOMEM;
+    p->era0 = next;
+    next += p->nera;
+    if (p->nera) pm->any_era = 1;
+  }
+  return 0;
+}
+
+uint32_t hsi_procmap_era(const hsi_procmap *pm, uint32_t inst, int64_t ts) {
+  const proc *p;
+  uint32_t lo = 0, hi;
+  if (!pm->any_era || !(p = P(pm, inst)) || !p->nera) return 0;
+  hi = p->nera;
+  while (lo < hi) {                       /* how many eras began by ts */
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (p->era[mid] <= ts) lo = mid + 1; else hi = mid;
+  }
+  return lo ? p->era0 + lo - 1 : 0;
+}
+
+int hsi_procmap_has_eras(const hsi_procmap *pm) { return pm->any_era; }
 
 /* Basename of a UTF-8 path, extension kept. */
 static uint32_t module_of(hsi_procmap *pm, uint32_t path) {

@@ -18,6 +18,7 @@
 #define HS_PROCMAP_H
 
 #include "heapscript.h"
+#include "hash.h"
 
 /* Where the kernel's addresses start on 64-bit Windows: hsi_procmap_image_at
    looks them up in the system process alone. */
@@ -63,6 +64,7 @@ typedef struct hsi_image {
   uint32_t pdb_name;       /* string id: PDB file name from DbgID_RSDS */
   uint32_t flags;          /* HSI_IMG_* */
   uint32_t id;             /* index for hsi_procmap_image() */
+  uint64_t sig;            /* its identity, hashed: hsi_image_sig */
 } hsi_image;
 
 /* Counters, for reports and tests. */
@@ -136,6 +138,37 @@ const hsi_image *hsi_procmap_image_at(const hsi_procmap *pm, uint32_t inst,
                                       uint64_t addr, int64_t ts);
 uint32_t hsi_procmap_nimages(const hsi_procmap *pm);
 const hsi_image *hsi_procmap_image(const hsi_procmap *pm, uint32_t id);  /* 0..n-1 */
+
+/* An image as the names of its frames depend on it, hashed: its file
+   name, base (a frame is named by its offset from it), size, checksum and
+   link timestamp, so that the same DLL at one base in two processes is
+   one.  A checksum or timestamp that a record lacks (0: rundown records
+   of some systems carry no timestamp) is the one the other records of
+   that file name, base and size have, when they agree on one.  Set by
+   hsi_procmap_settle (0 before). */
+static inline uint64_t hsi_image_sig(const hsi_image *im) { return im ? im->sig : 0; }
+
+/* The end of an image's range: base + size, kept from wrapping. */
+static inline uint64_t hsi_image_end(const hsi_image *im) {
+  return im->base + im->size < im->base ? UINT64_MAX : im->base + im->size;
+}
+
+/*
+** Eras.  A process's user addresses change meaning where one of its
+** images is loaded over a range that another image of it, of another
+** identity (hsi_image_sig), held before: a DLL unloaded and another
+** loaded at its base.  Each such load starts an era of the instance.
+** hsi_procmap_settle works out the identities and the eras once every
+** record is in (the analysis pass does, at its end; again after more
+** records); hsi_procmap_era(inst, ts) is then 0
+** for an instance's first era (and for every instance without such a
+** load, most of them), else a number >= 1 that no era of another
+** instance has.  Kernel images (the system process's) are left out.
+** Returns 0, or HS_ENOMEM.
+*/
+int hsi_procmap_settle(hsi_procmap *pm);
+uint32_t hsi_procmap_era(const hsi_procmap *pm, uint32_t inst, int64_t ts);
+int hsi_procmap_has_eras(const hsi_procmap *pm);   /* any instance has a second era */
 
 /* Interned strings. */
 const char *hsi_procmap_str(const hsi_procmap *pm, uint32_t id);

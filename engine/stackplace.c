@@ -17,6 +17,7 @@
 
 typedef struct first {
   uint32_t inst1;        /* the first record's instance + 1; 0: the id not seen yet */
+  uint32_t era1;         /* its era there (hsi_procmap_era) */
   uint32_t rec;          /* that record */
   uint32_t places;       /* its placements (index + 1 into the list), 0: none worked out */
   uint32_t nplaces;
@@ -54,15 +55,6 @@ typedef struct ctx {
   long split;            /* ids with a second placement */
 } ctx;
 
-/* An image as the frames' names depend on it: its file name, base (a
-   frame is named by its offset from it), size, checksum and link
-   timestamp (the same DLL at one base in two processes is one). */
-static uint64_t image_sig(const hsi_image *im) {
-  if (!im) return 0;
-  return hsi_mix64(hsi_mix64((uint64_t)im->module << 32 ^ im->size) ^ im->base) ^
-         ((uint64_t)im->checksum << 32 | im->time_date_stamp);
-}
-
 /*
 ** The address ranges where the images of the trace disagree: the user
 ** images of every process, at every time, in clusters of overlapping
@@ -92,8 +84,8 @@ static int ambiguous_ranges(ctx *c) {
     const hsi_image *im = hsi_procmap_image(c->pm, i);
     if (!im || im->base >= HSI_KERNEL_BASE || !im->size) continue;
     iv[m].lo = im->base;
-    iv[m].hi = im->base + im->size < im->base ? UINT64_MAX : im->base + im->size;
-    iv[m++].sig = image_sig(im);
+    iv[m].hi = hsi_image_end(im);
+    iv[m++].sig = hsi_image_sig(im);
   }
   qsort(iv, m, sizeof *iv, by_lo);
   for (k = 0; k < m;) {
@@ -174,7 +166,7 @@ static int instance_marks(ctx *c) {
     if (r < 0) continue;
     im[m].inst = g->instance;
     im[m].r = (uint32_t)r;
-    im[m++].sig = image_sig(g);
+    im[m++].sig = hsi_image_sig(g);
   }
   qsort(im, m, sizeof *im, by_inst);
   for (i = 0; i < m; i++) {
@@ -218,7 +210,7 @@ static uint64_t placement(const ctx *c, uint32_t id, uint32_t inst, int64_t ts) 
   uint64_t h = 0x9E3779B97F4A7C15ull;
   for (i = 0; i < n; i++)
     if (f[i] < HSI_KERNEL_BASE && in_ambiguous(c, f[i]))
-      h = hsi_mix64(h ^ image_sig(hsi_procmap_image_at(c->pm, inst, f[i], ts)));
+      h = hsi_mix64(h ^ hsi_image_sig(hsi_procmap_image_at(c->pm, inst, f[i], ts)));
   return h;
 }
 
@@ -274,8 +266,18 @@ static int add_place(ctx *c, first *f, uint32_t id, uint64_t sig, uint64_t *key)
   return 0;
 }
 
-/* The key of record r, whose stack id has a first record in another instance. */
-static int other_instance(ctx *c, uint32_t id, uint32_t inst, uint32_t r, uint64_t *key) {
+/* Who looks a stack up for records of inst in era: the first instance
+   of inst's mark, or for a later era (an instance whose images changed
+   meaning, whose mark is ODD) the era itself, numbered past the
+   instances. */
+static uint32_t looker(const ctx *c, uint32_t inst, uint32_t era) {
+  if (era) return c->ninst + era;
+  return inst <= c->ninst ? c->rep[inst] : inst;
+}
+
+/* The key of record r (of inst, in era), whose stack id has a first
+   record in another instance or era. */
+static int other_instance(ctx *c, uint32_t id, uint32_t inst, uint32_t era, uint32_t r, uint64_t *key) {
   first *f = &c->by_id[id];
   uint64_t pk, sig;
   uint32_t i, ri;
@@ -285,9 +287,9 @@ static int other_instance(ctx *c, uint32_t id, uint32_t inst, uint32_t r, uint64
     f->apart = (uint8_t)(frames_apart(c, id) ? 2 : 1);
   }
   if (f->apart == 1) { *key = id; return 0; }
-  ri = inst <= c->ninst ? c->rep[inst] : inst;
-  if (f->inst1 - 1 <= c->ninst && ri == c->rep[f->inst1 - 1]) { *key = id; return 0; }
-  pk = (uint64_t)id << 32 | ri;             /* the pair of the id and the instance's representative */
+  ri = looker(c, inst, era);
+  if (ri == looker(c, f->inst1 - 1, f->era1)) { *key = id; return 0; }
+  pk = (uint64_t)id << 32 | ri;             /* the pair of the id and its looker */
   if (c->pr.cap && c->pr.k[slot = pair_slot(&c->pr, pk)] == pk) {
     *key = c->pr.v[slot];
     return 0;
@@ -309,7 +311,7 @@ long hsi_stack_keys(const hsi_recs *R, const hsi_stacks *st, const hsi_procmap *
   ctx c;
   uint32_t nst = hsi_stacks_count(st);
   size_t i;
-  int rc = 0;
+  int rc = 0, eras = hsi_procmap_has_eras(pm);
   memset(&c, 0, sizeof c);
   c.R = R; c.st = st; c.pm = pm; c.which = which;
   if (n && !(c.by_id = calloc((size_t)nst + 1, sizeof *c.by_id))) return -1;
@@ -318,8 +320,9 @@ long hsi_stack_keys(const hsi_recs *R, const hsi_stacks *st, const hsi_procmap *
     uint64_t k = id;
     if (id != HSI_STACK_UNKNOWN && id <= nst) {
       first *f = &c.by_id[id];
-      if (!f->inst1) { f->inst1 = inst + 1; f->rec = r; }
-      if (f->inst1 != inst + 1 && f->apart != 1) rc = other_instance(&c, id, inst, r, &k);
+      uint32_t era = eras ? hsi_procmap_era(pm, inst, hsi_rec_stack_ts(R, r, which)) : 0;
+      if (!f->inst1) { f->inst1 = inst + 1; f->era1 = era; f->rec = r; }
+      if ((f->inst1 != inst + 1 || f->era1 != era) && f->apart != 1) rc = other_instance(&c, id, inst, era, r, &k);
     }
     if (keys) keys[i] = k;
   }

@@ -23,7 +23,11 @@
 ** any times), and processes with the same images there share one
 ** lookup; kernel frames are named from the system process whatever
 ** the process, so they never part two.  A frame where one process has
-** an image and another none is taken as the same code.
+** an image and another none is taken as the same code.  Within one
+** instance, a record in another era (procmap.h: an image loaded over a
+** range another image of it held before) is looked up as if it were
+** another instance: one stack id in two eras is two placements when a
+** frame lies where the images changed.
 */
 #ifndef HS_STACKPLACE_H
 #define HS_STACKPLACE_H

@@ -711,6 +711,12 @@ int hsi_writer_thread(hsi_writer *w, int cpu, int opcode, int ptr, uint32_t pid,
 
 int hsi_writer_image(hsi_writer *w, int cpu, int opcode, int ptr, uint32_t pid,
                      uint64_t base, uint64_t size, int64_t ts, const char *nt_path_utf8) {
+  return hsi_writer_image_id(w, cpu, opcode, ptr, pid, base, size, ts, nt_path_utf8, 0, 0);
+}
+
+int hsi_writer_image_id(hsi_writer *w, int cpu, int opcode, int ptr, uint32_t pid, uint64_t base,
+                        uint64_t size, int64_t ts, const char *nt_path_utf8, uint32_t checksum,
+                        uint32_t time_date_stamp) {
   uint8_t *p;
   size_t flen, len;
   int rc, P, group;
@@ -728,7 +734,8 @@ int hsi_writer_image(hsi_writer *w, int cpu, int opcode, int ptr, uint32_t pid,
   put_ptr(p, P, base);
   put_ptr(p + P, P, size);
   wr32(p + 2 * P, pid);
-  /* ImageChecksum, TimeDateStamp, signature bytes: 0. */
+  wr32(p + 2 * P + 4, checksum);
+  wr32(p + 2 * P + 8, time_date_stamp);  /* then the signature bytes: 0 */
   put_ptr(p + 2 * P + 16, P, base);     /* DefaultBase */
   put_wstr(p + 3 * P + 32, nt_path_utf8);
   rc = hsi_writer_kernel(w, cpu, P == 8 ? HS_HT_SYSTEM64 : HS_HT_SYSTEM32, group, opcode, 3,

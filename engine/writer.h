@@ -162,8 +162,11 @@ int hsi_writer_thread(hsi_writer *w, int cpu, int opcode, int ptr, uint32_t pid,
 
 /* Image v3, SYSTEM header with pid: opcode 10 Load (hook 0x030A), 2 Unload,
    3 DCStart, 4 DCEnd (hooks 0x1402-0x1404).  DefaultBase = base; checksum,
-   TimeDateStamp 0. */
+   TimeDateStamp 0 (hsi_writer_image_id: the ones given). */
 int hsi_writer_image(hsi_writer *w, int cpu, int opcode, int ptr, uint32_t pid,
                      uint64_t base, uint64_t size, int64_t ts, const char *nt_path_utf8);
+int hsi_writer_image_id(hsi_writer *w, int cpu, int opcode, int ptr, uint32_t pid, uint64_t base,
+                        uint64_t size, int64_t ts, const char *nt_path_utf8, uint32_t checksum,
+                        uint32_t time_date_stamp);
 
 #endif

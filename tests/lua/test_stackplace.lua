@@ -6,9 +6,9 @@
 -- records of one key are one group, and a stack filter matches the
 -- records whose text it finds.  Every stack a process uses lies in
 -- images it has (or in none that any process has), as real stacks do.
--- A process's images do not change here: a stack whose addresses change
--- meaning within one process keeps its first (ALLOCATIONS.md, "One
--- stack, one program"), which test_symbols' host.exe shows.
+-- A process's executable or plug-in is now and then replaced by another
+-- image at its base (or a.exe moved between its two bases): the same
+-- stack id in its next era is another stack (procmap.h, eras).
 package.path = "tests/lua/?.lua;" .. package.path
 local T = require "testlib"
 local check, eq = T.check, T.eq
@@ -75,7 +75,15 @@ local function write(rnd, path)
   for _ = 1, 40 + rnd(40) do
     local p = procs[rnd(#procs) + 1]
     local k = rnd(12)
-    if k < 3 and #live > 0 then            -- a free, with a stack of the process
+    if k == 11 then                        -- an image replaced at its base: the process's next era
+      local im = p.img[1]                  -- the executable, or the plug-in
+      if rnd(2) == 0 and p.img[#p.img].base == 0x20000000 then im = p.img[#p.img] end
+      local name, base = PLUG[rnd(#PLUG) + 1], im.base
+      if im.base ~= 0x20000000 then local e = EXE[rnd(#EXE) + 1]; name, base = e[1], e[2] end
+      w:image { op = "unload", pid = p.pid, base = im.base, size = SIZE, ts = tick(), path = DIR .. im.name }
+      w:image { op = "load", pid = p.pid, base = base, size = SIZE, ts = tick(), path = DIR .. name }
+      im.name, im.base = name, base
+    elseif k < 3 and #live > 0 then        -- a free, with a stack of the process
       local j = rnd(#live) + 1
       local b = table.remove(live, j)
       w:heap { op = "free", pid = b.pid, tid = b.pid + 1, ts = tick(), heap = 0x10000, addr = b.addr,
@@ -92,8 +100,9 @@ local function write(rnd, path)
 end
 
 -- the model: groups by (stack id, text), as lists of record indices
+local eras = 0                             -- stack ids named two ways in one process
 local function model(A, field)
-  local groups, text = {}, {}
+  local groups, text, seen = {}, {}, {}
   for a in A:each() do
     local s = a[field]
     local key = "none"
@@ -101,6 +110,9 @@ local function model(A, field)
       local t = table.concat(s:frames(), "|")
       key = s.id .. "|" .. t
       text[a.index] = t
+      local k = s.id .. "@" .. a.pid
+      if seen[k] and seen[k] ~= t and seen[k] ~= true then eras = eras + 1; seen[k] = true
+      elseif not seen[k] then seen[k] = t end
     end
     groups[key] = groups[key] or {}
     table.insert(groups[key], a.index)
@@ -163,5 +175,6 @@ check(agree, ("group('stack') and group('free_stack') as the model's on %d rando
 check(names, "each group named as its first record's stack")
 check(filters, "the stack filter selects what the model's texts hold")
 check(splits >= 10, "the random traces split stacks (keys of other programs)", splits)
+check(eras >= 10, "... and name one stack id two ways in one process (eras): " .. eras, eras)
 
 return T.done("test_stackplace")

@@ -228,6 +228,15 @@ do -- one stack id, different programs: equal addresses in processes whose
   exe(6100, "a.exe", 0x10000, true)    -- a.exe alone, b.exe alone, and a host that goes from b.exe to a.exe
   exe(7000, "b.exe", 0x10000, true)
   exe(8000, "b.exe", 0x10000, true)
+  exe(9000, "a.exe", 0x10000, true)    -- a.exe, then b.exe at its base: one process, two eras
+  -- shared.dll: its link timestamp in two processes' records, none in a third's (a rundown that
+  -- lacks it): one image.  other.dll: two builds, and a record without a timestamp: which is not known
+  for i, pid in ipairs {1000, 2000, 3000} do
+    w:image{op = "dcstart", pid = pid, base = 0x30000000, size = 0x10000, ts = 94 + i, path = EXE .. "shared.dll",
+            checksum = pid == 2000 and 0 or 0x2222, tds = pid == 2000 and 0 or 0x11111111}
+    w:image{op = "dcstart", pid = pid, base = 0x38000000, size = 0x10000, ts = 94 + i, path = EXE .. "other.dll",
+            tds = pid == 1000 and 0x5A or pid == 2000 and 0x5B or 0}
+  end
   local S, C, X = {0x401234, 0x402000}, {0x10001000, 0x10002000}, {0x10001000, 0x401234}
   local function alloc(pid, ts, addr, size, stack)
     w:heap{op = "alloc", pid = pid, tid = pid + 4, ts = ts, heap = H, addr = addr, size = size, stack = stack}
@@ -268,6 +277,19 @@ do -- one stack id, different programs: equal addresses in processes whose
   w:image{op = "unload", pid = 8000, base = 0x400000, size = 0x10000, ts = 1170, path = EXE .. "b.exe"}
   w:image{op = "load", pid = 8000, base = 0x400000, size = 0x10000, ts = 1180, path = EXE .. "a.exe"}
   free(5000, 1200, 0x70000, S)
+  local S3 = {0x401600, 0x402600}
+  alloc(9000, 1210, 0xE0000, 21, S3)   -- a.exe's code
+  local N = {0x30001000, 0x30002000}  -- where no process has an image
+  alloc(9000, 1215, 0xE1000, 37, N)
+  w:image{op = "unload", pid = 9000, base = 0x400000, size = 0x10000, ts = 1220, path = EXE .. "a.exe"}
+  w:image{op = "load", pid = 9000, base = 0x400000, size = 0x10000, ts = 1230, path = EXE .. "b.exe"}
+  alloc(9000, 1240, 0xE2000, 22, S3)   -- the same addresses, b.exe's code now
+  alloc(9000, 1245, 0xE3000, 38, N)    -- ... in both eras alike
+  free(9000, 1250, 0xE0000, S3)        -- a.exe's block freed through b.exe's code
+  for i, pid in ipairs {1000, 2000, 3000} do
+    alloc(pid, 1300 + 20 * i, 0xF0000, 1000 * i, {0x30001100, 0x30002200})
+    alloc(pid, 1310 + 20 * i, 0xF1000, 10000 * i, {0x38001100})
+  end
   assert(w:close())
   local f = assert(io.open(map, "w"))
   f:write("a.exe 1200 100 a_alloc\na.exe 2000 100 a_main\nb.exe 1200 100 b_alloc\nb.exe 2000 100 b_main\n",
@@ -297,6 +319,11 @@ do -- one stack id, different programs: equal addresses in processes whose
     ["0x411000 ? 1000"] = 4096, ["a.exe+0x11000 ? 4000"] = 8192,
     ["plug1.dll+0x1000 ? 1000"] = 3, ["plug2.dll+0x1000 ? 2000"] = 6,
     ["a.exe+0x1500 a.exe+0x2500 5000,6100"] = 28, ["b.exe+0x1500 b.exe+0x2500 7000,8000"] = 32,
+    ["a.exe+0x1600 a.exe+0x2600 9000"] = 21, ["b.exe+0x1600 b.exe+0x2600 9000"] = 22,   -- apart by era
+    ["0x30001000 0x30002000 9000"] = 75,  -- no image changed there: one group over both eras
+    ["shared.dll+0x1100 shared.dll+0x2200 1000,2000,3000"] = 6000,   -- a timestamp missing: one image
+    ["other.dll+0x1100 ? 1000"] = 10000, ["other.dll+0x1100 ? 2000"] = 20000,  -- two builds, and a record
+    ["other.dll+0x1100 ? 3000"] = 30000,                                  -- that could be either
   }
   for k, v in pairs(want) do eq(by[k], v, "by stack: " .. k) end
   for k, v in pairs(by) do check(want[k] == v, "no other group", k) end
@@ -305,6 +332,19 @@ do -- one stack id, different programs: equal addresses in processes whose
   local fs = {}
   for _, g in ipairs(A:group("free_stack")) do
     if g.stack then fs[g.stack:frame(1)] = (fs[g.stack:frame(1)] or 0) + g.bytes end
+  end
+  eq(fs["b.exe+0x1600"], 21, "a free stack named by the era of the free")
+  do
+    local r = {}
+    for a in t:allocations{pid = 9000}:each() do r[a.size] = {stack = a.stack, free_stack = a.free_stack} end
+    check(r[21].stack and r[22].stack and r[21].stack ~= r[22].stack,
+          "one stack id in two eras of a process: two Stacks")
+    eq(r[21].stack:frame(1), "a.exe+0x1600", "... the first named by a.exe")
+    eq(r[22].stack:frame(1), "b.exe+0x1600", "... the second by b.exe")
+    eq(r[21].free_stack:frame(1), "b.exe+0x1600", "... and the free by the era it was taken in")
+    eq(r[38].stack:frame(1), r[37].stack:frame(1), "a stack no change touched: named alike in both eras")
+    eq(#t:allocations{pid = 9000, stack = "b%.exe"}, 1, "a stack filter sees each era's names")
+    eq(#t:allocations{pid = 9000, free_stack = "b%.exe"}, 1, "... a free-stack filter too")
   end
   eq(fs["a.exe!a_alloc+0x34"], 64, "free stacks apart the same way: a.exe freed 64 bytes")
   eq(fs["b.exe!b_alloc+0x34"], 160, "... b.exe 32, and host.exe 128 once b.exe was its image at the free")

@@ -543,6 +543,74 @@ TEST(images) {
   hsi_procmap_free(pm);
 }
 
+/* Eras (procmap.h): a process enters one where an image is loaded over a
+   range another image of it, of another identity, held before; the
+   same image loaded again, another base with no overlap, two images
+   known from rundown alone and kernel images start none.  Era numbers
+   are map-wide. */
+static void load_tds(hsi_procmap *pm, int hook, uint64_t base, uint64_t size, uint32_t pid, const char *name,
+                     int64_t ts, uint32_t tds) {
+  buf b;
+  hs_event ev;
+  image(&b, 8, base, size, pid, name);
+  b.b[24] = (uint8_t)tds; b.b[25] = (uint8_t)(tds >> 8);             /* TimeDateStamp @2P+8 */
+  b.b[26] = (uint8_t)(tds >> 16); b.b[27] = (uint8_t)(tds >> 24);
+  ev = kev(hook, 3, 8, ts, &b);
+  CHECK_EQ(hsi_procmap_feed(pm, &ev), 1);
+}
+
+static void load(hsi_procmap *pm, int hook, uint64_t base, uint64_t size, uint32_t pid, const char *name, int64_t ts) {
+  load_tds(pm, hook, base, size, pid, name, ts, 0x5A5A5A5A);
+}
+
+TEST(eras) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  uint32_t a, c, d;
+  int pid;
+  for (pid = 100; pid <= 300; pid += 100) {
+    process(&b, 4, 8, (uint32_t)pid, 1, 0, 0, "app.exe", "app");
+    ev = kev(0x0303, 4, 8, 1, &b); hsi_procmap_feed(pm, &ev);
+  }
+  a = hsi_procmap_find(pm, 100, 5); c = hsi_procmap_find(pm, 200, 5); d = hsi_procmap_find(pm, 300, 5);
+  load(pm, 0x1403, 0x400000, 0x10000, 100, "\\app\\a.exe", 2);        /* rundown */
+  load(pm, 0x1402, 0x400000, 0x10000, 100, "\\app\\a.exe", 10);       /* unload */
+  load(pm, 0x030A, 0x400000, 0x10000, 100, "\\app\\a.exe", 20);       /* a.exe again: no era */
+  load(pm, 0x1402, 0x400000, 0x10000, 100, "\\app\\a.exe", 30);
+  load(pm, 0x030A, 0x408000, 0x10000, 100, "\\app\\a.exe", 40);       /* over its old range: era */
+  load(pm, 0x1402, 0x408000, 0x10000, 100, "\\app\\a.exe", 50);
+  load(pm, 0x030A, 0x400000, 0x10000, 100, "\\app\\b.exe", 60);       /* another image: era */
+  load(pm, 0x030A, 0x10000000, 0x10000, 100, "\\app\\c.dll", 70);     /* no overlap: none */
+  load_tds(pm, 0x1403, 0x30000000, 0x10000, 100, "\\app\\v.dll", 2, 0);   /* a rundown without */
+  load_tds(pm, 0x1402, 0x30000000, 0x10000, 100, "\\app\\v.dll", 80, 0);  /*  the timestamp the */
+  load(pm, 0x030A, 0x30000000, 0x10000, 100, "\\app\\v.dll", 85);         /*  others have: no era */
+  load(pm, 0x1403, 0x400000, 0x10000, 200, "\\app\\a.exe", 2);        /* two images from rundown */
+  load(pm, 0x1404, 0x400000, 0x10000, 200, "\\app\\b.exe", 90);       /*  alone: no time, no era */
+  load(pm, 0x1403, 0x20000000, 0x10000, 300, "\\app\\p1.dll", 2);
+  load(pm, 0x1402, 0x20000000, 0x10000, 300, "\\app\\p1.dll", 15);
+  load(pm, 0x030A, 0x20008000, 0x10000, 300, "\\app\\p2.dll", 25);    /* a later base, overlapping */
+  load(pm, 0x1403, 0xFFFFF80002600000ull, 0x10000, 0, "\\SystemRoot\\a.sys", 2);
+  load(pm, 0x1402, 0xFFFFF80002600000ull, 0x10000, 0, "\\SystemRoot\\a.sys", 33);
+  load(pm, 0x030A, 0xFFFFF80002600000ull, 0x10000, 0, "\\SystemRoot\\b.sys", 44);
+  CHECK_EQ(hsi_procmap_era(pm, a, 1000), 0u);            /* not settled yet: none */
+  CHECK_EQ(hsi_procmap_settle(pm), 0);
+  CHECK(hsi_procmap_has_eras(pm));
+  CHECK_EQ(hsi_procmap_era(pm, a, 39), 0u);
+  CHECK_EQ(hsi_procmap_era(pm, a, 40), 1u);              /* from the load's own time */
+  CHECK_EQ(hsi_procmap_era(pm, a, 59), 1u);
+  CHECK_EQ(hsi_procmap_era(pm, a, 60), 2u);
+  CHECK_EQ(hsi_procmap_era(pm, a, 1000), 2u);
+  CHECK_EQ(hsi_procmap_era(pm, c, 1000), 0u);
+  CHECK_EQ(hsi_procmap_era(pm, d, 24), 0u);
+  CHECK_EQ(hsi_procmap_era(pm, d, 25), 3u);              /* numbers no other instance has */
+  CHECK_EQ(hsi_procmap_era(pm, hsi_procmap_find(pm, 0, 50), 50), 0u);   /* the kernel's: none */
+  CHECK_EQ(hsi_procmap_era(pm, HSI_NOINST, 50), 0u);
+  CHECK_EQ(hsi_procmap_settle(pm), 0);                   /* again: the same */
+  CHECK_EQ(hsi_procmap_era(pm, d, 25), 3u);
+  hsi_procmap_free(pm);
+}
+
 /* A rundown as real traces have it: many images a process, bases in no
    order, the same paths in process after process (each converted once,
    its module found once).  Every image is found by any address inside
@@ -977,7 +1045,8 @@ int main(void) {
   RUN(threads);
   RUN(instance_edges);
   RUN(thread_edges);
-  RUN(images); RUN(rundown_of_many_images); RUN(images_against_model); RUN(decoder_widths);
+  RUN(images);
+  RUN(eras); RUN(rundown_of_many_images); RUN(images_against_model); RUN(decoder_widths);
   RUN(dbgid_attach);
   RUN(ktc_batch_before_images);
   RUN(mof_width_fallback);
