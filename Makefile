@@ -23,8 +23,8 @@ LTO ?= -flto=auto
 
 ifeq ($(SANITIZE),1)
   B ?= build/san
-  CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-  LDFLAGS += -fsanitize=address,undefined
+  CFLAGS += -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all
+  LDFLAGS += -fsanitize=address,undefined,float-cast-overflow
 else ifeq ($(SANITIZE),thread)
   B ?= build/tsan
   CFLAGS += -fsanitize=thread

@@ -64,6 +64,12 @@
 #endif
 #ifndef HSI_TS_NEVER
 #define HSI_TS_NEVER  INT64_MAX
+
+/* The largest size a record has: 16 TiB, more than any allocation, commit
+   or pool block can be.  A larger one is a damaged event's (its layout
+   check says so); taken as this, the sums of every record's bytes stay
+   within int64_t (Lua's integers) for up to half a million of them. */
+#define HSI_SIZE_MAX (1ull << 44)
 #endif
 
 #define HSI_NOREC 0xFFFFFFFFu

@@ -87,7 +87,10 @@ static int analysis_gc(lua_State *L) {
 
 /* ns since the trace start, as heapscript.Event's `ns` for file 1. */
 static int64_t ns_of(const Analysis *an, int64_t ts) {
-  return hs_time_ns(&an->lf, ts) + an->off_ns;
+  int64_t v = hs_time_ns(&an->lf, ts), o = an->off_ns;   /* held within int64_t (a damaged time) */
+  if (o > 0 && v > INT64_MAX - o) return INT64_MAX;
+  if (o < 0 && v < INT64_MIN - o) return INT64_MIN;
+  return v + o;
 }
 
 /* Record r's lifetime in seconds, into *l: 0 when it has none (never
@@ -748,7 +751,13 @@ static void match_process(lua_State *L, const Analysis *an, int v, int arg, int 
     lua_pushvalue(L, find);
     lua_pushstring(L, name);
     lua_pushvalue(L, pat);
-    lua_call(L, 2, 1);
+    switch (lua_pcall(L, 2, 1, 0)) {
+    case LUA_OK: break;
+    case LUA_ERRRUN:                         /* a malformed pattern: said at the script's line */
+      argfail(L, arg, "filter 'process': %s", lua_tostring(L, -1), NULL);
+      break;
+    default: lua_error(L);                   /* out of memory, a limit: as they came */
+    }
     if (!lua_isnil(L, -1)) set[i] = 1;
     lua_pop(L, 1);
   }
@@ -1798,12 +1807,14 @@ static int a_group(lua_State *L) {
       lua_pushvalue(L, 7);
       lua_call(L, 1, 1);
       if (lua_isnil(L, -1)) { lua_pop(L, 1); continue; }
+      if (lua_type(L, -1) == LUA_TNUMBER && lua_tonumber(L, -1) != lua_tonumber(L, -1))
+        argfail(L, 2, "group by a function: it returned NaN, which no group can be keyed by", NULL, NULL);
       lua_pushvalue(L, -1);
       if (lua_rawget(L, 10) == LUA_TNIL) {
         lua_pop(L, 1);
         lua_pushvalue(L, -1);
         lua_pushinteger(L, ++nvals);
-        lua_rawset(L, 10);                                  /* raises for NaN */
+        lua_rawset(L, 10);
         lua_pushvalue(L, -1);
         lua_rawseti(L, values, nvals);
         lua_pushinteger(L, nvals);

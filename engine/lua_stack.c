@@ -180,7 +180,11 @@ int hsi_lua_stack_match(lua_State *L, int idx, int pat) {
     lua_rawgeti(L, frames, i);
     if (lua_type(L, pat) == LUA_TSTRING) {
       lua_pushvalue(L, pat);
-      lua_call(L, 2, 1);
+      int st = lua_pcall(L, 2, 1, 0);
+      if (st == LUA_ERRRUN)                  /* a malformed pattern: said where the script asked */
+        luaL_error(L, "stack pattern '%s': %s", lua_tostring(L, pat), lua_tostring(L, -1));
+      else if (st != LUA_OK)
+        lua_error(L);                        /* out of memory, a limit: as they came */
     } else {
       lua_call(L, 1 + pre, 1);
     }

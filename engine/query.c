@@ -328,6 +328,17 @@ static void times_free(struct times *T) {
   free(T->fr);
 }
 
+/* v + d, or - d, held within int64_t: sizes a damaged trace gives can
+   add up past it (a real one's never do). */
+static int64_t sat_add(int64_t v, uint64_t d) {
+  if (d > (uint64_t)INT64_MAX) d = (uint64_t)INT64_MAX;
+  return v > INT64_MAX - (int64_t)d ? INT64_MAX : v + (int64_t)d;
+}
+static int64_t sat_sub(int64_t v, uint64_t d) {
+  if (d > (uint64_t)INT64_MAX) d = (uint64_t)INT64_MAX;
+  return v < INT64_MIN + (int64_t)d ? INT64_MIN : v - (int64_t)d;
+}
+
 /* Peak outstanding bytes of T's records over [t1, t2], and its time
    (t1 when it is the value at t1). */
 static void sweep_peak(const hsi_recs *R, const struct times *T, int64_t t1, int64_t t2, hsi_agg *a) {
@@ -336,8 +347,8 @@ static void sweep_peak(const hsi_recs *R, const struct times *T, int64_t t1, int
      after the whole time. */
   int64_t val = 0;
   size_t i = 0, j = 0;
-  while (i < T->na && tev_ts(&T->al[i]) <= t1) val += (int64_t)R->size[T->al[i++].rec];
-  while (j < T->nf && tev_ts(&T->fr[j]) <= t1) val -= (int64_t)R->size[T->fr[j++].rec];
+  while (i < T->na && tev_ts(&T->al[i]) <= t1) val = sat_add(val, R->size[T->al[i++].rec]);
+  while (j < T->nf && tev_ts(&T->fr[j]) <= t1) val = sat_sub(val, R->size[T->fr[j++].rec]);
   a->peak = (uint64_t)val;
   a->peak_ts = t1;
   for (;;) {
@@ -348,12 +359,12 @@ static void sweep_peak(const hsi_recs *R, const struct times *T, int64_t t1, int
     else break;
     if (take_free) {
       if (tev_ts(&T->fr[j]) > t2) break;
-      val -= (int64_t)R->size[T->fr[j++].rec];
+      val = sat_sub(val, R->size[T->fr[j++].rec]);
     } else {
       const struct tev *e = &T->al[i++];
       int64_t ts = tev_ts(e);
       if (ts > t2) break;
-      val += (int64_t)R->size[e->rec];
+      val = sat_add(val, R->size[e->rec]);
       if (val > (int64_t)a->peak) { a->peak = (uint64_t)val; a->peak_ts = ts; }
     }
   }
@@ -438,7 +449,7 @@ static void agg_add(hsi_agg *a, const hsi_recs *R, uint32_t r, int cls) {
 static void agg_finish(hsi_agg *a) {
   a->size = a->cls_bytes[HSI_AIFI] + a->cls_bytes[HSI_AIFO];
   a->transient = a->cls_bytes[HSI_AIFI];
-  a->impacting = (int64_t)a->cls_bytes[HSI_AIFO] - (int64_t)a->cls_bytes[HSI_AOFI];
+  a->impacting = sat_sub(sat_add(0, a->cls_bytes[HSI_AIFO]), a->cls_bytes[HSI_AOFI]);
 }
 
 static uint64_t group_key(const hsi_life *lt, const hsi_recs *R, uint32_t r, size_t pos, int by,
@@ -865,7 +876,8 @@ int hsi_query_series_peaks(const hsi_life *lt, const hsi_sel *sel, int64_t t1, i
   }
 #undef FOLD
   for (c = 0; !rc && c < ncols; c++) {
-    out->t[c] = (int64_t)((double)t1 + d * ((double)c + 0.5) / (double)ncols);
+    double tc = (double)t1 + d * ((double)c + 0.5) / (double)ncols;   /* held within int64_t */
+    out->t[c] = tc >= 9223372036854775807.0 ? INT64_MAX : tc <= -9223372036854775807.0 ? INT64_MIN : (int64_t)tc;
     if (!seen[c]) { out->bytes[c] = lvb; out->count[c] = lvn; continue; }
     if (lvb > out->bytes[c]) out->bytes[c] = lvb;
     if (lvn > out->count[c]) out->count[c] = lvn;

@@ -22,7 +22,12 @@ if not trace then
   return 2
 end
 
-local tally, total = trace:tally{provider = provider}
+local ok, tally, total = pcall(trace.tally, trace, {provider = provider})
+if not ok then                          -- a provider no name or GUID: the command line's fault
+  local msg = tostring(tally):match("filter 'provider': (.*)$")
+  if msg then report.usage_error("--provider: " .. msg, usage) end
+  error(tally, 0)
+end
 local rows = {}
 for i, r in ipairs(tally) do
   rows[i] = { provider = r.provider_name or r.provider, guid = r.provider, id = r.id, opcode = r.opcode,

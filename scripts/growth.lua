@@ -93,6 +93,7 @@ for kind, A in report.kinds(o) do
     end
   end
 end
+if text and #out.kinds == 0 then print(report.none(o, report.kind_words(o.kind), o.kind)) end
 local order = { step = 1, ["steady growth"] = 2, baseline = 3 }
 report.stable_sort(findings, function(x, y)
   if x.kind ~= y.kind then return x.kind < y.kind end

@@ -2,6 +2,16 @@
 -- maps, byte and stack formatting, and JSON output.  A module:
 -- `local report = require "report"`.  Team scripts may use it too.
 local M = {}
+-- Times on the command line (--window, --at) lie within this many seconds
+-- of the trace's start: about 31 years, longer than any trace runs.
+M.MAX_SECONDS = 1e9
+
+-- A wrong command line: the script's name, msg and its usage on standard
+-- error, and exit status 2 (what report.options does with a bad option).
+function M.usage_error(msg, usage)
+  io.stderr:write(("%s: %s\n%s"):format(arg and arg[0] or "script", msg, usage or ""))
+  os.exit(2)
+end
 
 -- Options after `--`: `--name value`, `--flag`, and `--name=value`.
 -- spec maps a name to "number", "count", "seconds", "time" (seconds that
@@ -16,10 +26,7 @@ function M.options(spec, defaults, argv, usage)
   for k, v in pairs(own) do spec[k] = v end
   for k, v in pairs(defaults or {}) do o[k] = v end
   local i = 1
-  local function fail(msg)
-    io.stderr:write(("%s: %s\n%s"):format(arg and arg[0] or "script", msg, usage or ""))
-    os.exit(2)
-  end
+  local function fail(msg) M.usage_error(msg, usage) end
   while i <= #argv do
     local a = argv[i]
     local name, inline = a:match("^%-%-([%w_-]+)=(.*)$")
@@ -67,7 +74,9 @@ function M.options(spec, defaults, argv, usage)
       elseif kind == "time" then           -- a moment: below 0 in a trace merged with an earlier one
         local neg, rest = v:match("^%s*(%-?)(.*)$")
         local n = M.parse_seconds(rest)
-        if not n then fail(flag .. ": expected a time in seconds from the trace's start (12.5, 500ms, -3 accepted): " .. v) end
+        if not n or n > M.MAX_SECONDS then
+          fail(flag .. ": expected a time in seconds from the trace's start (12.5, 500ms, -3 accepted): " .. v)
+        end
         o[name] = neg == "-" and -n or n
       elseif kind == "pattern" then        -- a name or a Lua pattern (--process)
         local ok, msg = pcall(string.find, "", v)
@@ -80,9 +89,9 @@ function M.options(spec, defaults, argv, usage)
       elseif kind == "window" then
         local a1, a2 = v:match("^%s*([^,]*),([^,]*)%s*$")
         local t1, t2 = tonumber(a1), tonumber(a2)
-        local function finite(t) return t == nil or (t == t and t > -math.huge and t < math.huge) end
+        local function finite(t) return t == nil or (t == t and math.abs(t) <= M.MAX_SECONDS) end
         if not a1 or (a1 ~= "" and not t1) or (a2 ~= "" and not t2) or not finite(t1) or not finite(t2) then
-          fail(flag .. ": expected T1,T2 in seconds: " .. v)
+          fail(("%s: expected T1,T2 in seconds from the trace's start (within %g s of it): %s"):format(flag, M.MAX_SECONDS, v))
         end
         if t1 and t2 and t1 > t2 then fail(("%s: the start (%g s) is after the end (%g s): %s"):format(flag, t1, t2, v)) end
         o[name] = { t1, t2 }

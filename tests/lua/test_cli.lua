@@ -237,6 +237,58 @@ print(ok, err:find("no bundled 'scripts/no/such/module.lua'", 1, true) ~= nil)
   check(code == 0 and out == "2\tscripts/events.lua\n", "require 'events' loads the bundled file", out)
 end)
 
+-- a user's mistakes and extreme values: said where they were made, never
+-- undefined behaviour (the SANITIZE=1 build aborts on it: a failed check)
+test("mistakes said at the script's line, extremes held", function()
+  local ex = q("examples/memorytestapp.etl")
+  local s = tmpscript("local A = trace:allocations{kind = 'heap'}\n"
+    .. "local ok, e = pcall(function() return trace:allocations{process = '['} end) print(e)\n"
+    .. "ok, e = pcall(function() return trace:allocations{stack = '[a'} end) print(e)\n"
+    .. "local st for a in A:each() do st = a.stack if st then break end end\n"
+    .. "ok, e = pcall(function() return st:matches('%') end) print(e)\n"
+    .. "ok, e = pcall(function() return A:group(function() return 0/0 end) end) print(e)\n"
+    .. "local s, p = A:series{window = {1e10, 1e11}, points = 2}, A:series{window = {1e10, 1e11}, points = 2, peaks = true}\n"
+    .. "print(s.time[1] == p.time[1] and p.time[1] > 0)\n")
+  local code, out, err = hs(q(s) .. " " .. ex)
+  eq(code, 0, "exit 0 (" .. err .. ")")
+  local l = {}
+  for line in out:gmatch("[^\n]+") do l[#l + 1] = line end
+  check((l[1] or ""):find(s .. ":2: bad argument #1 to 'allocations' (filter 'process': malformed pattern", 1, true),
+        "a malformed process pattern, at the script's line", l[1])
+  check((l[2] or ""):find(s .. ":3: stack pattern '[a': malformed pattern", 1, true), "... a stack filter's", l[2])
+  check((l[3] or ""):find(s .. ":5: stack pattern '%': malformed pattern", 1, true), "... s:matches'", l[3])
+  check((l[4] or ""):find(s .. ":6: bad argument #1 to 'group' (group by a function: it returned NaN", 1, true),
+        "a key function's NaN", l[4])
+  eq(l[5], "true", "a series after the trace: its times the same either way, and late")
+  code, out, err = hs("events " .. ex .. " --provider nosuch")
+  check(code == 2 and err:find("events: --provider: 'nosuch' is neither a GUID nor a provider name", 1, true)
+        and not err:find("traceback", 1, true), "events --provider of no provider: a usage error, exit 2", err)
+  code, out, err = hs("leaks " .. ex .. " --window 1e30,2e30")
+  check(code == 2 and err:find("--window: expected T1,T2", 1, true), "a window no trace reaches: exit 2", err)
+  code, out, err = hs("peak " .. ex .. " --at 1e30")
+  check(code == 2 and err:find("--at: expected a time", 1, true), "... a moment: exit 2", err)
+  -- a written trace of stamps and sizes at the ends of int64 (the writer's clock, the sums, the peaks)
+  local etl = T.tmpname(".etl")
+  s = tmpscript(([[
+local w = assert(heapscript.writer(%q, {start_ticks = math.mininteger}))
+for i = 1, 3 do
+  w:heap{op = "alloc", pid = 1000, tid = 1004, ts = i, heap = 1, addr = 0x10000 * i, size = math.maxinteger}
+end
+w:heap{op = "free", pid = 1000, tid = 1004, ts = 4, heap = 1, addr = 0x10000}
+w:heap{op = "alloc", pid = 1000, tid = 1004, ts = math.maxinteger, heap = 1, addr = 0x90000, size = 1}
+assert(w:close())
+local t <close> = assert(heapscript.open(%q))
+local A = t:allocations{kind = "heap"}
+local sum = A:summary()
+local g = A:group("heap", {sort = "peak"})
+print(#A, sum.count, #g, g[1].peak == 3 * 2^44, sum.bytes == 3 * 2^44 + 1)
+]]):format(etl, etl))
+  code, out, err = hs(q(s))
+  eq(code, 0, "extreme stamps and sizes: exit 0 (" .. err .. ")")
+  eq(out, "4\t4\t1\ttrue\ttrue\n", "... the records counted; sizes past 16 TiB taken as 16 TiB, sums and peaks within int64")
+  os.remove(etl)
+end)
+
 -- done ---------------------------------------------------------------------
 for _, name in ipairs(tmpfiles) do
   os.remove(name)

@@ -72,7 +72,8 @@ for _, c in ipairs{ { "transient", "--max-lifetime abc", "--max-lifetime: expect
                     { "leaks", "--kind heap,bogus", "--kind: bogus is none of heap, virtual, pool" },
                     { "leaks", "--kind ,", "--kind: expected one or more of heap, virtual, pool" },
                     { "leaks", "--window 5,1", "--window: the start (5 s) is after the end (1 s): 5,1" },
-                    { "leaks", "--window 1e309,", "--window: expected T1,T2 in seconds: 1e309," } } do
+                    { "leaks", "--window 1e309,", "--window: expected T1,T2 in seconds from the trace's start (within 1e+09 s of it): 1e309," },
+                    { "leaks", "--window 1e30,2e30", "--window: expected T1,T2 in seconds from the trace's start (within 1e+09 s of it): 1e30,2e30" } } do
   code, out, err = run(c[1] .. " " .. M .. " " .. c[2])
   check(code == 2 and err:find(c[1] .. ": " .. c[3], 1, true) and out == "", c[1] .. " " .. c[2] .. ": exit 2, " .. c[3], err)
 end
@@ -107,6 +108,11 @@ eq(out, "no heap allocations in this trace; it has 1640 pool allocations (--kind
 code, out = run("peak " .. N .. " --kind virtual,heap")
 eq(out, "no VirtualAlloc or heap allocations in this trace; it has 1640 pool allocations (--kind pool)\n",
    "peak --kind virtual,heap, pool trace")
+code, out = run("growth " .. M .. " --process nosuch")
+eq(out, "no VirtualAlloc, heap or pool allocations under --process nosuch (the trace has 5012 of them)\n",
+   "growth --process of no process: said, not a silent report")
+code, out = run("growth " .. N .. " --kind heap")
+eq(out, "no heap allocations in this trace; it has 1640 pool allocations (--kind pool)\n", "growth --kind heap, pool trace")
 code, out = run("leaks " .. N .. " --kind heap --pid 1")
 eq(out, "no heap allocations in this trace; it has 1640 pool allocations (--kind pool)\n",
    "leaks --kind heap --pid 1, pool trace: the kind is what is missing")
