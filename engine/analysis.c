@@ -226,6 +226,12 @@ typedef struct stage_ctx {
   const hs_logfile **clocks;
 } stage_ctx;
 
+/* A StackWalk's EventTimeStamp moved as its event's time was (stacks.h). */
+static int64_t walk_clock(void *ud, const hs_event *walk, int64_t ets) {
+  const stage_ctx *sc = (const stage_ctx *)ud;
+  return hsi_rebase_ts(sc->r, sc->clocks, walk->file, ets);
+}
+
 static int stage(void *ud, hs_event *ev, void *extra) {
   stage_ctx *sc = (stage_ctx *)ud;
   pre *x = (pre *)extra;
@@ -267,6 +273,7 @@ static int stage(void *ud, hs_event *ev, void *extra) {
    the fields it reads are set, the others stay as made). */
 static int walk_event(hsi_analysis *a, const pre *x) {
   a->walk.timestamp = x->op.ts;
+  a->walk.file = x->file;
   a->walk.payload = (const uint8_t *)(uintptr_t)x->op.addr;
   a->walk.payload_len = (uint32_t)x->op.size;
   a->walk.pointer_size = x->op.pointer_size;
@@ -359,6 +366,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   sc->lc = a->lc;
   sc->r = r;
   if (hsi_reader_clocks(r, &sc->clocks) != 0) rc = HS_ENOMEM;
+  else if (sc->clocks) hsi_stacks_on_clock(a->st, walk_clock, sc);
   else if (!sc->at) rc = HS_ENOMEM;
   /* Reading, attribution and decoding cost about what the work below
      does: on a second core they run ahead (prefetch.h); without threads,
@@ -411,6 +419,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   hsi_prefetch_close(pf);                /* the attribution and the checks are ours again */
   if (sc->at) a->c.ids_missing = hsi_attrib_counts_get(sc->at)->no_stack;
   hsi_attrib_free(sc->at);
+  hsi_stacks_on_clock(a->st, NULL, NULL);  /* sc goes */
   free((void *)sc->clocks);
   hsi_line_free(sc);
   if (rc == 0 && n == HS_ENOMEM) rc = n;

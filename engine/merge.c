@@ -22,6 +22,8 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
   const hs_logfile *lf, **clocks = NULL;
   hs_event ev;
   hsi_ext items[MAX_ITEMS];
+  uint8_t *walk = NULL;                  /* a StackWalk's payload with its time moved */
+  uint32_t wcap = 0;
   int i, n, rc;
   memset(c, 0, sizeof *c);
   for (i = 0; i < nin; i++)       /* writing it would destroy it under the reader */
@@ -65,6 +67,20 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
   while (rc == 0 && (n = hs_reader_next(r, &ev)) == 1) {
     int cpu = ev.cpu < o.cpus ? ev.cpu : 0;
     hsi_rebase(r, clocks, &ev);             /* the new file has the first file's clock */
+    /* and so has the event a StackWalk names (its EventTimeStamp): the
+       payload, copied, says the new time */
+    if (clocks && clocks[ev.file] && (ev.flags & HS_EVF_KERNEL) && (ev.hook >> 8) == 0x18
+        && ev.payload_len >= 8) {
+      if (ev.payload_len > wcap) {
+        uint8_t *nw = (uint8_t *)realloc(walk, ev.payload_len);
+        if (!nw) { rc = HS_ENOMEM; snprintf(err, errlen, "%s: out of memory", out); break; }
+        walk = nw;
+        wcap = ev.payload_len;
+      }
+      memcpy(walk, ev.payload, ev.payload_len);
+      wr64(walk, (uint64_t)hsi_rebase_ts(r, clocks, ev.file, (int64_t)rd64(ev.payload)));
+      ev.payload = walk;
+    }
     switch (ev.header_type) {
       case HS_HT_SYSTEM32: case HS_HT_SYSTEM64: case HS_HT_COMPACT32: case HS_HT_COMPACT64:
       case HS_HT_PERFINFO32: case HS_HT_PERFINFO64:
@@ -97,7 +113,9 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
     if (rc == HS_EARG) { c->left_out++; rc = 0; continue; }   /* too long for a buffer */
     if (rc == 0) c->records++;
   }
-  if (rc < 0) snprintf(err, errlen, "%s: %s", out, hsi_writer_error(w));
+  free(walk);
+  if (rc == HS_ENOMEM) {}                /* said above */
+  else if (rc < 0) snprintf(err, errlen, "%s: %s", out, hsi_writer_error(w));
   else if (n < 0) { snprintf(err, errlen, "%s", hs_reader_error(r)); rc = n; }
   i = hsi_writer_close(w);
   if (rc == 0 && i < 0) { snprintf(err, errlen, "%s: cannot finish the file", out); rc = i; }

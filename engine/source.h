@@ -51,13 +51,18 @@ int hsi_reader_help(hs_reader *r);
 ** reader merges them on FILETIME) keep raw ticks of their own clock in
 ** their events.  Whoever counts every time on one clock (the analysis,
 ** merge) takes the first file's and moves such an event's time there
-** through its FILETIME.  *clocks: per file, its clock, or NULL when it is
-** the first file's; *clocks NULL when every file's is (0, or HS_ENOMEM).
+** through its FILETIME (hsi_rebase; hsi_rebase_ts for a time in a
+** payload, such as the event a StackWalk names).  *clocks: per file, its
+** clock, or NULL when it is the first file's; *clocks NULL when every
+** file's is (0, or HS_ENOMEM).
 */
 int hsi_reader_clocks(const hs_reader *r, const hs_logfile ***clocks);
+static inline int64_t hsi_rebase_ts(const hs_reader *r, const hs_logfile *const *clocks, int file, int64_t ts) {
+  if (clocks && file >= 0 && file < hs_reader_nfiles(r) && clocks[file])
+    ts = hs_time_from_filetime(hs_reader_logfile(r, 0), hs_time_filetime(clocks[file], ts));
+  return ts;
+}
 static inline void hsi_rebase(const hs_reader *r, const hs_logfile *const *clocks, hs_event *ev) {
-  if (clocks && ev->file < hs_reader_nfiles(r) && clocks[ev->file])
-    ev->timestamp = hs_time_from_filetime(hs_reader_logfile(r, 0),
-                                          hs_time_filetime(clocks[ev->file], ev->timestamp));
+  ev->timestamp = hsi_rebase_ts(r, clocks, ev->file, ev->timestamp);
 }
 #endif

@@ -275,6 +275,8 @@ struct hsi_stacks {
   void *ud;
   hsi_part_fn pfn;              /* told of each part matched to a target (hsi_stacks_on_part) */
   void *pud;
+  hsi_ets_fn efn;               /* a StackWalk's EventTimeStamp on the targets' clock (hsi_stacks_on_clock) */
+  void *eud;
   hsi_stack_match *res;
   size_t nres, capres;
   int nomem;
@@ -321,6 +323,14 @@ const hsi_stack_counts *hsi_stacks_counts(const hsi_stacks *st) { return &st->c;
 
 void hsi_stacks_on_match(hsi_stacks *st, hsi_stack_fn fn, void *ud) { st->fn = fn; st->ud = ud; }
 void hsi_stacks_on_part(hsi_stacks *st, hsi_part_fn fn, void *ud) { st->pfn = fn; st->pud = ud; }
+void hsi_stacks_on_clock(hsi_stacks *st, hsi_ets_fn fn, void *ud) { st->efn = fn; st->eud = ud; }
+
+/* The EventTimeStamp of StackWalk ev (payload p, at least 8 bytes), on
+   the clock its targets were registered on. */
+static inline int64_t walk_ets(const hsi_stacks *st, const hs_event *ev, const uint8_t *p) {
+  int64_t ets = (int64_t)rd64(p);
+  return st->efn ? st->efn(st->eud, ev, ets) : ets;
+}
 
 /* A part (a StackWalk record or key reference) was matched to target. */
 static inline void parted(const hsi_stacks *st, uint64_t target) {
@@ -649,7 +659,7 @@ static int hold_take(hsi_stacks *st, const hs_event *ev) {
   int w = ev->pointer_size == 4 ? 4 : 8;
   uint64_t inner, outer;
   uint32_t part, id;
-  if (len < 16 || (int64_t)rd64(p) != st->hold.ts || rd32(p + 12) != st->hold.tid
+  if (len < 16 || walk_ets(st, ev, p) != st->hold.ts || rd32(p + 12) != st->hold.tid
       || st->hold.tid == HS_NOID || (st->nlive > 1 && tab_has(st, st->hold.ts, st->hold.tid)))
     return 0;
   n = (len - 16) / (size_t)w;
@@ -866,7 +876,7 @@ static int feed_stackwalk(hsi_stacks *st, const hs_event *ev, int op) {
       int64_t ets;
       if (len < 16) { st->c.damaged++; return 1; }
       st->c.op32++;
-      ets = (int64_t)rd64(p);
+      ets = walk_ets(st, ev, p);
       if (stack_part(st, ets, rd32(p + 8), rd32(p + 12), p + 16, (len - 16) / (size_t)w, w, NONE) != 0)
         return HS_ENOMEM;
       return 1;
@@ -878,7 +888,7 @@ static int feed_stackwalk(hsi_stacks *st, const hs_event *ev, int op) {
       if (len < 16 + (size_t)w) { st->c.damaged++; return 1; }
       st->c.key_refs++;
       key = rdw(p + 16, (unsigned)w);
-      si = find_target(st, (int64_t)rd64(p), rd32(p + 8), rd32(p + 12), kind);
+      si = find_target(st, walk_ets(st, ev, p), rd32(p + 8), rd32(p + 12), kind);
       if (si == NONE) st->c.unmatched++;
       else { st->c.matched++; parted(st, st->slots[si].target); }
       return key_ref(st, kind, kind, key, si) != 0 ? HS_ENOMEM : 1;

@@ -100,6 +100,12 @@ void hsi_stacks_on_match(hsi_stacks *st, hsi_stack_fn fn, void *ud);
    for its user part until the target leaves the window). */
 typedef void (*hsi_part_fn)(void *ud, uint64_t target);
 void hsi_stacks_on_part(hsi_stacks *st, hsi_part_fn fn, void *ud);
+/* The time of the event a StackWalk names (its payload's EventTimeStamp,
+   on its file's clock) as targets are registered: on the first file's
+   clock when the caller moves the events of a file with another clock
+   there (source.h, hsi_rebase); NULL: as it is. */
+typedef int64_t (*hsi_ets_fn)(void *ud, const hs_event *walk, int64_t ets);
+void hsi_stacks_on_clock(hsi_stacks *st, hsi_ets_fn fn, void *ud);
 /* window: ticks of the trace clock; max_live: live targets kept. */
 void hsi_stacks_set_window(hsi_stacks *st, int64_t window, uint32_t max_live);
 /*

@@ -55,8 +55,19 @@ int64_t hs_time_filetime(const hs_logfile *lf, int64_t ts) {
   return add_sat(lf->start_time, scale(sub_sat(ts, lf->header_ts), hs_time_freq(lf), 10000000));
 }
 
+/* Two files' clocks agree on where they start when each one's header,
+   read on the other's clock, falls within this of where it says it is
+   (FILETIME units): a QPC or cycle counter counts from a machine's boot,
+   and the headers of two files of one run agree to milliseconds; counters
+   drift from the system time by parts per million, a second in days. */
+#define SAME_ORIGIN 20000000
+
 int hs_time_same_clock(const hs_logfile *a, const hs_logfile *b) {
-  return a->clock_type == b->clock_type && hs_time_freq(a) == hs_time_freq(b);
+  int64_t d;
+  if (a->clock_type != b->clock_type || hs_time_freq(a) != hs_time_freq(b)) return 0;
+  if (a->clock_type == 2) return 1;       /* system time: FILETIME itself */
+  d = sub_sat(hs_time_filetime(a, b->header_ts), b->start_time);
+  return d > -SAME_ORIGIN && d < SAME_ORIGIN;
 }
 
 int64_t hs_time_from_filetime(const hs_logfile *lf, int64_t ft) {

@@ -255,8 +255,10 @@ const char *hs_reader_error(const hs_reader *r);
 int64_t hs_time_filetime(const hs_logfile *lf, int64_t ts);
 /* And back: the tick of file `lf`'s clock at a FILETIME. */
 int64_t hs_time_from_filetime(const hs_logfile *lf, int64_t ft);
-/* Do two files count on the same clock (kind and rate), so that their
-   ticks compare as they are?  Else they meet through FILETIME. */
+/* Do two files count on the same clock (kind, rate and origin: a QPC or
+   cycle counter of one machine since one boot, their headers agreeing on
+   it within 2 s), so that their ticks compare as they are?  Else they meet
+   through FILETIME. */
 int hs_time_same_clock(const hs_logfile *a, const hs_logfile *b);
 /* Nanoseconds since the session start (the logfile header record). */
 int64_t hs_time_ns(const hs_logfile *lf, int64_t ts);

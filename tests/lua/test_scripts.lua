@@ -48,6 +48,26 @@ txt = run("leaks " .. M .. " -- --kind pool")
 check(txt:find("no pool allocations in this trace; it has 5000 heap and 12 VirtualAlloc allocations (--kind heap,virtual)", 1, true),
       "leaks --kind pool on a trace without pool: says which kinds it has", txt)
 
+-- two traces of two machines, their QPC clocks counting from different
+-- boots (hs_time_same_clock): one answer whichever comes first, read
+-- together or merged into one file, with every stack matched (the
+-- StackWalks' own times moved with their events'), notes aside
+do
+  local function body(t) return (t:gsub("[^\n]*`heapscript symbols [^\n]*\n", "")) end
+  local sym = " --symbols examples/memorytestapp.sym"
+  local a, b = run("leaks " .. M .. " " .. N .. sym), run("leaks " .. N .. " " .. M .. sym)
+  check(a:find("0.300..19.380 s, MemoryTestApp.exe (5812)", 1, true) and a:find("NotMyFault64.exe (6140), tag Leak", 1, true)
+        and not a:find("(no stack)", 1, true), "leaks of two machines' traces: each stack matched", a)
+  check(body(a) == body(b), "... the same in either order", b)
+  for _, order in ipairs { M .. " " .. N, N .. " " .. M } do
+    local merged = T.tmpname(".etl")
+    run("merge -o " .. merged .. " " .. order)
+    local c = run("leaks " .. merged .. sym .. " --symbol-path examples")
+    check(body(c) == body(a), "... and merged into one file (" .. order .. ")", c)
+    os.remove(merged)
+  end
+end
+
 -- leaks over two programs built for one base: one address sequence, two
 -- stacks, each named from its own program (stackplace.h)
 do
@@ -230,21 +250,46 @@ end
 r = report("peak " .. N .. " --")
 check(r and r.kinds[1].kind == "pool" and r.kinds[1].peak == 20971968 and r.kinds[1].live_count == 321
       and r.kinds[1].stacks[1].headline:find("MyfaultLeakPool", 1, true), "peak: pool 20 MiB held by MyfaultLeakPool")
--- two traces merged, the second started 1,800 s before the first: its pool peak is at -1779.8 s, and
--- what is live then is counted from its start, not from 0
+-- the two examples come from two machines (their QPC clocks count from boots 5 h apart): they meet
+-- on the system time, the second 16,500 s after the first, its pool peak at 16,520.2 s
 r, code, raw = report("peak " .. M .. " " .. N .. " --")
 local pool
 for _, k in ipairs(r and r.kinds or {}) do if k.kind == "pool" then pool = k end end
-check(code == 0 and pool and pool.peak == 20971968 and math.abs(pool.peak_time + 1779.8125) < 1e-6
+check(code == 0 and pool and pool.peak == 20971968 and math.abs(pool.peak_time - 16520.1875) < 1e-6
       and pool.live_bytes == pool.peak and pool.live_count == 321,
-      "peak over two traces: a peak before the first file's start, held by the same 321 allocations", raw)
--- --at a moment below 0 there: what A:outstanding says of it (another code path); before every event, nothing
-r, code, raw = report("peak " .. M .. " " .. N .. " -- --kind pool --at -1790")
+      "peak over two machines' traces: the second's peak on the first's timeline, held by the same 321 allocations", raw)
+-- two traces of one machine, the second started 1,800 s before the first: times count from the
+-- earlier start whichever comes first; --at a moment is what A:outstanding says of it (another
+-- code path)
 do
-  local t <close> = assert(heapscript.open(M, N))
-  local b, n = t:allocations{ kind = "pool" }:outstanding(-1790)
-  check(code == 0 and r and r.kinds[1].live_bytes == b and r.kinds[1].live_count == n and n == 160,
-        "peak --at -1790 over two traces: the 160 pool allocations live then, as A:outstanding counts them", raw)
+  local F, T0, SEC = 133232598000000000, 72000000000, 10000000
+  local function trace_at(t0, body)          -- a trace that starts at tick t0 (F at T0)
+    local path = T.tmpname()
+    local w = assert(heapscript.writer(path, { start_time = F + (t0 - T0), start_ticks = t0 }))
+    w:process { op = "dcstart", pid = 100, ppid = 4, ts = t0 + 1, name = "app.exe" }
+    body(w)
+    assert(w:close())
+    return path
+  end
+  local first = trace_at(T0, function(w)
+    w:heap { op = "alloc", pid = 100, tid = 104, ts = T0 + 5 * SEC, heap = 1, addr = 0x20000, size = 8 }
+  end)
+  local earlier = trace_at(T0 - 1800 * SEC, function(w)
+    for i = 1, 3 do
+      w:heap { op = "alloc", pid = 100, tid = 104, ts = T0 - (1800 - 5 * i) * SEC, heap = 1, addr = 0x30000 * i, size = 100 * i }
+    end
+    w:heap { op = "free", pid = 100, tid = 104, ts = T0 - 1780 * SEC, heap = 1, addr = 0x30000 }
+  end)
+  for _, order in ipairs { first .. " " .. earlier, earlier .. " " .. first } do
+    r, code, raw = report("peak " .. order .. " --")
+    check(code == 0 and r and r.kinds[1].peak == 600 and math.abs(r.kinds[1].peak_time - 15) < 1e-6
+          and r.kinds[1].live_count == 3, "peak over two traces of one machine: times from the earlier start", raw)
+    r, code, raw = report("peak " .. order .. " -- --at 12")
+    local t <close> = assert(heapscript.open(first, earlier))
+    local b, n = t:allocations():outstanding(12)
+    check(code == 0 and r and r.kinds[1].live_bytes == b and r.kinds[1].live_count == n and n == 2 and b == 300,
+          "peak --at 12 there: the 2 allocations live then, as A:outstanding counts them", raw)
+  end
 end
 out, code = run("peak " .. M .. " -- --kind heap --at -5")
 check(code == 0 and out:find("nothing live at -5.000 s", 1, true), "peak --at before the trace: nothing live", out)

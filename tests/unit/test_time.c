@@ -19,6 +19,27 @@ TEST(qpc) {
   CHECK_EQ(hs_time_freq(&lf), 10000000);
 }
 
+/* Two files' ticks compare as they are only on one clock: kind, rate and
+   origin (one machine since one boot), the headers agreeing within 2 s. */
+TEST(same_clock) {
+  hs_logfile a, b;
+  memset(&a, 0, sizeof a);
+  a.clock_type = 1; a.perf_freq = 10000000; a.header_ts = 72000000000; a.start_time = 133231626000000000;
+  b = a;
+  b.header_ts = a.header_ts + 600LL * 10000000;           /* 10 minutes later on one machine */
+  b.start_time = a.start_time + 600LL * 10000000 + 15000000;   /* its header 1.5 s off: drift */
+  CHECK(hs_time_same_clock(&a, &b));
+  CHECK(hs_time_same_clock(&b, &a));
+  b.start_time += 10000000;                                /* 2.5 s off */
+  CHECK(!hs_time_same_clock(&a, &b));
+  b.header_ts = 54000000000; b.start_time = a.start_time + 16500LL * 10000000;   /* another boot */
+  CHECK(!hs_time_same_clock(&a, &b));
+  b = a; b.perf_freq = 3117777;                            /* another rate */
+  CHECK(!hs_time_same_clock(&a, &b));
+  b = a; b.clock_type = 2; a.clock_type = 2;               /* system time: FILETIME, one origin */
+  b.header_ts = b.start_time = 1; CHECK(hs_time_same_clock(&a, &b));
+}
+
 TEST(system_time_and_cycles) {
   hs_logfile lf;
   memset(&lf, 0, sizeof lf);
@@ -149,7 +170,7 @@ TEST(seconds_as_printf_writes_them) {
 }
 
 int main(void) {
-  RUN(qpc); RUN(system_time_and_cycles); RUN(extremes_saturate); RUN(cycles_without_mhz);
+  RUN(qpc); RUN(same_clock); RUN(system_time_and_cycles); RUN(extremes_saturate); RUN(cycles_without_mhz);
   RUN(from_filetime_by_clock); RUN(saturates_at_the_last_whole_second); RUN(dates_in_january_and_february);
   RUN(seconds_as_printf_writes_them);
   return UNIT_DONE();
