@@ -174,6 +174,7 @@ static Analysis *build(lua_State *L, hs_reader *r, int tidx) {
   uint32_t inst, ninst;
   double lim;
   if (nfiles < 1 || !lf0) luaL_error(L, "cannot analyse the trace: it has no files");
+  hsi_lua_trace_once(L, r);
   scope_of(L, tidx, &sc);                                   /* pushes what owns its arrays */
   an = (Analysis *)lua_newuserdatauv(L, sizeof *an, AV_COUNT_);
   memset(an, 0, sizeof *an);

@@ -157,6 +157,11 @@ int hsi_lua_trace_open(lua_State *L, const char *const *paths, int npaths);
 ** Traces of the run read every record of its files: their damage is its).
 */
 void hsi_lua_trace_damage_opts(lua_State *L, int idx, hs_reader_opts *o);
+/* Before the files of r are read as one trace: an error when two of them
+   are one trace (one path twice, or a copy: the same header), whose
+   events would count twice.  Opening them is not reading (a script that
+   reads each file on its own, such as diff, may be given one twice). */
+void hsi_lua_trace_once(lua_State *L, const hs_reader *r);
 void hsi_lua_trace_walked(lua_State *L, int idx);
 void hsi_lua_trace_set_main(lua_State *L, int idx);
 /* The damage a live trace's producer met reading files (a replay's),

@@ -267,6 +267,24 @@ test("mistakes said at the script's line, extremes held", function()
   check(code == 2 and err:find("--window: expected T1,T2", 1, true), "a window no trace reaches: exit 2", err)
   code, out, err = hs("peak " .. ex .. " --at 1e30")
   check(code == 2 and err:find("--at: expected a time", 1, true), "... a moment: exit 2", err)
+  -- one trace twice (one path twice, or a copy): refused when read as one, not counted twice;
+  -- a script that reads each file on its own (diff) may be given one twice
+  local copy = T.tmpname(".etl")
+  assert(os.execute("cp examples/memorytestapp.etl " .. q(copy)))
+  for _, other in ipairs { ex, q(copy) } do
+    code, out, err = hs("leaks " .. ex .. " " .. other)
+    check(code == 1 and out == "" and err:find("the same trace as examples/memorytestapp.etl, given twice", 1, true),
+          "one trace given twice: refused (" .. other .. ")", err)
+  end
+  s = tmpscript("local t = heapscript.open('examples/memorytestapp.etl', " .. ("%q"):format(copy) .. ")\n"
+    .. "print(pcall(t.allocations, t)) print(pcall(t.count, t))\n")
+  code, out = hs(q(s))
+  check(code == 0 and select(2, out:gsub("false\t[^\n]*the same trace as examples/memorytestapp.etl, given twice", "")) == 2,
+        "... by the analysis and by a walk of heapscript.open's trace", out)
+  code, out, err = hs("diff " .. ex .. " " .. q(copy))
+  check(code == 0 and out:find("stacks: ", 1, true) and not err:find("given twice", 1, true),
+        "diff of a trace and its copy: each read on its own", err)
+  os.remove(copy)
   -- a written trace of stamps and sizes at the ends of int64 (the writer's clock, the sums, the peaks)
   local etl = T.tmpname(".etl")
   s = tmpscript(([[
