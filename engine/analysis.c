@@ -351,6 +351,8 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   hsi_stacks_on_match(a->st, on_stack, a);
   hsi_stacks_set_window(a->st, hs_time_freq(&a->lf), HSI_STACKS_MAX_LIVE);
   a->window = hs_time_freq(&a->lf) / PROBE_PART;
+  a->c.first_ts = INT64_MAX;
+  a->c.last_ts = INT64_MIN;
   a->walk.flags = HS_EVF_KERNEL;
   a->walk.hook = 0x1820;
   a->walk.opcode = 0x20;
@@ -396,9 +398,11 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
     d = x->d;
     if (hsi_stop_due(a->c.events)) { rc = HSI_ESTOPPED; break; }   /* a time limit (stop.h) */
     ts = x->bare ? x->op.ts : e->timestamp;
-    if (a->c.events++ == 0) a->c.first_ts = ts;
-    if ((a->c.events & 0xFFF) == 0 && scope && scope->progress) progress(scope, e, x);
-    a->c.last_ts = ts;
+    /* the earliest and the latest, not the first and the last: a stream
+       out of order (a record before its file's header) stays inside them */
+    if (ts < a->c.first_ts) a->c.first_ts = ts;
+    if (ts > a->c.last_ts) a->c.last_ts = ts;
+    if ((++a->c.events & 0xFFF) == 0 && scope && scope->progress) progress(scope, e, x);
     if (x->bare) {                        /* what the steps below do with it, from x alone */
       if (x->bare == BARE_STACK) { rc = walk_event(a, x); continue; }
       if (x->bare == BARE_OP) rc = memory_event(a, &x->op, &x->ids);

@@ -37,7 +37,7 @@ typedef struct hsi_analysis_counts {
   uint64_t ids_missing;       /* memory events without header ids that got no StackWalk */
   uint64_t ids_from_block;    /* ... of them heap frees given the process of the one live block they free */
   uint64_t records_no_process; /* records whose process is unknown (no ids, no stack) */
-  int64_t first_ts, last_ts;  /* first and last event of the trace */
+  int64_t first_ts, last_ts;  /* the earliest and the latest event's time (valid when events) */
 } hsi_analysis_counts;
 
 /*

@@ -285,6 +285,23 @@ test("mistakes said at the script's line, extremes held", function()
   check(code == 0 and out:find("stacks: ", 1, true) and not err:find("given twice", 1, true),
         "diff of a trace and its copy: each read on its own", err)
   os.remove(copy)
+  -- records stamped before their file's header (a stream out of order): inside the trace's window
+  local early = T.tmpname(".etl")
+  s = tmpscript(([[
+local w = assert(heapscript.writer(%q, {start_ticks = 1000000}))
+w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 10, heap = 1, addr = 0x20000, size = 40}
+w:heap{op = "free",  pid = 1000, tid = 1004, ts = 20, heap = 1, addr = 0x20000}
+w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 30, heap = 1, addr = 0x30000, size = 8}
+assert(w:close())
+local t <close> = assert(heapscript.open(%q))
+local A = t:allocations()
+local t1, t2 = A:window()
+local ms = t:memory_stats()
+print(#A, t1 < t2, ms.first_time < ms.last_time, A:summary().count)
+]]):format(early, early))
+  code, out, err = hs(q(s))
+  eq(out, "2\ttrue\ttrue\t2\n", "records before their file's header: in the whole trace's window (" .. err .. ")")
+  os.remove(early)
   -- a written trace of stamps and sizes at the ends of int64 (the writer's clock, the sums, the peaks)
   local etl = T.tmpname(".etl")
   s = tmpscript(([[
