@@ -100,6 +100,7 @@ local function unrecorded(sel)
     sel.process ~= nil and ("process %s"):format(tostring(sel.process)) or ("pid %s"):format(tostring(sel.pid)))
 end
 local by_kind = {}                        -- results skipped for a kind not recorded
+local kind_of = {}                         -- result -> the kinds its rule selects (the CSV's Kind)
 -- The run as a baseline is: the figures of each of its kinds made once,
 -- when a rule compared with the baseline first needs them, and summed
 -- for every such rule that selects by kind alone (a window or another
@@ -137,6 +138,8 @@ for i, r in ipairs(rules) do
     return bad(("rule %s: no limit (max_...) and no check function: it could never fail"):format(r.name))
   end
   local res = { name = r.name, severity = r.severity or "error", why = r.why, ok = true, violations = {} }
+  local k = r.select and r.select.kind
+  kind_of[res] = type(k) == "table" and table.concat(k, ",") or k
   local vs_base = r.no_new_leaks or r.max_leaked_growth
   local A, why, kind_missing                -- a limit rule's selection, and why it was never recorded
   if not r.check and not (vs_base and not base) then
@@ -276,6 +279,21 @@ local deltas
 if base and (o.markdown or o.html) then   -- the changes against the baseline: only these pages show them
   deltas = baseline.diff(base.groups, baseline.collect(trace, nil, true, run and run.kinds))
 end
+-- the CSV file's rows: one per broken limit of each rule (a rule with a
+-- check of its own, one), the worst first as above
+local rows = {}
+for _, res in ipairs(out.results) do
+  if not res.ok and not res.skipped then
+    local ty = res.severity == "error" and "FAIL" or "WARN"
+    if #res.violations == 0 then rows[#rows + 1] = { type = ty, what = res.name .. ": " .. (res.message or res.why or "") } end
+    for _, v in ipairs(res.violations) do
+      local counted = v.limit:find("count", 1, true) ~= nil
+      rows[#rows + 1] = { type = ty, kind = kind_of[res], frames = v.stack, count = counted and v.value or nil,
+        bytes = not counted and v.value or nil,
+        what = ("%s: %s: %s = %s, limit %s"):format(res.name, v.group or "all", v.limit:gsub("^max_", ""), v.value, v.max) }
+    end
+  end
+end
 report.finish(o, out, { script = "policy", rules = out.results, rules_file = o.rules, deltas = deltas,
-  unchecked = out.unchecked })
+  unchecked = out.unchecked, csv_findings = rows })
 return (out.failed > 0 or out.unchecked) and 1 or 0

@@ -327,7 +327,7 @@ end
 function F.emit(o, r)
   r.trace = r.trace or trace
   r.findings = r.findings or {}
-  if o.csv then write(o.csv, F.csv(r.findings)) end
+  if o.csv then write(o.csv, F.csv(r.csv_findings or r.findings)) end   -- policy: a row per broken rule
   if o.markdown then write(o.markdown, F.markdown(r)) end
   if o.folded then write(o.folded, F.folded_writer(r)) end
   if o.junit then write(o.junit, F.junit(r)) end

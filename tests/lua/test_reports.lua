@@ -836,6 +836,17 @@ T.test("CSV: one row per finding, the WPA columns", function()
         .. ".-,319,12760,12760,heap,leak$"), "the first row", rows[2])
 end)
 
+T.test("policy's CSV: a row for each broken limit", function()
+  local out, code = run("policy examples/memorytestapp-newleak.etl --baseline " .. M .. " --csv -")
+  local rows = {}
+  for l in out:gmatch("([^\r\n]+)\r\n") do rows[#rows + 1] = l end
+  check(code == 1 and #rows == 4, "policy --csv: the header and 3 rows (3 broken limits)", out)
+  check((rows[2] or ""):find("^FAIL,,ntdll%.dll!RtlUserThreadStart.-,319,,,heap,\"heap%-repeated%-leak: ") ~= nil,
+        "... the repeated leak: its stack, its count, its kind", rows[2])
+  check((rows[3] or ""):find("^FAIL,.-,,6912,,heap,\"no%-new%-leak%-stack: MemoryTestApp%.exe!CacheRecord") ~= nil,
+        "... the new leaking stack: its bytes", rows[3])
+end)
+
 T.test("a report on standard output replaces the text", function()
   local out, code = run("leaks " .. M .. " -- --csv -")
   check(code == 0 and out:sub(1, 11) == "Type,Proces" and not out:find("allocated and not freed", 1, true),
