@@ -86,6 +86,11 @@ typedef struct etlfile {
      tail was split off, the counters it set (buffers_damaged among them),
      and the damage it reported. */
   uint32_t nidx, end0;
+  /* The ticks a record of the file may have (ts_ok): from an hour before
+     its header to an hour after its end (a year after its header when the
+     session was never stopped).  Outside, its timestamp is damage. */
+  int64_t ts_lo;
+  uint64_t ts_span;
   hs_file_stats ist;
   struct idamage { uint64_t pos; uint32_t buffer; char what[112]; } *idmg;
   uint32_t nidmg, capidmg;
@@ -93,6 +98,25 @@ typedef struct etlfile {
 
 typedef struct etlreader etlreader;
 static void etl_close(void *impl);
+
+#define TS_SLACK_S 3600                 /* seconds a record may lie outside its file's span */
+
+static void ts_bounds(etlfile *f) {
+  const hs_logfile *lf = &f->lf;
+  int64_t lo = hs_time_from_filetime(lf, lf->start_time - (int64_t)TS_SLACK_S * 10000000);
+  int64_t hi = lf->end_time > lf->start_time
+               ? hs_time_from_filetime(lf, lf->end_time + (int64_t)TS_SLACK_S * 10000000)
+               : hs_time_from_filetime(lf, lf->start_time + (int64_t)366 * 86400 * 10000000);
+  if (lf->start_time <= 0 || hi < lo) { lo = INT64_MIN; hi = INT64_MAX; }   /* no start known: no bound */
+  f->ts_lo = lo;
+  f->ts_span = (uint64_t)hi - (uint64_t)lo;
+}
+
+/* Is ts one the file's records may have (ts_bounds)? */
+static inline int ts_ok(const etlfile *f, int64_t ts) { return (uint64_t)ts - (uint64_t)f->ts_lo <= f->ts_span; }
+
+#define TS_DAMAGE "a record whose timestamp lies more than an hour outside the trace's span"
+
 
 /* Damage decoding found, reported by the walk before event `at` of its
    chunk (at == n: after the last). */
@@ -884,7 +908,7 @@ static void fill(etlreader *r, stream *s, chunk *c) {
     {
       /* most records: kernel, EVENT_HEADER and classic headers, many at a time */
       uint32_t k0 = c->n, m = hsi_record_scan(s->base, &s->pos, s->cur->end, &c->rec[k0], &c->key[k0],
-                                              r->chunk_max - k0);
+                                              r->chunk_max - k0, f->ts_lo, f->ts_span);
       memset(&c->cb[k0], (int)cb, m);
       if (r->by_filetime)
         for (k = k0; k < k0 + m; k++) c->key[k] = hs_time_filetime(&f->lf, c->key[k]);
@@ -892,6 +916,16 @@ static void fill(etlreader *r, stream *s, chunk *c) {
       if (c->n == r->chunk_max) continue;
     }
     rc = hsi_record_decode(s->base, s->pos, s->cur->end, f->file_ptr, &tmp, &next, &why);
+    if (rc == 1 && !ts_ok(f, tmp.timestamp)) {
+      /* a damaged timestamp (the scan stops before it): the record is left
+         out; a second one in the buffer (this chunk's last note) says the
+         buffer is garbage from there (a compressed stream damaged in a way
+         that still inflates): the rest of it is skipped */
+      int again = c->nnotes && c->notes[c->nnotes - 1].buffer == s->cur->index
+                  && strncmp(c->notes[c->nnotes - 1].what, TS_DAMAGE, sizeof TS_DAMAGE - 1) == 0;
+      rc = again ? -1 : -2;
+      why = again ? TS_DAMAGE ", a second in its buffer: the rest of it" : TS_DAMAGE;
+    }
     if (rc == 1) {
       c->rec[c->n].rec = s->base + s->pos;
       c->rec[c->n].ht = 0;
@@ -1429,6 +1463,7 @@ static int finish_open(etlreader *r, const etlreader *from, char *err, size_t er
        around each touch: give them back; the walk maps what it reads. */
     hsi_map_release(&f->map, 0, f->size);
     hsi_map_advise(&f->map, 1);
+    ts_bounds(f);
     if (build_streams(r, i)) { snprintf(err, errlen, "%s: out of memory", f->path); return HS_ENOMEM; }
     if (i > 0 && !hs_time_same_clock(&f->lf, &r->files[0].lf)) r->by_filetime = 1;
   }

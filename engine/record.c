@@ -232,7 +232,7 @@ int hsi_record_decode(const uint8_t *b, uint32_t pos, uint32_t end, int file_ptr
 }
 
 uint32_t hsi_record_scan(const uint8_t *b, uint32_t *pos, uint32_t end, hsi_krec *k, int64_t *ts,
-                         uint32_t max) {
+                         uint32_t max, int64_t ts_lo, uint64_t ts_span) {
   uint32_t n = 0, p = *pos;
   const char *why;
   while (n < max && end - p >= 8) {           /* p <= end always */
@@ -249,6 +249,7 @@ uint32_t hsi_record_scan(const uint8_t *b, uint32_t *pos, uint32_t end, hsi_krec
       size = rd16(r);
       if (size < 8 || size > end - p || header_head(r, size, ht, &k[n], &why) != 0) break;
     }
+    if ((uint64_t)k[n].ts - (uint64_t)ts_lo > ts_span) break;
     ts[n] = k[n].ts;
     n++;
     p += (size + 7u) & ~7u;

@@ -48,10 +48,12 @@ void hsi_record_init(void);
    and classic records in b[*pos..end), up to max, into k[] and their
    timestamps into ts[] (the merge's keys, kept apart so the merge reads
    them packed); hsi_record_decode would return 1 for each.  Stops before
-   the first other record, the end, or anything hsi_record_decode would
-   report; returns the count and moves *pos past them. */
+   the first other record, the end, anything hsi_record_decode would
+   report, or a record whose timestamp is not in [ts_lo, ts_lo + ts_span]
+   (the caller's bounds: a damaged one); returns the count and moves *pos
+   past them. */
 uint32_t hsi_record_scan(const uint8_t *b, uint32_t *pos, uint32_t end, hsi_krec *k, int64_t *ts,
-                         uint32_t max);
+                         uint32_t max, int64_t ts_lo, uint64_t ts_span);
 
 /* Payload pointer width of a header type: 4 for SYSTEM32, COMPACT32,
    FULL32, INSTANCE32, PERFINFO32 and EVENT32 (types 1, 3, 0x0A, 0x0B,

@@ -247,7 +247,7 @@ TEST(scan_agrees_with_decode) {
   wr64(buf + at + 8, 77); at += 24;
   starts[6] = at;                                            /* a MESSAGE record: not taken */
   wr16(buf + at, 16); buf[at + 3] = 0x90; at += 16;
-  n = hsi_record_scan(buf, &pos, at, k, ts, 16);
+  n = hsi_record_scan(buf, &pos, at, k, ts, 16, INT64_MIN, UINT64_MAX);
   CHECK_EQ(n, 6); CHECK_EQ(pos, starts[6]);
   for (i = 0; i < n; i++) {
     memset(&a, 0, sizeof a);
@@ -269,18 +269,24 @@ TEST(scan_agrees_with_decode) {
   /* a damaged EVENT_HEADER stops the scan where hsi_record_decode reports it */
   wr16(buf + starts[1] + 0x50, 0x200);                       /* its first item runs past it */
   pos = 0;
-  CHECK_EQ(hsi_record_scan(buf, &pos, at, k, ts, 16), 1); CHECK_EQ(pos, starts[1]);
+  CHECK_EQ(hsi_record_scan(buf, &pos, at, k, ts, 16, INT64_MIN, UINT64_MAX), 1); CHECK_EQ(pos, starts[1]);
   CHECK_EQ(hsi_record_decode(buf, starts[1], at, 8, &b, &next, &why), -2);
   CHECK_EQ(next, starts[2]);
   /* a classic record shorter than its header, and the end of data */
   pos = starts[3];
   wr16(buf + starts[3], 0x28);
-  CHECK_EQ(hsi_record_scan(buf, &pos, at, k, ts, 16), 0); CHECK_EQ(pos, starts[3]);
+  CHECK_EQ(hsi_record_scan(buf, &pos, at, k, ts, 16, INT64_MIN, UINT64_MAX), 0); CHECK_EQ(pos, starts[3]);
   pos = starts[4];
   wr32(buf + starts[5], 0xFFFFFFFFu);
-  CHECK_EQ(hsi_record_scan(buf, &pos, at, k, ts, 16), 1); CHECK_EQ(pos, starts[5]);
+  CHECK_EQ(hsi_record_scan(buf, &pos, at, k, ts, 16, INT64_MIN, UINT64_MAX), 1); CHECK_EQ(pos, starts[5]);
   pos = starts[1]; wr16(buf + starts[1] + 0x50, 16);   /* mended */
-  CHECK_EQ(hsi_record_scan(buf, &pos, at, k, ts, 2), 2); CHECK_EQ(pos, starts[3]);   /* max */
+  CHECK_EQ(hsi_record_scan(buf, &pos, at, k, ts, 2, INT64_MIN, UINT64_MAX), 2); CHECK_EQ(pos, starts[3]);   /* max */
+  /* the caller's bounds: the scan stops before the first record outside them */
+  pos = starts[1];
+  CHECK_EQ(hsi_record_scan(buf, &pos, at, k, ts, 16, ts[0] + 1, 0), 0); CHECK_EQ(pos, starts[1]);
+  CHECK_EQ(hsi_record_scan(buf, &pos, at, k, ts, 1, INT64_MIN, UINT64_MAX), 1);
+  pos = starts[1];
+  CHECK_EQ(hsi_record_scan(buf, &pos, at, k, ts, 16, ts[0], 0), 1); CHECK_EQ(pos, starts[2]);
 }
 
 /* The MESSAGE optional fields the other test leaves out: 0x4 a 4-byte
