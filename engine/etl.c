@@ -88,7 +88,8 @@ typedef struct etlfile {
   uint32_t nidx, end0;
   /* The ticks a record of the file may have (ts_ok): from an hour before
      its header to an hour after its end (a year after its header when the
-     session was never stopped).  Outside, its timestamp is damage. */
+     session was never stopped, or the file appended to).  Outside, its
+     timestamp is damage. */
   int64_t ts_lo;
   uint64_t ts_span;
   hs_file_stats ist;
@@ -104,7 +105,9 @@ static void etl_close(void *impl);
 static void ts_bounds(etlfile *f) {
   const hs_logfile *lf = &f->lf;
   int64_t lo = hs_time_from_filetime(lf, lf->start_time - (int64_t)TS_SLACK_S * 10000000);
-  int64_t hi = lf->end_time > lf->start_time
+  /* a file appended to (EVENT_TRACE_FILE_MODE_APPEND, 0x4) holds later
+     sessions whose records its header's end need not cover */
+  int64_t hi = lf->end_time > lf->start_time && !(lf->log_file_mode & 0x4)
                ? hs_time_from_filetime(lf, lf->end_time + (int64_t)TS_SLACK_S * 10000000)
                : hs_time_from_filetime(lf, lf->start_time + (int64_t)366 * 86400 * 10000000);
   if (lf->start_time <= 0 || hi < lo) { lo = INT64_MIN; hi = INT64_MAX; }   /* no start known: no bound */
