@@ -212,7 +212,7 @@ function M.load(path, f)
   if not head then return nil, path .. ": cannot open the baseline" end
   local first = head:read(64) or ""
   head:close()
-  if first:match("^%s*{") then
+  if first:match("^%s*[{%[]") or path:lower():match("%.json$") then   -- JSON, or a file named as such
     local json = require "json"
     local fh = io.open(path, "rb")
     local text = fh:read("a")

@@ -106,6 +106,24 @@ function M.options(spec, defaults, argv, usage)
     if o[k] == "-" then dash[#dash + 1] = "--" .. k end
   end
   if #dash > 1 then fail(table.concat(dash, " and ") .. ": only one report can go to standard output") end
+  -- a report file that cannot be written is said now, not after the analysis
+  -- (an existing file is opened to append, nothing written; a new one made
+  -- and removed)
+  for _, k in ipairs({ "json", "html", "csv", "markdown", "folded", "junit" }) do
+    local path = o[k]
+    if type(path) == "string" and path ~= "-" then
+      local f, err = io.open(path, "rb")
+      if f then
+        f:close()
+        f, err = io.open(path, "ab")
+        if f then f:close() end
+      else
+        f, err = io.open(path, "wb")
+        if f then f:close(); os.remove(path) end
+      end
+      if not f then fail(("--%s: cannot write %s (%s)"):format(k, path, tostring(err):gsub("^.-: ", ""))) end
+    end
+  end
   if o.symbol_path and trace then trace:symbols{path = o.symbol_path} end
   return o
 end

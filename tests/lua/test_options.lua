@@ -108,6 +108,23 @@ eq(out, "no heap allocations in this trace; it has 1640 pool allocations (--kind
 code, out = run("peak " .. N .. " --kind virtual,heap")
 eq(out, "no VirtualAlloc or heap allocations in this trace; it has 1640 pool allocations (--kind pool)\n",
    "peak --kind virtual,heap, pool trace")
+-- a report file that cannot be written: said before anything is analysed or printed
+code, out, err = run("leaks " .. M .. " --json /nonexistent/dir/x.json")
+check(code == 2 and out == "" and err:find("leaks: --json: cannot write /nonexistent/dir/x.json (No such file or directory)", 1, true),
+      "--json into a directory that is not there: exit 2 at once", err)
+code, out, err = run("policy " .. M .. " --junit /nonexistent/j.xml")
+check(code == 2 and out == "" and err:find("policy: --junit: cannot write /nonexistent/j.xml", 1, true),
+      "--junit likewise", err)
+-- a baseline that is not JSON, or JSON without groups, is said to be so (not read as a trace)
+local nj = T.tmpname(".json")
+local f = assert(io.open(nj, "w")); f:write("not json at all"); f:close()
+code, out, err = run("diff " .. M .. " --baseline " .. nj)
+check(code == 2 and err:find(nj .. ": not valid JSON", 1, true), "diff --baseline of a .json that is not JSON", err)
+f = assert(io.open(nj, "w")); f:write("[]"); f:close()
+code, out, err = run("diff " .. M .. " --baseline " .. nj)
+check(code == 2 and err:find("a JSON baseline is the report of `heapscript leaks --json`", 1, true),
+      "... of a JSON list", err)
+os.remove(nj)
 code, out = run("growth " .. M .. " --process nosuch")
 eq(out, "no VirtualAlloc, heap or pool allocations under --process nosuch (the trace has 5012 of them)\n",
    "growth --process of no process: said, not a silent report")
