@@ -29,6 +29,7 @@
 #include "cliargs.h"
 #include "embedded.h"
 #include "lua_run.h"
+#include "text.h"
 #include "lua_sandbox.h"
 #include "lua_live.h"
 #include "osfile.h"
@@ -80,8 +81,9 @@ static void usage(FILE *to) {
     "\n"
     "exit status: the integer the script returns; 1 if it returns false or\n"
     "raises an error; 0 otherwise; 2 if the command line is wrong, SCRIPT\n"
-    "cannot be found, a TRACE cannot be opened or a limit (--timeout,\n"
-    "--memory) is broken.  os.exit(n) works.\n"
+    "cannot be found (or is a trace, or a bundled module such as report),\n"
+    "a TRACE cannot be opened or a limit (--timeout, --memory) is broken.\n"
+    "os.exit(n) works.\n"
     "Documentation: docs/API.md; the sandbox: docs/SCRIPTS.md.\n", hsi_lua_limits_help);
 }
 
@@ -157,11 +159,14 @@ const struct hsi_embedded *hsi_lua_bundled(lua_State *L, const char *rel) {
 ** none ("\n\tno file 'x'..."); another status with the load error when
 ** the file is there but does not load.
 */
+static int loaded_bundled;   /* search_load's last find was a bundled file */
+
 static int search_load(lua_State *L, int dirs, const char *rel, int bundled) {
   luaL_Buffer tried;
   const struct hsi_embedded *e = NULL;
   lua_Integer i, n = 0;
   int st;
+  loaded_bundled = 0;
   if (dirs) {
     dirs = lua_absindex(L, dirs);
     n = luaL_len(L, dirs);
@@ -191,6 +196,7 @@ static int search_load(lua_State *L, int dirs, const char *rel, int bundled) {
   }
   if (bundled) e = hsi_lua_bundled(L, rel);
   if (e) {
+    loaded_bundled = 1;
     lua_pushfstring(L, "@%s", e->name);
     st = luaL_loadbufferx(L, (const char *)e->data, e->len, lua_tostring(L, -1), "t");
     lua_remove(L, -2);
@@ -373,6 +379,7 @@ typedef struct cli {
   int live;             /* --live or --replay: the trace is a session */
   hsi_live_opts lo;
   const char **replays; /* --replay values */
+  int bundled;          /* SCRIPT is one of the bundled files */
 } cli;
 
 /* A trace that would not open is a JSON file (a report of leaks --json,
@@ -443,6 +450,7 @@ static int pmain(lua_State *L) {
     if (n < 4 || strcmp(name + n - 4, ".lua") != 0)
       rel = lua_pushfstring(L, "%s.lua", name);
     st = search_load(L, dirs, rel, 1);
+    if (st == LUA_OK) c->bundled = loaded_bundled;
     if (st == LUA_ERRFILE) {
       message(lua_pushfstring(L, "cannot find script '%s':\n\tno file '%s'%s",
                               name, name, lua_tostring(L, -1)));
@@ -452,7 +460,13 @@ static int pmain(lua_State *L) {
     if (st == LUA_OK) lua_pop(L, 1);
   }
   if (st != LUA_OK) {
+    size_t n = strlen(name);
     message(lua_tostring(L, -1));
+    if (n > 4 && hsi_strieq(name + n - 4, ".etl")) {   /* `heapscript t.etl`: the script left out */
+      fprintf(stderr, PROG ": %s is a trace, not a script: name a script first (heapscript leaks %s; "
+                      "heapscript --list names the bundled ones)\n", name, name);
+      c->code = EXIT_USAGE;
+    }
     return 0;
   }
   /* chunk on top */
@@ -490,6 +504,12 @@ static int pmain(lua_State *L) {
   if (c->live) {                  /* a script that never used `trace` waits now */
     lua_pushcfunction(L, hsi_lua_live_wait);
     if (docall(L, 0, 0) != LUA_OK) return 0;
+  }
+  if (c->bundled && lua_type(L, -1) == LUA_TTABLE) {   /* a bundled module run as a script */
+    fprintf(stderr, PROG ": %s is a module for scripts (require \"%s\"), not a script to run; "
+                    "heapscript --list names the bundled files\n", name, name);
+    c->code = EXIT_USAGE;
+    return 0;
   }
   if (lua_type(L, -1) == LUA_TNUMBER && lua_isinteger(L, -1))
     c->code = (int)lua_tointeger(L, -1);

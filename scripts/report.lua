@@ -30,7 +30,7 @@ function M.options(spec, defaults, argv, usage)
   while i <= #argv do
     local a = argv[i]
     local name, inline = a:match("^%-%-([%w_-]+)=(.*)$")
-    name = name or a:match("^%-%-([%w_-]+)$")
+    name = name or a:match("^%-%-([%w_-]+)$") or (a == "-h" and "help" or nil)
     if not name then fail("unexpected argument " .. a) end
     local flag = "--" .. name          -- as typed, for the messages
     name = name:gsub("-", "_")

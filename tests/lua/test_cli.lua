@@ -267,6 +267,15 @@ test("mistakes said at the script's line, extremes held", function()
   check(code == 2 and err:find("--window: expected T1,T2", 1, true), "a window no trace reaches: exit 2", err)
   code, out, err = hs("peak " .. ex .. " --at 1e30")
   check(code == 2 and err:find("--at: expected a time", 1, true), "... a moment: exit 2", err)
+  -- a trace where the script goes, a bundled module run as a script, -h
+  code, out, err = hs(ex)
+  check(code == 2 and err:find("examples/memorytestapp.etl is a trace, not a script: name a script first", 1, true),
+        "a trace given as the script: said, exit 2", err)
+  code, out, err = hs("baseline " .. ex)
+  check(code == 2 and out == "" and err:find("baseline is a module for scripts (require \"baseline\"), not a script to run", 1, true),
+        "a bundled module run as a script: said, exit 2", err)
+  code, out = hs("leaks " .. ex .. " -h")
+  check(code == 0 and out:find("^usage: heapscript leaks"), "-h is --help", out)
   -- one trace twice (one path twice, or a copy): refused when read as one, not counted twice;
   -- a script that reads each file on its own (diff) may be given one twice
   local copy = T.tmpname(".etl")
