@@ -320,7 +320,13 @@ static int cmd_dump(int argc, char **argv) {
       else if (strcmp(a, "--limit") == 0) { f.limit = v; ok = v >= 0; }
       else ok = 0;
       if (!ok) {
-        fprintf(stderr, "heapscript dump: bad option %s %s\n%s", a, val ? val : "(missing value)", dump_usage);
+        const char *why = !val ? "" : strcmp(a, "--provider") == 0 ? ": neither a GUID nor a provider name"
+                        : strcmp(a, "--header-type") == 0 ? ": not a header type's name"
+                        : strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0 ? ": expected seconds from 0 to 9e9"
+                        : strcmp(a, "--limit") == 0 ? ": expected a count of 0 or more"
+                        : strcmp(a, "--opcode") == 0 || strcmp(a, "--id") == 0 || strcmp(a, "--pid") == 0
+                          || strcmp(a, "--tid") == 0 ? ": expected a number in the field's range" : ": no such option";
+        fprintf(stderr, "heapscript dump: bad option %s %s%s\n%s", a, val ? val : "(missing value)", why, dump_usage);
         free(files);
         return 2;
       }

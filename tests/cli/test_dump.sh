@@ -28,7 +28,10 @@ done
 "$HS" dump --jsonl --provider StackWalk --limit 1 "$S" | grep -q '"pid": null, "tid": null' || no "PERFINFO ids are null"
 
 "$HS" dump --opcode x "$S" >/dev/null 2>&1; [ $? -eq 2 ] || no "bad --opcode: exit 2"
-"$HS" dump --provider NoSuchProvider "$S" >/dev/null 2>&1; [ $? -eq 2 ] || no "unknown provider name: exit 2"
+"$HS" dump --provider NoSuchProvider "$S" >/dev/null 2>"${TMPDIR:-/tmp}/hs-dump-err.$$"; [ $? -eq 2 ] \
+  && grep -q "bad option --provider NoSuchProvider: neither a GUID nor a provider name" "${TMPDIR:-/tmp}/hs-dump-err.$$" \
+  || no "unknown provider name: exit 2, said so"
+rm -f "${TMPDIR:-/tmp}/hs-dump-err.$$"
 "$HS" dump --bogus 1 "$S" >/dev/null 2>&1; [ $? -eq 2 ] || no "unknown option: exit 2"
 # times: finite, of 0 or more, --from not after --to (1e300 s once printed every event)
 for t in "--from 1e300" "--from inf" "--to nan" "--from -1"; do
