@@ -65,7 +65,7 @@ function M.options(spec, defaults, argv, usage)
       elseif kind == "count" then
         local n = tonumber(v)
         n = n and math.tointeger(n)
-        if not n or n < 0 or n > 2^53 then fail(flag .. ": expected a whole number of 0 or more: " .. v) end
+        if not n or n < 0 or n > 2^53 then fail(flag .. ": expected a whole number from 0 to 2^53: " .. v) end
         o[name] = n
       elseif kind == "seconds" then
         local n = M.parse_seconds(v)

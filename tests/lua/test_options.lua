@@ -54,10 +54,10 @@ check(out:find("--top 10", 1, true) and out:find("--", 1, true), "heapscript --h
 
 -- counts are whole numbers of 0 or more, sizes numbers of 0 or more; the
 -- option is named as typed; nothing reaches the script's Lua as a bad value
-for _, c in ipairs{ { "--top -1", "--top: expected a whole number of 0 or more: -1" },
-                    { "--top 99999999999999999999", "--top: expected a whole number of 0 or more: 99999999999999999999" },
-                    { "--frames 2.5", "--frames: expected a whole number of 0 or more: 2.5" },
-                    { "--pid x", "--pid: expected a whole number of 0 or more: x" },
+for _, c in ipairs{ { "--top -1", "--top: expected a whole number from 0 to 2^53: -1" },
+                    { "--top 99999999999999999999", "--top: expected a whole number from 0 to 2^53: 99999999999999999999" },
+                    { "--frames 2.5", "--frames: expected a whole number from 0 to 2^53: 2.5" },
+                    { "--pid x", "--pid: expected a whole number from 0 to 2^53: x" },
                     { "--min-bytes -5", "--min-bytes: expected a number of 0 or more (64k, 1MiB accepted): -5" },
                     { "--no-such 1", "unknown option --no-such" } } do
   code, out, err = run("leaks " .. M .. " " .. c[1])
