@@ -7,7 +7,7 @@
 -- records in C, with the filters of trace:events.
 local report = require "report"
 local usage = [==[
-usage: heapscript events TRACE... [--top N] [--provider NAME|GUID] [--json FILE]
+usage: heapscript events TRACE... [--top N] [--provider NAME|GUID] [--symbols FILE] [--json FILE]
 ]==] .. report.OUTPUT_USAGE
 -- options from `arg` (not `...`), so that require "events" from a script
 -- reads that script's arguments, as it always has
@@ -15,12 +15,13 @@ local argv = {}
 for i = 1, arg and #arg or 0 do argv[i] = arg[i] end
 if argv[1] == "-h" then io.stdout:write(usage); return 0 end
 local print = report.print              -- text fits the terminal (report.term)
-local o = report.options({ top = "count", provider = "string", json = "string" }, {}, argv, usage)
+local o = report.options({ top = "count", provider = "string", json = "string", symbols = "string" }, {}, argv, usage)
 local top, provider = o.top, o.provider
 if not trace then
   io.stderr:write("events.lua: no trace given\nusage: heapscript events TRACE...\n")
   return 2
 end
+report.load_symbols(o.symbols)          -- the report files' frames, as the other scripts name them
 
 local ok, tally, total = pcall(trace.tally, trace, {provider = provider})
 if not ok then                          -- a provider no name or GUID: the command line's fault
