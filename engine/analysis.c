@@ -368,7 +368,6 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
   sc->lc = a->lc;
   sc->r = r;
   if (hsi_reader_clocks(r, &sc->clocks) != 0) rc = HS_ENOMEM;
-  else if (sc->clocks) hsi_stacks_on_clock(a->st, walk_clock, sc);
   else if (!sc->at) rc = HS_ENOMEM;
   /* Reading, attribution and decoding cost about what the work below
      does: on a second core they run ahead (prefetch.h); without threads,
@@ -379,6 +378,7 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
       hsi_prefetch_on_idle(pf, help_reader, r);   /* waiting for events, decode some */
     else sc->cross = 0;
   }
+  if (rc == 0 && sc->clocks) hsi_stacks_on_clock(a->st, walk_clock, sc);
   a->threaded = pf != NULL;
   while (rc == 0) {
     int d;

@@ -102,15 +102,27 @@ static void etl_close(void *impl);
 
 #define TS_SLACK_S 3600                 /* seconds a record may lie outside its file's span */
 
+/* a + b within int64_t */
+static int64_t ts_add(int64_t a, int64_t b) {
+  if (b > 0 ? a > INT64_MAX - b : a < INT64_MIN - b) return b > 0 ? INT64_MAX : INT64_MIN;
+  return a + b;
+}
+
 static void ts_bounds(etlfile *f) {
   const hs_logfile *lf = &f->lf;
-  int64_t lo = hs_time_from_filetime(lf, lf->start_time - (int64_t)TS_SLACK_S * 10000000);
-  /* a file appended to (EVENT_TRACE_FILE_MODE_APPEND, 0x4) holds later
-     sessions whose records its header's end need not cover */
-  int64_t hi = lf->end_time > lf->start_time && !(lf->log_file_mode & 0x4)
-               ? hs_time_from_filetime(lf, lf->end_time + (int64_t)TS_SLACK_S * 10000000)
-               : hs_time_from_filetime(lf, lf->start_time + (int64_t)366 * 86400 * 10000000);
-  if (lf->start_time <= 0 || hi < lo) { lo = INT64_MIN; hi = INT64_MAX; }   /* no start known: no bound */
+  int64_t lo = INT64_MIN, hi = INT64_MAX;
+  /* bounds only from a start and a rate the header gives (not a rate the
+     clock falls back to: a damaged or zero frequency would misplace them) */
+  int rate = lf->clock_type == 2 || (lf->clock_type == 3 ? lf->cpu_mhz > 0 : lf->perf_freq > 0);
+  if (lf->start_time > 0 && rate) {
+    /* a file appended to (EVENT_TRACE_FILE_MODE_APPEND, 0x4) holds later
+       sessions whose records its header's end need not cover */
+    int ended = lf->end_time > lf->start_time && !(lf->log_file_mode & 0x4);
+    lo = hs_time_from_filetime(lf, ts_add(lf->start_time, -(int64_t)TS_SLACK_S * 10000000));
+    hi = hs_time_from_filetime(lf, ended ? ts_add(lf->end_time, (int64_t)TS_SLACK_S * 10000000)
+                                         : ts_add(lf->start_time, (int64_t)366 * 86400 * 10000000));
+    if (hi < lo) { lo = INT64_MIN; hi = INT64_MAX; }
+  }
   f->ts_lo = lo;
   f->ts_span = (uint64_t)hi - (uint64_t)lo;
 }
@@ -118,7 +130,7 @@ static void ts_bounds(etlfile *f) {
 /* Is ts one the file's records may have (ts_bounds)? */
 static inline int ts_ok(const etlfile *f, int64_t ts) { return (uint64_t)ts - (uint64_t)f->ts_lo <= f->ts_span; }
 
-#define TS_DAMAGE "a record whose timestamp lies more than an hour outside the trace's span"
+#define TS_DAMAGE "a record timestamped within an hour of its file's span"
 
 
 /* Damage decoding found, reported by the walk before event `at` of its
@@ -919,7 +931,9 @@ static void fill(etlreader *r, stream *s, chunk *c) {
       if (c->n == r->chunk_max) continue;
     }
     rc = hsi_record_decode(s->base, s->pos, s->cur->end, f->file_ptr, &tmp, &next, &why);
-    if (rc == 1 && !ts_ok(f, tmp.timestamp)) {
+    /* (MESSAGE records without the time option, and ERROR records, have no time) */
+    if (rc == 1 && !ts_ok(f, tmp.timestamp) && tmp.header_type != HS_HT_ERROR
+        && (tmp.header_type != HS_HT_MESSAGE || (tmp.header_flags & 0x18))) {
       /* a damaged timestamp (the scan stops before it): the record is left
          out; a second one in the buffer (this chunk's last note) says the
          buffer is garbage from there (a compressed stream damaged in a way

@@ -15,6 +15,7 @@
 #include "evfilter.h"
 #include "damlog.h"
 #include "osfile.h"
+#include "source.h"
 #include "lua_run.h"
 #include "lua_sandbox.h"
 #include "stop.h"
@@ -818,17 +819,10 @@ static int advance(lua_State *L, Trace *t, Filter *f) {
 }
 
 void hsi_lua_trace_once(lua_State *L, const hs_reader *r) {
-  int n = hs_reader_nfiles(r), i, k;
-  for (i = 1; i < n; i++)
-    for (k = 0; k < i; k++) {
-      const hs_logfile *a = hs_reader_logfile(r, i), *b = hs_reader_logfile(r, k);
-      const char *pa = hs_reader_path(r, i), *pb = hs_reader_path(r, k);
-      if ((pa && pb && hsi_same_file(pa, pb))
-          || (a && b && a->start_time == b->start_time && a->header_ts == b->header_ts
-              && a->end_time == b->end_time && a->buffers_written == b->buffers_written
-              && a->cpus == b->cpus && a->perf_freq == b->perf_freq))
-        luaL_error(L, "%s: the same trace as %s, given twice: its events would count twice", pa, pb);
-    }
+  int i, k;
+  if (hsi_reader_twice(r, &i, &k))
+    luaL_error(L, "%s: the same trace as %s, given twice: its events would count twice",
+               hs_reader_path(r, i), hs_reader_path(r, k));
 }
 
 static void rewind_trace(lua_State *L, Trace *t, Filter *f) {

@@ -32,6 +32,15 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
       return HS_EARG;
     }
   if ((rc = hs_reader_open(&r, in, nin, ro, err, errlen)) < 0) return rc;
+  {
+    int second, first;
+    if (hsi_reader_twice(r, &second, &first)) {   /* merged, its every event would be there twice */
+      snprintf(err, errlen, "%s: the same trace as %s, given twice: its events would be written twice",
+               hs_reader_path(r, second), hs_reader_path(r, first));
+      hs_reader_close(r);
+      return HS_EARG;
+    }
+  }
   lf = hs_reader_logfile(r, 0);
   memset(&o, 0, sizeof o);
   o.pointer_size = (int)lf->pointer_size;
@@ -70,7 +79,9 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
     /* and so has the event a StackWalk names (its EventTimeStamp): the
        payload, copied, says the new time */
     if (clocks && clocks[ev.file] && (ev.flags & HS_EVF_KERNEL) && (ev.hook >> 8) == 0x18
-        && ev.payload_len >= 8) {
+        && (ev.opcode == 0x20 || ev.opcode == 0x25 || ev.opcode == 0x26) && ev.payload_len >= 8) {
+      /* (StackWalk and the key references start with the EventTimeStamp;
+         the key definitions, 0x22-0x24, with the key) */
       if (ev.payload_len > wcap) {
         uint8_t *nw = (uint8_t *)realloc(walk, ev.payload_len);
         if (!nw) { rc = HS_ENOMEM; snprintf(err, errlen, "%s: out of memory", out); break; }

@@ -699,38 +699,78 @@ static int by_time(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* p's era starts: for every two of its user images over one address,
-   of different identities, the later one's load (unknown when both are
-   known from rundown alone: then neither is a change the trace saw). */
+/* An image of a cluster (eras below): when it came, and what it is. */
+typedef struct eimg { int64_t loaded; uint64_t sig; } eimg;
+
+static int by_load(const void *a, const void *b) {
+  const eimg *x = (const eimg *)a, *y = (const eimg *)b;
+  return (x->loaded > y->loaded) - (x->loaded < y->loaded);
+}
+
+/* Add t to p's era starts (unsorted; *cap their room). */
+static int era_add(proc *p, uint32_t *cap, int64_t t) {
+  if (p->nera == *cap) {
+    uint32_t nc = *cap ? *cap * 2 : 4;
+    int64_t *ne = realloc(p->era, nc * sizeof *ne);
+    if (!ne) return HS_ENOMEM;
+    p->era = ne;
+    *cap = nc;
+  }
+  p->era[p->nera++] = t;
+  return 0;
+}
+
+/*
+** p's era starts.  Its user images in clusters of overlapping ones (by
+** base, as p->img lies); in each, in the order they were loaded, an
+** image is a start when an image of another identity was loaded there
+** before it (and its load is known: two known from rundown alone are no
+** change the trace saw).  Linear in the images but for the sorts: an
+** image reloaded ten thousand times is ten thousand images of a cluster.
+*/
 static int proc_eras(hsi_procmap *pm, proc *p) {
-  uint32_t a, b, cap = 0;
+  uint32_t a = 0, b, cap = 0, capc = 0, n, i;
+  eimg *c = NULL;
+  int rc = 0;
   free(p->era);
   p->era = NULL;
   p->nera = 0;
-  for (a = 0; a < p->nimg; a++) {
+  while (a < p->nimg && rc == 0) {
     const hsi_image *x = IMG(pm, p->img[a]);
-    uint64_t xe;
-    if (x->base >= HSI_KERNEL_BASE || !x->size) continue;
-    xe = hsi_image_end(x);
-    for (b = a + 1; b < p->nimg && p->base[b] < xe; b++) {
+    uint64_t end;
+    if (x->base >= HSI_KERNEL_BASE || !x->size) { a++; continue; }
+    end = hsi_image_end(x);
+    for (b = a, n = 0; b < p->nimg && p->base[b] < end; b++) {
       const hsi_image *y = IMG(pm, p->img[b]);
-      int64_t t = x->loaded > y->loaded ? x->loaded : y->loaded;
-      if (!y->size || y->base >= HSI_KERNEL_BASE || t == HSI_TS_BEFORE || hsi_image_sig(x) == hsi_image_sig(y))
-        continue;
-      if (p->nera == cap) {
-        uint32_t nc = cap ? cap * 2 : 4;
-        int64_t *ne = realloc(p->era, nc * sizeof *ne);
-        if (!ne) return HS_ENOMEM;
-        p->era = ne;
-        cap = nc;
+      if (y->base >= HSI_KERNEL_BASE || !y->size) continue;
+      if (hsi_image_end(y) > end) end = hsi_image_end(y);
+      if (n == capc) {
+        uint32_t nc = capc ? capc * 2 : 16;
+        eimg *nw = realloc(c, nc * sizeof *nw);
+        if (!nw) { rc = HS_ENOMEM; break; }
+        c = nw;
+        capc = nc;
       }
-      p->era[p->nera++] = t;
+      c[n].loaded = y->loaded;
+      c[n++].sig = hsi_image_sig(y);
+    }
+    a = b;
+    if (rc || n < 2) continue;
+    qsort(c, n, sizeof *c, by_load);
+    {
+      uint64_t first = c[0].sig;
+      int two = 0;                        /* two identities came before */
+      for (i = 1; i < n && rc == 0; i++) {
+        if ((two || c[i].sig != first) && c[i].loaded != HSI_TS_BEFORE) rc = era_add(p, &cap, c[i].loaded);
+        if (c[i].sig != first) two = 1;
+      }
     }
   }
+  free(c);
+  if (rc) return rc;
   if (p->nera > 1) {
-    uint32_t i, n = 1;
     qsort(p->era, p->nera, sizeof *p->era, by_time);
-    for (i = 1; i < p->nera; i++)
+    for (i = 1, n = 1; i < p->nera; i++)
       if (p->era[i] != p->era[n - 1]) p->era[n++] = p->era[i];
     p->nera = n;
   }

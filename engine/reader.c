@@ -1,7 +1,10 @@
 /* reader.c -- the hs_reader handle: dispatch to its source (source.h). */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "heapscript.h"
 #include "source.h"
+#include "osfile.h"
 #include "thread.h"
 
 struct hs_reader {
@@ -57,5 +60,48 @@ int hsi_reader_clocks(const hs_reader *r, const hs_logfile ***clocks) {
     if (!*clocks && !(*clocks = (const hs_logfile **)calloc((size_t)n, sizeof **clocks))) return HS_ENOMEM;
     (*clocks)[i] = lf;
   }
+  return 0;
+}
+
+/* Do files a and b hold the same bytes (their sizes, their first and
+   last MiB: a copy; two traces alike in their headers differ there)? */
+static int same_bytes(const char *a, const char *b) {
+  enum { PART = 1 << 20 };
+  FILE *fa = hsi_fopen(a, "rb"), *fb = hsi_fopen(b, "rb");
+  char *x = malloc(2 * (size_t)PART);
+  int same = fa && fb && x;
+  long sa = -1, sb = -1;
+  int part;
+  if (same) {
+    same = fseek(fa, 0, SEEK_END) == 0 && fseek(fb, 0, SEEK_END) == 0 && (sa = ftell(fa)) == (sb = ftell(fb))
+           && sa >= 0;
+  }
+  for (part = 0; same && part < 2; part++) {     /* the first MiB, then the last */
+    long at = part == 0 || sa <= PART ? 0 : sa - PART;
+    size_t n = (size_t)(sa - at < PART ? sa - at : PART);
+    same = fseek(fa, at, SEEK_SET) == 0 && fseek(fb, at, SEEK_SET) == 0 && fread(x, 1, n, fa) == n
+           && fread(x + PART, 1, n, fb) == n && memcmp(x, x + PART, n) == 0;
+  }
+  if (fa) fclose(fa);
+  if (fb) fclose(fb);
+  free(x);
+  return same;
+}
+
+int hsi_reader_twice(const hs_reader *r, int *second, int *first) {
+  int n = hs_reader_nfiles(r), i, k;
+  for (i = 1; i < n; i++)
+    for (k = 0; k < i; k++) {
+      const hs_logfile *a = hs_reader_logfile(r, i), *b = hs_reader_logfile(r, k);
+      const char *pa = hs_reader_path(r, i), *pb = hs_reader_path(r, k);
+      if ((pa && pb && hsi_same_file(pa, pb))
+          || (a && b && pa && pb && a->start_time == b->start_time && a->header_ts == b->header_ts
+              && a->end_time == b->end_time && a->buffers_written == b->buffers_written
+              && a->cpus == b->cpus && a->perf_freq == b->perf_freq && same_bytes(pa, pb))) {
+        *second = i;
+        *first = k;
+        return 1;
+      }
+    }
   return 0;
 }

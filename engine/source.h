@@ -57,6 +57,11 @@ int hsi_reader_help(hs_reader *r);
 ** file's is (0, or HS_ENOMEM).
 */
 int hsi_reader_clocks(const hs_reader *r, const hs_logfile ***clocks);
+
+/* Are two of r's files one trace (one path twice, or a copy: the same
+   header and bytes)?  1 with *second and its earlier *first, else 0.
+   Read as one, its events would count twice. */
+int hsi_reader_twice(const hs_reader *r, int *second, int *first);
 static inline int64_t hsi_rebase_ts(const hs_reader *r, const hs_logfile *const *clocks, int file, int64_t ts) {
   if (clocks && file >= 0 && file < hs_reader_nfiles(r) && clocks[file])
     ts = hs_time_from_filetime(hs_reader_logfile(r, 0), hs_time_filetime(clocks[file], ts));

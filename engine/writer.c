@@ -88,7 +88,8 @@ static int64_t to_filetime(const hsi_writer *w, int64_t ts) {
     return ts < 0 ? INT64_MIN : INT64_MAX;
   d = ts - w->o.start_ticks;
   s = d / rate;
-  f = d % rate * 10000000 / rate;        /* |d % rate| < rate: fits */
+  f = rate <= INT64_MAX / 10000000 ? d % rate * 10000000 / rate     /* |d % rate| < rate: fits */
+      : (int64_t)((double)(d % rate) * 1e7 / (double)rate);           /* a rate past 0.9 THz */
   if (s > (INT64_MAX - 10000000) / 10000000 || s < (INT64_MIN + 10000000) / 10000000)
     return s < 0 ? INT64_MIN : INT64_MAX;
   s = s * 10000000 + f;

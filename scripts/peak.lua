@@ -15,8 +15,8 @@ usage: heapscript peak TRACE... [OPTIONS]
   --tag TAG                  one pool tag
   --window T1,T2             where to look for the peak, in seconds from the trace start
                              (default: the whole trace); what is live at the peak may be older
-  --at T                     what is live at T seconds instead (500ms, 12.5 accepted; below 0:
-                             before the first file's start, in a trace merged with an earlier one)
+  --at T                     what is live at T seconds instead (500ms, 12.5 accepted; times count
+                             from the earliest file's start: below 0 is before it)
   --top N                    stacks per kind (default 5)
   --frames N                 frames per stack (default 12)
   --symbols FILE             symbol map (default: TRACE.sym beside the trace, if present)

@@ -71,7 +71,7 @@ function M.options(spec, defaults, argv, usage)
         local n = M.parse_seconds(v)
         if not n then fail(flag .. ": expected seconds of 0 or more (0.5, 500ms, 2s accepted): " .. v) end
         o[name] = n
-      elseif kind == "time" then           -- a moment: below 0 in a trace merged with an earlier one
+      elseif kind == "time" then           -- a moment: below 0 before the earliest file's start
         local neg, rest = v:match("^%s*(%-?)(.*)$")
         local n = M.parse_seconds(rest)
         if not n or n > M.MAX_SECONDS then
@@ -106,21 +106,14 @@ function M.options(spec, defaults, argv, usage)
     if o[k] == "-" then dash[#dash + 1] = "--" .. k end
   end
   if #dash > 1 then fail(table.concat(dash, " and ") .. ": only one report can go to standard output") end
-  -- a report file that cannot be written is said now, not after the analysis
-  -- (an existing file is opened to append, nothing written; a new one made
-  -- and removed)
+  -- a report file that cannot be made is said now, not after the analysis:
+  -- one not there yet is made and removed (one that is there, which may be
+  -- a pipe, is not opened before its report is written)
   for _, k in ipairs({ "json", "html", "csv", "markdown", "folded", "junit" }) do
     local path = o[k]
-    if type(path) == "string" and path ~= "-" then
-      local f, err = io.open(path, "rb")
-      if f then
-        f:close()
-        f, err = io.open(path, "ab")
-        if f then f:close() end
-      else
-        f, err = io.open(path, "wb")
-        if f then f:close(); os.remove(path) end
-      end
+    if type(path) == "string" and path ~= "-" and not os.rename(path, path) then
+      local f, err = io.open(path, "wb")
+      if f then f:close(); os.remove(path) end
       if not f then fail(("--%s: cannot write %s (%s)"):format(k, path, tostring(err):gsub("^.-: ", ""))) end
     end
   end

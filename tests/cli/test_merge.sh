@@ -59,5 +59,12 @@ for o in "$T/in.etl" "$T/link.etl"; do
   [ $rc = 2 ] && grep -q "is also a trace to merge" "$T/err" || no "merge -o $(basename "$o") onto its input: exit $rc: $(cat "$T/err")"
   cmp -s "$T/in.etl" examples/memorytestapp.etl || no "merge -o $(basename "$o") onto its input: the trace was changed"
 done
+# one trace given twice (a path twice, or a copy): refused, nothing written
+cp examples/memorytestapp.etl "$T/copy.etl"
+for other in examples/memorytestapp.etl "$T/copy.etl"; do
+  "$HS" merge -o "$T/twice.etl" examples/memorytestapp.etl "$other" 2>"$T/err"; rc=$?
+  [ $rc = 2 ] && grep -q "the same trace as examples/memorytestapp.etl, given twice" "$T/err" && [ ! -e "$T/twice.etl" ] \
+    || no "merge of one trace twice ($other): exit $rc: $(cat "$T/err")"
+done
 echo "merge: $fails failed"
 [ $fails = 0 ]

@@ -322,6 +322,60 @@ print(w:close())
 ]]):format(etl))
   code, out, err = hs(q(s))
   check(code == 0 and out == "true\n", "a writer's clock at the ends of int64: no overflow", err)
+  -- ... and rates the writer takes (a clock of 10^15 ticks a second, cycles at 4 GHz)
+  for _, opt in ipairs { "perf_freq = 10^15", "clock_type = 'cycles', cpu_mhz = 4000000000" } do
+    s = tmpscript(("local w = assert(heapscript.writer(%q, {%s}))\n"):format(etl, opt:gsub("10%^15", "1000000000000000"))
+      .. "w:heap{op = 'alloc', pid = 1, tid = 2, ts = 1 << 40, heap = 1, addr = 0x10000, size = 8}\nprint(w:close())\n")
+    code, out, err = hs(q(s))
+    check(code == 0 and out == "true\n", "a writer at " .. opt .. ": no overflow", err)
+  end
+  -- records with no time (WPP MESSAGE without the time option) are no damage, whatever the clock
+  -- says; a header whose rate is 0 bounds no record's time (the rate the clock falls back to
+  -- would misplace them)
+  s = tmpscript(([[
+local path, patch = %q, ...
+local w = assert(heapscript.writer(path, {start_ticks = 10000000000000, perf_freq = 987654321}))
+for i = 1, 2 do w:kernel{group = 0x0f, opcode = 2, pid = 4, tid = 8, ts = 10000000000000 + i, payload = "MSG" .. i .. "-no-time-at-all"} end
+for i = 1, 5 do
+  w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 10000000000000 + 987654321 * 20 * i, heap = 1, addr = 0x10000 * i, size = 8}
+end
+assert(w:close())
+local f = assert(io.open(path, "r+b"))
+local b = f:read("a")
+if patch == "message" then
+  for i = 1, 2 do
+    local at = assert(b:find("MSG" .. i, 1, true)) - 32       -- the SYSTEM64 header before the payload
+    local size = string.unpack("<I2", b, at + 4)
+    f:seek("set", at - 1)
+    f:write(string.pack("<I2BBI2I2", size, 0, 0x90, 1, 0))   -- a MESSAGE record: id 1, no options
+  end
+else
+  local at = assert(b:find(string.pack("<i8", 987654321), 1, true))
+  f:seek("set", at - 1)
+  f:write(string.pack("<i8", 0))
+end
+f:close()
+local t <close> = assert(heapscript.open(path))
+print(t:count(), #t:allocations{kind = "heap"}, #t:damage())
+]]):format(etl))
+  for _, patch in ipairs { "message", "rate" } do
+    code, out, err = hs(q(s) .. " -- " .. patch)
+    check(code == 0 and out:match("^%d+\t5\t0\n$"), "records of " .. patch .. " patched: every one read, no damage", out .. err)
+  end
+  -- two traces alike in their headers (a writer's defaults) are two traces, not one given twice
+  local t2 = T.tmpname(".etl")
+  s = tmpscript(([[
+for i, path in ipairs { %q, %q } do
+  local w = assert(heapscript.writer(path))
+  w:heap{op = "alloc", pid = 1000 * i, tid = 1004, ts = 10, heap = 1, addr = 0x10000 * i, size = 8 * i}
+  assert(w:close())
+end
+local t <close> = assert(heapscript.open(%q, %q))
+print(#t:allocations())
+]]):format(etl, t2, etl, t2))
+  code, out, err = hs(q(s))
+  check(code == 0 and out == "2\n", "two traces alike in their headers: read together", err)
+  os.remove(t2)
   -- sizes past 16 TiB (a damaged event's): taken as 16 TiB, the sums and the peaks within int64
   s = tmpscript(([[
 local w = assert(heapscript.writer(%q))

@@ -115,6 +115,22 @@ check(code == 2 and out == "" and err:find("leaks: --json: cannot write /nonexis
 code, out, err = run("policy " .. M .. " --junit /nonexistent/j.xml")
 check(code == 2 and out == "" and err:find("policy: --junit: cannot write /nonexistent/j.xml", 1, true),
       "--junit likewise", err)
+-- a report file that is there already is not opened before its report is written: a named pipe
+-- with a reader gets the report (opened early, it blocked, or gave its reader an early end)
+local fifo, got = T.tmpname(), T.tmpname()
+os.remove(fifo)
+if os.execute("mkfifo " .. fifo .. " 2>/dev/null") then
+  code = os.execute(("(cat %s > %s &) ; timeout 60 %s leaks %s --json %s > /dev/null; sleep 0.2")
+    :format(fifo, got, T.bin(), M, fifo))
+  local f = io.open(got, "rb")
+  local j = f and f:read("a") or ""
+  if f then f:close() end
+  check(code and j:find('"kinds"', 1, true), "--json into a named pipe: the report, no hang", j:sub(1, 80))
+  os.remove(fifo)
+else
+  T.skip("mkfifo not available")
+end
+os.remove(got)
 -- a baseline that is not JSON, or JSON without groups, is said to be so (not read as a trace)
 local nj = T.tmpname(".json")
 local f = assert(io.open(nj, "w")); f:write("not json at all"); f:close()

@@ -68,6 +68,42 @@ do
   end
 end
 
+-- a file of another boot whose stacks come as key references and definitions (op 38, 35): read
+-- with another file, or merged with it, each stack whole (merge moves the references' times, not
+-- the definitions' keys)
+do
+  local F, SEC = 133232598000000000, 10000000
+  local function tr(start_time, t0, body)
+    local path = T.tmpname(".etl")
+    local w = assert(heapscript.writer(path, { start_time = start_time, start_ticks = t0 }))
+    w:process { op = "dcstart", pid = 100, ppid = 4, ts = t0 + 1, name = "app.exe" }
+    w:image { op = "dcstart", pid = 100, base = 0x400000, size = 0x10000, ts = t0 + 2, path = "\\app\\app.exe" }
+    body(w, t0)
+    assert(w:close())
+    return path
+  end
+  local a = tr(F, 72000000000, function(w, t0)
+    w:heap { op = "alloc", pid = 100, tid = 104, ts = t0 + SEC, heap = 1, addr = 0x10000, size = 8, stack = { 0x401111 } }
+  end)
+  local b = tr(F + 600 * SEC, 54000000000, function(w, t0)
+    local ts = t0 + 2 * SEC
+    w:heap { op = "alloc", pid = 100, tid = 104, ts = ts, heap = 1, addr = 0x20000, size = 40 }
+    w:kernel { group = 0x18, opcode = 38, pid = 100, tid = 104, ts = ts, payload = string.pack("<I8I4I4I8", ts, 100, 104, 0xabc0) }
+    w:kernel { group = 0x18, opcode = 35, pid = 100, tid = 104, ts = ts + 1, payload = string.pack("<I8I8I8", 0xabc0, 0x401234, 0x402000) }
+  end)
+  local merged = T.tmpname(".etl")
+  run("merge -o " .. merged .. " " .. a .. " " .. b)
+  for _, files in ipairs { a .. " " .. b, merged } do
+    local r = report("leaks " .. files .. " --")
+    local st = r and r.kinds[1].stacks or {}
+    local s40
+    for _, x in ipairs(st) do if x.bytes == 40 then s40 = x end end
+    check(s40 and #s40.frames == 2 and s40.frames[1] == "app.exe+0x1234",
+          "a stack by key reference on another boot's clock: whole (" .. files .. ")", s40 and table.concat(s40.frames, ";"))
+  end
+  os.remove(a); os.remove(b); os.remove(merged)
+end
+
 -- leaks over two programs built for one base: one address sequence, two
 -- stacks, each named from its own program (stackplace.h)
 do
