@@ -197,11 +197,25 @@ static void put_secs(line *o, long long ns, int places, int width) {
   put_s(o, t);
 }
 
-static void dump_line(const hs_event *ev, const hsi_ids *ids, const hs_reader *r, int jsonl) {
+/* ns of ev from the trace's start: its file's clock from its file's
+   start, and that start from the earliest file's (as heapscript.Event's
+   `ns`: several files share one origin) */
+static int64_t dump_ns(const hs_reader *r, const hs_event *ev) {
+  int i, n = hs_reader_nfiles(r);
+  int64_t origin = INT64_MAX;
   const hs_logfile *lf = hs_reader_logfile(r, ev->file);
+  for (i = 0; i < n; i++) {
+    const hs_logfile *f = hs_reader_logfile(r, i);
+    if (f && f->start_time > 0 && f->start_time < origin) origin = f->start_time;
+  }
+  return hs_time_ns(lf, ev->timestamp)
+         + (lf && lf->start_time > 0 && origin != INT64_MAX ? (lf->start_time - origin) * 100 : 0);
+}
+
+static void dump_line(const hs_event *ev, const hsi_ids *ids, const hs_reader *r, int jsonl) {
   char g[HS_GUID_STRLEN];
   int ver = (ev->flags & HS_EVF_KERNEL) ? (ev->record[0] | ev->record[1] << 8) : ev->version;
-  long long ns = (long long)hs_time_ns(lf, ev->timestamp);
+  long long ns = (long long)dump_ns(r, ev);
   char mem[256];
   hsi_memev_describe(ev, mem, sizeof mem);      /* "" unless a heap/VirtualAlloc/pool event */
   if (jsonl) {
@@ -346,7 +360,7 @@ static int cmd_dump(int argc, char **argv) {
   while ((n = hsi_attrib_next(at, &ev, &ids)) == 1) {
     if (f.limit >= 0 && (int64_t)shown >= f.limit) break;
     if (!hsi_evfilter_match(&f, &ev, &ids,
-                            hsi_evfilter_timed(&f) ? hs_time_ns(hs_reader_logfile(r, ev.file), ev.timestamp) : 0))
+                            hsi_evfilter_timed(&f) ? dump_ns(r, &ev) : 0))
       continue;
     dump_line(&ev, &ids, r, jsonl);
     shown++;

@@ -27,6 +27,14 @@ for k in '"provider": "0268a8b6-74fd-4302-9dd0-6e8f1795c0cf"' '"opcode": 32' '"p
 done
 "$HS" dump --jsonl --provider StackWalk --limit 1 "$S" | grep -q '"pid": null, "tid": null' || no "PERFINFO ids are null"
 
+# several files share one origin, the earliest file's start (as ev.time): the pool trace began
+# 16,500 s after the heap trace, whichever comes first on the command line
+for order in "examples/memorytestapp.etl examples/notmyfault.etl" "examples/notmyfault.etl examples/memorytestapp.etl"; do
+  t=$("$HS" dump --provider Pool --limit 1 $order | awk '{print $1}')
+  case "$t" in 16500.*) ;; *) no "dump of two files ($order): the first pool event at $t s, not from the earliest start" ;; esac
+  [ "$("$HS" dump --provider Pool --from 16500 --to 16500.3 $order | wc -l)" -gt 0 ] \
+    || no "dump --from/--to of two files ($order): on the shared origin"
+done
 "$HS" dump --opcode x "$S" >/dev/null 2>&1; [ $? -eq 2 ] || no "bad --opcode: exit 2"
 "$HS" dump --provider NoSuchProvider "$S" >/dev/null 2>"${TMPDIR:-/tmp}/hs-dump-err.$$"; [ $? -eq 2 ] \
   && grep -q "bad option --provider NoSuchProvider: neither a GUID nor a provider name" "${TMPDIR:-/tmp}/hs-dump-err.$$" \
