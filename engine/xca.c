@@ -88,6 +88,42 @@ static inline void copy_match(uint8_t *op, size_t dist, size_t len, const uint8_
 ** fills unused flag bits with ones, so a match flag with no input left is
 ** the end.
 */
+/* A match length past 6 (the word's 7): a nibble (two matches share a
+   byte, low nibble first; *half holds the byte with the high one), 15
+   escaping to a byte, 255 to a u16 and a u16 of 0 to a u32 holding the
+   whole length - 3.  *len becomes the length - 3; returns where the input
+   goes on, or NULL for a stream cut or damaged there. */
+static inline const uint8_t *long_len(const uint8_t *ip, const uint8_t *iend, const uint8_t **half, uint64_t *len) {
+  uint64_t n;
+  if (*half) {
+    n = **half >> 4;
+    *half = NULL;
+  } else {
+    if (ip == iend) return NULL;
+    *half = ip;
+    n = *ip++ & 15;
+  }
+  if (n == 15) {
+    if (ip == iend) return NULL;
+    n = *ip++;
+    if (n == 255) {
+      if (iend - ip < 2) return NULL;
+      n = rd16(ip);
+      ip += 2;
+      if (n == 0) {
+        if (iend - ip < 4) return NULL;
+        n = rd32(ip);
+        ip += 4;
+      }
+      if (n < 15 + 7) return NULL;
+      n -= 15 + 7;
+    }
+    n += 15;
+  }
+  *len = n + 7;
+  return ip;
+}
+
 /*
 ** The fast loop: while FAST bytes of input and of output remain, no item
 ** can read past the input (at most 4 flag bytes and 32 literals, or a
@@ -126,30 +162,7 @@ static long plain_decode(const uint8_t *in, size_t inlen, uint8_t *out, size_t o
     ip += 2;
     dist = (m >> 3) + 1;
     len = m & 7;
-    if (len == 7) {
-      if (half) {
-        len = *half >> 4;
-        half = NULL;
-      } else {
-        half = ip;
-        len = *ip++ & 15;
-      }
-      if (len == 15) {
-        len = *ip++;
-        if (len == 255) {
-          len = rd16(ip);
-          ip += 2;
-          if (len == 0) {
-            len = rd32(ip);
-            ip += 4;
-          }
-          if (len < 15 + 7) return HS_EFORMAT;
-          len -= 15 + 7;
-        }
-        len += 15;
-      }
-      len += 7;
-    }
+    if (len == 7 && (ip = long_len(ip, iend, &half, &len)) == NULL) return HS_EFORMAT;
     len += 3;
     if (dist > (size_t)(op - out) || len > (uint64_t)(oend - op)) return HS_EFORMAT;
     if (dist >= 16 && len <= 32) {            /* two 16-byte moves, within FAST */
@@ -194,34 +207,7 @@ static long plain_decode(const uint8_t *in, size_t inlen, uint8_t *out, size_t o
     ip += 2;
     dist = (m >> 3) + 1;
     len = m & 7;
-    if (len == 7) {
-      if (half) {
-        len = *half >> 4;
-        half = NULL;
-      } else {
-        if (ip == iend) return HS_EFORMAT;
-        half = ip;
-        len = *ip++ & 15;
-      }
-      if (len == 15) {
-        if (ip == iend) return HS_EFORMAT;
-        len = *ip++;
-        if (len == 255) {
-          if (iend - ip < 2) return HS_EFORMAT;
-          len = rd16(ip);
-          ip += 2;
-          if (len == 0) {
-            if (iend - ip < 4) return HS_EFORMAT;
-            len = rd32(ip);
-            ip += 4;
-          }
-          if (len < 15 + 7) return HS_EFORMAT;
-          len -= 15 + 7;
-        }
-        len += 15;
-      }
-      len += 7;
-    }
+    if (len == 7 && (ip = long_len(ip, iend, &half, &len)) == NULL) return HS_EFORMAT;
     len += 3;
     if (dist > (size_t)(op - out) || len > (uint64_t)(oend - op)) return HS_EFORMAT;
     copy_match(op, dist, (size_t)len, oend);
