@@ -111,7 +111,17 @@ function M.options(spec, defaults, argv, usage)
   -- a pipe, is not opened before its report is written)
   for _, k in ipairs({ "json", "html", "csv", "markdown", "folded", "junit" }) do
     local path = o[k]
-    if type(path) == "string" and path ~= "-" and not os.rename(path, path) then
+    local there                          -- (a rename onto itself asks without opening it)
+    if type(path) == "string" and path ~= "-" then
+      if package.config:sub(1, 1) == "\\" then    -- Windows: no pipe that an open blocks on
+        local f = io.open(path, "rb")
+        there = f ~= nil
+        if f then f:close() end
+      else
+        there = os.rename(path, path)
+      end
+    end
+    if type(path) == "string" and path ~= "-" and not there then
       local f, err = io.open(path, "wb")
       if f then f:close(); os.remove(path) end
       if not f then fail(("--%s: cannot write %s (%s)"):format(k, path, tostring(err):gsub("^.-: ", ""))) end

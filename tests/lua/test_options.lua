@@ -128,7 +128,7 @@ if os.execute("mkfifo " .. fifo .. " 2>/dev/null") then
   check(code and j:find('"kinds"', 1, true), "--json into a named pipe: the report, no hang", j:sub(1, 80))
   os.remove(fifo)
 else
-  T.skip("mkfifo not available")
+  T.skip("--json into a named pipe", "mkfifo not available")
 end
 os.remove(got)
 -- a baseline that is not JSON, or JSON without groups, is said to be so (not read as a trace)
