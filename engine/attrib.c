@@ -8,8 +8,11 @@
 ** timestamp.  Several CPUs' events interleave between an event and its
 ** stack (the stack is stamped after the walk), so the match is on the
 ** timestamp, not on adjacency.  A StackWalk whose (timestamp, thread) is
-** also that of a held event with ids is that event's (ambiguous, counted):
-** it gives nothing to the waiting one.
+** also that of an event with ids is that event's (ambiguous, counted): it
+** gives nothing to the waiting one.  Such an event is held behind the
+** waiting one, or came at its tick just before it and passed; of the
+** latter, the first StackWalk naming its thread is its own (a second one
+** of the same thread can be the waiting event's).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +23,7 @@
 #include "thread.h"
 
 #define NOOFF ((size_t)-1)
+#define TICK_IDS 4          /* threads of events with ids kept for the tick that is passing */
 
 typedef struct held {
   hs_event ev;             /* record/payload/ext pointers are rebuilt from the offsets */
@@ -27,6 +31,8 @@ typedef struct held {
   hsi_ids ids;
   uint16_t hook;
   uint8_t waiting;         /* a memory event without ids, its StackWalk not seen yet */
+  uint8_t npre;            /* ... and the threads of events with ids that came at its */
+  uint32_t pre[TICK_IDS];  /* tick before it, not held: their StackWalks are not its */
 } held;
 
 /* Per hook of the three memory groups: how waits ended. */
@@ -40,6 +46,12 @@ struct hsi_attrib {
   uint8_t *buf;              /* arena of the held events' bytes */
   size_t len, cap;
   int eof, err;
+  /* the events with ids that passed without being held at the latest tick:
+     a StackWalk of that tick naming one of their threads is theirs, even
+     when an event without ids waits at the same tick (attrib.h) */
+  int64_t tick;
+  uint32_t tick_tid[TICK_IDS];
+  uint32_t ntick;
   hookstat hs[3][256];
   hsi_attrib_counts c;
 };
@@ -147,6 +159,11 @@ static int hold(hsi_attrib *at, const hs_event *ev, int waiting) {
   h->ev = *ev;
   h->hook = ev->hook;
   h->waiting = (uint8_t)waiting;
+  h->npre = 0;
+  if (waiting && at->ntick && at->tick == ev->timestamp) {
+    h->npre = (uint8_t)(at->ntick < TICK_IDS ? at->ntick : TICK_IDS);
+    memcpy(h->pre, at->tick_tid, h->npre * sizeof *h->pre);
+  }
   h->ids.how = ev->flags & HS_EVF_HAS_IDS ? HSI_IDS_HEADER : HSI_IDS_NONE;
   h->ids.pid = h->ids.how ? ev->pid : HS_NOID;
   h->ids.tid = h->ids.how ? ev->tid : HS_NOID;
@@ -190,10 +207,16 @@ static void on_stackwalk(hsi_attrib *at, const hs_event *ev) {
   pid = rd32(ev->payload + 8);
   tid = rd32(ev->payload + 12);
   for (k = 0; k + 1 < at->n; k++) {      /* the last one held is this StackWalk */
-    const held *x = &at->q[(at->head + k) % HSI_ATTRIB_AHEAD];
+    held *x = &at->q[(at->head + k) % HSI_ATTRIB_AHEAD];
+    uint32_t j;
     if (x->ev.timestamp != ts) continue;
     if (x->ids.how == HSI_IDS_HEADER && x->ids.tid == tid) theirs = 1;
     else if (x->waiting && first == HSI_ATTRIB_AHEAD) first = k;
+    /* an event with ids of its tick that passed before it, on that thread:
+       the first StackWalk naming the thread is that event's (a second one,
+       of the same thread, may be the waiting event's own) */
+    for (j = 0; x->waiting && !theirs && j < x->npre; j++)
+      if (x->pre[j] == tid) { x->pre[j] = HS_NOID; theirs = 1; }
   }
   if (theirs) {
     if (first < HSI_ATTRIB_AHEAD) at->c.ambiguous++;
@@ -255,5 +278,10 @@ int hsi_attrib_next(hsi_attrib *at, hs_event *ev, hsi_ids *ids) {
   ids->how = ev->flags & HS_EVF_HAS_IDS ? HSI_IDS_HEADER : HSI_IDS_NONE;
   ids->pid = ids->how ? ev->pid : HS_NOID;
   ids->tid = ids->how ? ev->tid : HS_NOID;
+  if (ids->how) {                        /* the tick's threads (see struct hsi_attrib) */
+    if (ev->timestamp != at->tick) { at->tick = ev->timestamp; at->ntick = 0; }
+    if (at->ntick < TICK_IDS) at->tick_tid[at->ntick] = ev->tid;
+    at->ntick++;
+  }
   return 1;
 }

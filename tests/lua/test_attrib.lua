@@ -255,4 +255,31 @@ do
   os.remove(path)
 end
 
+-- An event with ids and one without at one tick, on two CPUs, the one with ids first: the first
+-- StackWalk naming that event's thread is its own; the event without ids takes the next one that
+-- names its own thread (another thread's), or, from the same thread, the second that names it.
+test("one tick, an event with ids before one without", function()
+  for _, same in ipairs { false, true } do
+    local path = T.tmpname()
+    local w = assert(heapscript.writer(path, { cpus = 2 }))
+    w:process { op = "dcstart", pid = APP, ppid = 4, ts = 10, name = "app.exe" }
+    w:process { op = "dcstart", pid = OTHER, ppid = 4, ts = 11, name = "other.exe" }
+    w:heap { op = "alloc", pid = APP, tid = 101, ts = 5000, heap = 0x10000, addr = 0x200000, size = 40,
+             stack = { 0x7ff700001000 }, cpu = 0, stack_cpu = 0 }
+    w:pool { op = "alloc", pid = same and APP or OTHER, tid = same and 101 or 201, ts = 5000, tag = "Tick", size = 100,
+             entry = -0x3cf0aee00000, header = "PERFINFO64", stack = { 0x7ff700002000 }, cpu = 1, stack_cpu = 1 }
+    assert(w:close())
+    local t <close> = assert(heapscript.open(path))
+    local got = {}
+    for a in t:allocations():each() do
+      got[a.kind] = ("%s %s"):format(a.pid, a.stack and ("%x"):format(a.stack:addresses()[1]) or "nostack")
+    end
+    eq(got.heap, APP .. " 7ff700001000", "the event with ids keeps its own stack" .. (same and " (one thread)" or ""))
+    eq(got.pool, (same and APP or OTHER) .. " 7ff700002000",
+       "the event without ids takes its own StackWalk's ids" .. (same and ", the second of its thread" or ", another thread's"))
+    t:close()
+    os.remove(path)
+  end
+end)
+
 return T.done("test_attrib")
