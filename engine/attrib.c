@@ -20,6 +20,7 @@
 #include "bytes.h"
 #include "memev.h"
 #include "attrib.h"
+#include "stacks.h"
 #include "thread.h"
 
 #define NOOFF ((size_t)-1)
@@ -200,9 +201,7 @@ static void on_stackwalk(hsi_attrib *at, const hs_event *ev) {
   int64_t ts;
   uint32_t pid, tid, k, first = HSI_ATTRIB_AHEAD;
   int theirs = 0;
-  if (!(ev->flags & HS_EVF_KERNEL) || (ev->hook != 0x1820 && ev->hook != 0x1825 && ev->hook != 0x1826)
-      || ev->payload_len < 16)
-    return;
+  if (!hsi_stacks_names_event(ev) || ev->payload_len < 16) return;
   ts = (int64_t)rd64(ev->payload);
   pid = rd32(ev->payload + 8);
   tid = rd32(ev->payload + 12);

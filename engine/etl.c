@@ -30,6 +30,7 @@
 #include "record.h"
 #include "mapfile.h"
 #include "source.h"
+#include "satmath.h"
 #include "thread.h"
 
 #define BUFHDR 0x48u
@@ -102,12 +103,6 @@ static void etl_close(void *impl);
 
 #define TS_SLACK_S 3600                 /* seconds a record may lie outside its file's span */
 
-/* a + b within int64_t */
-static int64_t ts_add(int64_t a, int64_t b) {
-  if (b > 0 ? a > INT64_MAX - b : a < INT64_MIN - b) return b > 0 ? INT64_MAX : INT64_MIN;
-  return a + b;
-}
-
 static void ts_bounds(etlfile *f) {
   const hs_logfile *lf = &f->lf;
   int64_t lo = INT64_MIN, hi = INT64_MAX;
@@ -118,9 +113,9 @@ static void ts_bounds(etlfile *f) {
     /* a file appended to (EVENT_TRACE_FILE_MODE_APPEND, 0x4) holds later
        sessions whose records its header's end need not cover */
     int ended = lf->end_time > lf->start_time && !(lf->log_file_mode & 0x4);
-    lo = hs_time_from_filetime(lf, ts_add(lf->start_time, -(int64_t)TS_SLACK_S * 10000000));
-    hi = hs_time_from_filetime(lf, ended ? ts_add(lf->end_time, (int64_t)TS_SLACK_S * 10000000)
-                                         : ts_add(lf->start_time, (int64_t)366 * 86400 * 10000000));
+    lo = hs_time_from_filetime(lf, hsi_add_sat(lf->start_time, -(int64_t)TS_SLACK_S * 10000000));
+    hi = hs_time_from_filetime(lf, ended ? hsi_add_sat(lf->end_time, (int64_t)TS_SLACK_S * 10000000)
+                                         : hsi_add_sat(lf->start_time, (int64_t)366 * 86400 * 10000000));
     if (hi < lo) { lo = INT64_MIN; hi = INT64_MAX; }
   }
   f->ts_lo = lo;

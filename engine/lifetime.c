@@ -246,6 +246,9 @@ static int grow_recs(hsi_life *L) {
   return 0;
 }
 
+/* A record's size: a damaged event's past HSI_SIZE_MAX is taken as it. */
+static inline uint64_t capped(uint64_t size) { return size < HSI_SIZE_MAX ? size : HSI_SIZE_MAX; }
+
 static inline uint32_t newrec(hsi_life *L, int kind, uint32_t inst, uint64_t key, uint64_t addr,
                        uint64_t size, int64_t ts, unsigned flags, unsigned source) {
   hsi_recs *r = &L->r;
@@ -258,7 +261,7 @@ static inline uint32_t newrec(hsi_life *L, int kind, uint32_t inst, uint64_t key
   r->inst[i] = inst;
   r->key[i] = key;
   r->addr[i] = addr;
-  r->size[i] = size < HSI_SIZE_MAX ? size : HSI_SIZE_MAX;
+  r->size[i] = capped(size);
   r->ts_alloc[i] = ts;
   r->ts_free[i] = HSI_TS_NEVER;
   r->stk_alloc[i] = 0;
@@ -991,7 +994,7 @@ static void heap_realloc(hsi_life *L, struct inst *I, struct thr *t, const hsi_m
         L->r.reason[r] = HSI_END_REALLOC;
         if (L->r.flags[r] & HSI_RF_SIZE_UNKNOWN) {  /* the summary knows the old size */
           L->r.flags[r] &= (uint8_t)~HSI_RF_SIZE_UNKNOWN;
-          L->r.size[r] = op->old_size < HSI_SIZE_MAX ? op->old_size : HSI_SIZE_MAX;
+          L->r.size[r] = capped(op->old_size);
         }
       }
       hist_push(t, HSI_OP_HEAP_REALLOC, op->heap, op->addr, HSI_NOREC);

@@ -43,6 +43,7 @@
 #include "source.h"
 #include "memev.h"
 #include "query.h"
+#include "satmath.h"
 #include "stackplace.h"
 #include "text.h"
 #include "hash.h"
@@ -87,10 +88,7 @@ static int analysis_gc(lua_State *L) {
 
 /* ns since the trace start, as heapscript.Event's `ns` for file 1. */
 static int64_t ns_of(const Analysis *an, int64_t ts) {
-  int64_t v = hs_time_ns(&an->lf, ts), o = an->off_ns;   /* held within int64_t (a damaged time) */
-  if (o > 0 && v > INT64_MAX - o) return INT64_MAX;
-  if (o < 0 && v < INT64_MIN - o) return INT64_MIN;
-  return v + o;
+  return hsi_add_sat(hs_time_ns(&an->lf, ts), an->off_ns);   /* a damaged time: held within int64_t */
 }
 
 /* Record r's lifetime in seconds, into *l: 0 when it has none (never
@@ -164,13 +162,12 @@ static void scope_of(lua_State *L, int tidx, hsi_analysis_scope *sc);
 static Analysis *build(lua_State *L, hs_reader *r, int tidx) {
   char err[HS_ERRLEN];
   hsi_analysis_scope sc;
-  int nfiles = hs_reader_nfiles(r), i, rc;
+  int nfiles = hs_reader_nfiles(r), rc;
   const hs_logfile *lf0 = hs_reader_logfile(r, 0);
   hs_reader *own = NULL;
   hs_reader_opts ropts;
   hsi_term_progress prog;
   Analysis *an;
-  int64_t earliest = INT64_MAX;
   uint32_t inst, ninst;
   double lim;
   if (nfiles < 1 || !lf0) luaL_error(L, "cannot analyse the trace: it has no files");
@@ -204,12 +201,7 @@ static Analysis *build(lua_State *L, hs_reader *r, int tidx) {
   an->lf = *hsi_analysis_logfile(an->a);
   an->freq = hs_time_freq(&an->lf);
   an->origin = an->lf.clock_type == 2 ? an->lf.start_time : an->lf.header_ts;  /* as timeconv.c */
-  /* the start offset of file 1, as lua_trace.c computes it for Events */
-  for (i = 0; i < nfiles; i++) {
-    const hs_logfile *lf = hs_reader_logfile(r, i);
-    if (lf && lf->start_time > 0 && lf->start_time < earliest) earliest = lf->start_time;
-  }
-  if (lf0->start_time > 0 && earliest != INT64_MAX) an->off_ns = (lf0->start_time - earliest) * 100;
+  an->off_ns = hsi_reader_start_ns(r, 0);   /* the start offset of file 1, as Events have it */
   hsi_life_span(an->lt, &an->span1, &an->span2);
   /* keep every tick computed from seconds within +-2^62 */
   lim = (4.6e18 - fabs((double)an->origin) - fabs((double)an->off_ns) * (double)an->freq / 1e9) /

@@ -218,18 +218,9 @@ static void release(Trace *t, int all) {
 */
 static int file_origins(Trace *t) {
   int i;
-  int64_t origin = INT64_MAX;
   t->start_ns = (int64_t *)calloc((size_t)t->nfiles, sizeof *t->start_ns);
   if (!t->start_ns) return HS_ENOMEM;
-  for (i = 0; i < t->nfiles; i++) {
-    const hs_logfile *lf = hs_reader_logfile(t->src.reader, i);
-    if (lf && lf->start_time > 0 && lf->start_time < origin) origin = lf->start_time;
-  }
-  for (i = 0; i < t->nfiles; i++) {
-    const hs_logfile *lf = hs_reader_logfile(t->src.reader, i);
-    if (lf && lf->start_time > 0 && origin != INT64_MAX)
-      t->start_ns[i] = (lf->start_time - origin) * 100;
-  }
+  for (i = 0; i < t->nfiles; i++) t->start_ns[i] = hsi_reader_start_ns(t->src.reader, i);
   t->src.start_ns = t->start_ns;
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "heapscript.h"
+#include "source.h"
 #include "evfilter.h"
 #include "damlog.h"
 #include "info.h"
@@ -198,24 +199,17 @@ static void put_secs(line *o, long long ns, int places, int width) {
 }
 
 /* ns of ev from the trace's start: its file's clock from its file's
-   start, and that start from the earliest file's (as heapscript.Event's
-   `ns`: several files share one origin) */
-static int64_t dump_ns(const hs_reader *r, const hs_event *ev) {
-  int i, n = hs_reader_nfiles(r);
-  int64_t origin = INT64_MAX;
-  const hs_logfile *lf = hs_reader_logfile(r, ev->file);
-  for (i = 0; i < n; i++) {
-    const hs_logfile *f = hs_reader_logfile(r, i);
-    if (f && f->start_time > 0 && f->start_time < origin) origin = f->start_time;
-  }
-  return hs_time_ns(lf, ev->timestamp)
-         + (lf && lf->start_time > 0 && origin != INT64_MAX ? (lf->start_time - origin) * 100 : 0);
+   start, and that start from the earliest file's (start_ns, per file:
+   hsi_reader_start_ns), as heapscript.Event's `ns` */
+static int64_t dump_ns(const hs_reader *r, const int64_t *start_ns, const hs_event *ev) {
+  return hs_time_ns(hs_reader_logfile(r, ev->file), ev->timestamp) + start_ns[ev->file];
 }
 
-static void dump_line(const hs_event *ev, const hsi_ids *ids, const hs_reader *r, int jsonl) {
+static void dump_line(const hs_event *ev, const hsi_ids *ids, const hs_reader *r, const int64_t *start_ns,
+                      int jsonl) {
   char g[HS_GUID_STRLEN];
   int ver = (ev->flags & HS_EVF_KERNEL) ? (ev->record[0] | ev->record[1] << 8) : ev->version;
-  long long ns = (long long)dump_ns(r, ev);
+  long long ns = (long long)dump_ns(r, start_ns, ev);
   char mem[256];
   hsi_memev_describe(ev, mem, sizeof mem);      /* "" unless a heap/VirtualAlloc/pool event */
   if (jsonl) {
@@ -301,6 +295,7 @@ static int cmd_dump(int argc, char **argv) {
   hsi_ids ids;
   hsi_damage_out dout;
   char **files = (char **)calloc((size_t)argc + 1, sizeof *files);
+  int64_t *start_ns;
   int i, n, nfiles = 0, jsonl = 0, rc;
   uint64_t shown = 0;
   if (!files) return 2;
@@ -355,17 +350,23 @@ static int cmd_dump(int argc, char **argv) {
     return 2;
   }
   if ((rc = open_reader(&r, files, nfiles, &dout)) != 0) { free(files); return rc; }
-  /* events without ids show those of their StackWalk (attrib.h) */
-  if (!(at = hsi_attrib_new(hsi_attrib_reader_src, r))) { hs_reader_close(r); hsi_damage_stderr_done(&dout); free(files); return 2; }
+  /* events without ids show those of their StackWalk (attrib.h); times
+     count from the earliest file's start */
+  start_ns = (int64_t *)malloc((size_t)nfiles * sizeof *start_ns);
+  if (!start_ns || !(at = hsi_attrib_new(hsi_attrib_reader_src, r))) {
+    free(start_ns); hs_reader_close(r); hsi_damage_stderr_done(&dout); free(files); return 2;
+  }
+  for (i = 0; i < nfiles; i++) start_ns[i] = hsi_reader_start_ns(r, i);
   while ((n = hsi_attrib_next(at, &ev, &ids)) == 1) {
     if (f.limit >= 0 && (int64_t)shown >= f.limit) break;
     if (!hsi_evfilter_match(&f, &ev, &ids,
-                            hsi_evfilter_timed(&f) ? dump_ns(r, &ev) : 0))
+                            hsi_evfilter_timed(&f) ? dump_ns(r, start_ns, &ev) : 0))
       continue;
-    dump_line(&ev, &ids, r, jsonl);
+    dump_line(&ev, &ids, r, start_ns, jsonl);
     shown++;
   }
   hsi_attrib_free(at);
+  free(start_ns);
   rc = n < 0 ? 2 : damaged(r) ? 1 : 0;
   hs_reader_close(r);
   hsi_damage_stderr_done(&dout);

@@ -10,6 +10,7 @@
 #include "merge.h"
 #include "osfile.h"
 #include "source.h"
+#include "stacks.h"
 #include "writer.h"
 
 #define MAX_ITEMS 64
@@ -78,10 +79,7 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
     hsi_rebase(r, clocks, &ev);             /* the new file has the first file's clock */
     /* and so has the event a StackWalk names (its EventTimeStamp): the
        payload, copied, says the new time */
-    if (clocks && clocks[ev.file] && (ev.flags & HS_EVF_KERNEL) && (ev.hook >> 8) == 0x18
-        && (ev.opcode == 0x20 || ev.opcode == 0x25 || ev.opcode == 0x26) && ev.payload_len >= 8) {
-      /* (StackWalk and the key references start with the EventTimeStamp;
-         the key definitions, 0x22-0x24, with the key) */
+    if (clocks && clocks[ev.file] && hsi_stacks_names_event(&ev) && ev.payload_len >= 8) {
       if (ev.payload_len > wcap) {
         uint8_t *nw = (uint8_t *)realloc(walk, ev.payload_len);
         if (!nw) { rc = HS_ENOMEM; snprintf(err, errlen, "%s: out of memory", out); break; }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "hash.h"
 #include "query.h"
+#include "satmath.h"
 #include "stop.h"
 
 #define SIGN64 0x8000000000000000ULL
@@ -328,16 +329,10 @@ static void times_free(struct times *T) {
   free(T->fr);
 }
 
-/* v + d, or - d, held within int64_t: sizes a damaged trace gives can
-   add up past it (a real one's never do). */
-static int64_t sat_add(int64_t v, uint64_t d) {
-  if (d > (uint64_t)INT64_MAX) d = (uint64_t)INT64_MAX;
-  return v > INT64_MAX - (int64_t)d ? INT64_MAX : v + (int64_t)d;
-}
-static int64_t sat_sub(int64_t v, uint64_t d) {
-  if (d > (uint64_t)INT64_MAX) d = (uint64_t)INT64_MAX;
-  return v < INT64_MIN + (int64_t)d ? INT64_MIN : v - (int64_t)d;
-}
+/* v + d, or - d, held within int64_t (satmath.h): sizes a damaged trace
+   gives can add up past it (a real one's never do). */
+static int64_t sat_add(int64_t v, uint64_t d) { return hsi_add_sat(v, d > INT64_MAX ? INT64_MAX : (int64_t)d); }
+static int64_t sat_sub(int64_t v, uint64_t d) { return hsi_sub_sat(v, d > INT64_MAX ? INT64_MAX : (int64_t)d); }
 
 /* Peak outstanding bytes of T's records over [t1, t2], and its time
    (t1 when it is the value at t1). */

@@ -105,3 +105,14 @@ int hsi_reader_twice(const hs_reader *r, int *second, int *first) {
     }
   return 0;
 }
+
+int64_t hsi_reader_start_ns(const hs_reader *r, int file) {
+  int i, n = hs_reader_nfiles(r);
+  int64_t earliest = INT64_MAX;
+  const hs_logfile *lf = hs_reader_logfile(r, file);
+  for (i = 0; i < n; i++) {
+    const hs_logfile *f = hs_reader_logfile(r, i);
+    if (f && f->start_time > 0 && f->start_time < earliest) earliest = f->start_time;
+  }
+  return lf && lf->start_time > 0 && earliest != INT64_MAX ? (lf->start_time - earliest) * 100 : 0;
+}

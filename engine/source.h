@@ -62,6 +62,11 @@ int hsi_reader_clocks(const hs_reader *r, const hs_logfile ***clocks);
    header and bytes)?  1 with *second and its earlier *first, else 0.
    Read as one, its events would count twice. */
 int hsi_reader_twice(const hs_reader *r, int *second, int *first);
+
+/* File `file`'s start in ns after the earliest file's (0 when a start is
+   not known), so that the times of several files share one origin: an
+   event's time is hs_time_ns on its file's clock plus this. */
+int64_t hsi_reader_start_ns(const hs_reader *r, int file);
 static inline int64_t hsi_rebase_ts(const hs_reader *r, const hs_logfile *const *clocks, int file, int64_t ts) {
   if (clocks && file >= 0 && file < hs_reader_nfiles(r) && clocks[file])
     ts = hs_time_from_filetime(hs_reader_logfile(r, 0), hs_time_filetime(clocks[file], ts));

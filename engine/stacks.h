@@ -105,6 +105,12 @@ void hsi_stacks_on_part(hsi_stacks *st, hsi_part_fn fn, void *ud);
    clock when the caller moves the events of a file with another clock
    there (source.h, hsi_rebase); NULL: as it is. */
 typedef int64_t (*hsi_ets_fn)(void *ud, const hs_event *walk, int64_t ets);
+/* Does ev begin with the EventTimeStamp, StackProcess and StackThread of
+   the event it names: a StackWalk (group 0x18 op 32) or a key reference
+   (37, 38)?  (The key definitions, 34-36, begin with the key.) */
+static inline int hsi_stacks_names_event(const hs_event *ev) {
+  return (ev->flags & HS_EVF_KERNEL) && (ev->hook == 0x1820 || ev->hook == 0x1825 || ev->hook == 0x1826);
+}
 void hsi_stacks_on_clock(hsi_stacks *st, hsi_ets_fn fn, void *ud);
 /* window: ticks of the trace clock; max_live: live targets kept. */
 void hsi_stacks_set_window(hsi_stacks *st, int64_t window, uint32_t max_live);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include "heapscript.h"
 #include "text.h"
+#include "satmath.h"
 
 int64_t hs_time_freq(const hs_logfile *lf) {
   switch (lf->clock_type) {
@@ -28,18 +29,6 @@ static int64_t scale(int64_t ticks, int64_t freq, int64_t unit) {
   return whole * unit + part;
 }
 
-/* a - b and a + b, saturated at the int64 range. */
-static int64_t sub_sat(int64_t a, int64_t b) {
-  if (b > 0 && a < INT64_MIN + b) return INT64_MIN;
-  if (b < 0 && a > INT64_MAX + b) return INT64_MAX;
-  return a - b;
-}
-static int64_t add_sat(int64_t a, int64_t b) {
-  if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
-  if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
-  return a + b;
-}
-
 /* The clock's zero: system-time traces stamp FILETIMEs, so the session
    start is StartTime; the others count from the header record's stamp. */
 static int64_t origin(const hs_logfile *lf) {
@@ -47,12 +36,12 @@ static int64_t origin(const hs_logfile *lf) {
 }
 
 int64_t hs_time_ns(const hs_logfile *lf, int64_t ts) {
-  return scale(sub_sat(ts, origin(lf)), hs_time_freq(lf), 1000000000);
+  return scale(hsi_sub_sat(ts, origin(lf)), hs_time_freq(lf), 1000000000);
 }
 
 int64_t hs_time_filetime(const hs_logfile *lf, int64_t ts) {
   if (lf->clock_type == 2) return ts;
-  return add_sat(lf->start_time, scale(sub_sat(ts, lf->header_ts), hs_time_freq(lf), 10000000));
+  return hsi_add_sat(lf->start_time, scale(hsi_sub_sat(ts, lf->header_ts), hs_time_freq(lf), 10000000));
 }
 
 /* Two files' clocks agree on where they start when each one's header,
@@ -66,13 +55,13 @@ int hs_time_same_clock(const hs_logfile *a, const hs_logfile *b) {
   int64_t d;
   if (a->clock_type != b->clock_type || hs_time_freq(a) != hs_time_freq(b)) return 0;
   if (a->clock_type == 2) return 1;       /* system time: FILETIME itself */
-  d = sub_sat(hs_time_filetime(a, b->header_ts), b->start_time);
+  d = hsi_sub_sat(hs_time_filetime(a, b->header_ts), b->start_time);
   return d > -SAME_ORIGIN && d < SAME_ORIGIN;
 }
 
 int64_t hs_time_from_filetime(const hs_logfile *lf, int64_t ft) {
   if (lf->clock_type == 2) return ft;
-  return add_sat(lf->header_ts, scale(sub_sat(ft, lf->start_time), 10000000, hs_time_freq(lf)));
+  return hsi_add_sat(lf->header_ts, scale(hsi_sub_sat(ft, lf->start_time), 10000000, hs_time_freq(lf)));
 }
 
 char *hs_filetime_format(int64_t ft, char *out, size_t outlen) {

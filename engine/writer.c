@@ -77,24 +77,18 @@ static int io_fail(hsi_writer *w, const char *what) {
 
 /* ---------------------------------------------------------------- time */
 
-/* Trace ticks to FILETIME with whole seconds split off first, so that the
-   scaling cannot overflow for any realistic stamp (ETL-FORMAT.md 2.6). */
+/* Trace ticks to FILETIME, as a reader of the file will convert them
+   (hs_time_filetime: whole seconds split off first, held within int64_t
+   for stamps no clock reaches). */
 static int64_t to_filetime(const hsi_writer *w, int64_t ts) {
-  int64_t d, rate, s, f, st = w->o.start_time;
-  if (w->o.clock_type == 2) return ts;
-  rate = w->o.clock_type == 3 ? (int64_t)w->o.cpu_mhz * 1000000 : w->o.perf_freq;
-  /* held within int64_t, for stamps no clock reaches (math.maxinteger) */
-  if (w->o.start_ticks < 0 ? ts > INT64_MAX + w->o.start_ticks : ts < INT64_MIN + w->o.start_ticks)
-    return ts < 0 ? INT64_MIN : INT64_MAX;
-  d = ts - w->o.start_ticks;
-  s = d / rate;
-  f = rate <= INT64_MAX / 10000000 ? d % rate * 10000000 / rate     /* |d % rate| < rate: fits */
-      : (int64_t)((double)(d % rate) * 1e7 / (double)rate);           /* a rate past 0.9 THz */
-  if (s > (INT64_MAX - 10000000) / 10000000 || s < (INT64_MIN + 10000000) / 10000000)
-    return s < 0 ? INT64_MIN : INT64_MAX;
-  s = s * 10000000 + f;
-  if (st > 0 ? s > INT64_MAX - st : s < INT64_MIN - st) return s < 0 ? INT64_MIN : INT64_MAX;
-  return st + s;
+  hs_logfile lf;
+  memset(&lf, 0, sizeof lf);
+  lf.clock_type = w->o.clock_type;
+  lf.perf_freq = w->o.perf_freq;
+  lf.cpu_mhz = w->o.cpu_mhz;
+  lf.start_time = w->o.start_time;
+  lf.header_ts = w->o.start_ticks;
+  return hs_time_filetime(&lf, ts);
 }
 
 /* --------------------------------------------------------------- text */

@@ -88,39 +88,50 @@ static inline void copy_match(uint8_t *op, size_t dist, size_t len, const uint8_
 ** fills unused flag bits with ones, so a match flag with no input left is
 ** the end.
 */
-/* A match length past 6 (the word's 7): a nibble (two matches share a
-   byte, low nibble first; *half holds the byte with the high one), 15
-   escaping to a byte, 255 to a u16 and a u16 of 0 to a u32 holding the
-   whole length - 3.  *len becomes the length - 3; returns where the input
-   goes on, or NULL for a stream cut or damaged there. */
-static inline const uint8_t *long_len(const uint8_t *ip, const uint8_t *iend, const uint8_t **half, uint64_t *len) {
-  uint64_t n;
-  if (*half) {
-    n = **half >> 4;
-    *half = NULL;
-  } else {
-    if (ip == iend) return NULL;
-    *half = ip;
-    n = *ip++ & 15;
-  }
-  if (n == 15) {
-    if (ip == iend) return NULL;
-    n = *ip++;
-    if (n == 255) {
-      if (iend - ip < 2) return NULL;
-      n = rd16(ip);
-      ip += 2;
-      if (n == 0) {
-        if (iend - ip < 4) return NULL;
-        n = rd32(ip);
-        ip += 4;
-      }
-      if (n < 15 + 7) return NULL;
-      n -= 15 + 7;
+/* The match whose 16-bit word is at ip (the caller has the 2 bytes): its
+   distance and whole length, the word's 3 bits escaping at 7 to a nibble
+   (two matches share a byte, low nibble first; *half holds the byte with
+   the high one), 15 to a byte, 255 to a u16 and a u16 of 0 to a u32
+   holding the whole length - 3; checked against the output, `made`
+   bytes of it so far and `room` left.  Returns where the input goes on,
+   or NULL for a stream cut or damaged there. */
+static inline const uint8_t *match_of(const uint8_t *ip, const uint8_t *iend, const uint8_t **half,
+                                      size_t made, size_t room, size_t *dist, uint64_t *len) {
+  unsigned m = rd16(ip);
+  uint64_t n = m & 7;
+  ip += 2;
+  *dist = (m >> 3) + 1;
+  if (n == 7) {
+    if (*half) {
+      n = **half >> 4;
+      *half = NULL;
+    } else {
+      if (ip == iend) return NULL;
+      *half = ip;
+      n = *ip++ & 15;
     }
-    n += 15;
+    if (n == 15) {
+      if (ip == iend) return NULL;
+      n = *ip++;
+      if (n == 255) {
+        if (iend - ip < 2) return NULL;
+        n = rd16(ip);
+        ip += 2;
+        if (n == 0) {
+          if (iend - ip < 4) return NULL;
+          n = rd32(ip);
+          ip += 4;
+        }
+        if (n < 15 + 7) return NULL;
+        n -= 15 + 7;
+      }
+      n += 15;
+    }
+    n += 7;
   }
-  *len = n + 7;
+  n += 3;
+  if (*dist > made || n > (uint64_t)room) return NULL;
+  *len = n;
   return ip;
 }
 
@@ -143,7 +154,6 @@ static long plain_decode(const uint8_t *in, size_t inlen, uint8_t *out, size_t o
   while (fast && iend - ip >= FAST && oend - op >= FAST) {
     uint64_t len;
     size_t dist;
-    unsigned m;
     if (nflags == 0) {
       flags = rd32(ip);
       ip += 4, nflags = 32;
@@ -158,13 +168,8 @@ static long plain_decode(const uint8_t *in, size_t inlen, uint8_t *out, size_t o
       continue;
     }
     flags <<= 1, nflags--;
-    m = rd16(ip);
-    ip += 2;
-    dist = (m >> 3) + 1;
-    len = m & 7;
-    if (len == 7 && (ip = long_len(ip, iend, &half, &len)) == NULL) return HS_EFORMAT;
-    len += 3;
-    if (dist > (size_t)(op - out) || len > (uint64_t)(oend - op)) return HS_EFORMAT;
+    if ((ip = match_of(ip, iend, &half, (size_t)(op - out), (size_t)(oend - op), &dist, &len)) == NULL)
+      return HS_EFORMAT;
     if (dist >= 16 && len <= 32) {            /* two 16-byte moves, within FAST */
       memcpy(op, op - dist, 16);
       memcpy(op + 16, op + 16 - dist, 16);
@@ -177,7 +182,6 @@ static long plain_decode(const uint8_t *in, size_t inlen, uint8_t *out, size_t o
   while (op < oend) {
     uint64_t len;
     size_t dist;
-    unsigned m;
     if (nflags == 0) {
       if (ip == iend) break;
       if (iend - ip < 4) return HS_EFORMAT;
@@ -203,13 +207,8 @@ static long plain_decode(const uint8_t *in, size_t inlen, uint8_t *out, size_t o
     flags <<= 1, nflags--;
     if (ip == iend) break;
     if (iend - ip < 2) return HS_EFORMAT;
-    m = rd16(ip);
-    ip += 2;
-    dist = (m >> 3) + 1;
-    len = m & 7;
-    if (len == 7 && (ip = long_len(ip, iend, &half, &len)) == NULL) return HS_EFORMAT;
-    len += 3;
-    if (dist > (size_t)(op - out) || len > (uint64_t)(oend - op)) return HS_EFORMAT;
+    if ((ip = match_of(ip, iend, &half, (size_t)(op - out), (size_t)(oend - op), &dist, &len)) == NULL)
+      return HS_EFORMAT;
     copy_match(op, dist, (size_t)len, oend);
     op += len;
   }
