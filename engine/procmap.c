@@ -154,6 +154,7 @@ typedef struct proc {
   uint32_t *img;           /* image ids sorted by base */
   uint64_t *base;          /* base[i]: img[i]'s, searched without reaching the images */
   uint64_t *maxend;        /* maxend[i] = max(base + size) over img[0..i] */
+  int64_t *ifrom;          /* ifrom[i]: when img[i] can first be live at its base (proc_add_image) */
   uint32_t nimg, capimg;
   int64_t *era;            /* when its eras after the first began, sorted (hsi_procmap_settle) */
   uint32_t nera, era0;     /* how many; the number of the second era (eras number 1, 2, ... map-wide) */
@@ -241,7 +242,8 @@ void hsi_procmap_free(hsi_procmap *pm) {
   free(pm->w2u);
   free(pm->modof);
   for (i = 1; i < pm->nprocs; i++) {
-    free(pm->procs[i].img); free(pm->procs[i].base); free(pm->procs[i].maxend); free(pm->procs[i].era);
+    free(pm->procs[i].img); free(pm->procs[i].base); free(pm->procs[i].maxend); free(pm->procs[i].ifrom);
+    free(pm->procs[i].era);
   }
   free(pm->procs);
   free(pm->pid_latest.key); free(pm->pid_latest.val);
@@ -612,27 +614,56 @@ static uint32_t upper(const proc *p, uint64_t addr) {
   return lo;
 }
 
+/* First index in p->img whose image base is >= base. */
+static uint32_t lower(const proc *p, uint64_t base) {
+  uint32_t lo = 0, hi = p->nimg;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (p->base[mid] < base) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+/*
+** The images of one base lie in the order they came, and each came when
+** the one before it there had ended (feed_image).  An image known from
+** rundown alone has no load time, yet it was not there while the one
+** before it was: ifrom[] is when each can first be live, so it never
+** decreases along a base's images and search() finds the one live at a
+** time by bisection, however often a base was reused.
+*/
 static int proc_add_image(hsi_procmap *pm, proc *p, const hsi_image *im) {
   uint32_t pos, i;
   uint64_t e;
+  int64_t from = im->loaded;
   if (p->nimg == p->capimg) {
     uint32_t nc = p->capimg ? p->capimg * 2 : 32;
     uint32_t *ni = realloc(p->img, nc * sizeof *ni);
     uint64_t *nm, *nb;
+    int64_t *nf;
     if (!ni) return -1;
     p->img = ni;
     if (!(nb = realloc(p->base, nc * sizeof *nb))) return -1;
     p->base = nb;
     if (!(nm = realloc(p->maxend, nc * sizeof *nm))) return -1;
     p->maxend = nm;
+    if (!(nf = realloc(p->ifrom, nc * sizeof *nf))) return -1;
+    p->ifrom = nf;
     p->capimg = nc;
   }
   pos = upper(p, im->base);
+  if (pos && p->base[pos - 1] == im->base) {
+    const hsi_image *prev = IMG(pm, p->img[pos - 1]);
+    if (prev->unloaded != HSI_TS_NEVER && prev->unloaded + 1 > from) from = prev->unloaded + 1;
+    if (p->ifrom[pos - 1] > from) from = p->ifrom[pos - 1];
+  }
   memmove(p->img + pos + 1, p->img + pos, (p->nimg - pos) * sizeof *p->img);
   memmove(p->base + pos + 1, p->base + pos, (p->nimg - pos) * sizeof *p->base);
   memmove(p->maxend + pos + 1, p->maxend + pos, (p->nimg - pos) * sizeof *p->maxend);
+  memmove(p->ifrom + pos + 1, p->ifrom + pos, (p->nimg - pos) * sizeof *p->ifrom);
   p->img[pos] = im->id;
   p->base[pos] = im->base;
+  p->ifrom[pos] = from;
   p->nimg++;
   /* maxend[i], the furthest end of img[0..i], was that of the images
      before; the new one raises it up to the first that already reaches
@@ -662,13 +693,24 @@ static hsi_image *image_at_base(const hsi_procmap *pm, const proc *p, uint64_t b
   return NULL;
 }
 
+/* The image of p holding addr at ts: down the bases at or below addr
+   while an image there may reach it, at each base the last image that
+   can be live by ts (ifrom[], bisected) and no other. */
 static const hsi_image *search(const hsi_procmap *pm, const proc *p, uint64_t addr, int64_t ts) {
   uint32_t i = upper(p, addr);
-  while (i > 0) {
+  while (i > 0 && p->maxend[i - 1] > addr) {
+    uint32_t s = i - 1, lo, hi;
     const hsi_image *im;
-    if (p->maxend[--i] <= addr) break;
-    im = IMG(pm, p->img[i]);
-    if (addr - im->base < im->size && live_at(im, ts)) return im;
+    if (s && p->base[s - 1] == p->base[s]) s = lower(p, p->base[s]);
+    for (lo = s, hi = i; lo < hi;) {           /* the first of the base's images not live by ts */
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (p->ifrom[mid] <= ts) lo = mid + 1; else hi = mid;
+    }
+    if (lo > s) {
+      im = IMG(pm, p->img[lo - 1]);
+      if (addr - im->base < im->size && live_at(im, ts)) return im;
+    }
+    i = s;
   }
   return NULL;
 }

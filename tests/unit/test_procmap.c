@@ -653,12 +653,12 @@ TEST(rundown_of_many_images) {
 ** Loads and unloads in one process at a few bases, many times each (a
 ** plugin host), against a model: an unload ends the image live at its
 ** base if it names its size (else that one went away unseen and the
-** unloaded one was never seen loaded), a load ends the one still live
-** there; an address at a time is in the live image containing it of
-** the highest base.  Every lookup must agree, the unloads find their
+** unloaded one was never seen loaded: it came after the base's image
+** before it had gone), a load ends the one still live there; an address
+** at a time is in the live image containing it of the highest base.  Every lookup must agree, the unloads find their
 ** image, and a base's history stays searchable.
 */
-struct mimg { uint64_t base, size; int64_t loaded, unloaded; };
+struct mimg { uint64_t base, size; int64_t loaded, unloaded, from; };
 
 TEST(images_against_model) {
   enum { NB = 12, NEV = 3000, NQ = 4000 };
@@ -676,20 +676,23 @@ TEST(images_against_model) {
   for (i = 0; i < NEV; i++) {
     uint64_t base = 0x7FF900000000ull + (RND() % NB) * 0x40000, size = 0x10000 * (1 + RND() % 8);
     int unload = RND() % 3 == 0;
-    struct mimg *live = NULL;
+    struct mimg *live = NULL, *last = NULL;
     ts += 1 + (int64_t)(RND() % 3);
     for (k = n; k-- > 0;)
-      if (m[k].base == base) { if (m[k].loaded <= ts && ts <= m[k].unloaded) live = &m[k]; break; }
+      if (m[k].base == base) { last = &m[k]; if (m[k].loaded <= ts && ts <= m[k].unloaded) live = &m[k]; break; }
     image(&b, 8, base, size, 700, "\\Device\\HarddiskVolume1\\plugin.dll");
     ev = kev(unload ? 0x1402 : 0x030A, 3, 8, ts, &b);
     if (hsi_procmap_feed(pm, &ev) != 1) bad++;
     if (unload) {
       if (live && live->size != size) { live->unloaded = ts - 1; live = NULL; }   /* not the one unloaded */
-      if (!live) { live = &m[n++]; live->base = base; live->size = size; live->loaded = HSI_TS_BEFORE; unknown++; }
+      if (!live) {
+        live = &m[n++]; live->base = base; live->size = size; live->loaded = HSI_TS_BEFORE; unknown++;
+        live->from = last ? last->unloaded + 1 : HSI_TS_BEFORE;
+      }
       live->unloaded = ts;
     } else {
       if (live) live->unloaded = ts - 1;
-      m[n].base = base; m[n].size = size; m[n].loaded = ts; m[n].unloaded = HSI_TS_NEVER;
+      m[n].base = base; m[n].size = size; m[n].loaded = m[n].from = ts; m[n].unloaded = HSI_TS_NEVER;
       n++;
     }
   }
@@ -701,7 +704,7 @@ TEST(images_against_model) {
     const struct mimg *want = NULL;
     const hsi_image *im = hsi_procmap_image_at(pm, inst, addr, t);
     for (k = 0; k < n; k++)         /* the highest base wins; of one base, the newest */
-      if (addr - m[k].base < m[k].size && m[k].loaded <= t && t <= m[k].unloaded
+      if (addr - m[k].base < m[k].size && m[k].from <= t && t <= m[k].unloaded
           && (!want || m[k].base >= want->base)) want = &m[k];
     if (!want != !im || (im && (im->base != want->base || im->size != want->size || im->loaded != want->loaded
                                 || im->unloaded != want->unloaded))) {
