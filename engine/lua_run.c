@@ -296,8 +296,40 @@ static void laction(int i) {
   lua_sethook(globalL, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
+#define USAGE_ERROR "heapscript.UsageError"
+
+static int usage_tostring(lua_State *L) {
+  luaL_checkudata(L, 1, USAGE_ERROR);
+  lua_getiuservalue(L, 1, 1);
+  return 1;
+}
+
+int hsi_lua_usage_error(lua_State *L, const char *msg) {
+  lua_pushstring(L, msg);
+  lua_newuserdatauv(L, 0, 1);
+  if (luaL_newmetatable(L, USAGE_ERROR)) {
+    lua_pushcfunction(L, usage_tostring);
+    lua_setfield(L, -2, "__tostring");
+  }
+  lua_setmetatable(L, -2);
+  lua_rotate(L, -2, 1);
+  lua_setiuservalue(L, -2, 1);
+  return lua_error(L);
+}
+
+/* The message of a usage error (hsi_lua_usage_error) at idx, else NULL. */
+static const char *usage_message(lua_State *L, int idx) {
+  const char *m;
+  if (!luaL_testudata(L, idx, USAGE_ERROR)) return NULL;
+  lua_getiuservalue(L, idx, 1);
+  m = lua_tostring(L, -1);
+  lua_pop(L, 1);          /* the string stays: the userdata holds it */
+  return m;
+}
+
 static int msghandler(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
+  if (msg == NULL && usage_message(L, 1)) return 1;   /* as it is: docall knows it */
   if (msg == NULL) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
       return 1;
@@ -306,6 +338,8 @@ static int msghandler(lua_State *L) {
   luaL_traceback(L, L, msg, 1);
   return 1;
 }
+
+static int usage_raised;   /* docall's last error was a usage error */
 
 /* Call the function below narg arguments; on error print it and return 1. */
 static int docall(lua_State *L, int narg, int nres) {
@@ -317,10 +351,12 @@ static int docall(lua_State *L, int narg, int nres) {
   st = hsi_lua_limits_pcall(L, narg, nres, base);  /* --timeout, --memory */
   signal(SIGINT, SIG_DFL);
   lua_remove(L, base);
+  usage_raised = 0;
   if (st != LUA_OK) {
     /* a broken limit is its one message, whatever the script made of the error */
-    const char *limit = hsi_lua_limit_broken();
-    message(limit ? limit : lua_tostring(L, -1));
+    const char *limit = hsi_lua_limit_broken(), *usage = usage_message(L, -1);
+    usage_raised = usage != NULL;
+    message(limit ? limit : usage ? usage : lua_tostring(L, -1));
     lua_pop(L, 1);
   }
   return st;
@@ -498,7 +534,7 @@ static int pmain(lua_State *L) {
   luaL_checkstack(L, c->nsargs + 3, "too many arguments to the script");
   for (i = 0; i < c->nsargs; i++) lua_pushstring(L, c->sargs[i]);
   if (docall(L, c->nsargs, 1) != LUA_OK) {
-    c->code = hsi_lua_limit_broken() ? EXIT_USAGE : damage_status(L, c->code, 1);
+    c->code = hsi_lua_limit_broken() || usage_raised ? EXIT_USAGE : damage_status(L, c->code, 1);
     return 0;
   }
   if (c->live) {                  /* a script that never used `trace` waits now */

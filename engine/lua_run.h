@@ -160,8 +160,14 @@ void hsi_lua_trace_damage_opts(lua_State *L, int idx, hs_reader_opts *o);
 /* Before the files of r are read as one trace: an error when two of them
    are one trace (one path twice, or a copy: the same header), whose
    events would count twice.  Opening them is not reading (a script that
-   reads each file on its own, such as diff, may be given one twice). */
+   reads each file on its own, such as diff, may be given one twice).
+   For the command line's trace the error is a usage error (below). */
 void hsi_lua_trace_once(lua_State *L, const hs_reader *r);
+/* Raise msg as the command line's fault, not the script's: the CLI prints
+   it without the script's position or a traceback and exits with status
+   2, as for a bad option.  A script that catches it (pcall) gets a value
+   whose tostring is msg. */
+int hsi_lua_usage_error(lua_State *L, const char *msg);
 void hsi_lua_trace_walked(lua_State *L, int idx);
 void hsi_lua_trace_set_main(lua_State *L, int idx);
 /* The damage a live trace's producer met reading files (a replay's),

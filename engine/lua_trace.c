@@ -810,10 +810,19 @@ static int advance(lua_State *L, Trace *t, Filter *f) {
 }
 
 void hsi_lua_trace_once(lua_State *L, const hs_reader *r) {
-  int i, k;
-  if (hsi_reader_twice(r, &i, &k))
-    luaL_error(L, "%s: the same trace as %s, given twice: its events would count twice",
-               hs_reader_path(r, i), hs_reader_path(r, k));
+  int i, k, cli;
+  Trace *m;
+  if (!hsi_reader_twice(r, &i, &k)) return;
+  m = main_trace(L);
+  cli = m && m->src.reader == r;          /* the command line's fault, or the script's */
+  lua_pop(L, 1);
+  lua_pushfstring(L, "%s: the same trace as %s, given twice: its events would count twice",
+                  hs_reader_path(r, i), hs_reader_path(r, k));
+  if (cli) hsi_lua_usage_error(L, lua_tostring(L, -1));
+  luaL_where(L, 1);
+  lua_insert(L, -2);
+  lua_concat(L, 2);
+  lua_error(L);
 }
 
 static void rewind_trace(lua_State *L, Trace *t, Filter *f) {

@@ -350,6 +350,14 @@ static int cmd_dump(int argc, char **argv) {
     return 2;
   }
   if ((rc = open_reader(&r, files, nfiles, &dout)) != 0) { free(files); return rc; }
+  {
+    int second, first;
+    if (hsi_reader_twice(r, &second, &first)) {   /* its every event would be printed twice */
+      fprintf(stderr, "heapscript dump: %s: the same trace as %s, given twice\n", hs_reader_path(r, second),
+              hs_reader_path(r, first));
+      hs_reader_close(r); hsi_damage_stderr_done(&dout); free(files); return 2;
+    }
+  }
   /* events without ids show those of their StackWalk (attrib.h); times
      count from the earliest file's start */
   start_ns = (int64_t *)malloc((size_t)nfiles * sizeof *start_ns);

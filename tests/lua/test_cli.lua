@@ -282,15 +282,21 @@ test("mistakes said at the script's line, extremes held", function()
   local copy = T.tmpname(".etl")
   assert(os.execute("cp examples/memorytestapp.etl " .. q(copy)))
   for _, other in ipairs { ex, q(copy) } do
-    code, out, err = hs("leaks " .. ex .. " " .. other)
-    check(code == 1 and out == "" and err:find("the same trace as examples/memorytestapp.etl, given twice", 1, true),
-          "one trace given twice: refused (" .. other .. ")", err)
+    for _, script in ipairs { "leaks", "events" } do
+      code, out, err = hs(script .. " " .. ex .. " " .. other)
+      check(code == 2 and out == "" and err:find("^heapscript: [^\n]*the same trace as examples/memorytestapp.etl, given twice[^\n]*\n$"),
+            "one trace given twice: refused as a usage error, one line, exit 2 (" .. script .. " " .. other .. ")", err)
+    end
+    code, out, err = hs("dump " .. ex .. " " .. other)
+    check(code == 2 and out == "" and err:find("the same trace as examples/memorytestapp.etl, given twice", 1, true),
+          "... by dump, which printed every event twice (" .. other .. ")", err)
   end
   s = tmpscript("local t = heapscript.open('examples/memorytestapp.etl', " .. ("%q"):format(copy) .. ")\n"
-    .. "print(pcall(t.allocations, t)) print(pcall(t.count, t))\n")
-  code, out = hs(q(s))
-  check(code == 0 and select(2, out:gsub("false\t[^\n]*the same trace as examples/memorytestapp.etl, given twice", "")) == 2,
-        "... by the analysis and by a walk of heapscript.open's trace", out)
+    .. "print(pcall(t.allocations, t)) print(pcall(t.count, t))\n" .. "t:count()\n")
+  code, out, err = hs(q(s))
+  check(code == 1 and select(2, out:gsub("false\t[^\n]*the same trace as examples/memorytestapp.etl, given twice", "")) == 2
+        and err:find("%.lua:3: [^\n]*the same trace as examples/memorytestapp%.etl"),
+        "... by the analysis and by a walk of heapscript.open's trace: the script's error, at its line", out .. err)
   code, out, err = hs("diff " .. ex .. " " .. q(copy))
   check(code == 0 and out:find("stacks: ", 1, true) and not err:find("given twice", 1, true),
         "diff of a trace and its copy: each read on its own", err)
