@@ -317,7 +317,9 @@ static int cmd_dump(int argc, char **argv) {
       else if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
         char *end;
         double s = strtod(val, &end);
-        ok = *val && !*end && s >= 0 && s < 9e9;   /* in nanoseconds, an int64 */
+        /* as the scripts' --window and --at (report.MAX_SECONDS): a record
+           may be stamped before its file's start, so below 0 too */
+        ok = *val && !*end && s >= -1e9 && s <= 1e9;
         if (!ok) ;
         else if (a[2] == 'f') { f.from_ns = (int64_t)(s * 1e9); f.from_set = 1; }
         else { f.to_ns = (int64_t)(s * 1e9); f.to_set = 1; }
@@ -331,7 +333,7 @@ static int cmd_dump(int argc, char **argv) {
       if (!ok) {
         const char *why = !val ? "" : strcmp(a, "--provider") == 0 ? ": neither a GUID nor a provider name"
                         : strcmp(a, "--header-type") == 0 ? ": not a header type's name"
-                        : strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0 ? ": expected seconds from 0 to 9e9"
+                        : strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0 ? ": expected seconds from the trace's start (within 1e+09 s of it)"
                         : strcmp(a, "--limit") == 0 ? ": expected a count of 0 or more"
                         : strcmp(a, "--opcode") == 0 || strcmp(a, "--id") == 0 || strcmp(a, "--pid") == 0
                           || strcmp(a, "--tid") == 0 ? ": expected a number in the field's range" : ": no such option";

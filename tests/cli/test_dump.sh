@@ -41,8 +41,10 @@ done
   || no "unknown provider name: exit 2, said so"
 rm -f "${TMPDIR:-/tmp}/hs-dump-err.$$"
 "$HS" dump --bogus 1 "$S" >/dev/null 2>&1; [ $? -eq 2 ] || no "unknown option: exit 2"
-# times: finite, of 0 or more, --from not after --to (1e300 s once printed every event)
-for t in "--from 1e300" "--from inf" "--to nan" "--from -1"; do
+# times: finite, within 1e9 s of the start as the scripts' --window (1e300 s once printed every
+# event; below 0 names records stamped before their file's start), --from not after --to
+[ "$(count --from -1)" = 51 ] || no "--from -1: every record, as --window -1,: $(count --from -1)"
+for t in "--from 1e300" "--from inf" "--to nan" "--from -2e9" "--to 1.5e9"; do
   out=$("$HS" dump $t "$S" 2>/dev/null); rc=$?
   [ $rc -eq 2 ] && [ -z "$out" ] || no "dump $t: exit $rc, $(echo "$out" | wc -l) lines"
 done
