@@ -9,6 +9,7 @@
 ** older loop on the same trace fail loudly instead of skipping records.
 */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -672,13 +673,25 @@ typedef struct Filter {
   unsigned gen;              /* the trace's gen when the loop started */
 } Filter;
 
+/* A bad filter: "bad argument #n to 'events' (...)", as the allocation
+   filters' errors are; filter_arg is the argument parse_filter reads. */
+static int filter_arg;
+
+static void ferr(lua_State *L, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  lua_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  luaL_argerror(L, filter_arg, lua_tostring(L, -1));   /* raises */
+}
+
 /* Calls add(L, f, idx_of_value, key) for a value or each element of a list. */
 typedef void (*adder)(lua_State *L, Filter *f, int v, const char *key);
 
 static void each(lua_State *L, Filter *f, int v, const char *key, adder add) {
   if (lua_type(L, v) == LUA_TTABLE) {
     lua_Integer i, n = luaL_len(L, v);
-    if (n == 0) luaL_error(L, "filter '%s': empty list", key);
+    if (n == 0) ferr(L, "filter '%s': empty list", key);
     for (i = 1; i <= n; i++) {
       lua_geti(L, v, i);
       add(L, f, lua_gettop(L), key);
@@ -692,9 +705,9 @@ static void each(lua_State *L, Filter *f, int v, const char *key, adder add) {
 static void add_int(hsi_evset *s, lua_State *L, int v, const char *key, lua_Integer max) {
   int isnum;
   lua_Integer x = lua_tointegerx(L, v, &isnum);
-  if (!isnum) luaL_error(L, "filter '%s': integer expected, got %s", key, luaL_typename(L, v));
-  if (x < 0 || x > max) luaL_error(L, "filter '%s': %I out of range", key, x);
-  if (hsi_evfilter_add(s, x, max)) luaL_error(L, "filter '%s': more than %d values", key, HSI_EF_MAXSET);
+  if (!isnum) ferr(L, "filter '%s': integer expected, got %s", key, luaL_typename(L, v));
+  if (x < 0 || x > max) ferr(L, "filter '%s': %I out of range", key, x);
+  if (hsi_evfilter_add(s, x, max)) ferr(L, "filter '%s': more than %d values", key, HSI_EF_MAXSET);
 }
 
 static void add_opcode(lua_State *L, Filter *f, int v, const char *k) { add_int(&f->ef.opcode, L, v, k, 0xFF); }
@@ -704,15 +717,15 @@ static void add_tid(lua_State *L, Filter *f, int v, const char *k) { add_int(&f-
 static void add_ns(lua_State *L, Filter *f, int v, const char *k) {
   int isnum;
   lua_Integer x = lua_tointegerx(L, v, &isnum);
-  if (!isnum) luaL_error(L, "filter '%s': integer expected (ev.ns), got %s", k, luaL_typename(L, v));
-  if (hsi_evfilter_add_ns(&f->ef, (int64_t)x)) luaL_error(L, "filter '%s': more than %d values", k, HSI_EF_MAXSET);
+  if (!isnum) ferr(L, "filter '%s': integer expected (ev.ns), got %s", k, luaL_typename(L, v));
+  if (hsi_evfilter_add_ns(&f->ef, (int64_t)x)) ferr(L, "filter '%s': more than %d values", k, HSI_EF_MAXSET);
 }
 
 static void add_ht(lua_State *L, Filter *f, int v, const char *k) {
   if (lua_type(L, v) == LUA_TSTRING) {
     const char *s = lua_tostring(L, v);
     if (hsi_evfilter_header_type(&f->ef, s))
-      luaL_error(L, f->ef.ht.n == HSI_EF_MAXSET ? "filter '%s': more than 32 values"
+      ferr(L, f->ef.ht.n == HSI_EF_MAXSET ? "filter '%s': more than 32 values"
                                                 : "filter '%s': unknown header type '%s'", k, s);
   } else {
     add_int(&f->ef.ht, L, v, k, 0xFF);
@@ -724,24 +737,26 @@ static void add_ht(lua_State *L, Filter *f, int v, const char *k) {
 static void add_provider(lua_State *L, Filter *f, int v, const char *k) {
   const char *s;
   if (lua_type(L, v) != LUA_TSTRING)
-    luaL_error(L, "filter '%s': string expected, got %s", k, luaL_typename(L, v));
+    ferr(L, "filter '%s': string expected, got %s", k, luaL_typename(L, v));
   s = lua_tostring(L, v);
-  if (f->ef.nprov == HSI_EF_MAXSET) luaL_error(L, "filter '%s': more than %d values", k, HSI_EF_MAXSET);
+  if (f->ef.nprov == HSI_EF_MAXSET) ferr(L, "filter '%s': more than %d values", k, HSI_EF_MAXSET);
   if (hsi_evfilter_provider(&f->ef, s))
-    luaL_error(L, "filter '%s': '%s' is neither a GUID nor a provider name", k, s);
+    ferr(L, "filter '%s': '%s' is neither a GUID nor a provider name", k, s);
 }
 
 static int64_t seconds_ns(lua_State *L, int v, const char *k, int up) {
   int isnum;
   lua_Number x = lua_tonumberx(L, v, &isnum);
-  if (!isnum) luaL_error(L, "filter '%s': number of seconds expected, got %s", k, luaL_typename(L, v));
+  if (!isnum) ferr(L, "filter '%s': number of seconds expected, got %s", k, luaL_typename(L, v));
+  if (x != x) ferr(L, "filter '%s': NaN is not a time", k);
   x = up ? ceil(x * 1e9) : floor(x * 1e9);
-  if (!(x > -9.2e18 && x < 9.2e18)) luaL_error(L, "filter '%s': out of range", k);
-  return (int64_t)x;
+  /* far past or future (1e300, inf): every record is after, or before */
+  return x <= -9.2e18 ? INT64_MIN : x >= 9.2e18 ? INT64_MAX : (int64_t)x;
 }
 
 /* Read the filter table at idx (may be none/nil) into f. */
 static void parse_filter(lua_State *L, int idx, Filter *f) {
+  filter_arg = idx;
   memset(f, 0, sizeof *f);
   hsi_evfilter_init(&f->ef);
   if (lua_isnoneornil(L, idx)) return;
@@ -750,7 +765,7 @@ static void parse_filter(lua_State *L, int idx, Filter *f) {
   while (lua_next(L, idx)) {
     int v = lua_gettop(L);
     const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-    if (!k) luaL_error(L, "filters are named (provider=, opcode=, ...), got a %s key",
+    if (!k) ferr(L, "filters are named (provider=, opcode=, ...), got a %s key",
                        luaL_typename(L, -2));
     if (strcmp(k, "provider") == 0) each(L, f, v, k, add_provider);
     else if (strcmp(k, "opcode") == 0) each(L, f, v, k, add_opcode);
@@ -762,14 +777,14 @@ static void parse_filter(lua_State *L, int idx, Filter *f) {
     else if (strcmp(k, "from") == 0) { f->ef.from_ns = seconds_ns(L, v, k, 1); f->ef.from_set = 1; }
     else if (strcmp(k, "to") == 0) { f->ef.to_ns = seconds_ns(L, v, k, 0); f->ef.to_set = 1; }
     else if (strcmp(k, "kernel") == 0) {
-      luaL_argexpected(L, lua_isboolean(L, v), v, "boolean (filter 'kernel')");
+      if (!lua_isboolean(L, v)) ferr(L, "filter 'kernel': boolean expected, got %s", luaL_typename(L, v));
       f->ef.kernel = lua_toboolean(L, v);
     } else if (strcmp(k, "limit") == 0) {
       int isnum;
       f->ef.limit = lua_tointegerx(L, v, &isnum);
-      if (!isnum || f->ef.limit < 0) luaL_error(L, "filter 'limit': non-negative integer expected");
+      if (!isnum || f->ef.limit < 0) ferr(L, "filter 'limit': non-negative integer expected");
     } else {
-      luaL_error(L, "unknown filter '%s' (known: provider, opcode, id, pid, tid, "
+      ferr(L, "unknown filter '%s' (known: provider, opcode, id, pid, tid, "
                     "header_type, from, to, ns, kernel, limit)", k);
     }
     lua_pop(L, 1);

@@ -193,6 +193,13 @@ test("filter errors", function()
   ops[33] = 32
   raises(function() t:count { opcode = ops } end, "more than 32 values", "a 33rd value is an error")
   raises(function() t:count { from = "soon" } end, "seconds", "from must be a number")
+  raises(function() t:count { to = 0 / 0 } end, "NaN is not a time", "to = NaN is an error")
+  raises(function() for _ in t:events { pid = "x" } do end end, "bad argument #1 to 'events' (filter 'pid'",
+         "a filter's error names the function and its argument, as allocations' do")
+  local all = t:count()
+  eq(t:count { to = 1e300 }, all, "to far past the end (1e300 s, as a window's end may be): every record")
+  eq(t:count { from = -math.huge }, all, "from = -inf: every record")
+  eq(t:count { from = 1e300 }, 0, "from far past the end: none")
   raises(function() t:count { 1 } end, "named", "a positional filter is an error")
   raises(function() t:events(5) end, "table expected", "the filter must be a table")
 end)
