@@ -442,9 +442,29 @@ end
 -- `damage`), then the JSON when asked for, then the report files
 -- (report.emit) of r when given.  Call it after the last question to the
 -- trace.
+-- A --window wholly after the trace's last event (or before its first)
+-- is most likely a typo or the wrong trace: what it shows (what was
+-- outstanding at its start, or nothing) is said in a note.
+local function window_note(o, r)
+  if not o.window or (not o.window[1] and not o.window[2]) then return nil end
+  local T = r and type(r.trace) == "userdata" and r.trace or trace
+  if not T then return nil end
+  local ok, t1, t2 = pcall(function() return T:allocations():window() end)
+  if not ok or not t1 then return nil end
+  local w = ("--window %s,%s"):format(o.window[1] or "", o.window[2] or "")
+  if o.window[1] and o.window[1] > t2 then
+    return ("note: %s begins after the trace's last event (%.3f s): it shows only what was outstanding then"):format(w, t2)
+  elseif o.window[2] and o.window[2] < t1 then
+    return ("note: %s ends before the trace's first event (%.3f s): nothing lies in it"):format(w, t1)
+  end
+  return nil
+end
+
 function M.finish(o, out, r)
   local text = M.text(o)
   if text then M.note_doubtful() end
+  local wnote = text and window_note(o, r)
+  if wnote then M.print(wnote) end
   M.mark_doubtful(out)
   local lost = M.lost()
   out.lost = lost

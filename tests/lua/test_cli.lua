@@ -266,6 +266,17 @@ test("mistakes said at the script's line, extremes held", function()
         and not err:find("traceback", 1, true), "events --provider of no provider: a usage error, exit 2", err)
   code, out, err = hs("leaks " .. ex .. " --window 1e30,2e30")
   check(code == 2 and err:find("--window: expected T1,T2", 1, true), "a window no trace reaches: exit 2", err)
+  -- a window past the trace's last event, or before its first: a note says what it shows
+  for _, script in ipairs { "leaks", "transient", "growth", "peak", "churn", "pool" } do
+    code, out = hs(script .. " " .. ex .. " --window 100,200")
+    check(code == 0 and out:find("note: --window 100,200 begins after the trace's last event (20.000 s)", 1, true),
+          script .. " --window past the end: a note", out)
+  end
+  code, out = hs("leaks " .. ex .. " --window=-10,-5")
+  check(code == 0 and out:find("note: --window -10,-5 ends before the trace's first event (0.000 s): nothing lies in it", 1, true),
+        "... before the start: a note", out)
+  code, out = hs("leaks " .. ex .. " --window 19,200")
+  check(code == 0 and not out:find("note: --window", 1, true), "... a window that overlaps the trace: no note", out)
   code, out, err = hs("peak " .. ex .. " --at 1e30")
   check(code == 2 and err:find("--at: expected a time", 1, true), "... a moment: exit 2", err)
   -- a trace where the script goes, a bundled module run as a script, -h
