@@ -755,6 +755,32 @@ local g = r and r.results[1].violations[1]
 check(code == 1 and not r.results[1].ok and g and g.value == 12760 and g.max == 12100 and r.results[2].ok,
       "policy max_leaked_growth: 16% over the baseline breaks 10% (allowed 12,100), holds at 20%", raw)
 os.remove(bfile)
+-- exactly at the limit is allowed: 115 bytes against 100 and +15% (100 x 1.15 is 114.99999999999999
+-- in floating point)
+do
+  local function leak(size)
+    return written(function(w)
+      w:image { op = "dcstart", pid = 100, base = 0x7FF700000000, size = 0x10000, ts = 11, path = "\\Device\\HarddiskVolume3\\app.exe" }
+      w:heap { op = "alloc", pid = 100, tid = 101, ts = 1000, heap = 0x10000, addr = 0x1000, size = size,
+               stack = { 0x7FF700001010, 0x7FF700002000 } }
+    end)
+  end
+  local b100, n115, n116, bj = leak(100), leak(115), leak(116), T.tmpname()
+  run("leaks " .. b100 .. " -- --json " .. T.q(bj))
+  f = io.open(team, "w")
+  f:write([[return { { name = "g15", select = { kind = "heap" }, per = "stack", max_leaked_growth = 0.15 },
+                     { name = "g15all", select = { kind = "heap" }, max_leaked_growth = 0.15 } }]])
+  f:close()
+  for _, base in ipairs { b100, bj } do
+    r, code, raw = report("policy " .. n115 .. " -- --rules " .. team .. " --baseline " .. T.q(base))
+    check(code == 0 and r and r.results[1].ok and r.results[2].ok,
+          "policy max_leaked_growth 0.15: 115 B against 100 B holds (exactly at the limit)", raw)
+    r, code, raw = report("policy " .. n116 .. " -- --rules " .. team .. " --baseline " .. T.q(base))
+    check(code == 1 and r and not r.results[1].ok and r.results[1].violations[1].max == 115,
+          "... 116 B breaks it (allowed 115)", raw)
+  end
+  for _, p in ipairs { b100, n115, n116, bj } do os.remove(p) end
+end
 os.remove(team)
 out, code = run("policy " .. M .. " -- --rules no.such.module")
 check(code == 2 and out:find("cannot load the rule set", 1, true), "policy: a missing rules module exits 2", out)
