@@ -644,6 +644,10 @@ static void getwindow(lua_State *L, const Analysis *an, int v, int arg, int64_t 
      alive across it are in it (AOFO), which is what it means */
   if (!lua_isnil(L, -2)) *t1 = tick_lo(an, checkseconds(L, -2, arg, "window start"));
   if (!lua_isnil(L, -1)) *t2 = tick_hi(an, checkseconds(L, -1, arg, "window end"));
+  /* one end given past the other's default ({100, nil} on a 7 s trace):
+     the window is that moment, as {100, 100} (it was 100..7, reversed) */
+  if (lua_isnil(L, -1) && !lua_isnil(L, -2) && *t2 < *t1) *t2 = *t1;
+  if (lua_isnil(L, -2) && !lua_isnil(L, -1) && *t1 > *t2) *t1 = *t2;
   lua_pop(L, 2);
 }
 
