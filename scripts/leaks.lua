@@ -78,6 +78,7 @@ local function of_kinds(field)
 end
 out.notes = {
   frees_of_unknown_blocks = of_kinds("free_unknown"),
+  reallocs_of_unknown_blocks = of_kinds("realloc_unknown"),   -- heap's: before-trace records too
   double_frees = of_kinds("double_free"),
   stacks_unmatched = stats.stacks and stats.stacks.unmatched or 0,
   -- events without ids in their header whose StackWalk never came: no process, not guessed
@@ -86,9 +87,11 @@ out.notes = {
 if text then
   if #out.kinds == 0 then print(report.none(o, report.kind_words(o.kind), o.kind)) end
   local n = out.notes
-  if n.frees_of_unknown_blocks > 0 or n.double_frees > 0 then
-    print(("note: %s of blocks allocated before the trace, %s%s")
-      :format(report.count(n.frees_of_unknown_blocks, "free"), report.count(n.double_frees, "double free"),
+  if n.frees_of_unknown_blocks > 0 or n.reallocs_of_unknown_blocks > 0 or n.double_frees > 0 then
+    print(("note: %s%s of blocks allocated before the trace, %s%s")
+      :format(report.count(n.frees_of_unknown_blocks, "free"),
+              n.reallocs_of_unknown_blocks > 0 and " and " .. report.count(n.reallocs_of_unknown_blocks, "realloc") or "",
+              report.count(n.double_frees, "double free"),
               n.double_frees > 0 and #report.damage() > 0
                 and " (the trace is damaged: an allocation lost between two frees of a block reads as a double free)" or ""))
   end

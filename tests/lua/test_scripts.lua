@@ -1220,6 +1220,17 @@ do
   r = report("leaks " .. E .. " --")
   check(r and r.notes.stacks_unmatched == 1 and r.notes.frees_of_unknown_blocks == 2,
         "leaks --json: the StackWalk that named no event, the two frees of pre-trace pool entries")
+  -- a realloc of a block allocated before the trace is said as its free is
+  local re = written(function(w)
+    w:heap { op = "realloc", pid = 100, tid = 101, ts = 1000, heap = 0x10000, addr = 0x4000, size = 70, old_addr = 0x3000, old_size = 50 }
+    w:heap { op = "free", pid = 100, tid = 101, ts = 2000, heap = 0x10000, addr = 0x5000 }
+  end)
+  out = run("leaks " .. re)
+  check(out:find("note: 1 free and 1 realloc of blocks allocated before the trace, 0 double frees", 1, true),
+        "leaks: a realloc of a block allocated before the trace is in the note", out)
+  r = report("leaks " .. re .. " --")
+  check(r and r.notes.reallocs_of_unknown_blocks == 1 and r.notes.frees_of_unknown_blocks == 1, "... and in the JSON's notes")
+  os.remove(re)
   r = report("pool " .. E .. " --")
   local tag = index(r and r.tags, "tag")
   check(tag["Pre "] and tag["Pre "].frees == 1 and tag["Pre "].allocs == 1,
