@@ -415,6 +415,13 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
        procmap still has it alive. */
     if (is_process_end(e) && (rc = process_end(a, e)) != 0) break;
     if (hsi_procmap_feed(a->pm, e) < 0) { rc = HS_ENOMEM; break; }
+    {
+      uint32_t lost = hsi_procmap_take_lost_end(a->pm);   /* its pid started again: it had ended */
+      if (lost) {
+        a->c.process_ends++;
+        if (hsi_life_process_end(a->lt, lost, e->timestamp - 1, NULL)) { rc = HS_ENOMEM; break; }
+      }
+    }
     if (d == 1) rc = memory_event(a, &x->op, &x->ids);
     else if (d < 0) a->c.memory_damaged++;
     if (rc == 0 && hsi_stacks_feed(a->st, e) < 0) rc = HS_ENOMEM;

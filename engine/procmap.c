@@ -207,6 +207,7 @@ struct hsi_procmap {
   uint32_t gen;
   struct { uint32_t pid, inst, gen; int64_t lo, hi; } last;
   int any_era;             /* some instance has a second era (hsi_procmap_settle) */
+  uint32_t lost_end;       /* hsi_procmap_take_lost_end's answer */
 };
 
 static const hs_guid G_PROCESS = { 0x3d6fa8d0, 0xfe05, 0x11d0, { 0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c } };
@@ -454,7 +455,7 @@ static int feed_process(hsi_procmap *pm, const hs_event *ev, int op, int version
         p = &pm->procs[id];
         p->flags &= ~HSI_PROC_IMPLIED;
       } else {
-        if (id) pm->procs[id].end = ts - 1;   /* its End was lost */
+        if (id) { pm->procs[id].end = ts - 1; pm->lost_end = id; }   /* its End was lost */
         if (!(id = proc_push(pm, d.pid))) return HS_ENOMEM;
         p = &pm->procs[id];
       }
@@ -1100,6 +1101,12 @@ int hsi_procmap_wants_provider(const hs_guid *g) {
 int hsi_procmap_feed(hsi_procmap *pm, const hs_event *ev) {
   if ((ev->flags & HS_EVF_KERNEL) && !hsi_procmap_wants(ev)) return 0;   /* heap, stacks, ...: most events */
   return feed_event(pm, ev);
+}
+
+uint32_t hsi_procmap_take_lost_end(hsi_procmap *pm) {
+  uint32_t id = pm->lost_end;
+  pm->lost_end = 0;
+  return id;
 }
 
 const hsi_procstats *hsi_procmap_stats(const hsi_procmap *pm) { return &pm->st; }

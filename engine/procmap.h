@@ -93,6 +93,9 @@ void hsi_procmap_free(hsi_procmap *pm);
 ** not one of these (or could not be decoded: see the stats), HS_ENOMEM.
 */
 int hsi_procmap_feed(hsi_procmap *pm, const hs_event *ev);
+/* The instance the event last fed ended because its pid started again
+   (its End was lost: it ended the tick before), else 0; asked once. */
+uint32_t hsi_procmap_take_lost_end(hsi_procmap *pm);
 /* Might hsi_procmap_feed take anything from ev (its kernel group or its
    provider is one it reads)?  0: feeding it would do nothing. */
 int hsi_procmap_wants_provider(const hs_guid *g);

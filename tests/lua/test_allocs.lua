@@ -470,6 +470,36 @@ test("trace:scope keeps only what a script asks about", function()
   eq(#w:allocations(), n_heap + n_virtual, "a failed scope leaves everything in")
 end)
 
+-- a pid that starts again without an End (the End lost): its earlier instance ended the tick
+-- before, and what that instance held ended with it, as at an End
+test("a process started again: the instance before it ends with its memory", function()
+  local S = 10000000
+  local path = T.tmpname(".etl")
+  local w = assert(heapscript.writer(path))
+  w:process { op = "dcstart", pid = 100, ts = 1, name = "a.exe" }
+  w:virtual { op = "alloc", pid = 100, tid = 101, ts = 1 * S, addr = 0x40000000, size = 0x1000 }
+  w:heap { op = "alloc", pid = 100, tid = 101, ts = 1 * S + 5, heap = 0x10000, addr = 0x1000, size = 10 }
+  w:process { op = "end", pid = 100, ts = 2 * S, name = "a.exe" }
+  w:process { op = "start", pid = 100, ppid = 1, ts = 3 * S, name = "a.exe" }
+  w:virtual { op = "alloc", pid = 100, tid = 111, ts = 4 * S, addr = 0x40000000, size = 0x2000 }
+  w:heap { op = "alloc", pid = 100, tid = 111, ts = 4 * S + 5, heap = 0x10000, addr = 0x1000, size = 20 }
+  w:process { op = "start", pid = 100, ppid = 1, ts = 5 * S, name = "a.exe" }   -- the End before it lost
+  w:heap { op = "alloc", pid = 100, tid = 121, ts = 6 * S, heap = 0x10000, addr = 0x9000, size = 1 }
+  assert(w:close())
+  local t <close> = assert(heapscript.open(path))
+  local got = {}
+  for a in t:allocations():each() do
+    got[#got + 1] = ("%s %d %d %s %s"):format(a.kind, a.instance, a.size, tostring(a.free_time), a.reason)
+  end
+  table.sort(got)
+  eq(table.concat(got, "; "), "heap 1 10 2.0 process_end; heap 2 20 4.9999999 process_end; heap 3 1 nil none; "
+     .. "virtual 1 4096 2.0 process_end; virtual 2 8192 4.9999999 process_end", "each instance's records end with it")
+  eq(t:memory_stats().process_ends, 2, "two ends applied: the End and the one a Start implied")
+  eq(t:allocations{outstanding = true}:summary().bytes, 1, "only the last instance's block is outstanding")
+  t:close()
+  os.remove(path)
+end)
+
 local corpus = T.corpus
 local full = T.exists(corpus .. "/MANIFEST.tsv")   -- else the bundled traces only
 if not full then
