@@ -67,12 +67,16 @@ static int kind_of(int op) {
 }
 
 /* Is this memory event inside the scope?  The process name is the
-   instance's at that time (known from rundown or Start by then). */
+   instance's at that time (known from rundown or Start by then).  Pool
+   events are in whatever processes it names: an entry is the kernel's,
+   allocated in one process's context and often freed in another's (the
+   System's), so leaving out either would change the other's answers. */
 static int in_scope(const hsi_analysis *a, const hsi_memop *op, uint32_t inst) {
   const hsi_analysis_scope *sc = a->scope;
   size_t i;
   if (!sc) return 1;
   if (sc->kinds && !(sc->kinds & (1u << kind_of(op->kind)))) return 0;
+  if (kind_of(op->kind) == HSI_KIND_POOL) return 1;
   if (sc->pids) {
     for (i = 0; i < sc->npids && sc->pids[i] != op->pid; i++) {}
     if (i == sc->npids) return 0;

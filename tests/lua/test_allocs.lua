@@ -468,6 +468,32 @@ test("trace:scope keeps only what a script asks about", function()
   raises(function() w:scope{colour = 1} end, "unknown scope 'colour'", "unknown scope key")
   raises(function() w:scope{kind = "heapz"} end, "unknown kind 'heapz'", "unknown kind")
   eq(#w:allocations(), n_heap + n_virtual, "a failed scope leaves everything in")
+  -- a pool entry allocated in a.exe's context and freed in the System's: scoped to either
+  -- process, the answers about it are those without a scope
+  local S = 10000000
+  local path = T.tmpname(".etl")
+  local wr = assert(heapscript.writer(path))
+  wr:process { op = "dcstart", pid = 4, ts = 1, name = "System" }
+  wr:process { op = "dcstart", pid = 100, ts = 2, name = "a.exe" }
+  wr:pool { op = "alloc", pid = 100, tid = 101, ts = 1 * S, tag = "Xfer", size = 100, entry = 0xFFFFC30F41200000 }
+  wr:pool { op = "free", pid = 4, tid = 8, ts = 2 * S, tag = "Xfer", size = 100, entry = 0xFFFFC30F41200000 }
+  wr:pool { op = "alloc", pid = 4, tid = 8, ts = 3 * S, tag = "Last", size = 1, entry = 0xFFFFC30F41300000 }
+  assert(wr:close())
+  local function answers(scope, process)
+    local t <close> = assert(heapscript.open(path))
+    if scope then t:scope(scope) end
+    local A = t:allocations { process = process }
+    local s = A:summary()
+    local r = {}
+    for a in A:each() do r[#r + 1] = ("%s %s %s"):format(a.tag, tostring(a.free_time), a.reason) end
+    return ("%d records: %s; outstanding %d, before-trace %d"):format(#A, table.concat(r, ", "), s.outstanding_end,
+                                                                      s.before_trace)
+  end
+  for _, p in ipairs { "a.exe", "System" } do
+    eq(answers({ process = p }, p), answers(nil, p), "pool, scope{process = " .. p .. "}: the answers without a scope")
+    eq(answers({ pid = p == "System" and 4 or 100, kind = "pool" }, p), answers(nil, p), "... and scope{pid =} of it")
+  end
+  os.remove(path)
 end)
 
 -- a pid that starts again without an End (the End lost): its earlier instance ended the tick
