@@ -60,9 +60,8 @@ for kind, A in report.kinds(o) do
     report.stable_sort(k.steps, by_first)       -- steps at one time: by bytes, as grouped
     report.stable_sort(k.baseline, by_first)
     if text then
-      report.heading(("%s: %s outstanding at %.3f s, %s at %.3f s (%s%s)%s"):format(kind, report.bytes(s.outstanding_start), t1,
-        report.bytes(s.outstanding_end), t2, s.impacting >= 0 and "+" or "", report.bytes(s.impacting),
-        report.doubtful(kind)))
+      report.heading(("%s: %s outstanding at %.3f s, %s at %.3f s (%s)%s"):format(kind, report.bytes(s.outstanding_start), t1,
+        report.bytes(s.outstanding_end), t2, report.change_text(s), report.doubtful(kind)))
       local level = s.outstanding_start
       for _, e in ipairs(k.baseline) do
         level = level + e.bytes

@@ -30,9 +30,9 @@ if #P == 0 then
 end
 local s = P:summary()
 if text then
-  report.heading(("pool: %s in %.3f..%.3f s; %s outstanding at the end (%s%s), peak %s at %.3f s%s")
-    :format(report.count(#P, "allocation"), s.window[1], s.window[2], report.bytes(s.outstanding_end), s.impacting >= 0 and "+" or "",
-            report.bytes(s.impacting), report.bytes(s.peak),
+  report.heading(("pool: %s in %.3f..%.3f s; %s outstanding at the end (%s), peak %s at %.3f s%s")
+    :format(report.count(#P, "allocation"), s.window[1], s.window[2], report.bytes(s.outstanding_end), report.change_text(s),
+            report.bytes(s.peak),
             s.peak_time or 0, report.doubtful("pool")))
   report.heading(("  %-6s %-14s %7s %7s %11s %11s %11s"):format("tag", "type", "allocs", "frees", "outstanding", "impacting", "peak"))
 end

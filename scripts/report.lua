@@ -403,6 +403,17 @@ function M.lost(T)
   return lost
 end
 
+-- The change of summary s in brackets' words: "+12.5 KiB" (its Impacting
+-- size, AIFO - AOFI bytes), which is outstanding(t2) - outstanding(t1)
+-- unless memory allocated before the trace was freed in the window (AOFI
+-- bytes that were never outstanding): then said as what it is.
+function M.change_text(s)
+  local sign = s.impacting >= 0 and "+" or ""
+  if s.impacting == s.outstanding_end - s.outstanding_start then return sign .. M.bytes(s.impacting) end
+  return ("impacting %s%s, counting %s freed that was allocated before the trace"):format(sign, M.bytes(s.impacting),
+    M.bytes(s.outstanding_end - s.outstanding_start - s.impacting))
+end
+
 -- The kinds trace T has records of, as a table kind -> boolean, each
 -- asked of the trace when first read: a kind a trace has none of was most
 -- likely not recorded (heap tracing off, a kernel flag left out).

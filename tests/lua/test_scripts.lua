@@ -1225,6 +1225,21 @@ do
     w:heap { op = "realloc", pid = 100, tid = 101, ts = 1000, heap = 0x10000, addr = 0x4000, size = 70, old_addr = 0x3000, old_size = 50 }
     w:heap { op = "free", pid = 100, tid = 101, ts = 2000, heap = 0x10000, addr = 0x5000 }
   end)
+  -- memory allocated before the trace freed in it: the change in the headings is said as impacting
+  local pre = written(function(w)
+    w:virtual { op = "free", pid = 100, tid = 101, ts = 1000, addr = 0x40000000, size = 0x4000, flags = "decommit" }
+    w:virtual { op = "alloc", pid = 100, tid = 101, ts = 2000, addr = 0x50000000, size = 0x2000 }
+    w:pool { op = "free", pid = 100, tid = 101, ts = 3000, tag = "Unkn", size = 400, entry = 0xFFFFC30F41203000 }
+    w:pool { op = "alloc", pid = 100, tid = 101, ts = 4000, tag = "Big", size = 65536, entry = 0xFFFFC30F41210000 }
+  end)
+  out = run("growth " .. pre .. " -- --kind virtual,pool --min-step 1")
+  check(out:find("virtual: 0 B outstanding at 0.000 s, 8192 B at 0.000 s (impacting -8192 B, counting 16.0 KiB freed that was allocated before the trace)", 1, true)
+        and out:find("pool: 0 B outstanding at 0.000 s, 64.0 KiB at 0.000 s (impacting +63.6 KiB, counting 400 B freed", 1, true),
+        "growth: a heading whose impacting is not the change in outstanding bytes says why", out)
+  out = run("pool " .. pre)
+  check(out:find("64.0 KiB outstanding at the end (impacting +63.6 KiB, counting 400 B freed that was allocated before the trace)", 1, true),
+        "... pool's heading too", out)
+  os.remove(pre)
   out = run("leaks " .. re)
   check(out:find("note: 1 free and 1 realloc of blocks allocated before the trace, 0 double frees", 1, true),
         "leaks: a realloc of a block allocated before the trace is in the note", out)
