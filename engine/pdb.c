@@ -157,11 +157,13 @@ int hsi_pdb_lookup(hsi_pdb *p, uint64_t rva64, hsi_pdb_frame *out, int cap) {
     n = hsi_pdb_inline_frames(p, m, pr, rva, out, cap - 1);
     out[n].name = pr->name;
     out[n].start_rva = pr->rva;
+    out[n].from_public = 0;
   } else {
     const pdb_public *pb = hsi_pdb_load_publics(p) ? hsi_pdb_public_at(p, rva) : NULL;
     if (!pb && !has_line) return 0;
     out[n].name = pb ? pb->name : "";
     out[n].start_rva = pb ? pb->rva : rva;
+    out[n].from_public = pb != NULL;
   }
   out[n].file = has_line ? file : NULL;
   out[n].line = has_line ? line : 0;

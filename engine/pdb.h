@@ -64,6 +64,8 @@ typedef struct hsi_pdb_frame {
                            site's code range containing the address; offset = rva - start_rva */
   const char *file;     /* source file as the PDB names it, NULL if unknown */
   uint32_t line;        /* 0 if unknown */
+  int from_public;      /* the name is a public symbol's (no procedure holds the address):
+                           decorated as the linker saw it (x86: "_f", "_f@8", "@f@8") */
 } hsi_pdb_frame;
 
 /* 0, or a negative HS_E* code with "PATH: offset 0x...: what was expected"

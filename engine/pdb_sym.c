@@ -590,6 +590,7 @@ int hsi_pdb_inline_frames(hsi_pdb *p, pdb_module *m, const pdb_proc *pr, uint32_
     out[w].start_rva = pr->rva + sstart[i];
     out[w].file = hsi_pdb_chk_file(p, m, fileoff ? fileoff : chk);
     out[w].line = base + lineoff;
+    out[w].from_public = 0;
     w++;
   }
   return w;

@@ -422,7 +422,34 @@ static int push_frame(hsi_syms *sy, const cframe *f) {
 }
 
 /* Resolve rva of d into new frames at the end of sy->frames; their count. */
+/*
+** An x86 C function known only from the publics has the name the linker
+** saw: "_f" (cdecl), "_f@8" (stdcall), "@f@8" (fastcall); llvm-symbolizer
+** and the debuggers show "f".  A procedure's name is the function's own
+** ("__security_check_cookie" is one) and is not touched; C++ names
+** ("?f@@YAXXZ") neither.
+*/
+static const char *undecorate_x86(const char *name, char *buf, size_t cap) {
+  size_t n;
+  const char *at;
+  if ((name[0] != '_' && name[0] != '@') || !name[1]) return name;
+  at = strrchr(name + 1, '@');
+  n = at ? (size_t)(at - (name + 1)) : strlen(name + 1);
+  if (at) {                                /* "@N": N digits to the end */
+    const char *q = at + 1;
+    if (!*q) at = NULL;
+    for (; at && *q; q++) if (*q < '0' || *q > '9') at = NULL;
+    if (!at) n = strlen(name + 1);
+  }
+  if (name[0] == '@' && !at) return name;  /* not fastcall's shape */
+  if (!n || n >= cap) return name;
+  memcpy(buf, name + 1, n);
+  buf[n] = '\0';
+  return buf;
+}
+
 static int resolve_new(hsi_syms *sy, ident *d, uint64_t rva) {
+  char plain[512];
   hsi_pdb_frame pf[64];
   cframe f;
   int n = 0, i;
@@ -440,9 +467,7 @@ static int resolve_new(hsi_syms *sy, ident *d, uint64_t rva) {
       if (!last && i >= HSI_SYM_MAXDEPTH - 1) continue;
       memset(&f, 0, sizeof f);
       f.kind = (uint8_t)(last ? HSI_SYMF_FUNC : HSI_SYMF_INLINE);
-      /* an x86 C function known only from the publics is "_f" in the PDB;
-         llvm-symbolizer and the debuggers show "f" (publics have no lines) */
-      if (x86 && last && name && name[0] == '_' && name[1] && !pf[i].file) name++;
+      if (x86 && last && name && pf[i].from_public) name = undecorate_x86(name, plain, sizeof plain);
       if (name && *name) {
         f.name = intern(&sy->s, name);
         f.off = last && rva >= pf[i].start_rva ? rva - pf[i].start_rva : 0;

@@ -207,6 +207,64 @@ else
   echo "SKIP: inline levels past 16: no clang, lld, llvm-symbolizer or mingw-w64 runtime"
 fi
 
+# x86 (a real PDB of Microsoft's linker): a function only the publics name is undecorated as
+# llvm-symbolizer does ("_memset" memset, "__CxxThrowException@8" _CxxThrowException); a
+# procedure's own name is not, with or without lines ("__security_check_cookie", "_RTC_Initialize")
+P=${HEAPSCRIPT_PDBS:-../shared/pdbs}
+PD=build/rel/tests/pdbdump
+if [ -f "$P/getsentry_symbolic__crash.pdb" ] && [ -x "$PD" ] && command -v llvm-symbolizer >/dev/null; then
+  mkdir -p "$T/x86"
+  cp "$P/getsentry_symbolic__crash.exe" "$T/x86/crash.exe"; cp "$P/getsentry_symbolic__crash.pdb" "$T/x86/crash.pdb"
+  # every public-only function, and the first byte of every procedure alone at its address (of
+  # those folded to one, the first is named); RVA: the section's + the decimal offset pdbdump prints
+  "$PD" orphans "$T/x86/crash.pdb" > "$T/x86/rvas"
+  n=$(wc -l < "$T/x86/rvas")
+  text=$(llvm-readobj --sections "$T/x86/crash.exe" | awk '/Name: .text/ { f = 1 } f && /VirtualAddress:/ { print $2; exit }')
+  "$PD" functions "$T/x86/crash.pdb" | awk '$1 ~ /^0001:/ { n[$1]++ } END { for (k in n) if (n[k] == 1) print k }' > "$T/x86/once"
+  "$PD" functions "$T/x86/crash.pdb" | awk -v t=$((text)) -v once="$T/x86/once" \
+    'BEGIN { while ((getline l < once) > 0) u[l] = 1 } $1 in u { printf "%x\n", t + substr($1, 6) }' >> "$T/x86/rvas"
+  cat >"$T/x86.lua" <<'LUA'
+local dir = arg[1]
+local rsds = dofile(arg[0]:gsub("[^/]*$", "") .. "rsds.lua")
+local w = assert(heapscript.writer(dir .. "/x86.etl"))
+w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "crash.exe" }
+w:image { op = "dcstart", pid = 100, base = 0x400000, size = 0x9000, ts = 11, path = "C:\\app\\crash.exe" }
+rsds(w, { pid = 100, tid = 104, ts = 11, base = 0x400000, guid = "3249d99d-0c40-4931-8610-f4e4fb0b6936", age = 1,
+          pdb = "C:\\projects\\crash.pdb" })
+local i = 0
+for rva in io.lines(dir .. "/rvas") do
+  i = i + 1
+  w:heap { op = "alloc", pid = 100, tid = 104, ts = 100 + 10 * i, heap = 0x10000, addr = 0x100000 + i * 16, size = i,
+           stack = { 0x400000 + tonumber(rva, 16) } }
+end
+assert(w:close())
+local t = assert(heapscript.open(dir .. "/x86.etl"))
+local names = {}
+for a in t:allocations():each() do
+  local f = a.stack:frames()          -- inline levels first: the function is the last
+  names[a.size] = (f[#f]:match("^crash%.exe!(.*)$") or "?"):gsub(" %[[^%]]*%]$", ""):gsub("%+0x%x+$", "")
+end
+for k = 1, i do print(names[k]) end
+LUA
+  if "$HS" "$T/x86.lua" -- "$T/x86" > "$T/x86/ours" 2>"$T/x86/err"; then
+    # publics: as llvm-symbolizer undecorates them; procedures: their names as the PDB has them
+    # (llvm-pdbutil's: test_pdb_oracle.sh; llvm-symbolizer's short names drop an underscore there)
+    sed 's/^/0x/' "$T/x86/rvas" | head -n "$n" | llvm-symbolizer --obj="$T/x86/crash.exe" --relative-address --no-inlines \
+      | awk 'NF == 0 { k = 0; next } { k++; if (k == 1) print }' > "$T/x86/want"
+    "$PD" functions "$T/x86/crash.pdb" | awk -v once="$T/x86/once" \
+      'BEGIN { while ((getline l < once) > 0) u[l] = 1 } $1 in u { $1 = ""; $2 = ""; sub(/^  /, ""); print }' >> "$T/x86/want"
+    cmp -s "$T/x86/want" "$T/x86/ours" || { no "x86: function names differ:"; diff "$T/x86/want" "$T/x86/ours" | head; }
+    grep -qx "__security_check_cookie" "$T/x86/ours" && grep -qx "_CxxThrowException" "$T/x86/ours" \
+      || no "x86: a procedure named with its underscores, a stdcall public undecorated"
+  else
+    no "x86: writing or reading the trace: $(head -n 3 "$T/x86/err")"
+  fi
+elif [ "$CI" = true ]; then
+  no "x86 PDB ($P), pdbdump or llvm-symbolizer missing and CI=true"
+else
+  echo "SKIP: x86 names: no $P/getsentry_symbolic__crash.pdb, pdbdump or llvm-symbolizer"
+fi
+
 # a real trace: hundreds of images, every one on its own line within a terminal's width
 C=${HEAPSCRIPT_CORPUS:-../shared/traces}/microsoft_perfview__net.4.5.2.x64.etl
 if [ -f "$C" ]; then
