@@ -215,9 +215,10 @@ static int search_load(lua_State *L, int dirs, const char *rel, int bundled) {
 /*
 ** package.searchers entries.  Upvalue 1: the list of directories (user
 ** searcher) or false (bundled searcher).  The user directories come
-** right after package.preload; the bundled files come last, after
-** package.path and package.cpath, so that anything on the user's side,
-** a script's own package.path included, overrides a bundled module.
+** right after package.preload, then the bundled files, then Lua's own
+** package.path and package.cpath: a module of the system's Lua tree
+** (a json.lua of some Debian package) does not replace a bundled one;
+** -I and HEAPSCRIPT_PATH do.
 */
 static int searcher(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
@@ -261,9 +262,40 @@ static void push_dirs(lua_State *L, char **idirs, int nidirs) {
   }
 }
 
+/*
+** Lua's own default package.path and cpath end in the working directory
+** ("./?.lua", "./?.so"; ".\\?.lua" on Windows), which comes before the
+** bundled files: a json.lua or rules/default.lua lying in a CI checkout
+** would replace heapscript's own modules and rules, outside the sandbox.
+** Those entries go; a path the user set (LUA_PATH, LUA_CPATH) is theirs.
+*/
+static void drop_cwd_entries(lua_State *L, const char *field, const char *env1, const char *env2) {
+  const char *p, *e;
+  luaL_Buffer b;
+  int n = 0;
+  if (getenv(env1) || getenv(env2)) return;
+  lua_getfield(L, -1, field);
+  p = lua_tostring(L, -1);
+  if (!p) { lua_pop(L, 1); return; }
+  luaL_buffinit(L, &b);
+  for (; *p; p = *e ? e + 1 : e) {
+    size_t len;
+    for (e = p; *e && *e != ';'; e++) {}
+    len = (size_t)(e - p);
+    if (len >= 2 && p[0] == '.' && (p[1] == '/' || p[1] == '\\')) continue;
+    if (n++) luaL_addchar(&b, ';');
+    luaL_addlstring(&b, p, len);
+  }
+  luaL_pushresult(&b);
+  lua_setfield(L, -3, field);
+  lua_pop(L, 1);
+}
+
 static void install_searchers(lua_State *L, int dirs) {
   dirs = lua_absindex(L, dirs);
   lua_getglobal(L, "package");
+  drop_cwd_entries(L, "path", "LUA_PATH_5_4", "LUA_PATH");
+  drop_cwd_entries(L, "cpath", "LUA_CPATH_5_4", "LUA_CPATH");
   lua_getfield(L, -1, "searchers");
   lua_getglobal(L, "table");
   lua_getfield(L, -1, "insert");
@@ -275,9 +307,10 @@ static void install_searchers(lua_State *L, int dirs) {
   lua_pushcclosure(L, searcher, 1);
   lua_call(L, 3, 0);           /* table.insert(searchers, 2, user) */
   lua_pushvalue(L, -2);
+  lua_pushinteger(L, 3);
   lua_pushboolean(L, 0);
   lua_pushcclosure(L, searcher, 1);
-  lua_call(L, 2, 0);           /* table.insert(searchers, bundled) */
+  lua_call(L, 3, 0);           /* table.insert(searchers, 3, bundled) */
   lua_pop(L, 2);
 }
 

@@ -204,5 +204,20 @@ printf 'print("io", rawget(_G, "io"), "loadlib", rawget(package, "loadlib"))\n' 
 expect "--sandbox: an -I file overriding a bundled script runs sandboxed" 0 "^io	nil	loadlib	nil$" --sandbox -I "$T/over" policy
 expect "--memory needs a number" 2 "option --memory needs a number of MiB" --memory x policy
 
+# files that happen to lie in the directory heapscript runs in (a CI checkout: a vendored json.lua,
+# a rules/default.lua of the project) replace no bundled module or rule set, sandboxed or not
+mkdir -p "$T/checkout/rules"
+for f in json report baseline rules/default; do
+  printf 'io.open("%s/PWNED-%s", "w"):close()\nreturn {}\n' "$T" "$(basename $f)" > "$T/checkout/$f.lua"
+done
+out=$(cd "$T/checkout" && "$HS" policy "$M" 2>&1); rc=$?
+n=$((n + 1))
+[ $rc = 1 ] && echo "$out" | grep -q "^7 rules: 1 broken" && ! ls "$T"/PWNED-* >/dev/null 2>&1 \
+  || no "files in the working directory replaced bundled ones (rc $rc): $(ls "$T" | tr '\n' ' ') $out"
+mkdir -p "$T/team/rules"; cp "$T/checkout/rules/default.lua" "$T/team/rules/"
+out=$(cd "$T/checkout" && "$HS" -I "$T/team" policy "$M" 2>&1); rc=$?
+n=$((n + 1))
+[ -e "$T/PWNED-default" ] || no "-I DIR still overrides the bundled rule set, as documented: $out"
+
 [ "$fails" -eq 0 ] && echo "ok: sandbox ($n cases)"
 [ "$fails" -eq 0 ]
