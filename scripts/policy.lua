@@ -64,6 +64,80 @@ local known = { name = true, select = true, window = true, per = true, check = t
                 no_new_leaks = true, max_leaked_growth = true }
 for k in pairs(limits) do known[k] = true end
 
+local PER = { stack = true, free_stack = true, process = true, pid = true, heap = true, tag = true, size = true,
+              kind = true, reason = true, class = true }     -- A:group's keys, or a function
+
+-- The rule set checked whole before any rule runs: a rule set that could
+-- never fail a build (no rules, rules after a hole, a field of the wrong
+-- type or out of range) is bad rules, exit 2, and no report is written
+-- from it.  A window and a selection are checked by the calls that take
+-- them (check_calls below).
+local function check_rules()
+  local n, count = #rules, 0
+  for k in pairs(rules) do
+    count = count + 1
+    if math.type(k) ~= "integer" or k < 1 or k > n then
+      return ("a rule set returns a list of rules; it has the key %s"):format(type(k) == "string" and ("%q"):format(k) or tostring(k))
+    end
+  end
+  if count ~= n then return "a rule set returns a list of rules; it has holes (a nil in it)" end
+  if n == 0 then return "the rule set has no rules: it could never fail a build" end
+  local names = {}
+  for i, r in ipairs(rules) do
+    if type(r) ~= "table" or type(r.name) ~= "string" or r.name == "" then return ("rule %d has no name"):format(i) end
+    if names[r.name] then return ("two rules are named %s (rules %d and %d)"):format(r.name, names[r.name], i) end
+    names[r.name] = i
+    for k, v in pairs(r) do
+      if not known[k] then return ("rule %s: unknown field %s"):format(r.name, tostring(k)) end
+      if limits[k] and (math.type(v) == nil or v ~= v or v < 0 or v >= 2^63) then
+        return ("rule %s: %s must be a number from 0 to 2^63, not %s"):format(r.name, k, tostring(v))
+      end
+    end
+    -- the figures are whole bytes and counts: a limit of 2^20 (a float) is 1048576 in every
+    -- report, and 1000.5 holds and breaks where 1000 does
+    for lim in pairs(limits) do if r[lim] then r[lim] = math.tointeger(math.floor(r[lim])) end end
+    local g = r.max_leaked_growth
+    if g ~= nil and (type(g) ~= "number" or g ~= g or g < 0 or g == math.huge) then
+      return ("rule %s: max_leaked_growth is a fraction (0.10 = 10%%) of the baseline's bytes"):format(r.name)
+    end
+    if r.no_new_leaks ~= nil and type(r.no_new_leaks) ~= "boolean" then
+      return ("rule %s: no_new_leaks is true or false, not %s"):format(r.name, tostring(r.no_new_leaks))
+    end
+    if (r.no_new_leaks or g) and r.per ~= nil and r.per ~= "stack" and r.per ~= "tag" and r.per ~= "process" then
+      return ("rule %s: %s compares per stack, tag or process with the baseline, not per %s"):format(r.name,
+        g and "max_leaked_growth" or "no_new_leaks", tostring(r.per))
+    end
+    if r.per ~= nil and not PER[r.per] and type(r.per) ~= "function" then
+      return ("rule %s: per is one of stack, free_stack, process, pid, heap, tag, size, kind, reason, class or a "
+        .. "function; not %s"):format(r.name, tostring(r.per))
+    end
+    if r.select ~= nil and type(r.select) ~= "table" then
+      return ("rule %s: select is a table of filters (trace:allocations), not a %s"):format(r.name, type(r.select))
+    end
+    if r.window ~= nil and type(r.window) ~= "table" then
+      return ("rule %s: window is {t1, t2} in seconds, not a %s"):format(r.name, type(r.window))
+    end
+    if r.why ~= nil and type(r.why) ~= "string" then return ("rule %s: why is a string"):format(r.name) end
+    if r.check ~= nil and type(r.check) ~= "function" then return ("rule %s: check is a function"):format(r.name) end
+    if r.severity ~= nil and r.severity ~= "error" and r.severity ~= "warning" then
+      return ("rule %s: severity is \"error\" or \"warning\", not %q"):format(r.name, tostring(r.severity))
+    end
+    local nlimits = (r.no_new_leaks and 1 or 0) + (g and 1 or 0)
+    for lim in pairs(limits) do if r[lim] ~= nil then nlimits = nlimits + 1 end end
+    if nlimits == 0 and not r.check then
+      return ("rule %s: no limit (max_...) and no check function: it could never fail"):format(r.name)
+    end
+    local sel = {}
+    for k, v in pairs(r.select or {}) do sel[k] = v end
+    if r.window ~= nil then sel.window = r.window end
+    local fine, err = pcall(trace.allocations, trace, sel)
+    if not fine then
+      return ("rule %s: %s: %s"):format(r.name, r.window ~= nil and "select or window" or "select",
+        (tostring(err):gsub("^bad argument #%d+ to '[^']*' %((.*)%)$", "%1")))
+    end
+  end
+end
+
 local function describe_group(g, per)
   if per == "stack" then return report.headline(g.stack) end
   if per == "tag" then return "tag '" .. tostring(g.tag) .. "'" end
@@ -109,34 +183,11 @@ local run
 local out = { rules_file = o.rules, trace = trace:files(), results = {}, failed = 0, warnings = 0 }
 local limited, checked = 0, 0             -- rules with limits; those of them checked
 report.layouts()
-for i, r in ipairs(rules) do
-  if type(r) ~= "table" or type(r.name) ~= "string" then
-    io.stderr:write(("heapscript: %s: rule %d has no name\n"):format(o.rules, i)); return 2
-  end
-  local nlimits = 0
-  for k, v in pairs(r) do
-    if not known[k] then return bad(("rule %s: unknown field %s"):format(r.name, k)) end
-    if k == "no_new_leaks" or k == "max_leaked_growth" then
-      if k == "max_leaked_growth" and (type(v) ~= "number" or v < 0) then
-        return bad(("rule %s: max_leaked_growth is a fraction (0.10 = 10%%) of the baseline's bytes"):format(r.name))
-      end
-      if r.per ~= nil and r.per ~= "stack" and r.per ~= "tag" and r.per ~= "process" then
-        return bad(("rule %s: %s compares per stack, tag or process with the baseline, not per %s"):format(r.name, k,
-          tostring(r.per)))
-      end
-      if v then nlimits = nlimits + 1 end
-    end
-    if limits[k] then
-      if math.type(v) == nil then return bad(("rule %s: %s must be a number"):format(r.name, k)) end
-      nlimits = nlimits + 1
-    end
-  end
-  if r.severity ~= nil and r.severity ~= "error" and r.severity ~= "warning" then
-    return bad(("rule %s: severity is \"error\" or \"warning\", not %q"):format(r.name, tostring(r.severity)))
-  end
-  if nlimits == 0 and type(r.check) ~= "function" then
-    return bad(("rule %s: no limit (max_...) and no check function: it could never fail"):format(r.name))
-  end
+do
+  local msg = check_rules()
+  if msg then return bad(msg) end
+end
+for _, r in ipairs(rules) do
   local res = { name = r.name, severity = r.severity or "error", why = r.why, ok = true, violations = {} }
   local k = r.select and r.select.kind
   kind_of[res] = type(k) == "table" and table.concat(k, ",") or k
@@ -155,6 +206,9 @@ for i, r in ipairs(rules) do
   elseif r.check then
     local fine, passed, msg = pcall(r.check, trace, r.select and trace:allocations(r.select) or nil)
     if not fine then return bad(("rule %s: its check failed: %s"):format(r.name, tostring(passed))) end
+    if msg ~= nil and type(msg) ~= "string" then
+      return bad(("rule %s: its check returned a message that is a %s, not a string"):format(r.name, type(msg)))
+    end
     res.ok = not not passed
     res.message = msg
   else

@@ -170,11 +170,11 @@ grep -q '"name": "sandboxed"' "$T/repo/out.json" 2>/dev/null || no "team rules: 
 grep -A3 '"name": "sandboxed"' "$T/repo/out.json" | grep -q '"ok": true' || no "team rules: the rule file was not in the sandbox"
 # the same rules as a module on -I inside the repository
 expect "a rules module found inside the repository: sandboxed" 0 "9 rules: 0 broken" -I ci policy "$M" -- --rules team
-printf 'io.open("%s/owned", "w"):close() return {}\n' "$T" >"$T/repo/ci/evil.lua"
+printf 'io.open("%s/owned", "w"):close() return { { name = "x", max_leaked_bytes = 1e15 } }\n' "$T" >"$T/repo/ci/evil.lua"
 expect "a rule file inside the repository cannot use io" 2 "cannot load the rule set: .*io is not available in the sandbox" policy "$M" -- --rules ci/evil.lua
 [ -e "$T/owned" ] && no "the rule file inside the repository wrote a file"
 cp "$T/repo/ci/evil.lua" "$T/outside/trusted.lua"
-expect "a rule file outside the repository is trusted" 0 "0 rules" policy "$M" -- --rules "$T/outside/trusted.lua"
+expect "a rule file outside the repository is trusted" 0 "1 rule: 0 broken" policy "$M" -- --rules "$T/outside/trusted.lua"
 [ -e "$T/owned" ] || no "the trusted rule file outside the repository could not use io"
 rm -f "$T/owned"
 ln -s "$T/outside/trusted.lua" "$T/repo/ci/link.lua"

@@ -198,6 +198,20 @@ for _, case in ipairs {
   { 'return { { select = { kind = "heap" }, max_leaked_bytes = 1 } }', "rule 1 has no name" },
   { 'return { { name = "g", per = "stack", max_leaked_growth = -1 } }',
     "rule g: max_leaked_growth is a fraction (0.10 = 10%) of the baseline's bytes" },
+  -- a rule set that could never fail a build, or a rule whose values would raise later
+  { 'return {}', "the rule set has no rules: it could never fail a build" },
+  { 'return { rules = { { name = "a", max_leaked_bytes = 1 } } }', 'a rule set returns a list of rules; it has the key "rules"' },
+  { 'return { { name = "a", max_leaked_bytes = 1 }, nil, { name = "b", max_leaked_bytes = 1 } }', "it has holes" },
+  { 'return { { name = "a", max_leaked_bytes = 1 }, { name = "a", max_peak_bytes = 1 } }', "two rules are named a (rules 1 and 2)" },
+  { 'return { { name = "a", max_leaked_bytes = 0/0 } }', "rule a: max_leaked_bytes must be a number from 0 to 2^63" },
+  { 'return { { name = "a", max_leaked_growth = 0/0 } }', "rule a: max_leaked_growth is a fraction" },
+  { 'return { { name = "a", no_new_leaks = "no" } }', "rule a: no_new_leaks is true or false, not no" },
+  { 'return { { name = "a", per = "stak", max_leaked_bytes = 1 } }', "rule a: per is one of stack," },
+  { 'return { { name = "a", select = { kind = "heep" }, max_leaked_bytes = 1 } }', "rule a: select: filter 'kind': unknown kind 'heep'" },
+  { 'return { { name = "a", select = "heap", max_leaked_bytes = 1 } }', "rule a: select is a table of filters" },
+  { 'return { { name = "a", window = { 5, 2 }, max_leaked_bytes = 1 } }', "rule a: select or window: window: the start is after the end" },
+  { 'return { { name = "a", why = { 1 }, max_leaked_bytes = 1 } }', "rule a: why is a string" },
+  { 'return { { name = "a", check = function() return false, {} end } }', "rule a: its check returned a message that is a table" },
 } do
   f = io.open(rf, "wb")
   f:write(case[1])
@@ -205,5 +219,12 @@ for _, case in ipairs {
   code, out, err = run("policy " .. M .. " --rules " .. q(rf))
   check(code == 2 and err:find(case[2], 1, true), "policy --rules: " .. case[2] .. " (exit 2)", err)
 end
+-- a limit of 2^20 (a float) is 1048576 in every report; 1000.5 holds and breaks where 1000 does
+f = io.open(rf, "wb")
+f:write('return { { name = "mib", max_leaked_bytes = 2^20 }, { name = "half", max_leaked_bytes = 1000.5 } }')
+f:close()
+code, out, err = run("policy " .. M .. " --rules " .. q(rf) .. " --junit - ")
+check(code == 1 and out:find("limit 1000\"", 1, true) and not out:find("1048576.0", 1, true)
+      and not out:find("1000.5", 1, true), "policy: whole-number limits in the JUnit file", out .. err)
 os.remove(rf)
 return T.done("test_options")
