@@ -464,6 +464,12 @@ static int t_same_file(lua_State *L) {
   return 1;
 }
 
+/* heapscript.same_file(a, b) -> boolean: a and b name one file (a link, another spelling) */
+static int t_same_file_any(lua_State *L) {
+  lua_pushboolean(L, hsi_same_file(luaL_checkstring(L, 1), luaL_checkstring(L, 2)));
+  return 1;
+}
+
 /* trace:stats([i]) -> table of the counters of file i */
 static int t_stats(lua_State *L) {
   Trace *t = checkopen(L, 1);
@@ -993,6 +999,8 @@ int hsi_lua_open_trace(lua_State *L) {
   lua_setfield(L, 1, "input");
   lua_pushcfunction(L, t_run_damage);
   lua_setfield(L, 1, "damage");
+  lua_pushcfunction(L, t_same_file_any);
+  lua_setfield(L, 1, "same_file");
   luaL_newmetatable(L, HSI_LUA_TALLY);   /* trace:tally's table, freed by the collector */
   lua_pushcfunction(L, tally_gc);
   lua_setfield(L, -2, "__gc");

@@ -121,6 +121,9 @@ function M.options(spec, defaults, argv, usage)
         there = os.rename(path, path)
       end
     end
+    if there and type(o.baseline) == "string" and heapscript.same_file(path, o.baseline) then
+      fail(("--%s %s: is the --baseline; a report is written to another file"):format(k, path))
+    end
     if type(path) == "string" and path ~= "-" and not there then
       local f, err = io.open(path, "wb")
       if f then f:close(); os.remove(path) end

@@ -219,6 +219,19 @@ for _, case in ipairs {
   code, out, err = run("policy " .. M .. " --rules " .. q(rf))
   check(code == 2 and err:find(case[2], 1, true), "policy --rules: " .. case[2] .. " (exit 2)", err)
 end
+-- a report never goes over the --baseline (a trace or a stored JSON): refused before anything runs
+do
+  local bt, bj = T.tmpname(".etl"), T.tmpname(".json")
+  assert(os.execute("cp " .. M .. " " .. q(bt)))
+  run("leaks " .. M .. " --json " .. q(bj))
+  for _, c in ipairs { { "policy", bt, "--html" }, { "diff", bt, "--json" }, { "policy", bj, "--json" } } do
+    local before = io.open(c[2], "rb"):read("a")
+    code, out, err = run(c[1] .. " " .. M .. " --baseline " .. q(c[2]) .. " " .. c[3] .. " " .. q(c[2]))
+    check(code == 2 and err:find(c[3] .. " " .. c[2] .. ": is the --baseline", 1, true)
+          and io.open(c[2], "rb"):read("a") == before, c[1] .. " " .. c[3] .. " onto its --baseline: refused, the file intact", err)
+  end
+  os.remove(bt); os.remove(bj)
+end
 -- a limit of 2^20 (a float) is 1048576 in every report; 1000.5 holds and breaks where 1000 does
 f = io.open(rf, "wb")
 f:write('return { { name = "mib", max_leaked_bytes = 2^20 }, { name = "half", max_leaked_bytes = 1000.5 } }')
