@@ -10,8 +10,8 @@
 **   as objects with their keys (as tostring gives them) sorted bytewise;
 **   integers exactly, other numbers with "%.17g" (NaN and infinities as
 **   null); userdata as its tostring; strings with '"', '\', control
-**   bytes escaped ("\n", "\t", "\r", else "\u00XX") and every other byte
-**   as it is.
+**   bytes escaped ("\n", "\t", "\r", else "\u00XX"), a byte that is not
+**   part of valid UTF-8 as U+FFFD, and every other byte as it is.
 ** With an indent, one item a line, each level indented once more.
 ** Tables are read raw (no __index, __len or __pairs).  A table nested
 ** deeper than MAXDEPTH (one that holds itself) is an error, as is a
@@ -96,8 +96,27 @@ static void newline(out *o, int depth) {
 static int any_special(uint64_t w) {
   const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
   uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\'), d = w ^ (ones * 0x7F);
-  uint64_t hit = ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b) | ((d - ones) & ~d);
+  uint64_t hit = ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b) | ((d - ones) & ~d) | w;
   return (hit & high) != 0;
+}
+
+/* The length of the valid UTF-8 sequence at s (n bytes there), 0 if
+   there is none: overlong forms, surrogates and code points past
+   U+10FFFF are not valid. */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+  size_t k, i;
+  uint32_t c, min;
+  if (s[0] < 0xC2 || s[0] > 0xF4) return 0;
+  k = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : 2;
+  if (n < k) return 0;
+  c = s[0] & (k == 2 ? 0x1F : k == 3 ? 0x0F : 0x07);
+  for (i = 1; i < k; i++) {
+    if ((s[i] & 0xC0) != 0x80) return 0;
+    c = c << 6 | (s[i] & 0x3F);
+  }
+  min = k == 2 ? 0x80 : k == 3 ? 0x800 : 0x10000;
+  if (c < min || c > 0x10FFFF || (c >= 0xD800 && c < 0xE000)) return 0;
+  return k;
 }
 
 static void add_string(out *o, const char *s, size_t len) {
@@ -116,7 +135,12 @@ static void add_string(out *o, const char *s, size_t len) {
     }
     if (i == len) break;
     c = (unsigned char)s[i];
-    if (c >= 0x20 && c != 0x7F && c != '"' && c != '\\') continue;
+    if (c >= 0x80) {                  /* UTF-8 as it is; a byte of none is U+FFFD (JSON is UTF-8) */
+      size_t k = utf8_seq((const unsigned char *)s + i, len - i);
+      if (k) { i += k - 1; continue; }
+    } else if (c >= 0x20 && c != 0x7F && c != '"' && c != '\\') {
+      continue;
+    }
     add(o, s + run, i - run);
     run = i + 1;
     switch (c) {
@@ -125,7 +149,7 @@ static void add_string(out *o, const char *s, size_t len) {
       case '\n': r = "\\n"; break;
       case '\t': r = "\\t"; break;
       case '\r': r = "\\r"; break;
-      default: snprintf(e, sizeof e, "\\u%04x", c); r = e; break;
+      default: if (c >= 0x80) r = "\xEF\xBF\xBD"; else { snprintf(e, sizeof e, "\\u%04x", c); r = e; } break;
     }
     add(o, r, strlen(r));
   }

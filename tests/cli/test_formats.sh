@@ -92,6 +92,36 @@ LUA
   valid_junit "$tmp/xml.xml" || fail=1
 fi
 
+# names that are not UTF-8 (a symbol map's bytes, a trace's file name): U+FFFD in the JUnit and
+# JSON files, which stay readable (a CI refuses a JUnit file that is not UTF-8 whole)
+if [ $regen = 0 ]; then
+  cat >"$tmp/mk8.lua" <<'LUA'
+local w = assert(heapscript.writer(arg[1]))
+w:process{op = "dcstart", pid = 1000, ts = 10, name = "app.exe"}
+w:image{op = "dcstart", pid = 1000, base = 0x7ff800000000, size = 0x10000, ts = 20, path = "\\Device\\X\\app.exe"}
+w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 100, heap = 0x5000, addr = 0x20000, size = 100,
+       stack = {0x7ff800001010}}
+assert(w:close())
+local f = assert(io.open(arg[1]:gsub("%.etl$", ".sym"), "wb"))
+f:write("app.exe 1000 100 Bad\255\254Name\n")
+f:close()
+LUA
+  cat >"$tmp/utf8.lua" <<'LUA'
+for _, p in ipairs(arg) do
+  local s = assert(io.open(p, "rb")):read("a")
+  print(p, utf8.len(s) and "utf8" or "not-utf8", s:find("Bad\239\191\189\239\191\189Name", 1, true) and "fffd" or "no-fffd")
+end
+LUA
+  printf 'return { { name = "leaks", select = { kind = "heap" }, per = "stack", max_leaked_bytes = 10 } }\n' >"$tmp/u8r.lua"
+  $HS "$tmp/mk8.lua" -- "$tmp/u8.etl" >/dev/null 2>&1
+  $HS policy "$tmp/u8.etl" -- --rules "$tmp/u8r.lua" --junit "$tmp/u8.xml" --json "$tmp/u8.json" >/dev/null 2>&1; code=$?
+  got=$($HS "$tmp/utf8.lua" -- "$tmp/u8.xml" "$tmp/u8.json" 2>&1 | awk '{ print $2, $3 }' | tr '\n' ' ')
+  if [ $code = 1 ] && [ "$got" = "utf8 fffd utf8 fffd " ]; then
+    echo "ok - JUnit and JSON: a name that is not UTF-8 written with U+FFFD"
+  else echo "not ok - a name that is not UTF-8 (exit $code): $got"; fail=1; fi
+  valid_junit "$tmp/u8.xml" || fail=1
+fi
+
 # the schema itself rejects what it should
 if [ $have_xmllint = 1 ] && [ $regen = 0 ]; then
   printf '<testsuites><testsuite name="s"><testcase name="a"><failure message="m"/><bogus/></testcase></testsuite></testsuites>\n' >"$tmp/bad.xml"

@@ -1074,6 +1074,15 @@ do -- heapscript.json (report.json) against the encoder report.lua had in Lua, t
      -- at each place of a longer string, among bytes that need none (UTF-8 among them)
     local named = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\t"] = "\\t", ["\r"] = "\\r" }
     local function ref(str)
+      local clean = {}             -- a byte of no valid UTF-8 is U+FFFD (JSON is UTF-8)
+      local i = 1
+      while i <= #str do
+        local n, badat = utf8.len(str, i)
+        if n then clean[#clean + 1] = str:sub(i); break end
+        clean[#clean + 1] = str:sub(i, badat - 1) .. "\u{FFFD}"
+        i = badat + 1
+      end
+      str = table.concat(clean)
       return '"' .. str:gsub('[%c"\\\127]', function(c) return named[c] or ("\\u%04x"):format(c:byte()) end) .. '"'
     end
     local bad, fill = 0, "ab\u{e9}cd\u{20ac}efgh~ \255"
@@ -1083,7 +1092,8 @@ do -- heapscript.json (report.json) against the encoder report.lua had in Lua, t
         if rep.json(str) ~= ref(str) then bad = bad + 1 end
       end
     end
-    eq(bad, 0, "report.json: an escaped byte at every place of a string of 17 bytes, the other bytes as they are")
+    eq(bad, 0, "report.json: an escaped byte at every place of a string of 17 bytes, the other bytes as they are "
+       .. "(a byte of no valid UTF-8, the one there or one the escape cut, as U+FFFD)")
   end
   eq(rep.json({ 0 / 0, math.huge, -math.huge, 0.1, -0.0, math.mininteger, 2^53 }),
      '[null,null,null,0.10000000000000001,-0,' .. math.mininteger .. ',9007199254740992]',
