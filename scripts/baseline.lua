@@ -208,15 +208,15 @@ end
 -- the caller makes its own current again (heapscript.symbols(sym)).
 function M.load(path, f)
   local b = { path = path }
+  -- read once: the baseline may come through a pipe (--baseline <(git show main:base.json))
   local head = io.open(path, "rb")
   if not head then return nil, path .. ": cannot open the baseline" end
   local first = head:read(64) or ""
-  head:close()
+  first = first:gsub("^\239\187\191", "")   -- a UTF-8 byte order mark (PowerShell's Out-File writes one)
   if first:match("^%s*[{%[]") or path:lower():match("%.json$") then   -- JSON, or a file named as such
     local json = require "json"
-    local fh = io.open(path, "rb")
-    local text = fh:read("a")
-    fh:close()
+    local text = first .. (head:read("a") or "")
+    head:close()
     local ok, v = pcall(json.decode, text)
     if not ok then return nil, path .. ": " .. tostring(v):gsub("^invalid JSON", "not valid JSON") end
     if type(v) ~= "table" or type(v.groups) ~= "table" then
@@ -243,6 +243,9 @@ function M.load(path, f)
                       impacting = math.tointeger(g.impacting) or 0, headline = type(g.headline) == "string" and g.headline or nil }
     end
   else
+    local seekable = head:seek("set", 0) ~= nil
+    head:close()
+    if not seekable then return nil, path .. ": a baseline that is not JSON is a trace, and a trace is read from a file, not a pipe" end
     local T, err = heapscript.open(path)
     if not T then return nil, tostring(err) end
     heapscript.input(T)                       -- its damage is the run's: on stderr, exit 1, in the report

@@ -126,7 +126,25 @@ if os.execute("mkfifo " .. fifo .. " 2>/dev/null") then
   local j = f and f:read("a") or ""
   if f then f:close() end
   check(code and j:find('"kinds"', 1, true), "--json into a named pipe: the report, no hang", j:sub(1, 80))
-  os.remove(fifo)
+  -- a JSON baseline read from a pipe (--baseline <(git show main:base.json)): read once, no hang;
+  -- a trace from a pipe is refused by name; a byte order mark is no part of the JSON
+  local bj = T.tmpname(".json")
+  run("leaks " .. M .. " --json " .. q(bj))
+  local res = T.tmpname()
+  code = os.execute(("(cat %s > %s &) ; timeout 60 %s policy %s --baseline %s > %s 2>&1; sleep 0.2")
+    :format(q(bj), fifo, T.bin(), M, fifo, res))
+  local r = io.open(res, "rb"):read("a")
+  check(r:find("7 rules: 1 broken", 1, true) and not r:find("no --baseline", 1, true),
+        "--baseline from a named pipe: read once, the rules compared", r)
+  os.execute(("(cat %s > %s &) ; timeout 60 %s policy %s --baseline %s > %s 2>&1; sleep 0.2")
+    :format(M, fifo, T.bin(), M, fifo, res))
+  r = io.open(res, "rb"):read("a")
+  check(r:find("a trace is read from a file, not a pipe", 1, true), "... a trace from a pipe: refused by name", r)
+  local bom = T.tmpname(".json")
+  local f = io.open(bom, "wb"); f:write("\239\187\191" .. io.open(bj, "rb"):read("a")); f:close()
+  code, out, err = run("policy " .. M .. " --baseline " .. q(bom))
+  check(code == 1 and out:find("7 rules: 1 broken", 1, true), "--baseline with a UTF-8 byte order mark: read", err)
+  os.remove(fifo); os.remove(bj); os.remove(res); os.remove(bom)
 else
   T.skip("--json into a named pipe", "mkfifo not available")
 end
