@@ -34,9 +34,14 @@ uncompressed() {
   K=$1; full=$2; bs=$3; tag=$(basename "$K" .etl)
   cp "$K" "$T/k.etl"
   [ "$(events "$T/k.etl")" = "$full" ] || no "$tag baseline: $(events "$T/k.etl") events, expected $full"
-  # 1. truncated in the middle of the fourth buffer
+  # 1. truncated in the middle of the fourth buffer; and at its end (no buffer is cut, yet the
+  #    header says more were written: reported at the file's end, with the buffers missing)
   head -c $((3 * bs + bs / 2)) "$K" >"$T/trunc.etl"
   check "$tag truncated" "$T/trunc.etl" 1 $((full - 1))
+  head -c $((4 * bs)) "$K" >"$T/trunc4.etl"
+  check "$tag truncated at a buffer's end" "$T/trunc4.etl" 1 $((full - 1))
+  grep -q "offset 0x$(printf '%x' $((4 * bs))) (buffer 4): damaged: expected [0-9]* more buffers: the header says [0-9]* were written, the file ends after 4" "$T/err" \
+    || no "$tag truncated at a buffer's end: the message: $(head -c 300 "$T/err")"
   # 2. the second buffer's header overwritten with garbage: skipped, the rest read
   cp "$K" "$T/hdr.etl"
   printf '\377\377\377\377\377\377\377\377' | dd of="$T/hdr.etl" bs=1 seek=$bs conv=notrunc 2>/dev/null
