@@ -504,7 +504,7 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
     bi.index = idx;
     bi.size = size;
     bi.start = BUFHDR;
-    bi.cpu = (flag & 0x20) ? rd16(b + 0x28) : b[0x28];
+    bi.cpu = (flag & 0x20) ? rd16(b + 0x28) & 0x7FF : b[0x28];   /* ProcessorIndex: 11 bits [D: ntwmi] */
     bi.compressed = (flag & 0x40) != 0;
     if (size > avail) {
       bi.truncated = 1;
@@ -1346,9 +1346,12 @@ static int build_streams(etlreader *r, int fi) {
   etlfile *f = &r->files[fi];
   uint32_t i, n = f->nbufs;        /* the tail buffer appended below is not walked here */
   int base = r->nstreams;
+  int *of_cpu = (int *)malloc(0x800 * sizeof *of_cpu);   /* cpu -> its stream + 1, 0: none yet */
+  if (!of_cpu) return -1;
+  memset(of_cpu, 0, 0x800 * sizeof *of_cpu);
   for (i = 0; i < n; i++) {
     bufinfo *bi = &f->bufs[i];
-    int k, si = -1;
+    int si;
     if (i == 0 && !bi->compressed) {
       uint32_t saved = rd32(f->data + bi->pos + 4);
       if (saved > BUFHDR && saved < bi->end) {
@@ -1356,15 +1359,18 @@ static int build_streams(etlreader *r, int fi) {
         int ts = add_stream(r, fi, bi->cpu, 1);
         tail.start = saved;
         bi->end = saved;
-        if (ts < 0 || add_buf(f, &tail) || push_buf(&r->streams[ts], f->nbufs - 1)) return -1;
+        if (ts < 0 || add_buf(f, &tail) || push_buf(&r->streams[ts], f->nbufs - 1)) { free(of_cpu); return -1; }
         bi = &f->bufs[i];
       }
     }
-    for (k = base; k < r->nstreams; k++)
-      if (!r->streams[k].tail && r->streams[k].cpu == bi->cpu) { si = k; break; }
-    if (si < 0 && (si = add_stream(r, fi, bi->cpu, 0)) < 0) return -1;
-    if (push_buf(&r->streams[si], i)) return -1;
+    si = of_cpu[bi->cpu & 0x7FF] - 1;
+    if (si < 0) {
+      if ((si = add_stream(r, fi, bi->cpu, 0)) < 0) { free(of_cpu); return -1; }
+      of_cpu[bi->cpu & 0x7FF] = si + 1;
+    }
+    if (push_buf(&r->streams[si], i)) { free(of_cpu); return -1; }
   }
+  free(of_cpu);
   if (f->lf.log_file_mode & HS_LOGMODE_CIRCULAR) {
     int k;
     for (k = base; k < r->nstreams; k++)
