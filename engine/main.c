@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
+#include <sys/resource.h>
+#endif
 #include "heapscript.h"
 #include "source.h"
 #include "evfilter.h"
@@ -444,10 +447,25 @@ static int run_cmd(int argc, char **argv) {
   return hsi_lua_cli(argc, argv);
 }
 
+/* Every PDB found stays open (its view and the guard of its pages need
+   the file): a trace of a whole system names a thousand of them, past the
+   usual soft limit of 1024 descriptors.  The soft limit goes up to the
+   hard one, as a tool that opens many files does. */
+static void more_files(void) {
+#ifndef _WIN32
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &rl);
+  }
+#endif
+}
+
 int main(int argc, char **argv) {
 #ifdef _WIN32
   hsi_win_init(&argc, &argv);        /* UTF-8 arguments, LF output */
 #endif
+  more_files();
   if (argc < 2) { fputs(usage, stderr); return 2; }
   return hsi_out_status(run_cmd(argc, argv));
 }

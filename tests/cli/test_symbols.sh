@@ -265,6 +265,41 @@ else
   echo "SKIP: x86 names: no $P/getsentry_symbolic__crash.pdb, pdbdump or llvm-symbolizer"
 fi
 
+# more PDBs than the soft limit of open files (each found PDB stays open): heapscript raises its
+# limit to the hard one, so 48 PDBs under a soft limit of 32 are all found and the report is written
+mkdir -p "$T/fds"
+cat >"$T/fds.lua" <<'LUA'
+local dir = arg[1]
+local rsds = dofile(arg[0]:gsub("[^/]*$", "") .. "rsds.lua")
+local pdb = assert(io.open("examples/MemoryTestApp.pdb", "rb")):read("a")
+local guid = "\x7b\x0e\x53\x73\x69\x11\xaf\xd7"
+local at = assert(pdb:find(guid, 1, true), "the GUID in the PDB")
+local w = assert(heapscript.writer(dir .. "/fds.etl"))
+w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
+for i = 0, 47 do
+  local f = assert(io.open(("%s/m%02d.pdb"):format(dir, i), "wb"))
+  f:write(pdb:sub(1, at - 1), string.pack("<I4", 0x10000000 + i), pdb:sub(at + 4))
+  f:close()
+  local base = 0x7FF000000000 + i * 0x100000
+  w:image { op = "dcstart", pid = 100, base = base, size = 0x6000, ts = 20 + i, path = ("C:\\app\\mod%02d.dll"):format(i) }
+  rsds(w, { pid = 100, tid = 104, ts = 20 + i, base = base, guid = ("%08x-1169-d7af-4c4c-44205044422e"):format(0x10000000 + i),
+            age = 1, pdb = ("m%02d.pdb"):format(i) })
+end
+for i = 0, 47 do
+  w:heap { op = "alloc", pid = 100, tid = 104, ts = 1000 + 10 * i, heap = 0x10000, addr = 0x100000 + i * 16, size = 16,
+           stack = { 0x7FF000000000 + i * 0x100000 + 0x14bf } }
+end
+assert(w:close())
+LUA
+if "$HS" "$T/fds.lua" -- "$T/fds" 2>"$T/err"; then
+  out=$(ulimit -Sn 32 2>/dev/null && "$HS" symbols "$T/fds/fds.etl" | tail -1)
+  [ "$out" = "48 images: 48 with their PDB" ] || no "48 PDBs under a soft limit of 32 open files: $out"
+  (ulimit -Sn 32 2>/dev/null && "$HS" leaks "$T/fds/fds.etl" -- --json "$T/fds/out.json" >/dev/null 2>"$T/err") \
+    && [ -s "$T/fds/out.json" ] || no "leaks with 48 PDBs under a soft limit of 32: $(head -c 300 "$T/err")"
+else
+  no "writing the trace of 48 PDBs: $(head -c 300 "$T/err")"
+fi
+
 # a real trace: hundreds of images, every one on its own line within a terminal's width
 C=${HEAPSCRIPT_CORPUS:-../shared/traces}/microsoft_perfview__net.4.5.2.x64.etl
 if [ -f "$C" ]; then
