@@ -247,3 +247,19 @@ int hs_guid_parse(const char *s, hs_guid *g) {
   memcpy(g->d4, v + 8, 8);
   return 0;
 }
+
+size_t hsi_utf8_seq(const unsigned char *s, size_t n) {
+  size_t k, i;
+  uint32_t c, min;
+  if (s[0] < 0xC2 || s[0] > 0xF4) return 0;
+  k = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : 2;
+  if (n < k) return 0;
+  c = s[0] & (k == 2 ? 0x1F : k == 3 ? 0x0F : 0x07);
+  for (i = 1; i < k; i++) {
+    if ((s[i] & 0xC0) != 0x80) return 0;
+    c = c << 6 | (s[i] & 0x3F);
+  }
+  min = k == 2 ? 0x80 : k == 3 ? 0x800 : 0x10000;
+  if (c < min || c > 0x10FFFF || (c >= 0xD800 && c < 0xE000)) return 0;
+  return k;
+}

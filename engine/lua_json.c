@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "text.h"
 
 #include "lua_run.h"
 
@@ -100,24 +101,6 @@ static int any_special(uint64_t w) {
   return (hit & high) != 0;
 }
 
-/* The length of the valid UTF-8 sequence at s (n bytes there), 0 if
-   there is none: overlong forms, surrogates and code points past
-   U+10FFFF are not valid. */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
-  size_t k, i;
-  uint32_t c, min;
-  if (s[0] < 0xC2 || s[0] > 0xF4) return 0;
-  k = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : 2;
-  if (n < k) return 0;
-  c = s[0] & (k == 2 ? 0x1F : k == 3 ? 0x0F : 0x07);
-  for (i = 1; i < k; i++) {
-    if ((s[i] & 0xC0) != 0x80) return 0;
-    c = c << 6 | (s[i] & 0x3F);
-  }
-  min = k == 2 ? 0x80 : k == 3 ? 0x800 : 0x10000;
-  if (c < min || c > 0x10FFFF || (c >= 0xD800 && c < 0xE000)) return 0;
-  return k;
-}
 
 static void add_string(out *o, const char *s, size_t len) {
   size_t i = 0, run = 0;
@@ -136,7 +119,7 @@ static void add_string(out *o, const char *s, size_t len) {
     if (i == len) break;
     c = (unsigned char)s[i];
     if (c >= 0x80) {                  /* UTF-8 as it is; a byte of none is U+FFFD (JSON is UTF-8) */
-      size_t k = utf8_seq((const unsigned char *)s + i, len - i);
+      size_t k = hsi_utf8_seq((const unsigned char *)s + i, len - i);
       if (k) { i += k - 1; continue; }
     } else if (c >= 0x20 && c != 0x7F && c != '"' && c != '\\') {
       continue;

@@ -305,7 +305,9 @@ static uint32_t intern_w(hsi_procmap *pm, const uint8_t *s, size_t nbytes) {
   return id;
 }
 
-/* ANSI bytes, read as Latin-1 (§6.5: Latin-1 safe) -> interned UTF-8. */
+/* ANSI bytes -> interned UTF-8: bytes that are valid UTF-8 as they are (a
+   PDB name as lld-link and recent link.exe write it), else read as
+   Latin-1 (§6.5: Latin-1 safe). */
 static uint32_t intern_a(hsi_procmap *pm, const char *s, size_t n) {
   size_t i, k = 0;
   char *buf;
@@ -317,6 +319,12 @@ static uint32_t intern_a(hsi_procmap *pm, const char *s, size_t n) {
   }
   for (; i < n && (s[i] & 0x80) == 0; i++) {}
   if (i == n) return str_intern(&pm->strs, s, n);
+  {                                       /* valid UTF-8 (lld-link's PDB names): as it is */
+    size_t j = i, k2;
+    while (j < n && ((s[j] & 0x80) == 0 || (k2 = hsi_utf8_seq((const unsigned char *)s + j, n - j)) != 0))
+      j += (s[j] & 0x80) == 0 ? 1 : k2;
+    if (j == n) return str_intern(&pm->strs, s, n);
+  }
   if (!(buf = scratch(pm, 2 * n))) return 0;
   for (i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];

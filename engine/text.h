@@ -5,6 +5,10 @@
 #include <stdint.h>
 /* ASCII case-insensitive equality (provider, module, kind and tag names). */
 int hsi_strieq(const char *a, const char *b);
+/* The length of the valid UTF-8 sequence at s (n bytes there: 1 to 4),
+   0 if there is none (an ASCII byte is not one: 0 too); overlong forms,
+   surrogates and code points past U+10FFFF are not valid. */
+size_t hsi_utf8_seq(const unsigned char *s, size_t n);
 /* FNV-1a of s[0..n): the hash of the interned-string tables (procmap.c, sym.c). */
 uint32_t hsi_hash_bytes(const char *s, size_t n);
 /* v's digits, decimal or lower-case hex, written backwards so that they

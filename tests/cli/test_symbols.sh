@@ -265,6 +265,27 @@ else
   echo "SKIP: x86 names: no $P/getsentry_symbolic__crash.pdb, pdbdump or llvm-symbolizer"
 fi
 
+# a PDB name that is not ASCII: UTF-8 as lld-link writes it, and Latin-1 (an ANSI code page) alike
+# find prüf.pdb beside the trace
+mkdir -p "$T/u8"
+cp examples/MemoryTestApp.pdb "$T/u8/prüf.pdb"
+cat >"$T/u8.lua" <<'LUA'
+local dir, name = arg[1], arg[2]
+local rsds = dofile(arg[0]:gsub("[^/]*$", "") .. "rsds.lua")
+local w = assert(heapscript.writer(dir .. "/u8.etl"))
+w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
+w:image { op = "dcstart", pid = 100, base = 0x7FF600000000, size = 0x6000, ts = 11, path = "C:\\app\\MemoryTestApp.exe" }
+rsds(w, { pid = 100, tid = 104, ts = 11, base = 0x7FF600000000, guid = "73530e7b-1169-d7af-4c4c-44205044422e", age = 1,
+          pdb = name == "utf8" and "C:\\b\\pr\195\188f.pdb" or "C:\\b\\pr\252f.pdb" })
+w:heap { op = "alloc", pid = 100, tid = 104, ts = 100, heap = 0x10000, addr = 0x100000, size = 16, stack = { 0x7FF6000014bf } }
+assert(w:close())
+LUA
+for enc in utf8 latin1; do
+  "$HS" "$T/u8.lua" -- "$T/u8" $enc 2>"$T/err" || no "writing the $enc trace: $(head -c 200 "$T/err")"
+  "$HS" leaks "$T/u8/u8.etl" 2>&1 | grep -qF 'MemoryTestApp.exe!InnerLoopOperation+0x1f [memorytestapp.c:53]' \
+    || no "a PDB name in $enc: prüf.pdb found: $("$HS" symbols "$T/u8/u8.etl" | head -3)"
+done
+
 # more PDBs than the soft limit of open files (each found PDB stays open): heapscript raises its
 # limit to the hard one, so 48 PDBs under a soft limit of 32 are all found and the report is written
 mkdir -p "$T/fds"
