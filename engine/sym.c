@@ -297,8 +297,9 @@ static int idmap_add(hsi_syms *sy, size_t k) {
 
 static int same_ident(const ident *d, int has_id, const hsi_image *im, const char *module, const char *pdb) {
   if (d->has_id != has_id) return 0;
+  /* the module too: a renamed copy of an image (one PDB) names its frames by its own name */
   return has_id ? hs_guid_eq(&d->guid, &im->pdb_guid) && d->age == im->pdb_age &&
-                  hsi_strieq(hsi_sym_basename(d->pdb_name), hsi_sym_basename(pdb))
+                  hsi_strieq(hsi_sym_basename(d->pdb_name), hsi_sym_basename(pdb)) && hsi_strieq(d->module, module)
                 : hsi_strieq(d->module, module) && d->tds == im->time_date_stamp && d->size == im->size;
 }
 

@@ -286,6 +286,37 @@ for enc in utf8 latin1; do
     || no "a PDB name in $enc: prüf.pdb found: $("$HS" symbols "$T/u8/u8.etl" | head -3)"
 done
 
+# two images of one PDB identity under two names (a renamed copy; two DLLs of one PDB name without
+# it): each frame is named by its own image's module, found by the PDB or by the map
+mkdir -p "$T/twin"
+cp examples/MemoryTestApp.pdb "$T/twin/"
+cat >"$T/twin.lua" <<'LUA'
+local dir = arg[1]
+local rsds = dofile(arg[0]:gsub("[^/]*$", "") .. "rsds.lua")
+local w = assert(heapscript.writer(dir .. "/twin.etl"))
+local images = { { "MemoryTestApp.exe", 0x7FF600000000, "73530e7b-1169-d7af-4c4c-44205044422e", "MemoryTestApp.pdb" },
+                 { "Renamed.exe", 0x7FF700000000, "73530e7b-1169-d7af-4c4c-44205044422e", "MemoryTestApp.pdb" },
+                 { "first.dll", 0x7FF800000000, "11111111-2222-3333-4444-555555555555", "shared.pdb" },
+                 { "second.dll", 0x7FF900000000, "11111111-2222-3333-4444-555555555555", "shared.pdb" } }
+w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
+for i, m in ipairs(images) do
+  w:image { op = "dcstart", pid = 100, base = m[2], size = 0x6000, ts = 10 + i, path = "C:\\app\\" .. m[1] }
+  rsds(w, { pid = 100, tid = 104, ts = 10 + i, base = m[2], guid = m[3], age = 1, pdb = m[4] })
+end
+for i, m in ipairs(images) do
+  w:heap { op = "alloc", pid = 100, tid = 104, ts = 100 + 10 * i, heap = 0x10000, addr = 0x100000 + i * 16, size = i,
+           stack = { m[2] + (i <= 2 and 0x14bf or 0x1010) } }
+end
+assert(w:close())
+local t = assert(heapscript.open(dir .. "/twin.etl"))
+heapscript.symbols(dir .. "/twin.sym")
+for a in t:allocations():sorted("size"):each() do print(a.stack:frames()[#a.stack:frames()]) end
+LUA
+printf 'first.dll 1000 100 FirstFunc\nsecond.dll 1000 100 SecondFunc\n' > "$T/twin/twin.sym"
+got=$("$HS" "$T/twin.lua" -- "$T/twin" 2>&1 | tr '\n' ';')
+[ "$got" = "MemoryTestApp.exe!InnerLoopOperation+0x1f [memorytestapp.c:53];Renamed.exe!InnerLoopOperation+0x1f [memorytestapp.c:53];first.dll!FirstFunc+0x10;second.dll!SecondFunc+0x10;" ] \
+  || no "images of one PDB identity under two names: each by its own: $got"
+
 # more PDBs than the soft limit of open files (each found PDB stays open): heapscript raises its
 # limit to the hard one, so 48 PDBs under a soft limit of 32 are all found and the report is written
 mkdir -p "$T/fds"
