@@ -520,6 +520,15 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
         if (rc) return rc;
         f->st.buffers_damaged++;
         bi.end = 0;
+      } else if (idx > 0 && off != saved && off > BUFHDR && off <= MAX_BUFFER) {
+        /* the two are one in every compressed buffer (ETL-FORMAT.md §1.7): one of
+           them is damaged, and the larger loses no record (the inflated length
+           is checked against it) */
+        bi.end = off > saved ? off : saved;
+        snprintf(msg, sizeof msg, "SavedOffset (0x04) equal to Offset (0x30) in a compressed buffer, found 0x%x "
+                 "and 0x%x (inflated to 0x%x)", saved, off, bi.end);
+        if ((rc = index_damage(r, fi, pos, idx, msg, err, errlen)) != 0) return rc;
+        f->st.buffers_damaged++;
       }
       f->st.buffers_compressed++;
     } else {
@@ -528,6 +537,14 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
       if (fallback) {
         snprintf(msg, sizeof msg, "an Offset (0x30) of 0x48..0x%x, found 0x%x (its records are read up to %s 0x%x)",
                  size, off, fallback, bi.end);
+        if ((rc = index_damage(r, fi, pos, idx, msg, err, errlen)) != 0) return rc;
+        f->st.buffers_damaged++;
+      } else if (idx > 0 && saved != off && saved > BUFHDR && saved <= size) {
+        /* a data buffer's Offset and SavedOffset are one (1,400 of 1,400 in the
+           corpus; buffer 0 has its own cases, §1.6): records to the larger */
+        bi.end = off > saved ? off : saved;
+        snprintf(msg, sizeof msg, "Offset (0x30) equal to SavedOffset (0x04), found 0x%x and 0x%x (its records "
+                 "are read up to 0x%x)", off, saved, bi.end);
         if ((rc = index_damage(r, fi, pos, idx, msg, err, errlen)) != 0) return rc;
         f->st.buffers_damaged++;
       }
@@ -758,10 +775,13 @@ static COLD long inflate(const etlfile *f, const bufinfo *bi, uint8_t **dst, siz
   const uint8_t *src = read_into(f, bi->pos, bi->size, in, incap);
   int cut;
   if (!src && !(src = view(f, bi->pos, bi->size, &cut))) return cut ? INFLATE_CUT : INFLATE_LOST;
-  if (grow(dst, cap, bi->end)) return LONG_MIN;
+  if (grow(dst, cap, (size_t)bi->end + 1)) return LONG_MIN;
   memcpy(*dst, src, BUFHDR);
-  /* lf.compression: set by finish_open whenever a buffer is compressed */
-  return hs_xca_decompress(f->lf.compression, src + BUFHDR, bi->size - BUFHDR, *dst + BUFHDR, bi->end - BUFHDR);
+  /* lf.compression: set by finish_open whenever a buffer is compressed.
+     Room for a byte more than SavedOffset says: a stream that fills it
+     holds more records than SavedOffset lets be read (a damaged one),
+     and the length check of the caller says so */
+  return hs_xca_decompress(f->lf.compression, src + BUFHDR, bi->size - BUFHDR, *dst + BUFHDR, bi->end - BUFHDR + 1);
 }
 
 static int inflatable(const bufinfo *bi) { return bi->compressed && !bi->truncated && bi->end != 0; }

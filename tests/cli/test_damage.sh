@@ -64,6 +64,21 @@ printf '\002\370' | dd of="$T/cpu.etl" bs=1 seek=$((2 * 65536 + 0x28)) conv=notr
 a=$("$HS" dump --jsonl examples/notmyfault.etl | md5sum); b=$("$HS" dump --jsonl "$T/cpu.etl" | md5sum)
 [ "$a" = "$b" ] && echo "ok ProcessorIndex 0xF802: CPU 2, the dump unchanged" || no "ProcessorIndex 0xF802 read as another CPU"
 
+# Offset and SavedOffset disagree in a data buffer (one in every sound one): an Offset lowered in
+# notmyfault's buffer 4 lost its records after it without a word; now said, and read to the larger
+cp examples/notmyfault.etl "$T/off.etl"
+printf '\110\000\000\000' | dd of="$T/off.etl" bs=1 seek=$((4 * 65536 + 0x30)) conv=notrunc 2>/dev/null
+check "notmyfault Offset lowered in buffer 4" "$T/off.etl" "$(events examples/notmyfault.etl)" "$(events examples/notmyfault.etl)"
+grep -q "offset 0x40000 (buffer 4): damaged: expected Offset (0x30) equal to SavedOffset (0x04), found 0x48 and 0xffd8" "$T/err" \
+  || no "Offset lowered: the message: $(head -c 300 "$T/err")"
+# ... and in a compressed buffer: both lowered to 0x49, the stream inflates past them: said
+cp "$B/microsoft_perfview__net.4.5.2.x86.etl" "$T/czs.etl"
+printf '\111\000\000\000' | dd of="$T/czs.etl" bs=1 seek=$((0x200 + 4)) conv=notrunc 2>/dev/null
+printf '\111\000\000\000' | dd of="$T/czs.etl" bs=1 seek=$((0x200 + 0x30)) conv=notrunc 2>/dev/null
+check "net.4.5.2.x86 SavedOffset lowered in compressed buffer 1" "$T/czs.etl" 100000 168297
+grep -q "offset 0x200 (buffer 1): damaged: expected a compressed stream inflating to SavedOffset-0x48 bytes" "$T/err" \
+  || no "compressed SavedOffset lowered: the message: $(head -c 300 "$T/err")"
+
 # compressed X OFFSET MIN FULL: 16 bytes of a compressed buffer's stream overwritten
 compressed() {
   cp "$1" "$T/x.etl"
