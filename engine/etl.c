@@ -81,6 +81,7 @@ typedef struct etlfile {
   bufinfo *bufs;
   uint32_t nbufs, capbufs;
   int file_ptr;
+  uint32_t lf_payload;        /* the logfile header payload's offset in buffer 0 (parse_logfile) */
   /* What indexing found, for a rewind to start from and a reopen to take
      instead of indexing again (one read of each buffer's header: 9 ms for
      11,000 buffers): the buffers it listed, buffer 0's end before its
@@ -334,6 +335,7 @@ static int parse_logfile(etlfile *f, const uint8_t *b, uint32_t end, char *err, 
     return HS_EFORMAT;
   }
   f->file_ptr = (int)P;
+  f->lf_payload = (uint32_t)(p - b);
   lf->header_version = rd16(ev.record);
   lf->header_ts = ev.timestamp;
   lf->buffer_size = rd32(p);
@@ -367,6 +369,51 @@ static int parse_logfile(etlfile *f, const uint8_t *b, uint32_t end, char *err, 
     hs_utf16_to_utf8(w ? w : (const uint8_t *)"", w ? wl : 0, lf->logger_name, sizeof lf->logger_name);
     wl = hs_cur_wstr(&c, &w);
     hs_utf16_to_utf8(w ? w : (const uint8_t *)"", w ? wl : 0, lf->log_file_name, sizeof lf->log_file_name);
+  }
+  return 0;
+}
+
+/*
+** Fields of the logfile header no trace has (ETL-FORMAT.md §2): each is
+** damage at its offset, and the reading goes on with what the rest of
+** the file says -- the pointer size its header record's type gives, 10
+** MHz for a QPC clock of no frequency -- so that one bad field neither
+** passes silently nor loses the trace.  `payload` is the header record's
+** payload's offset in buffer 0.
+*/
+static int check_logfile(etlreader *r, int fi, uint32_t payload, char *err, size_t errlen) {
+  etlfile *f = &r->files[fi];
+  hs_logfile *lf = &f->lf;
+  uint32_t tz = payload + (f->file_ptr == 4 ? 0x40 : 0x48), clk = tz + 0xB0;
+  char msg[200];
+  int rc, bad = 0;
+  if (lf->pointer_size != (uint32_t)f->file_ptr) {
+    snprintf(msg, sizeof msg, "PointerSize %d, as the header record's type says, found %u (read as %d)",
+             f->file_ptr, lf->pointer_size, f->file_ptr);
+    if ((rc = index_damage(r, fi, payload + 0x2C, 0, msg, err, errlen)) != 0) return rc;
+    bad = 1;
+    lf->pointer_size = (uint32_t)f->file_ptr;
+  }
+  if (lf->cpus == 0 || lf->cpus > 2048) {
+    snprintf(msg, sizeof msg, "NumberOfProcessors 1..2048, found %u", lf->cpus);
+    if ((rc = index_damage(r, fi, payload + 0x0C, 0, msg, err, errlen)) != 0) return rc;
+    bad = 1;
+  }
+  if (lf->clock_type < 1 || lf->clock_type > 3) {
+    snprintf(msg, sizeof msg, "ClockType 1 (QPC), 2 (system time) or 3 (CPU cycles), found %u (read as QPC)",
+             lf->clock_type);
+    if ((rc = index_damage(r, fi, clk + 24, 0, msg, err, errlen)) != 0) return rc;
+    bad = 1;
+  }
+  if (lf->clock_type != 2 && lf->perf_freq <= 0) {
+    snprintf(msg, sizeof msg, "PerfFreq above 0 for its clock, found %lld (times read at 10 MHz)",
+             (long long)lf->perf_freq);
+    if ((rc = index_damage(r, fi, clk + 8, 0, msg, err, errlen)) != 0) return rc;
+    bad = 1;
+  }
+  if (bad) {               /* buffer 0 is damaged: counted, and kept for a rewind and a reopen */
+    f->st.buffers_damaged++;
+    f->ist.buffers_damaged++;
   }
   return 0;
 }
@@ -1508,6 +1555,8 @@ static int finish_open(etlreader *r, const etlreader *from, char *err, size_t er
       }
       rc = parse_logfile(f, f->data, b0->end, err, errlen);
       if (rc) return rc;
+      /* a reopen's copy of the index has this damage already (copy_index) */
+      if (!from && (rc = check_logfile(r, i, f->lf_payload, err, errlen)) != 0) return rc;
       if (f->st.buffers_compressed) {
         /* Low word of buffer 0's State names the format [D: snail]; 3 is
            also the plain Flush state, so anything else means XPRESS. */

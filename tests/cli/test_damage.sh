@@ -79,6 +79,16 @@ check "net.4.5.2.x86 SavedOffset lowered in compressed buffer 1" "$T/czs.etl" 10
 grep -q "offset 0x200 (buffer 1): damaged: expected a compressed stream inflating to SavedOffset-0x48 bytes" "$T/err" \
   || no "compressed SavedOffset lowered: the message: $(head -c 300 "$T/err")"
 
+# a logfile header field no trace has (PointerSize 3, PerfFreq 0): said at its offset, exit 1, and
+# the trace read as the rest of the file says (PerfFreq 0 once moved every time silently, 5.5x)
+for c in "0x94 \\003 PointerSize 8, as the header record's type says, found 3" "0x168 \\000\\000\\000\\000\\000\\000\\000\\000 PerfFreq above 0 for its clock, found 0"; do
+  at=${c%% *}; rest=${c#* }; bytes=${rest%% *}; want=${rest#* }
+  cp examples/notmyfault.etl "$T/lf.etl"
+  printf "$bytes" | dd of="$T/lf.etl" bs=1 seek=$((at)) conv=notrunc 2>/dev/null
+  check "notmyfault logfile header at $at" "$T/lf.etl" "$(events examples/notmyfault.etl)" "$(events examples/notmyfault.etl)"
+  grep -qF "offset $at (buffer 0): damaged: expected $want" "$T/err" || no "header field at $at: the message: $(head -c 300 "$T/err")"
+done
+
 # compressed X OFFSET MIN FULL: 16 bytes of a compressed buffer's stream overwritten
 compressed() {
   cp "$1" "$T/x.etl"
