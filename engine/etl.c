@@ -505,7 +505,7 @@ static int add_buf(etlfile *f, const bufinfo *bi) {
 static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
   etlfile *f = &r->files[fi];
   uint64_t pos = 0, released = 0, aligned = 0;
-  uint32_t idx = 0;
+  uint32_t idx = 0, lbs;
   const uint8_t *d = f->data;
   char msg[160];
   int rc;
@@ -516,10 +516,13 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
              f->path, MAX_BUFFER, (unsigned long long)f->size, f->size >= 4 ? rd32(d) : 0);
     return HS_EFORMAT;
   }
+  /* the logfile header's BufferSize: the first payload word of the record at
+     0x48 in buffer 0 (checked sound above) */
+  lbs = rd32(d + BUFHDR + (d[BUFHDR + 2] <= 2 ? 0x20 : 0x10));
   while (pos < f->size) {
     const uint8_t *b = d + pos;
     uint64_t avail = f->size - pos;
-    uint8_t hdr[BUFHDR + 8];
+    uint8_t hdr[BUFHDR + 8], fixed[BUFHDR];
     bufinfo bi;
     /* Read the header (and the first record's flags, see plausible) with
        read(2): touching the mapping would fault in and later release a
@@ -546,6 +549,19 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
     saved = rd32(b + 4);
     off = rd32(b + 0x30);
     flag = rd16(b + 0x34);
+    if (idx > 0 && !(flag & 0x40) && size != lbs && lbs >= BUFHDR && lbs <= MAX_BUFFER && lbs <= avail
+        && off <= lbs && plausible_as(b, lbs, 0)) {
+      /* an uncompressed data buffer is the file's BufferSize (1,408 of 1,408 in
+         the corpus; buffer 0 and compressed ones are not): one of another size
+         is damaged, and stepping by it would swallow sound buffers after it */
+      snprintf(msg, sizeof msg, "BufferSize 0x%x as the logfile header's, found 0x%x (read as 0x%x)", lbs, size, lbs);
+      if ((rc = index_damage(r, fi, pos, idx, msg, err, errlen)) != 0) return rc;
+      f->st.buffers_damaged++;
+      size = lbs;
+      memcpy(fixed, b, BUFHDR);
+      wr32(fixed, lbs);
+      b = fixed;
+    }
     memset(&bi, 0, sizeof bi);
     bi.pos = pos;
     bi.index = idx;

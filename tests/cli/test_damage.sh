@@ -79,6 +79,16 @@ check "net.4.5.2.x86 SavedOffset lowered in compressed buffer 1" "$T/czs.etl" 10
 grep -q "offset 0x200 (buffer 1): damaged: expected a compressed stream inflating to SavedOffset-0x48 bytes" "$T/err" \
   || no "compressed SavedOffset lowered: the message: $(head -c 300 "$T/err")"
 
+# an uncompressed data buffer's BufferSize other than the file's (the logfile header's): said, and
+# stepped over by the file's, so the sound buffer after it is read (twice the size swallowed it)
+for sz in '\000\000\002\000' '\010\000\001\000'; do
+  cp examples/notmyfault.etl "$T/bs.etl"
+  printf "$sz" | dd of="$T/bs.etl" bs=1 seek=$((3 * 65536)) conv=notrunc 2>/dev/null
+  check "notmyfault BufferSize of buffer 3 changed" "$T/bs.etl" "$(events examples/notmyfault.etl)" "$(events examples/notmyfault.etl)"
+  grep -q "offset 0x30000 (buffer 3): damaged: expected BufferSize 0x10000 as the logfile header's, found 0x[0-9a-f]* (read as 0x10000)" "$T/err" \
+    || no "BufferSize changed: the message: $(head -c 300 "$T/err")"
+done
+
 # a logfile header field no trace has (PointerSize 3, PerfFreq 0): said at its offset, exit 1, and
 # the trace read as the rest of the file says (PerfFreq 0 once moved every time silently, 5.5x)
 for c in "0x94 \\003 PointerSize 8, as the header record's type says, found 3" "0x168 \\000\\000\\000\\000\\000\\000\\000\\000 PerfFreq above 0 for its clock, found 0"; do
