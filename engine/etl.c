@@ -202,6 +202,7 @@ typedef struct stream {
   int cur_scr;         /* scratch slot of the current buffer, -1: mapped */
   int cur_read;        /* the current buffer was read (or inflated from bytes read):
                           no pages of the mapping to give back after it */
+  int64_t last_key;    /* the latest key of its buffers so far (INT64_MIN: none) */
   uint8_t *scratch[NCHUNK];
   size_t scratch_cap[NCHUNK];
   uint8_t *zin;        /* a compressed buffer's bytes, read to inflate */
@@ -549,11 +550,12 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
     saved = rd32(b + 4);
     off = rd32(b + 0x30);
     flag = rd16(b + 0x34);
-    if (idx > 0 && !(flag & 0x40) && size != lbs && lbs >= BUFHDR && lbs <= MAX_BUFFER && lbs <= avail
+    if (idx > 0 && !(flag & 0x40) && size > lbs && lbs >= BUFHDR && lbs <= MAX_BUFFER && lbs <= avail
         && off <= lbs && plausible_as(b, lbs, 0)) {
       /* an uncompressed data buffer is the file's BufferSize (1,408 of 1,408 in
-         the corpus; buffer 0 and compressed ones are not): one of another size
-         is damaged, and stepping by it would swallow sound buffers after it */
+         the corpus; buffer 0 and compressed ones are not): one larger is
+         damaged, and stepping by it would swallow sound buffers after it (one
+         smaller lands inside its own data, where the resync says so) */
       snprintf(msg, sizeof msg, "BufferSize 0x%x as the logfile header's, found 0x%x (read as 0x%x)", lbs, size, lbs);
       if ((rc = index_damage(r, fi, pos, idx, msg, err, errlen)) != 0) return rc;
       f->st.buffers_damaged++;
@@ -990,6 +992,30 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
 /* Decode the stream's next records into c.  A chunk ends full, at the
    end of a compressed buffer (its events point into one scratch slot),
    with its notes full, or at the end of the stream (c->last). */
+/*
+** Is the buffer just loaded on stream s behind the stream's earlier
+** buffers?  Timestamps never go back from one buffer of a CPU to the next
+** (2,354 of 2,354 in the corpus, ETL-FORMAT.md §1.8; a circular file's
+** are ordered by time first): a buffer whose first record is older than
+** what the CPU's buffers before it reached is a copy of one of them, or
+** misplaced, and its records would be read a second time or out of
+** order.  Records without a time (MESSAGE without it, ERROR) decide
+** nothing.
+*/
+#define BEHIND "a buffer later than its CPU's buffers before it (its first record is older: a copy, or misplaced)"
+
+static int behind(const etlreader *r, const etlfile *f, const stream *s) {
+  hs_event ev;
+  uint32_t next;
+  const char *why;
+  int64_t key;
+  if (s->last_key == INT64_MIN || s->tail) return 0;
+  if (hsi_record_decode(s->base, s->pos, s->cur->end, f->file_ptr, &ev, &next, &why) != 1) return 0;
+  if (ev.header_type == HS_HT_ERROR || (ev.header_type == HS_HT_MESSAGE && !(ev.header_flags & 0x18))) return 0;
+  key = r->by_filetime ? hs_time_filetime(&f->lf, ev.timestamp) : ev.timestamp;
+  return key < s->last_key;
+}
+
 static void fill(etlreader *r, stream *s, chunk *c) {
   etlfile *f = &r->files[s->file];
   uint32_t k;
@@ -1009,6 +1035,16 @@ static void fill(etlreader *r, stream *s, chunk *c) {
       rc = load_buffer(r, s, c);
       if (rc < 0) return;
       if (rc == 0) { c->last = 1; return; }
+      if (behind(r, f, s)) {
+        note_damage(c, s->cur->pos, s->cur->index, BEHIND, 0, 1);
+        if (!s->cur_read) {
+          c->rel_pos[c->nrel] = s->cur->pos;
+          c->rel_size[c->nrel++] = s->cur->size;
+        }
+        s->cur = NULL;
+        if (s->cur_scr >= 0) { s->cur_scr = -1; return; }
+        continue;
+      }
     }
     if (c->nbufs == 0 || c->bufs[c->nbufs - 1] != s->cur || c->base[c->nbufs - 1] != s->base) {
       if (c->nbufs == MAX_CBUFS) return;
@@ -1060,6 +1096,9 @@ static void fill(etlreader *r, stream *s, chunk *c) {
       c->rel_pos[c->nrel] = s->cur->pos;
       c->rel_size[c->nrel++] = s->cur->size;
     }
+    /* (buffer 0's header record is the session's start, and a writer may
+       stamp records before it: only data buffers set the mark) */
+    if (c->n && s->cur->index > 0 && c->key[c->n - 1] > s->last_key) s->last_key = c->key[c->n - 1];
     s->cur = NULL;     /* end of this buffer */
     if (s->cur_scr >= 0) { s->cur_scr = -1; return; }
   }
@@ -1329,6 +1368,7 @@ static void reset_stream(stream *s) {
   s->next_buf = 0;
   s->cur = NULL;
   s->cur_scr = -1;
+  s->last_key = INT64_MIN;
   s->wslot = s->wdone = s->busy = 0;
   for (k = 0; k < NAHEAD; k++) { s->ah[k].buf = -1; s->ah[k].busy = 0; }
   /* the chunks themselves are not touched: a stream of a few buffers
@@ -1377,6 +1417,7 @@ static int add_stream(etlreader *r, int file, uint16_t cpu, int tail) {
   ns[r->nstreams].tmpl.cpu = cpu;
   ns[r->nstreams].tmpl.file = (uint16_t)file;
   ns[r->nstreams].tmpl.flags = tail ? HS_EVF_BUF0TAIL : 0;
+  ns[r->nstreams].last_key = INT64_MIN;
   return r->nstreams++;
 }
 

@@ -89,6 +89,15 @@ for sz in '\000\000\002\000' '\010\000\001\000'; do
     || no "BufferSize changed: the message: $(head -c 300 "$T/err")"
 done
 
+# a buffer copied in again after the CPU's later ones (its records would be read twice, out of
+# order): skipped as damage, every event once
+head -c $((5 * 65536)) examples/notmyfault.etl >"$T/dup.etl"
+dd if=examples/notmyfault.etl bs=65536 skip=3 count=1 2>/dev/null >>"$T/dup.etl"
+tail -c +$((5 * 65536 + 1)) examples/notmyfault.etl >>"$T/dup.etl"
+check "notmyfault buffer 3 copied after buffer 4" "$T/dup.etl" "$(events examples/notmyfault.etl)" "$(events examples/notmyfault.etl)"
+grep -q "offset 0x50000 (buffer 5): damaged: expected a buffer later than its CPU's buffers before it" "$T/err" \
+  || no "a buffer copied: the message: $(head -c 300 "$T/err")"
+
 # a logfile header field no trace has (PointerSize 3, PerfFreq 0): said at its offset, exit 1, and
 # the trace read as the rest of the file says (PerfFreq 0 once moved every time silently, 5.5x)
 for c in "0x94 \\003 PointerSize 8, as the header record's type says, found 3" "0x168 \\000\\000\\000\\000\\000\\000\\000\\000 PerfFreq above 0 for its clock, found 0"; do
