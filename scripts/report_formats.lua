@@ -204,7 +204,9 @@ end
 function F.markdown(r, top)
   top = top or 10
   local L = { "### heapscript " .. mdq(F.title(r)), "" }
+  local failing = false                 -- a caveat the run exits 1 for (damage, nothing checked)
   for _, c in ipairs(F.caveats(r)) do
+    if c.severity == "error" then failing = true end
     L[#L + 1] = ("> **%s**: %s"):format(c.head, mdq(c.text))
     for _, it in ipairs(c.items) do L[#L + 1] = "> - " .. mdq(it) end
     L[#L + 1] = ""
@@ -214,7 +216,7 @@ function F.markdown(r, top)
   if r.rules then
     local nf, nw = 0, 0
     for _, x in ipairs(broken) do if x.severity == "error" then nf = nf + 1 else nw = nw + 1 end end
-    L[#L + 1] = ("**%s**: %s, %d broken, %s"):format((nf > 0 or r.unchecked) and "FAIL" or "PASS", report.count(#r.rules, "rule"), nf,
+    L[#L + 1] = ("**%s**: %s, %d broken, %s"):format((nf > 0 or failing) and "FAIL" or "PASS", report.count(#r.rules, "rule"), nf,
                                                        report.count(nw, "warning"))
     L[#L + 1] = ""
     if #broken > 0 then

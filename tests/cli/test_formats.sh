@@ -64,6 +64,12 @@ if [ $regen = 0 ]; then
      && grep -qF "> - $tmp/cut.etl: offset 0x60000 (buffer 6): expected a whole buffer" "$tmp/cut.md"; then
     echo "ok - markdown of a damaged trace: the damage before the figures"
   else echo "not ok - markdown of a damaged trace (exit $code): $(head -5 "$tmp/cut.md")"; fail=1; fi
+  # every rule holds, but the trace is damaged: the run fails, and the pull-request summary says FAIL
+  printf 'return { { name = "roomy", max_leaked_bytes = 2^40 } }\n' >"$tmp/roomy.lua"
+  $HS policy "$tmp/cut.etl" -- --rules "$tmp/roomy.lua" --markdown "$tmp/cutp.md" >/dev/null 2>&1; code=$?
+  if [ $code = 1 ] && grep -qF "**FAIL**: 1 rule, 0 broken, 0 warnings" "$tmp/cutp.md"; then
+    echo "ok - policy markdown of a damaged trace whose rules hold: FAIL, as the run"
+  else echo "not ok - policy markdown of a damaged trace (exit $code): $(grep -F '**' "$tmp/cutp.md")"; fail=1; fi
   $HS policy "$tmp/cut.etl" -- --junit "$tmp/cut.xml" >/dev/null 2>&1; code=$?
   if [ $code = 1 ] && grep -q '<testsuites name="heapscript policy" tests="8" failures="3"' "$tmp/cut.xml" \
      && grep -qF '<testcase classname="heapscript" name="trace damage">' "$tmp/cut.xml" \
