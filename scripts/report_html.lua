@@ -282,11 +282,12 @@ end
 local function deltas_table(ds)
   local o = { '<table class="sortable"><thead><tr><th>Change</th><th>By</th><th>Kind</th><th>Group</th>'
     .. '<th>Leaked base → new</th><th>Δ bytes</th><th>Count base → new</th><th>Impacting base → new</th></tr></thead><tbody>' }
-  local n = 0
+  local n, shown, left = 0, {}, 0          -- up to H.ROWS of each grouping (stacks, tags, processes)
   for _, d in ipairs(ds) do
     if d.status ~= "unchanged" then
       n = n + 1
-      if n > H.ROWS then break end
+      shown[d.by] = (shown[d.by] or 0) + 1
+      if shown[d.by] > H.ROWS then left = left + 1; goto next end
       local frames = {}
       for j, f in ipairs(d.frames or {}) do frames[j] = esc(f) end
       local name = #frames > 0 and ('<details><summary><code>%s</code></summary><pre>%s</pre></details>')
@@ -299,9 +300,13 @@ local function deltas_table(ds)
           :format(d.new.count, d.base.count, d.new.count, d.new.impacting, esc(report.bytes(d.base.impacting)),
             esc(report.bytes(d.new.impacting)))
     end
+    ::next::
   end
   o[#o + 1] = "</tbody></table>"
   if n == 0 then return "<p>No group changed.</p>" end
+  if left > 0 then
+    o[#o + 1] = ("<p>%d more changed groups not listed (the first %d of each grouping are; see --json).</p>"):format(left, H.ROWS)
+  end
   return table.concat(o, "\n")
 end
 

@@ -902,6 +902,16 @@ T.test("HTML of 100,000 stacks stays small", function()
   local want = 0
   for i = 1, 100000 do want = want + 32 + i % 64 end
   eq(total, want, "and every byte")
+  -- against a baseline: the first 500 changed groups of each grouping, and how many more
+  local dp = tmp .. "/many-diff.html"
+  out, code = run("diff examples/memorytestapp.etl " .. q(tr) .. " -- --html " .. q(dp))
+  page = slurp(dp) or ""
+  local _, stacks = page:gsub("<td>stack</td>", "")
+  local _, procs = page:gsub("<td>process</td>", "")
+  check(code == 0 and stacks == 500 and procs >= 2
+        and tonumber(page:match("(%d+) more changed groups not listed %(the first 500 of each grouping are; see %-%-json%)%.")
+                     or 0) == 100003 - 500,
+        "diff --html of 100,000 new stacks: 500 listed, the processes too, the rest counted", stacks .. " " .. procs)
 end)
 
 T.test("report.stable_sort: ties keep their order past table.sort's 100 items", function()
