@@ -883,6 +883,15 @@ T.test("a report never replaces its trace", function()
   check(code == 0 and (slurp(tmp .. "/own.json") or ""):find('"groups"', 1, true), "another path: written", out:sub(1, 200))
 end)
 
+T.test("HTML chart labels of a short window differ", function()
+  local hp = tmp .. "/short.html"
+  local out, code = run("leaks " .. M .. " -- --window 1,1.015 --html " .. q(hp))
+  local labels = {}
+  for l in (slurp(hp) or ""):gmatch(">([%d.]+) s</text>") do labels[#labels + 1] = l end
+  check(code == 0 and #labels >= 6 and labels[1] == "1.000" and labels[2] == "1.003" and labels[6] == "1.015",
+        "a 15 ms window: its time labels in ms (all six read 1.0 s)", table.concat(labels, " ") .. out)
+end)
+
 T.test("HTML of 100,000 stacks stays small", function()
   local gen = "tests/bench/gen_stacks.lua"
   local tr = tmp .. "/many.etl"
