@@ -244,12 +244,33 @@ for _, r in ipairs(rules) do
         end
       end
     end
+    -- a kind the run recorded and the baseline did not (heap tracing off then): its every
+    -- group would be "new"; it is left out of the comparison, and the result says so
+    local bsel = r.select or {}
+    local brec = vs_base and (base.trace and report.recorded(base.trace) or base.recorded)
+    if brec then
+      local k = bsel.kind
+      local keep, miss = {}, {}
+      for _, kind in ipairs(k == nil and report.KINDS or type(k) == "string" and { k } or k) do
+        if recorded[kind] and not brec[kind] then miss[#miss + 1] = kind else keep[#keep + 1] = kind end
+      end
+      if #miss > 0 then
+        res.note = ("the baseline has no %s records (not recorded?): not compared"):format(report.kind_words(miss))
+        bsel = {}
+        for key, v in pairs(r.select or {}) do bsel[key] = v end
+        bsel.kind = keep
+        if #keep == 0 then
+          vs_base = false
+          if #fields == 0 and not res.skipped then res.skipped, res.base_unrecorded, res.message = true, true, res.note end
+        end
+      end
+    end
     if vs_base then
       -- the run's groups against the same groups of the baseline (stable keys: baseline.lua)
-      local fine, bf = pcall(base.figures, base, r.select or {}, r.per, r.window)
+      local fine, bf = pcall(base.figures, base, bsel, r.per, r.window)
       if not fine then return bad(("rule %s: %s: %s"):format(r.name, o.baseline, tostring(bf))) end
       run = run or baseline.of_trace(trace, true)
-      local cur = run:figures(r.select or {}, r.per, r.window)
+      local cur = run:figures(bsel, r.per, r.window)
       for _, k in ipairs(baseline.sorted_keys(cur)) do
         local c, b = cur[k], bf[k]
         -- per stack, the records without one are no stack (as above): a leak
@@ -289,7 +310,7 @@ for _, r in ipairs(rules) do
   end
   if text then
     local st = res.skipped and "SKIP" or res.ok and "PASS" or (res.severity == "error" and "FAIL" or "WARN")
-    print((("%-5s %-22s %s"):format(st, r.name, (res.ok and not res.skipped) and "" or (res.message or r.why or ""))
+    print((("%-5s %-22s %s"):format(st, r.name, (res.ok and not res.skipped) and (res.note or "") or (res.message or r.why or ""))
       :gsub("%s+$", "")))
     if not res.ok then
       if r.why then print("      " .. r.why) end
@@ -301,6 +322,7 @@ for _, r in ipairs(rules) do
   if res.skipped then
     out.skipped = (out.skipped or 0) + 1
     if res.unrecorded then out.unrecorded = (out.unrecorded or 0) + 1 end
+    if res.base_unrecorded then out.base_unrecorded = (out.base_unrecorded or 0) + 1 end
   end
   if not r.check then limited = limited + 1 end
   if not r.check and not res.skipped then checked = checked + 1 end
@@ -324,9 +346,13 @@ if limited > 0 and checked == 0 and (out.unrecorded or 0) > 0 then
   out.unchecked = ("nothing checked: %s (see Recording a trace, README)"):format(why)
 end
 if text then
-  local why, nb = {}, (out.skipped or 0) - (out.unrecorded or 0)
+  local why, nb = {}, (out.skipped or 0) - (out.unrecorded or 0) - (out.base_unrecorded or 0)
+  local several = (out.unrecorded and 1 or 0) + (out.base_unrecorded and 1 or 0) + (nb > 0 and 1 or 0) > 1
   if out.unrecorded then why[#why + 1] = ("%d: nothing of theirs recorded"):format(out.unrecorded) end
-  if nb > 0 then why[#why + 1] = (out.unrecorded and "%d: " or ""):format(nb) .. "no --baseline" end
+  if out.base_unrecorded then
+    why[#why + 1] = (several and "%d: " or ""):format(out.base_unrecorded) .. "not recorded in the baseline"
+  end
+  if nb > 0 then why[#why + 1] = (several and "%d: " or ""):format(nb) .. "no --baseline" end
   report.heading(("%s: %d broken, %s%s"):format(report.count(#rules, "rule"), out.failed, report.count(out.warnings, "warning"),
     out.skipped and (", %d skipped (%s)"):format(out.skipped, table.concat(why, "; ")) or ""))
   if out.unchecked then print("FAIL  " .. out.unchecked) end

@@ -755,6 +755,22 @@ local g = r and r.results[1].violations[1]
 check(code == 1 and not r.results[1].ok and g and g.value == 12760 and g.max == 12100 and r.results[2].ok,
       "policy max_leaked_growth: 16% over the baseline breaks 10% (allowed 12,100), holds at 20%", raw)
 os.remove(bfile)
+-- a baseline that never recorded a kind the run has (its leaks --kind virtual): that kind is not
+-- compared (its every stack was "new"), and the rule says so; with nothing left to compare, SKIP
+do
+  local vj = T.tmpname()
+  run("leaks " .. M .. " -- --kind virtual --json " .. T.q(vj))
+  local r2, code2, raw2 = report("policy " .. M .. " -- --baseline " .. T.q(vj))
+  local res2 = index(r2 and r2.results, "name")
+  local nn, lg = res2["no-new-leak-stack"], res2["leak-growth"]
+  check(r2 and nn and nn.skipped and nn.message == "the baseline has no heap records (not recorded?): not compared"
+        and lg and lg.ok and #lg.violations == 0,
+        "policy against a baseline without heap records: the heap not compared (no stack 'new'), said", raw2)
+  local out2 = run("policy " .. M .. " -- --baseline " .. T.q(vj))
+  check(out2:find("2 skipped (1: nothing of theirs recorded; 1: not recorded in the baseline)", 1, true),
+        "... the text counts it apart from 'no --baseline'", out2)
+  os.remove(vj)
+end
 -- exactly at the limit is allowed: 115 bytes against 100 and +15% (100 x 1.15 is 114.99999999999999
 -- in floating point)
 do
