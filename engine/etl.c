@@ -406,6 +406,17 @@ static int check_logfile(etlreader *r, int fi, uint32_t payload, char *err, size
     if ((rc = index_damage(r, fi, clk + 24, 0, msg, err, errlen)) != 0) return rc;
     bad = 1;
   }
+  if (lf->clock_type == 2 && lf->perf_freq > 0
+      && (lf->header_ts - lf->start_time > 10000000 || lf->start_time - lf->header_ts > 10000000)) {
+    /* with system time the header record is stamped StartTime itself (9 of 9
+       files, ETL-FORMAT.md §2): one a second or more away is not on that
+       clock, and every record would fall outside the file's span */
+    snprintf(msg, sizeof msg, "ClockType 2 (system time) with the header record stamped at StartTime, found it "
+             "%lld ticks away (read as QPC at PerfFreq)", (long long)(lf->header_ts - lf->start_time));
+    if ((rc = index_damage(r, fi, clk + 24, 0, msg, err, errlen)) != 0) return rc;
+    bad = 1;
+    lf->clock_type = 1;
+  }
   if (lf->clock_type != 2 && lf->perf_freq <= 0) {
     snprintf(msg, sizeof msg, "PerfFreq above 0 for its clock, found %lld (times read at 10 MHz)",
              (long long)lf->perf_freq);

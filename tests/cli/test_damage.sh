@@ -98,9 +98,11 @@ check "notmyfault buffer 3 copied after buffer 4" "$T/dup.etl" "$(events example
 grep -q "offset 0x50000 (buffer 5): damaged: expected a buffer later than its CPU's buffers before it" "$T/err" \
   || no "a buffer copied: the message: $(head -c 300 "$T/err")"
 
-# a logfile header field no trace has (PointerSize 3, PerfFreq 0): said at its offset, exit 1, and
-# the trace read as the rest of the file says (PerfFreq 0 once moved every time silently, 5.5x)
-for c in "0x94 \\003 PointerSize 8, as the header record's type says, found 3" "0x168 \\000\\000\\000\\000\\000\\000\\000\\000 PerfFreq above 0 for its clock, found 0"; do
+# a logfile header field no trace has (PointerSize 3, PerfFreq 0, a QPC file said to be on system
+# time): said at its offset, exit 1, and the trace read as the rest of the file says (PerfFreq 0
+# once moved every time silently, 5.5x; ClockType 2 made every record damage)
+for c in "0x94 \\003 PointerSize 8, as the header record's type says, found 3" "0x168 \\000\\000\\000\\000\\000\\000\\000\\000 PerfFreq above 0 for its clock, found 0" \
+         "0x178 \\002 ClockType 2 (system time) with the header record stamped at StartTime, found it"; do
   at=${c%% *}; rest=${c#* }; bytes=${rest%% *}; want=${rest#* }
   cp examples/notmyfault.etl "$T/lf.etl"
   printf "$bytes" | dd of="$T/lf.etl" bs=1 seek=$((at)) conv=notrunc 2>/dev/null
