@@ -561,6 +561,17 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
     saved = rd32(b + 4);
     off = rd32(b + 0x30);
     flag = rd16(b + 0x34);
+    if (idx > 0 && rd16(b + 0x36) == 4) {
+      /* a header buffer (BufferType 4: buffer 0's alone, 82 of 82 files): a
+         second trace starts here, on its own clock (two files joined with
+         cat); read as this one's, its times would be wrong.  Left out. */
+      if ((rc = index_damage(r, fi, pos, idx, "no second header buffer (BufferType 4): another trace starts here "
+                             "(files joined into one?); the rest of the file is left out", err, errlen)) != 0)
+        return rc;
+      f->st.buffers_damaged++;
+      f->st.bytes_trailing = f->size - pos;
+      break;
+    }
     if (idx > 0 && !(flag & 0x40) && size > lbs && lbs >= BUFHDR && lbs <= MAX_BUFFER && lbs <= avail
         && off <= lbs && plausible_as(b, lbs, 0)) {
       /* an uncompressed data buffer is the file's BufferSize (1,408 of 1,408 in

@@ -98,6 +98,13 @@ check "notmyfault buffer 3 copied after buffer 4" "$T/dup.etl" "$(events example
 grep -q "offset 0x50000 (buffer 5): damaged: expected a buffer later than its CPU's buffers before it" "$T/err" \
   || no "a buffer copied: the message: $(head -c 300 "$T/err")"
 
+# two traces joined into one file (cat a.etl b.etl): the second's header buffer starts another
+# trace on its own clock; said, and the rest left out (it was read on the first's clock, -1,800 s)
+cat examples/memorytestapp.etl examples/notmyfault.etl >"$T/cat.etl"
+check "two traces joined" "$T/cat.etl" "$(events examples/memorytestapp.etl)" "$(events examples/memorytestapp.etl)"
+grep -q "offset 0x3b43e (buffer 20): damaged: expected no second header buffer (BufferType 4): another trace starts here" "$T/err" \
+  || no "two traces joined: the message: $(head -c 300 "$T/err")"
+
 # a logfile header field no trace has (PointerSize 3, PerfFreq 0, a QPC file said to be on system
 # time): said at its offset, exit 1, and the trace read as the rest of the file says (PerfFreq 0
 # once moved every time silently, 5.5x; ClockType 2 made every record damage)
