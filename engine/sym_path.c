@@ -120,10 +120,14 @@ typedef struct want {
   const hs_guid *guid;
   uint32_t age;
   hsi_pdb_search *res;
+  int keyed_damage;    /* res is a damaged file found under the identity's own store key */
 } want;
 
-/* Look at one candidate file; 1 when it is the one (res FOUND). */
-static int consider(want *w, const char *path) {
+/* Look at one candidate file; 1 when it is the one (res FOUND).  at_key:
+   the file lies under the identity's store key (GUID and age): one that
+   does not open is almost surely the wanted PDB damaged, which a file of
+   another identity elsewhere must not hide. */
+static int consider(want *w, const char *path, int at_key) {
   hsi_pdb_search *r = w->res;
   hsi_pdb *p = NULL;
   char err[HS_ERRLEN];
@@ -134,7 +138,8 @@ static int consider(want *w, const char *path) {
   if (!hsi_is_file(path)) return 0;
   if (hsi_pdb_open(&p, path, err, sizeof err) < 0) {
     st = HSI_PDB_DAMAGED;
-    if (st < r->status) {
+    if (st < r->status || (at_key && !w->keyed_damage && (r->status == HSI_PDB_BADGUID || r->status == HSI_PDB_BADAGE))) {
+      w->keyed_damage = at_key;
       r->status = st;
       snprintf(r->path, sizeof r->path, "%s", path);
       snprintf(r->detail, sizeof r->detail, "%s", err);
@@ -151,7 +156,7 @@ static int consider(want *w, const char *path) {
   }
   hsi_pdb_close(p);
   st = hs_guid_eq(&g, w->guid) ? HSI_PDB_BADAGE : HSI_PDB_BADGUID;
-  if (st < r->status) {
+  if (st < r->status && !w->keyed_damage) {
     char gs[HS_GUID_STRLEN];
     hs_guid_format(&g, gs);
     r->status = st;
@@ -201,7 +206,7 @@ static int follow_ptr(want *w, const char *ptrfile) {
   buf[n] = '\0';
   while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ')) buf[--n] = '\0';
   if (strncmp(p, "PATH:", 5) == 0) p += 5;
-  return *p && consider(w, p);
+  return *p && consider(w, p, 1);
 }
 
 /* The store layouts under dir, for each spelling of name and key. */
@@ -227,7 +232,7 @@ static int try_store(want *w, const char *dir, const char *name) {
         if (!keys[b]) continue;
         if (!(tiered ? join(path, sizeof path, dir, top, mid, keys[b], names[a])
                      : join(path, sizeof path, dir, top, mid, names[a], NULL))) continue;
-        if (consider(w, path)) return 1;
+        if (consider(w, path, 1)) return 1;
         if ((tiered ? join(path, sizeof path, dir, top, mid, keys[b], "file.ptr")
                     : join(path, sizeof path, dir, top, mid, "file.ptr", NULL)) && follow_ptr(w, path))
           return 1;
@@ -240,10 +245,10 @@ static int try_store(want *w, const char *dir, const char *name) {
 static int try_dir(want *w, const char *dir, const char *name) {
   char path[1024], lname[256];
   size_t i, len = strlen(name);
-  if (join(path, sizeof path, dir, name, NULL, NULL, NULL) && consider(w, path)) return 1;
+  if (join(path, sizeof path, dir, name, NULL, NULL, NULL) && consider(w, path, 0)) return 1;
   if (len < sizeof lname) {
     for (i = 0; i <= len; i++) lname[i] = (char)lower((unsigned char)name[i]);
-    if (strcmp(lname, name) && join(path, sizeof path, dir, lname, NULL, NULL, NULL) && consider(w, path))
+    if (strcmp(lname, name) && join(path, sizeof path, dir, lname, NULL, NULL, NULL) && consider(w, path, 0))
       return 1;
   }
   return 0;
@@ -259,6 +264,7 @@ int hsi_pdb_find(const hsi_sympath *sp, const char *recorded, const hs_guid *gui
   w.guid = guid;
   w.age = age;
   w.res = res;
+  w.keyed_damage = 0;
   if (!*name) { res->status = HSI_PDB_NOID; return res->status; }
   for (i = 0; sp && i < sp->n; i++) {
     const hsi_sympath_entry *e = &sp->e[i];
@@ -267,6 +273,6 @@ int hsi_pdb_find(const hsi_sympath *sp, const char *recorded, const hs_guid *gui
     /* a plain directory that is a store is read as one, as dbghelp does */
     if (try_store(&w, e->path, name)) return res->status;
   }
-  if (name != recorded && consider(&w, recorded)) return res->status;
+  if (name != recorded && consider(&w, recorded, 0)) return res->status;
   return res->status;
 }

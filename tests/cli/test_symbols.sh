@@ -352,6 +352,16 @@ else
   no "writing the trace of 48 PDBs: $(head -c 300 "$T/err")"
 fi
 
+# the store holds the wanted PDB at its GUID+age key, damaged; one of another GUID lies beside the
+# trace: the damaged one is reported (it was hidden behind "mismatched GUID" for the other)
+mkdir -p "$T/kd/store/MemoryTestApp.pdb/$KEY"
+cp "$E" "$T/kd/"
+head -c 20000 examples/MemoryTestApp.pdb >"$T/kd/store/MemoryTestApp.pdb/$KEY/MemoryTestApp.pdb"
+cp "$T/fds/m00.pdb" "$T/kd/MemoryTestApp.pdb"
+"$HS" symbols --symbol-path "srv*$T/kd/store" "$T/kd/memorytestapp.etl" >"$T/out" 2>&1
+grep -q "^MemoryTestApp.exe .* damaged: $T/kd/store/MemoryTestApp.pdb/$KEY/MemoryTestApp.pdb: offset 0x" "$T/out" \
+  || no "a damaged PDB at its store key, a mismatched one beside the trace: the damaged one said: $(grep MemoryTestApp "$T/out")"
+
 # a real trace: hundreds of images, every one on its own line within a terminal's width
 C=${HEAPSCRIPT_CORPUS:-../shared/traces}/microsoft_perfview__net.4.5.2.x64.etl
 if [ -f "$C" ]; then
