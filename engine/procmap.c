@@ -320,10 +320,12 @@ static uint32_t intern_a(hsi_procmap *pm, const char *s, size_t n) {
   for (; i < n && (s[i] & 0x80) == 0; i++) {}
   if (i == n) return str_intern(&pm->strs, s, n);
   {                                       /* valid UTF-8 (lld-link's PDB names): as it is */
-    size_t j = i, k2;
-    while (j < n && ((s[j] & 0x80) == 0 || (k2 = hsi_utf8_seq((const unsigned char *)s + j, n - j)) != 0))
-      j += (s[j] & 0x80) == 0 ? 1 : k2;
-    if (j == n) return str_intern(&pm->strs, s, n);
+    size_t j = i, step = 1;
+    while (j < n && step) {
+      step = (s[j] & 0x80) == 0 ? 1 : hsi_utf8_seq((const unsigned char *)s + j, n - j);
+      j += step;
+    }
+    if (j == n && step) return str_intern(&pm->strs, s, n);
   }
   if (!(buf = scratch(pm, 2 * n))) return 0;
   for (i = 0; i < n; i++) {
