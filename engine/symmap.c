@@ -349,25 +349,29 @@ static const sym *find(const hsi_symmap *sm, size_t m, uint64_t rva) {
   return s;
 }
 
-static long module_of(const hsi_symmap *sm, const char *name) {
-  size_t i;
-  if (!name || !*name) return -1;
-  for (i = 0; i < sm->nmods; i++)
-    if (module_match(sm->text + sm->mods[i].name, name)) return (long)i;
-  return -1;
-}
-
+/* A map may name one module two ways ("ntdll" and "ntdll.dll"): every
+   spelling that matches is asked, the full name first. */
 int hsi_symmap_lookup(const hsi_symmap *sm, const char *module, uint64_t rva,
                       const char **name, uint64_t *off) {
-  long m;
-  const sym *s;
-  if (!sm || (m = module_of(sm, module)) < 0 || !(s = find(sm, (size_t)m, rva))) return 0;
+  const sym *s = NULL;
+  size_t i;
+  int pass;
+  if (!sm || !module || !*module) return 0;
+  for (pass = 0; pass < 2 && !s; pass++)
+    for (i = 0; i < sm->nmods && !s; i++) {
+      const char *m = sm->text + sm->mods[i].name;
+      if ((strchr(m, '.') != NULL) == (pass == 0) && module_match(m, module)) s = find(sm, i, rva);
+    }
+  if (!s) return 0;
   if (name) *name = sm->text + s->name;
   if (off) *off = rva - s->rva;
   return 1;
 }
 
 size_t hsi_symmap_module_symbols(const hsi_symmap *sm, const char *module) {
-  long m = sm ? module_of(sm, module) : -1;
-  return m < 0 ? 0 : sm->mods[m].n;
+  size_t i, n = 0;
+  if (!sm || !module || !*module) return 0;
+  for (i = 0; i < sm->nmods; i++)
+    if (module_match(sm->text + sm->mods[i].name, module)) n += sm->mods[i].n;
+  return n;
 }

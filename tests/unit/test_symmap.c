@@ -163,9 +163,35 @@ TEST(load_file) {
   CHECK(strstr(err, path) != NULL);
 }
 
+/* One module under two spellings ("ntdll", "ntdll.dll"): each spelling's
+   lines name their addresses, the full name asked first. */
+TEST(two_spellings) {
+  char err[256];
+  const char *name = NULL;
+  uint64_t off = 0;
+  hsi_symmap *sm = parse("ntdll 1000 100 FromShortName\nntdll.dll 2000 100 FromFullName\n"
+                         "ntdll.dll 1000 100 FullFirst\n", err, sizeof err);
+  CHECK(sm != NULL);
+  if (!sm) return;
+  CHECK_EQ(hsi_symmap_lookup(sm, "ntdll.dll", 0x2010, &name, &off), 1);
+  CHECK_STR(name, "FromFullName");
+  CHECK_EQ(off, 0x10);
+  CHECK_EQ(hsi_symmap_lookup(sm, "ntdll.dll", 0x1010, &name, &off), 1);
+  CHECK_STR(name, "FullFirst");                 /* both name it: the full spelling's */
+  CHECK_EQ(hsi_symmap_lookup(sm, "NTDLL.DLL", 0x2020, &name, &off), 1);
+  CHECK_EQ(hsi_symmap_lookup(sm, "ntdll.dll", 0x3000, &name, &off), 0);
+  CHECK_EQ(hsi_symmap_module_symbols(sm, "ntdll.dll"), 3);
+  hsi_symmap_free(sm);
+  sm = parse("ntdll 1000 100 FromShortName\nntdll.dll 2000 100 FromFullName\n", err, sizeof err);
+  CHECK_EQ(hsi_symmap_lookup(sm, "ntdll.dll", 0x1010, &name, &off), 1);
+  CHECK_STR(name, "FromShortName");
+  hsi_symmap_free(sm);
+}
+
 int main(void) {
   srand(4242);
   RUN(parse_and_lookup);
+  RUN(two_spellings);
   RUN(empty_and_errors);
   RUN(load_file);
   return UNIT_DONE();
