@@ -95,7 +95,7 @@ typedef struct etlfile {
   int64_t ts_lo;
   uint64_t ts_span;
   hs_file_stats ist;
-  struct idamage { uint64_t pos; uint32_t buffer; char what[112]; } *idmg;
+  struct idamage { uint64_t pos; uint32_t buffer; char what[HS_ERRLEN]; } *idmg;
   uint32_t nidmg, capidmg;
 } etlfile;
 
@@ -382,48 +382,46 @@ static int parse_logfile(etlfile *f, const uint8_t *b, uint32_t end, char *err, 
 ** passes silently nor loses the trace.  `payload` is the header record's
 ** payload's offset in buffer 0.
 */
-static int check_logfile(etlreader *r, int fi, uint32_t payload, char *err, size_t errlen) {
+static int check_logfile(etlreader *r, int fi, uint32_t payload, int say, char *err, size_t errlen) {
   etlfile *f = &r->files[fi];
   hs_logfile *lf = &f->lf;
   uint32_t tz = payload + (f->file_ptr == 4 ? 0x40 : 0x48), clk = tz + 0xB0;
   char msg[200];
   int rc, bad = 0;
+  int64_t away;
+#define SAY(at) do { if (say && (rc = index_damage(r, fi, (at), 0, msg, err, errlen)) != 0) return rc; bad = 1; } while (0)
   if (lf->pointer_size != (uint32_t)f->file_ptr) {
     snprintf(msg, sizeof msg, "PointerSize %d, as the header record's type says, found %u (read as %d)",
              f->file_ptr, lf->pointer_size, f->file_ptr);
-    if ((rc = index_damage(r, fi, payload + 0x2C, 0, msg, err, errlen)) != 0) return rc;
-    bad = 1;
+    SAY(payload + 0x2C);
     lf->pointer_size = (uint32_t)f->file_ptr;
   }
   if (lf->cpus == 0 || lf->cpus > 2048) {
     snprintf(msg, sizeof msg, "NumberOfProcessors 1..2048, found %u", lf->cpus);
-    if ((rc = index_damage(r, fi, payload + 0x0C, 0, msg, err, errlen)) != 0) return rc;
-    bad = 1;
+    SAY(payload + 0x0C);
   }
   if (lf->clock_type < 1 || lf->clock_type > 3) {
     snprintf(msg, sizeof msg, "ClockType 1 (QPC), 2 (system time) or 3 (CPU cycles), found %u (read as QPC)",
              lf->clock_type);
-    if ((rc = index_damage(r, fi, clk + 24, 0, msg, err, errlen)) != 0) return rc;
-    bad = 1;
+    SAY(clk + 24);
   }
-  if (lf->clock_type == 2 && lf->perf_freq > 0
-      && (lf->header_ts - lf->start_time > 10000000 || lf->start_time - lf->header_ts > 10000000)) {
-    /* with system time the header record is stamped StartTime itself (9 of 9
-       files, ETL-FORMAT.md §2): one a second or more away is not on that
-       clock, and every record would fall outside the file's span */
+  /* with system time the header record is stamped StartTime itself (9 of 9
+     files, ETL-FORMAT.md §2); ten years from it is another clock's count
+     (QPC ticks since boot), and every record would fall outside the span */
+  away = hsi_sub_sat(lf->header_ts, lf->start_time);
+  if (lf->clock_type == 2 && lf->perf_freq > 0 && (away > 3155760000000000LL || away < -3155760000000000LL)) {
     snprintf(msg, sizeof msg, "ClockType 2 (system time) with the header record stamped at StartTime, found it "
-             "%lld ticks away (read as QPC at PerfFreq)", (long long)(lf->header_ts - lf->start_time));
-    if ((rc = index_damage(r, fi, clk + 24, 0, msg, err, errlen)) != 0) return rc;
-    bad = 1;
+             "%lld ticks away (read as QPC at PerfFreq)", (long long)away);
+    SAY(clk + 24);
     lf->clock_type = 1;
   }
-  if (lf->clock_type != 2 && lf->perf_freq <= 0) {
-    snprintf(msg, sizeof msg, "PerfFreq above 0 for its clock, found %lld (times read at 10 MHz)",
-             (long long)lf->perf_freq);
-    if ((rc = index_damage(r, fi, clk + 8, 0, msg, err, errlen)) != 0) return rc;
-    bad = 1;
+  if (lf->clock_type == 3 ? lf->cpu_mhz == 0 : lf->clock_type != 2 && lf->perf_freq <= 0) {
+    if (lf->clock_type == 3) snprintf(msg, sizeof msg, "CpuSpeedInMHz above 0 for the cycle clock, found 0 (times read at 10 MHz)");
+    else snprintf(msg, sizeof msg, "PerfFreq above 0 for its clock, found %lld (times read at 10 MHz)", (long long)lf->perf_freq);
+    SAY(lf->clock_type == 3 ? payload + 0x34 : clk + 8);
   }
-  if (bad) {               /* buffer 0 is damaged: counted, and kept for a rewind and a reopen */
+#undef SAY
+  if (bad && say) {        /* buffer 0 is damaged: counted, and kept for a rewind and a reopen */
     f->st.buffers_damaged++;
     f->ist.buffers_damaged++;
   }
@@ -514,6 +512,17 @@ static int add_buf(etlfile *f, const bufinfo *bi) {
   return 0;
 }
 
+/* Does the buffer at b (avail bytes there) start with a logfile header
+   record (SYSTEM header, group 0, type 0), as buffer 0 does? */
+static int starts_logfile(const uint8_t *b, uint64_t avail) {
+  hs_event ev;
+  uint32_t next, end = rd32(b + 0x30);
+  const char *why;
+  if (avail < BUFHDR + 8 || end > avail || end <= BUFHDR) return 0;
+  return hsi_record_decode(b, BUFHDR, end, 8, &ev, &next, &why) == 1
+         && (ev.header_type == HS_HT_SYSTEM32 || ev.header_type == HS_HT_SYSTEM64) && ev.hook == 0;
+}
+
 static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
   etlfile *f = &r->files[fi];
   uint64_t pos = 0, released = 0, aligned = 0;
@@ -561,10 +570,11 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
     saved = rd32(b + 4);
     off = rd32(b + 0x30);
     flag = rd16(b + 0x34);
-    if (idx > 0 && rd16(b + 0x36) == 4) {
-      /* a header buffer (BufferType 4: buffer 0's alone, 82 of 82 files): a
-         second trace starts here, on its own clock (two files joined with
-         cat); read as this one's, its times would be wrong.  Left out. */
+    if (idx > 0 && rd16(b + 0x36) == 4 && starts_logfile(d + pos, avail)) {
+      /* a header buffer (BufferType 4: buffer 0's alone, 82 of 82 files) that
+         starts with a logfile header record: a second trace starts here, on its
+         own clock (two files joined with cat); read as this one's, its times
+         would be wrong.  Left out.  (A BufferType alone damaged is no header.) */
       if ((rc = index_damage(r, fi, pos, idx, "no second header buffer (BufferType 4): another trace starts here "
                              "(files joined into one?); the rest of the file is left out", err, errlen)) != 0)
         return rc;
@@ -609,11 +619,11 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
         bi.end = 0;
       } else if (idx > 0 && off != saved && off > BUFHDR && off <= MAX_BUFFER) {
         /* the two are one in every compressed buffer (ETL-FORMAT.md §1.7): one of
-           them is damaged, and the larger loses no record (the inflated length
-           is checked against it) */
-        bi.end = off > saved ? off : saved;
+           them is damaged.  The stream is inflated to SavedOffset, the
+           documented length, with a byte of room more (inflate): a SavedOffset
+           lowered fails its length check there */
         snprintf(msg, sizeof msg, "SavedOffset (0x04) equal to Offset (0x30) in a compressed buffer, found 0x%x "
-                 "and 0x%x (inflated to 0x%x)", saved, off, bi.end);
+                 "and 0x%x (inflated to SavedOffset)", saved, off);
         if ((rc = index_damage(r, fi, pos, idx, msg, err, errlen)) != 0) return rc;
         f->st.buffers_damaged++;
       }
@@ -1634,8 +1644,9 @@ static int finish_open(etlreader *r, const etlreader *from, char *err, size_t er
       }
       rc = parse_logfile(f, f->data, b0->end, err, errlen);
       if (rc) return rc;
-      /* a reopen's copy of the index has this damage already (copy_index) */
-      if (!from && (rc = check_logfile(r, i, f->lf_payload, err, errlen)) != 0) return rc;
+      /* the header's repairs on every open; a reopen's copy of the index
+         has their damage already (copy_index), and says nothing */
+      if ((rc = check_logfile(r, i, f->lf_payload, !from, err, errlen)) != 0) return rc;
       if (f->st.buffers_compressed) {
         /* Low word of buffer 0's State names the format [D: snail]; 3 is
            also the plain Flush state, so anything else means XPRESS. */

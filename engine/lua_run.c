@@ -506,6 +506,13 @@ static int pmain(lua_State *L) {
   }
   push_dirs(L, c->idirs, c->nidirs);
   dirs = lua_gettop(L);
+  if (is_file(name)) {      /* then the script's own directory, as the sandbox reads it */
+    const char *slash = strrchr(name, '/'), *bslash = strrchr(name, '\\');
+    if (bslash && (!slash || bslash > slash)) slash = bslash;
+    if (slash) lua_pushlstring(L, name, (size_t)(slash - name) + (slash == name));
+    else lua_pushliteral(L, ".");
+    lua_rawseti(L, dirs, (lua_Integer)luaL_len(L, dirs) + 1);
+  }
   hsi_lua_sandbox_setup(L, dirs, c->traces, c->ntraces);
   install_searchers(L, dirs);
 

@@ -116,6 +116,27 @@ end
 -- stable key: { [key] = {count =, bytes =, impacting = [, headline, frames]} }.
 -- count and bytes are AIFO; impacting is AIFO - AOFI bytes.  Groups that
 -- kept nothing and freed nothing from before are left out.
+-- Keys as a stored (JSON) baseline has them: a byte of no valid UTF-8 is
+-- U+FFFD there (report.utf8), so a run's own keys are too, or a run would
+-- never match its own baseline.  Two keys made one add up.
+local function utf8_keys(out)
+  local bad
+  for k in pairs(out) do if not utf8.len(k) then bad = bad or {}; bad[#bad + 1] = k end end
+  if not bad then return out end
+  for _, k in ipairs(bad) do
+    local e, c = out[k], report.utf8(k)
+    out[k] = nil
+    local x = out[c]
+    if x then
+      x.count, x.bytes, x.impacting = x.count + e.count, x.bytes + e.bytes, (x.impacting or 0) + (e.impacting or 0)
+    else
+      out[c] = e
+    end
+  end
+  order_of[out] = nil                      -- sorted again when asked
+  return out
+end
+
 function M.figures(A, per, with_frames, window)
   local out = {}
   if per == nil then
@@ -133,7 +154,7 @@ function M.figures(A, per, with_frames, window)
       if with_frames then named_by(e, stacks[i]) end
     end
     order_of[out] = keys
-    return out
+    return utf8_keys(out)
   end
   -- only the figures kept: a table of every summary figure per group
   -- would cost 1.4 KB each (100,000 stacks: 140 MB and a second)
@@ -145,7 +166,7 @@ function M.figures(A, per, with_frames, window)
       if per == "stack" and with_frames and stack_of[e] == nil then named_by(e, g.stack) end
     end
   end
-  return out
+  return utf8_keys(out)
 end
 
 -- Where the figures of one kind per group are kept (cache, a Baseline's

@@ -417,6 +417,21 @@ function M.change_text(s)
     M.bytes(s.outstanding_end - s.outstanding_start - s.impacting))
 end
 
+-- s with every byte that is no part of valid UTF-8 as U+FFFD, as the JSON
+-- writer writes it: names from a symbol map, a pool tag, a file name are
+-- bytes (report_formats' XML, baseline keys).
+function M.utf8(s)
+  if utf8.len(s) then return s end
+  local out, i = {}, 1
+  while i <= #s do
+    local n, bad = utf8.len(s, i)
+    if n then out[#out + 1] = s:sub(i); break end
+    out[#out + 1] = s:sub(i, bad - 1) .. "\u{FFFD}"
+    i = bad + 1
+  end
+  return table.concat(out)
+end
+
 -- The kinds trace T has records of, as a table kind -> boolean, each
 -- asked of the trace when first read: a kind a trace has none of was most
 -- likely not recorded (heap tracing off, a kernel flag left out).

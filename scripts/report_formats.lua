@@ -270,20 +270,9 @@ end
 -- a <failure>, a broken warning passes with its message in <system-out>,
 -- a rule that could not run (a baseline rule without --baseline) is
 -- <skipped>.  tests/junit.xsd is the schema the tests validate against.
--- s with every byte that is not part of valid UTF-8 as U+FFFD: names
--- from a symbol map or a file name are bytes, and a JUnit file that is
+-- Names that are not UTF-8 as U+FFFD (report.utf8): a JUnit file that is
 -- not UTF-8 is refused whole by the CI that reads it.
-function F.utf8(s)
-  if utf8.len(s) then return s end
-  local out, i = {}, 1
-  while i <= #s do
-    local n, bad = utf8.len(s, i)
-    if n then out[#out + 1] = s:sub(i); break end
-    out[#out + 1] = s:sub(i, bad - 1) .. "\u{FFFD}"
-    i = bad + 1
-  end
-  return table.concat(out)
-end
+F.utf8 = report.utf8
 
 function F.xml(s)
   s = F.utf8(tostring(s or "")):gsub("[%z\1-\8\11\12\14-\31]", "?")

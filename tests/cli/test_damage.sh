@@ -104,6 +104,15 @@ cat examples/memorytestapp.etl examples/notmyfault.etl >"$T/cat.etl"
 check "two traces joined" "$T/cat.etl" "$(events examples/memorytestapp.etl)" "$(events examples/memorytestapp.etl)"
 grep -q "offset 0x3b43e (buffer 20): damaged: expected no second header buffer (BufferType 4): another trace starts here" "$T/err" \
   || no "two traces joined: the message: $(head -c 300 "$T/err")"
+[ "$("$HS" leaks "$T/cat.etl" 2>&1 >/dev/null | grep -c 'damaged:')" = 1 ] || no "two traces joined: said once by a script (its reopen)"
+# ... but a BufferType alone damaged to 4 is no header buffer: every event read
+cp examples/notmyfault.etl "$T/bt4.etl"
+printf '\004' | dd of="$T/bt4.etl" bs=1 seek=$((3 * 65536 + 0x36)) conv=notrunc 2>/dev/null
+[ "$(events "$T/bt4.etl")" = "$(events examples/notmyfault.etl)" ] || no "BufferType 4 alone: $(events "$T/bt4.etl") events"
+# a compressed buffer's Offset raised: said, and inflated to SavedOffset (every event)
+cp "$B/microsoft_perfview__net.4.5.2.x86.etl" "$T/coff.etl"
+printf '\240\000\001\000' | dd of="$T/coff.etl" bs=1 seek=$((0x200 + 0x30)) conv=notrunc 2>/dev/null
+check "net.4.5.2.x86 Offset raised in compressed buffer 1" "$T/coff.etl" 168298 168298
 
 # a logfile header field no trace has (PointerSize 3, PerfFreq 0, a QPC file said to be on system
 # time): said at its offset, exit 1, and the trace read as the rest of the file says (PerfFreq 0
@@ -115,6 +124,10 @@ for c in "0x94 \\003 PointerSize 8, as the header record's type says, found 3" "
   printf "$bytes" | dd of="$T/lf.etl" bs=1 seek=$((at)) conv=notrunc 2>/dev/null
   check "notmyfault logfile header at $at" "$T/lf.etl" "$(events examples/notmyfault.etl)" "$(events examples/notmyfault.etl)"
   grep -qF "offset $at (buffer 0): damaged: expected $want" "$T/err" || no "header field at $at: the message: $(head -c 300 "$T/err")"
+  # the analysis reads the trace as repaired too (it reopens the file), and reports the field once
+  "$HS" pool "$T/lf.etl" >"$T/out" 2>"$T/err"; rc=$?
+  [ $rc = 1 ] && grep -q "^pool: 1640 allocations" "$T/out" && [ "$(grep -c 'damaged:' "$T/err")" = 1 ] \
+    || no "header field at $at: pool (exit $rc): $(head -1 "$T/out") $(grep -c 'damaged:' "$T/err") damage lines"
 done
 
 # compressed X OFFSET MIN FULL: 16 bytes of a compressed buffer's stream overwritten

@@ -126,6 +126,13 @@ LUA
     echo "ok - JUnit and JSON: a name that is not UTF-8 written with U+FFFD"
   else echo "not ok - a name that is not UTF-8 (exit $code): $got"; fail=1; fi
   valid_junit "$tmp/u8.xml" || fail=1
+  # ... and such a run against its own stored baseline: no stack is new (the baseline's keys have U+FFFD)
+  $HS leaks "$tmp/u8.etl" -- --json "$tmp/u8base.json" >/dev/null 2>&1
+  printf 'return { { name = "nothing-new", per = "stack", no_new_leaks = true } }\n' >"$tmp/u8n.lua"
+  $HS policy "$tmp/u8.etl" -- --rules "$tmp/u8n.lua" --baseline "$tmp/u8base.json" >"$tmp/u8n.out" 2>&1; code=$?
+  if [ $code = 0 ] && grep -q "^PASS  nothing-new" "$tmp/u8n.out"; then
+    echo "ok - a run against its own JSON baseline, a frame name not UTF-8: nothing new"
+  else echo "not ok - a run against its own JSON baseline, a frame name not UTF-8 (exit $code): $(head -3 "$tmp/u8n.out")"; fail=1; fi
 fi
 
 # the schema itself rejects what it should

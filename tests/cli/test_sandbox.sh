@@ -219,5 +219,14 @@ out=$(cd "$T/checkout" && "$HS" -I "$T/team" policy "$M" 2>&1); rc=$?
 n=$((n + 1))
 [ -e "$T/PWNED-default" ] || no "-I DIR still overrides the bundled rule set, as documented: $out"
 
+# a module beside the script is found from any working directory, sandboxed or not
+mkdir -p "$T/own"
+printf 'return { v = 42 }\n' > "$T/own/mymod.lua"
+printf 'print("mod", require("mymod").v)\n' > "$T/own/s.lua"
+for sb in "" --sandbox; do
+  out=$(cd / && "$HS" $sb "$T/own/s.lua" 2>&1); n=$((n + 1))
+  [ "$out" = "mod	42" ] || no "a module beside the script ($sb): $out"
+done
+
 [ "$fails" -eq 0 ] && echo "ok: sandbox ($n cases)"
 [ "$fails" -eq 0 ]
