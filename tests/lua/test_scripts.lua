@@ -1090,15 +1090,7 @@ do -- heapscript.json (report.json) against the encoder report.lua had in Lua, t
      -- at each place of a longer string, among bytes that need none (UTF-8 among them)
     local named = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\t"] = "\\t", ["\r"] = "\\r" }
     local function ref(str)
-      local clean = {}             -- a byte of no valid UTF-8 is U+FFFD (JSON is UTF-8)
-      local i = 1
-      while i <= #str do
-        local n, badat = utf8.len(str, i)
-        if n then clean[#clean + 1] = str:sub(i); break end
-        clean[#clean + 1] = str:sub(i, badat - 1) .. "\u{FFFD}"
-        i = badat + 1
-      end
-      str = table.concat(clean)
+      str = rep.utf8(str)          -- a byte of no valid UTF-8 is U+FFFD (JSON is UTF-8): Lua's, against C's
       return '"' .. str:gsub('[%c"\\\127]', function(c) return named[c] or ("\\u%04x"):format(c:byte()) end) .. '"'
     end
     local bad, fill = 0, "ab\u{e9}cd\u{20ac}efgh~ \255"
