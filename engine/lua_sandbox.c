@@ -470,7 +470,10 @@ static int push_worktree(lua_State *L, const char *dir) {
     int found;
     if (!probe) break;
     memcpy(probe, r, n);
-    memcpy(probe + n, n && r[n - 1] == '/' ? ".git" : "/.git", 6);
+    {
+      const char *tail = n && r[n - 1] == '/' ? ".git" : "/.git";   /* a root ("/") ends in '/' */
+      memcpy(probe + n, tail, strlen(tail) + 1);
+    }
     found = stat(probe, &st) == 0;
     free(probe);
     if (found) {
