@@ -159,6 +159,12 @@ static int memory_event(hsi_analysis *a, hsi_memop *op, const hsi_ids *ids) {
   }
   if (!in_scope(a, op, inst)) { a->c.out_of_scope++; return 0; }
   if (hsi_life_feed(a->lt, op, inst, &res)) return HS_ENOMEM;
+  if (res.count && spid != op->pid && kind_of(op->kind) == HSI_KIND_VIRTUAL) {
+    /* VirtualAllocEx: the memory is the target's, the stack the caller's */
+    uint32_t sinst = hsi_procmap_find(a->pm, spid, op->ts);
+    if (sinst != HSI_NOINST)
+      for (i = 0; i < res.count; i++) hsi_life_set_stack_inst(a->lt, res.first + i, sinst);
+  }
   for (i = 0; i < res.count; i++)
     if (want(a, op->ts, spid, op->tid, res.first + i, HSI_STACK_ALLOC)) return HS_ENOMEM;
   /* A free's stack belongs to the record it ended; a HeapDestroy or a

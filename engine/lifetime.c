@@ -1176,6 +1176,10 @@ int hsi_life_process_end(hsi_life *L, uint32_t instance, int64_t ts, hsi_life_re
   return L->err;
 }
 
+void hsi_life_set_stack_inst(hsi_life *L, uint32_t rec, uint32_t inst) {
+  if (L && rec < L->r.n && L->r.kind[rec] == HSI_KIND_VIRTUAL && inst != L->r.inst[rec]) L->r.key[rec] = inst;
+}
+
 int hsi_life_set_stack(hsi_life *L, uint32_t rec, int which, uint32_t id) {
   size_t k, j;
   if (!L || rec >= L->r.n || (which != HSI_STACK_ALLOC && which != HSI_STACK_FREE)) return HS_EARG;

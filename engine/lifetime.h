@@ -109,7 +109,9 @@ enum {
 ** change only through those calls and hsi_life_set_stack.
 **   key: heap records: the heap handle; pool records: the tag in the low
 **        32 bits (first character in the low byte) and the pool type in
-**        the high 32 bits; VirtualAlloc records: 0.
+**        the high 32 bits; VirtualAlloc records: the instance whose images
+**        name the alloc stack when it is not the record's (VirtualAllocEx:
+**        the caller's StackWalk, the target's memory), else 0.
 **   source: heap SourceId (memop source, clamped to 255), else 0.
 **   ts_free: HSI_TS_NEVER while outstanding; stacks: 0 = unknown.
 */
@@ -195,6 +197,9 @@ int hsi_life_process_end(hsi_life *lt, uint32_t instance, int64_t ts, hsi_life_r
 ** too.  HS_EARG for a bad record or `which`.
 */
 int hsi_life_set_stack(hsi_life *lt, uint32_t rec, int which, uint32_t id);
+/* VirtualAlloc record rec's alloc stack is named by instance inst's images
+   (hsi_rec_stack_inst); its pieces split off later keep it. */
+void hsi_life_set_stack_inst(hsi_life *lt, uint32_t rec, uint32_t inst);
 
 const hsi_recs *hsi_life_recs(const hsi_life *lt);
 const hsi_life_stats *hsi_life_stats_get(const hsi_life *lt);
@@ -220,6 +225,11 @@ static inline uint32_t hsi_rec_stack(const hsi_recs *R, uint32_t r, int which) {
 }
 static inline int64_t hsi_rec_stack_ts(const hsi_recs *R, uint32_t r, int which) {
   return which == HSI_STACK_FREE ? R->ts_free[r] : R->ts_alloc[r];
+}
+/* The instance whose images name that stack's frames: the record's, but
+   for a VirtualAlloc made from another process (key, above). */
+static inline uint32_t hsi_rec_stack_inst(const hsi_recs *R, uint32_t r, int which) {
+  return which == HSI_STACK_ALLOC && R->kind[r] == HSI_KIND_VIRTUAL && R->key[r] ? (uint32_t)R->key[r] : R->inst[r];
 }
 
 /* Records of a kind made so far (0 for a kind that is none). */

@@ -460,7 +460,7 @@ static void pushstack(lua_State *L, const Analysis *an, int owner, int cache, ui
     lua_pushnil(L);
     return;
   }
-  hsi_lua_stack_push(L, owner, cache, an->a, id, R->inst[r], hsi_rec_stack_ts(R, r, which));
+  hsi_lua_stack_push(L, owner, cache, an->a, id, hsi_rec_stack_inst(R, r, which), hsi_rec_stack_ts(R, r, which));
 }
 
 static void pushtag(lua_State *L, uint32_t tag) {
@@ -1566,10 +1566,12 @@ static int a_stack_figures(lua_State *L) {
     if (g->agg.cls_count[HSI_AIFO] == 0 && g->agg.impacting == 0) continue;
     arena = (char *)room(L, 10, arena, &cap, used, 4096);
     if (id != HSI_STACK_UNKNOWN) {
-      len = hsi_lua_stack_keytext(L, 5, an->a, id, R->inst[r], R->ts_alloc[r], arena + used, cap - used);
+      len = hsi_lua_stack_keytext(L, 5, an->a, id, hsi_rec_stack_inst(R, r, HSI_STACK_ALLOC), R->ts_alloc[r],
+                                  arena + used, cap - used);
       if (len >= cap - used) {                             /* a deep stack: again, with room */
         arena = (char *)room(L, 10, arena, &cap, used, len + 1);
-        hsi_lua_stack_keytext(L, 5, an->a, id, R->inst[r], R->ts_alloc[r], arena + used, len + 1);
+        hsi_lua_stack_keytext(L, 5, an->a, id, hsi_rec_stack_inst(R, r, HSI_STACK_ALLOC), R->ts_alloc[r],
+                              arena + used, len + 1);
       }
       if (len == 0) {
         memcpy(arena + used, empty, sizeof empty - 1);

@@ -316,7 +316,7 @@ long hsi_stack_keys(const hsi_recs *R, const hsi_stacks *st, const hsi_procmap *
   c.R = R; c.st = st; c.pm = pm; c.which = which;
   if (n && !(c.by_id = calloc((size_t)nst + 1, sizeof *c.by_id))) return -1;
   for (i = 0; i < n && rc == 0 && (keys || !c.split); i++) {   /* only asked whether: the first */
-    uint32_t r = idx[i], id = hsi_rec_stack(R, r, which), inst = R->inst[r];
+    uint32_t r = idx[i], id = hsi_rec_stack(R, r, which), inst = hsi_rec_stack_inst(R, r, which);
     uint64_t k = id;
     if (id != HSI_STACK_UNKNOWN && id <= nst) {
       first *f = &c.by_id[id];

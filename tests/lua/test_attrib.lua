@@ -257,6 +257,33 @@ do
   os.remove(path)
 end
 
+-- VirtualAllocEx: injector.exe (200) commits in target.exe (100); the StackWalk is the caller's, and
+-- its frame lies in injector.exe, loaded in 200 alone. The record is the target's; its stack is
+-- named with the caller's images (it printed a bare address), and groups with injector's own commit
+test("VirtualAllocEx: the target's record, its stack named by the caller's images", function()
+  local S = 10000000
+  local path = T.tmpname(".etl")
+  local w = assert(heapscript.writer(path))
+  w:process { op = "dcstart", pid = 100, ts = 1, name = "target.exe" }
+  w:process { op = "dcstart", pid = 200, ts = 2, name = "injector.exe" }
+  w:image { op = "dcstart", pid = 200, base = 0x7FF600000000, size = 0x10000, ts = 3, path = "\\Device\\HarddiskVolume3\\inj\\injector.exe" }
+  w:image { op = "dcstart", pid = 100, base = 0x7FF700000000, size = 0x10000, ts = 4, path = "\\Device\\HarddiskVolume3\\t\\target.exe" }
+  w:virtual { op = "alloc", pid = 100, tid = 201, ts = 1 * S, addr = 0x40000000, size = 0x10000 }
+  w:stack { ts = 1 * S + 3, event_ts = 1 * S, pid = 200, tid = 201, frames = { 0x7FF600001234 } }
+  w:virtual { op = "alloc", pid = 200, tid = 201, ts = 2 * S, addr = 0x50000000, size = 0x10000 }
+  w:stack { ts = 2 * S + 3, event_ts = 2 * S, pid = 200, tid = 201, frames = { 0x7FF600001234 } }
+  assert(w:close())
+  local t <close> = assert(heapscript.open(path))
+  local got = {}
+  for a in t:allocations():sorted("alloc_time"):each() do got[#got + 1] = a.process .. " " .. a.stack:frame(1) end
+  eq(table.concat(got, "; "), "target.exe injector.exe+0x1234; injector.exe injector.exe+0x1234",
+     "each record in its process, each frame named by injector.exe")
+  local g = t:allocations():group("stack")
+  eq(#g, 1, "one stack: the same code in the same images")
+  t:close()
+  os.remove(path)
+end)
+
 -- An event with ids and one without at one tick, on two CPUs, the one with ids first: the first
 -- StackWalk naming that event's thread is its own; the event without ids takes the next one that
 -- names its own thread (another thread's), or, from the same thread, the second that names it.
