@@ -1041,7 +1041,8 @@ static int behind(const etlreader *r, const etlfile *f, const stream *s) {
   uint32_t next;
   const char *why;
   int64_t key;
-  if (s->last_key == INT64_MIN || s->tail) return 0;
+  /* (without per-processor buffering, a buffer is no one CPU's: no order to hold) */
+  if (s->last_key == INT64_MIN || s->tail || (f->lf.log_file_mode & 0x10000000u)) return 0;
   if (hsi_record_decode(s->base, s->pos, s->cur->end, f->file_ptr, &ev, &next, &why) != 1) return 0;
   if (ev.header_type == HS_HT_ERROR || (ev.header_type == HS_HT_MESSAGE && !(ev.header_flags & 0x18))) return 0;
   key = r->by_filetime ? hs_time_filetime(&f->lf, ev.timestamp) : ev.timestamp;

@@ -98,6 +98,25 @@ check "notmyfault buffer 3 copied after buffer 4" "$T/dup.etl" "$(events example
 grep -q "offset 0x50000 (buffer 5): damaged: expected a buffer later than its CPU's buffers before it" "$T/err" \
   || no "a buffer copied: the message: $(head -c 300 "$T/err")"
 
+# ... but not in a file without per-processor buffering (LogFileMode 0x10000000: a buffer is no one
+# CPU's), where buffers of one index may overlap in time: every record read, no damage
+cat >"$T/nppb.lua" <<'LUA'
+local w = assert(heapscript.writer(arg[1], { log_file_mode = 0x10000001, buffer_size = 1024 }))
+w:process { op = "dcstart", pid = 100, ts = 10, name = "a.exe" }
+for i = 1, 40 do
+  w:heap { op = "alloc", pid = 100, tid = 104, ts = 1000 + 10 * i, heap = 0x10000, addr = 0x20000 + 16 * i, size = 16 }
+end
+assert(w:close())
+LUA
+"$HS" "$T/nppb.lua" -- "$T/nppb.etl" >/dev/null 2>&1
+# buffers 1 and 2 swapped: their times go back from one to the next
+bs=1024
+{ head -c $bs "$T/nppb.etl"; dd if="$T/nppb.etl" bs=$bs skip=2 count=1 2>/dev/null; dd if="$T/nppb.etl" bs=$bs skip=1 count=1 2>/dev/null
+  tail -c +$((3 * bs + 1)) "$T/nppb.etl"; } >"$T/nppb2.etl"
+"$HS" info "$T/nppb2.etl" >/dev/null 2>"$T/err"; rc=$?
+[ $rc = 0 ] && [ "$(events "$T/nppb2.etl")" = "$(events "$T/nppb.etl")" ] \
+  || no "no per-processor buffering, buffers out of order: exit $rc, $(head -c 200 "$T/err")"
+
 # two traces joined into one file (cat a.etl b.etl): the second's header buffer starts another
 # trace on its own clock; said, and the rest left out (it was read on the first's clock, -1,800 s)
 cat examples/memorytestapp.etl examples/notmyfault.etl >"$T/cat.etl"
