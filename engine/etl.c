@@ -663,13 +663,13 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
     /* A file cut at a buffer's end reads as whole: its header says how
        many buffers were written (BuffersWritten, 0x24 of the logfile
        header's payload; LogFileMode at 0x20).  Fewer here is a file cut
-       short -- but not in a circular or appended file, whose count is of
-       the session, and a count below the buffers here is known to occur
-       (ETL-FORMAT.md §7). */
+       short -- but not in a circular, appended or new-file (0x8: one of a
+       series) file, whose count may be the session's, and a count below
+       the buffers here is known to occur (ETL-FORMAT.md §7). */
     uint64_t at = BUFHDR + (d[BUFHDR + 2] <= 2 ? 0x20 : 0x10);
     if (f->nidmg == 0 && at + 0x28 <= f->size && at + 0x28 <= rd32(d)) {
       uint32_t mode = rd32(d + at + 0x20), written = rd32(d + at + 0x24);
-      if (!(mode & (HS_LOGMODE_CIRCULAR | 0x4)) && written > idx) {
+      if (!(mode & (HS_LOGMODE_CIRCULAR | 0x4 | 0x8)) && written > idx) {
         snprintf(msg, sizeof msg, "%u more buffer%s: the header says %u were written, the file ends after %u",
                  written - idx, written - idx == 1 ? "" : "s", written, idx);
         if ((rc = index_damage(r, fi, f->size, idx, msg, err, errlen)) != 0) return rc;
