@@ -425,8 +425,8 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
        procmap still has it alive. */
     if (is_process_end(e) && (rc = process_end(a, e)) != 0) break;
     if (hsi_procmap_feed(a->pm, e) < 0) { rc = HS_ENOMEM; break; }
-    {
-      uint32_t lost = hsi_procmap_take_lost_end(a->pm);   /* its pid started again: it had ended */
+    if ((e->flags & HS_EVF_KERNEL) && e->hook == 0x0301) {   /* a Process Start: its pid's instance before */
+      uint32_t lost = hsi_procmap_take_lost_end(a->pm);   /* had no End: it ended the tick before */
       if (lost) {
         a->c.process_ends++;
         if (hsi_life_process_end(a->lt, lost, e->timestamp - 1, NULL)) { rc = HS_ENOMEM; break; }

@@ -512,6 +512,17 @@ static int add_buf(etlfile *f, const bufinfo *bi) {
   return 0;
 }
 
+/* The offset of the logfile header record's payload in buffer 0 d, from
+   its header type (SYSTEM32/64: 0x20 bytes; else 0x10), before
+   parse_logfile has checked it (the index needs its BufferSize, its
+   BuffersWritten and its LogFileMode first). */
+static uint32_t lf_payload_at(const uint8_t *d) { return BUFHDR + (d[BUFHDR + 2] <= 2 ? 0x20 : 0x10); }
+
+/* LogFileMode bits (ETL-FORMAT.md §2.4) besides heapscript.h's */
+#define LOGMODE_APPEND   0x4u
+#define LOGMODE_NEWFILE  0x8u
+#define LOGMODE_NO_PER_PROCESSOR_BUFFERING 0x10000000u
+
 /* Does the buffer at b (avail bytes there) start with a logfile header
    record (SYSTEM header, group 0, type 0), as buffer 0 does? */
 static int starts_logfile(const uint8_t *b, uint64_t avail) {
@@ -539,7 +550,7 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
   }
   /* the logfile header's BufferSize: the first payload word of the record at
      0x48 in buffer 0 (checked sound above) */
-  lbs = rd32(d + BUFHDR + (d[BUFHDR + 2] <= 2 ? 0x20 : 0x10));
+  lbs = rd32(d + lf_payload_at(d));
   while (pos < f->size) {
     const uint8_t *b = d + pos;
     uint64_t avail = f->size - pos;
@@ -558,9 +569,7 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
                : "a buffer header (BufferSize 0x48..16 MiB, known type and flags)");
       if ((rc = index_damage(r, fi, pos, idx, msg, err, errlen)) != 0) return rc;
       f->st.buffers_damaged++;
-      /* The logfile header's BufferSize is the first payload word of the
-         record at 0x48 in buffer 0 (checked sound before the walk). */
-      scan = resync(d, f->size, pos, rd32(d + BUFHDR + (d[BUFHDR + 2] <= 2 ? 0x20 : 0x10)), &aligned);
+      scan = resync(d, f->size, pos, lbs, &aligned);
       if (scan >= f->size) { f->st.bytes_trailing = f->size - pos; break; }
       pos = scan;
       idx++;
@@ -666,10 +675,10 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
        short -- but not in a circular, appended or new-file (0x8: one of a
        series) file, whose count may be the session's, and a count below
        the buffers here is known to occur (ETL-FORMAT.md §7). */
-    uint64_t at = BUFHDR + (d[BUFHDR + 2] <= 2 ? 0x20 : 0x10);
+    uint64_t at = lf_payload_at(d);
     if (f->nidmg == 0 && at + 0x28 <= f->size && at + 0x28 <= rd32(d)) {
       uint32_t mode = rd32(d + at + 0x20), written = rd32(d + at + 0x24);
-      if (!(mode & (HS_LOGMODE_CIRCULAR | 0x4 | 0x8)) && written > idx) {
+      if (!(mode & (HS_LOGMODE_CIRCULAR | LOGMODE_APPEND | LOGMODE_NEWFILE)) && written > idx) {
         snprintf(msg, sizeof msg, "%u more buffer%s: the header says %u were written, the file ends after %u",
                  written - idx, written - idx == 1 ? "" : "s", written, idx);
         if ((rc = index_damage(r, fi, f->size, idx, msg, err, errlen)) != 0) return rc;
@@ -1021,9 +1030,6 @@ static int load_buffer(etlreader *r, stream *s, chunk *c) {
   return 0;
 }
 
-/* Decode the stream's next records into c.  A chunk ends full, at the
-   end of a compressed buffer (its events point into one scratch slot),
-   with its notes full, or at the end of the stream (c->last). */
 /*
 ** Is the buffer just loaded on stream s behind the stream's earlier
 ** buffers?  Timestamps never go back from one buffer of a CPU to the next
@@ -1042,13 +1048,30 @@ static int behind(const etlreader *r, const etlfile *f, const stream *s) {
   const char *why;
   int64_t key;
   /* (without per-processor buffering, a buffer is no one CPU's: no order to hold) */
-  if (s->last_key == INT64_MIN || s->tail || (f->lf.log_file_mode & 0x10000000u)) return 0;
+  if (s->last_key == INT64_MIN || s->tail || (f->lf.log_file_mode & LOGMODE_NO_PER_PROCESSOR_BUFFERING)) return 0;
   if (hsi_record_decode(s->base, s->pos, s->cur->end, f->file_ptr, &ev, &next, &why) != 1) return 0;
   if (ev.header_type == HS_HT_ERROR || (ev.header_type == HS_HT_MESSAGE && !(ev.header_flags & 0x18))) return 0;
   key = r->by_filetime ? hs_time_filetime(&f->lf, ev.timestamp) : ev.timestamp;
   return key < s->last_key;
 }
 
+/* The end of stream s's current buffer in chunk c: its mapped pages to be
+   given back with the chunk.  1 when the chunk ends there (the buffer
+   was inflated into its own scratch slot, which the chunk's events point
+   into). */
+static int buffer_done(stream *s, chunk *c) {
+  if (!s->cur_read) {          /* its pages were mapped in: give them back */
+    c->rel_pos[c->nrel] = s->cur->pos;
+    c->rel_size[c->nrel++] = s->cur->size;
+  }
+  s->cur = NULL;
+  if (s->cur_scr >= 0) { s->cur_scr = -1; return 1; }
+  return 0;
+}
+
+/* Decode the stream's next records into c.  A chunk ends full, at the
+   end of a compressed buffer (its events point into one scratch slot),
+   with its notes full, or at the end of the stream (c->last). */
 static void fill(etlreader *r, stream *s, chunk *c) {
   etlfile *f = &r->files[s->file];
   uint32_t k;
@@ -1070,12 +1093,7 @@ static void fill(etlreader *r, stream *s, chunk *c) {
       if (rc == 0) { c->last = 1; return; }
       if (behind(r, f, s)) {
         note_damage(c, s->cur->pos, s->cur->index, BEHIND, 0, 1);
-        if (!s->cur_read) {
-          c->rel_pos[c->nrel] = s->cur->pos;
-          c->rel_size[c->nrel++] = s->cur->size;
-        }
-        s->cur = NULL;
-        if (s->cur_scr >= 0) { s->cur_scr = -1; return; }
+        if (buffer_done(s, c)) return;
         continue;
       }
     }
@@ -1125,15 +1143,10 @@ static void fill(etlreader *r, stream *s, chunk *c) {
       note_damage(c, at, s->cur->index, msg, 1, rc != -2);
       if (rc == -2) { s->pos = next; continue; }
     }
-    if (!s->cur_read) {          /* its pages were mapped in: give them back */
-      c->rel_pos[c->nrel] = s->cur->pos;
-      c->rel_size[c->nrel++] = s->cur->size;
-    }
-    /* (buffer 0's header record is the session's start, and a writer may
-       stamp records before it: only data buffers set the mark) */
+    /* end of this buffer (buffer 0's header record is the session's start,
+       and a writer may stamp records before it: only data buffers set the mark) */
     if (c->n && s->cur->index > 0 && c->key[c->n - 1] > s->last_key) s->last_key = c->key[c->n - 1];
-    s->cur = NULL;     /* end of this buffer */
-    if (s->cur_scr >= 0) { s->cur_scr = -1; return; }
+    if (buffer_done(s, c)) return;
   }
 }
 
@@ -1503,9 +1516,8 @@ static int build_streams(etlreader *r, int fi) {
   etlfile *f = &r->files[fi];
   uint32_t i, n = f->nbufs;        /* the tail buffer appended below is not walked here */
   int base = r->nstreams;
-  int *of_cpu = (int *)malloc(0x800 * sizeof *of_cpu);   /* cpu -> its stream + 1, 0: none yet */
+  int *of_cpu = (int *)calloc(0x800, sizeof *of_cpu);   /* cpu (11 bits) -> its stream + 1, 0: none yet */
   if (!of_cpu) return -1;
-  memset(of_cpu, 0, 0x800 * sizeof *of_cpu);
   for (i = 0; i < n; i++) {
     bufinfo *bi = &f->bufs[i];
     int si;

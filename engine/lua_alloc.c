@@ -614,9 +614,7 @@ static int c_tostring(lua_State *L) {
 
 /* ------------------------------------------------------ argument reading */
 
-static int argfail(lua_State *L, int arg, const char *fmt, const char *a, const char *b) {
-  return luaL_argerror(L, arg, lua_pushfstring(L, fmt, a, b));
-}
+#define argfail hsi_lua_argerrorf
 
 static double checkseconds(lua_State *L, int v, int arg, const char *what) {
   int isnum;

@@ -18,6 +18,7 @@
 */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,6 +351,14 @@ int hsi_lua_usage_error(lua_State *L, const char *msg) {
   return lua_error(L);
 }
 
+int hsi_lua_argerrorf(lua_State *L, int arg, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  lua_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  return luaL_argerror(L, arg, lua_tostring(L, -1));
+}
+
 /* The message of a usage error (hsi_lua_usage_error) at idx, else NULL. */
 static const char *usage_message(lua_State *L, int idx) {
   const char *m;
@@ -507,10 +516,7 @@ static int pmain(lua_State *L) {
   push_dirs(L, c->idirs, c->nidirs);
   dirs = lua_gettop(L);
   if (is_file(name)) {      /* then the script's own directory, as the sandbox reads it */
-    const char *slash = strrchr(name, '/'), *bslash = strrchr(name, '\\');
-    if (bslash && (!slash || bslash > slash)) slash = bslash;
-    if (slash) lua_pushlstring(L, name, (size_t)(slash - name) + (slash == name));
-    else lua_pushliteral(L, ".");
+    hsi_lua_push_dir(L, name);
     lua_rawseti(L, dirs, (lua_Integer)luaL_len(L, dirs) + 1);
   }
   hsi_lua_sandbox_setup(L, dirs, c->traces, c->ntraces);

@@ -168,6 +168,9 @@ void hsi_lua_trace_once(lua_State *L, const hs_reader *r);
    2, as for a bad option.  A script that catches it (pcall) gets a value
    whose tostring is msg. */
 int hsi_lua_usage_error(lua_State *L, const char *msg);
+/* luaL_argerror with a message formatted as lua_pushfstring does:
+   "bad argument #arg to 'f' (message)"; raises. */
+int hsi_lua_argerrorf(lua_State *L, int arg, const char *fmt, ...);
 void hsi_lua_trace_walked(lua_State *L, int idx);
 void hsi_lua_trace_set_main(lua_State *L, int idx);
 /* The damage a live trace's producer met reading files (a replay's),

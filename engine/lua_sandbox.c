@@ -410,11 +410,11 @@ static int push_real(lua_State *L, const char *path) {
   return 1;
 }
 
-/* Push the directory part of path ("." when there is none). */
-static void push_dir(lua_State *L, const char *path) {
-  const char *s = strrchr(path, '/');
+void hsi_lua_push_dir(lua_State *L, const char *path) {
+  const char *s = strrchr(path, '/'), *b = strrchr(path, '\\');
+  if (b && (!s || b > s)) s = b;              /* Windows: either separator */
   if (!s) lua_pushliteral(L, ".");
-  else if (s == path) lua_pushliteral(L, "/");
+  else if (s == path) lua_pushlstring(L, path, 1);
   else lua_pushlstring(L, path, (size_t)(s - path));
 }
 
@@ -629,7 +629,7 @@ static int load_file(lua_State *L, const char *path, int restricted, int envidx)
     }
     lua_pop(L, 1);
   } else {
-    push_dir(L, path);
+    hsi_lua_push_dir(L, path);
     add_dir(L, -2, lua_tostring(L, -1));
     lua_pop(L, 1);
   }
@@ -939,7 +939,7 @@ static int api_inside(lua_State *L) {
   lua_getfield(L, -1, "roots");
   if (find_below(L, lua_gettop(L), path)) return 1;
   /* a symbolic link inside the repository to a file outside: its directory decides */
-  push_dir(L, path);
+  hsi_lua_push_dir(L, path);
   if (!find_below(L, lua_gettop(L) - 1, lua_tostring(L, -1))) lua_pushnil(L);
   return 1;
 }
@@ -997,7 +997,7 @@ void hsi_lua_sandbox_file(lua_State *L, const char *path) {
   if (!lim.sandbox) return;
   world(L);
   lua_getfield(L, -1, "allowed");
-  push_dir(L, path);
+  hsi_lua_push_dir(L, path);
   add_dir(L, -2, lua_tostring(L, -1));
   lua_pop(L, 3);
   set_env(L, -1, 0);
@@ -1021,7 +1021,7 @@ void hsi_lua_sandbox_setup(lua_State *L, int dirs, char **traces, int ntraces) {
   free(cwd);
   if (lua_isstring(L, -1)) lua_rawseti(L, -2, 1);
   for (i = 0; i < ntraces; i++) {
-    push_dir(L, traces[i]);
+    hsi_lua_push_dir(L, traces[i]);
     if (push_worktree(L, lua_tostring(L, -1))) {
       add_dir(L, -3, lua_tostring(L, -1));
       lua_pop(L, 1);

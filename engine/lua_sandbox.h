@@ -41,6 +41,9 @@ const char *hsi_lua_load_mode(void);
 
 /* The chunk on top was loaded from the file `path`: under --sandbox it runs in the sandbox. */
 void hsi_lua_sandbox_file(lua_State *L, const char *path);
+/* Push the directory part of path ("." when there is none; "/" for a
+   file at the root). */
+void hsi_lua_push_dir(lua_State *L, const char *path);
 
 /*
 ** lua_pcall(L, narg, nres, msgh) with the limits in force: the count hook

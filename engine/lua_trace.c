@@ -9,7 +9,6 @@
 ** older loop on the same trace fail loudly instead of skipping records.
 */
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -683,13 +682,7 @@ typedef struct Filter {
    filters' errors are; filter_arg is the argument parse_filter reads. */
 static int filter_arg;
 
-static void ferr(lua_State *L, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  lua_pushvfstring(L, fmt, ap);
-  va_end(ap);
-  luaL_argerror(L, filter_arg, lua_tostring(L, -1));   /* raises */
-}
+#define ferr(L, ...) hsi_lua_argerrorf((L), filter_arg, __VA_ARGS__)
 
 /* Calls add(L, f, idx_of_value, key) for a value or each element of a list. */
 typedef void (*adder)(lua_State *L, Filter *f, int v, const char *key);
@@ -831,14 +824,14 @@ static int advance(lua_State *L, Trace *t, Filter *f) {
 }
 
 void hsi_lua_trace_once(lua_State *L, const hs_reader *r) {
-  int i, k, cli;
+  char msg[HS_ERRLEN];
+  int cli;
   Trace *m;
-  if (!hsi_reader_twice(r, &i, &k)) return;
+  if (!hsi_reader_twice(r, msg, sizeof msg)) return;
   m = main_trace(L);
   cli = m && m->src.reader == r;          /* the command line's fault, or the script's */
   lua_pop(L, 1);
-  lua_pushfstring(L, "%s: the same trace as %s, given twice: its events would count twice",
-                  hs_reader_path(r, i), hs_reader_path(r, k));
+  lua_pushfstring(L, "%s: its events would count twice", msg);
   if (cli) hsi_lua_usage_error(L, lua_tostring(L, -1));
   luaL_where(L, 1);
   lua_insert(L, -2);

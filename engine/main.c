@@ -356,10 +356,9 @@ static int cmd_dump(int argc, char **argv) {
   }
   if ((rc = open_reader(&r, files, nfiles, &dout)) != 0) { free(files); return rc; }
   {
-    int second, first;
-    if (hsi_reader_twice(r, &second, &first)) {   /* its every event would be printed twice */
-      fprintf(stderr, "heapscript dump: %s: the same trace as %s, given twice\n", hs_reader_path(r, second),
-              hs_reader_path(r, first));
+    char msg[HS_ERRLEN];
+    if (hsi_reader_twice(r, msg, sizeof msg)) {   /* its every event would be printed twice */
+      fprintf(stderr, "heapscript dump: %s\n", msg);
       hs_reader_close(r); hsi_damage_stderr_done(&dout); free(files); return 2;
     }
   }

@@ -33,14 +33,11 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
       return HS_EARG;
     }
   if ((rc = hs_reader_open(&r, in, nin, ro, err, errlen)) < 0) return rc;
-  {
-    int second, first;
-    if (hsi_reader_twice(r, &second, &first)) {   /* merged, its every event would be there twice */
-      snprintf(err, errlen, "%s: the same trace as %s, given twice: its events would be written twice",
-               hs_reader_path(r, second), hs_reader_path(r, first));
-      hs_reader_close(r);
-      return HS_EARG;
-    }
+  if (hsi_reader_twice(r, err, errlen)) {   /* merged, its every event would be there twice */
+    size_t k = strlen(err);
+    snprintf(err + k, errlen - k, ": its events would be written twice");
+    hs_reader_close(r);
+    return HS_EARG;
   }
   lf = hs_reader_logfile(r, 0);
   memset(&o, 0, sizeof o);

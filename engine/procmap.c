@@ -625,16 +625,6 @@ static uint32_t upper(const proc *p, uint64_t addr) {
   return lo;
 }
 
-/* First index in p->img whose image base is >= base. */
-static uint32_t lower(const proc *p, uint64_t base) {
-  uint32_t lo = 0, hi = p->nimg;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (p->base[mid] < base) lo = mid + 1; else hi = mid;
-  }
-  return lo;
-}
-
 /*
 ** The images of one base lie in the order they came, and each came when
 ** the one before it there had ended (feed_image).  An image known from
@@ -712,7 +702,7 @@ static const hsi_image *search(const hsi_procmap *pm, const proc *p, uint64_t ad
   while (i > 0 && p->maxend[i - 1] > addr) {
     uint32_t s = i - 1, lo, hi;
     const hsi_image *im;
-    if (s && p->base[s - 1] == p->base[s]) s = lower(p, p->base[s]);
+    if (s && p->base[s - 1] == p->base[s]) s = upper(p, p->base[s] - 1);   /* the base's first */
     for (lo = s, hi = i; lo < hi;) {           /* the first of the base's images not live by ts */
       uint32_t mid = lo + (hi - lo) / 2;
       if (p->ifrom[mid] <= ts) lo = mid + 1; else hi = mid;

@@ -88,7 +88,7 @@ static int same_bytes(const char *a, const char *b) {
   return same;
 }
 
-int hsi_reader_twice(const hs_reader *r, int *second, int *first) {
+int hsi_reader_twice(const hs_reader *r, char *msg, size_t msglen) {
   int n = hs_reader_nfiles(r), i, k;
   for (i = 1; i < n; i++)
     for (k = 0; k < i; k++) {
@@ -98,8 +98,7 @@ int hsi_reader_twice(const hs_reader *r, int *second, int *first) {
           || (a && b && pa && pb && a->start_time == b->start_time && a->header_ts == b->header_ts
               && a->end_time == b->end_time && a->buffers_written == b->buffers_written
               && a->cpus == b->cpus && a->perf_freq == b->perf_freq && same_bytes(pa, pb))) {
-        *second = i;
-        *first = k;
+        snprintf(msg, msglen, "%s: the same trace as %s, given twice", pa, pb);
         return 1;
       }
     }

@@ -59,9 +59,10 @@ int hsi_reader_help(hs_reader *r);
 int hsi_reader_clocks(const hs_reader *r, const hs_logfile ***clocks);
 
 /* Are two of r's files one trace (one path twice, or a copy: the same
-   header and bytes)?  1 with *second and its earlier *first, else 0.
-   Read as one, its events would count twice. */
-int hsi_reader_twice(const hs_reader *r, int *second, int *first);
+   header and bytes)?  1 with "SECOND: the same trace as FIRST, given
+   twice" in msg (n bytes), else 0.  Read as one, its events would count
+   twice. */
+int hsi_reader_twice(const hs_reader *r, char *msg, size_t n);
 
 /* File `file`'s start in ns after the earliest file's (0 when a start is
    not known), so that the times of several files share one origin: an

@@ -70,8 +70,8 @@ local PER = { stack = true, free_stack = true, process = true, pid = true, heap 
 -- The rule set checked whole before any rule runs: a rule set that could
 -- never fail a build (no rules, rules after a hole, a field of the wrong
 -- type or out of range) is bad rules, exit 2, and no report is written
--- from it.  A window and a selection are checked by the calls that take
--- them (check_calls below).
+-- from it.  A selection and a window are checked by trace:allocations,
+-- which takes them.  Limits are made whole numbers on the way.
 local function check_rules()
   local n, count = #rules, 0
   for k in pairs(rules) do
@@ -95,7 +95,10 @@ local function check_rules()
     end
     -- the figures are whole bytes and counts: a limit of 2^20 (a float) is 1048576 in every
     -- report, and 1000.5 holds and breaks where 1000 does
-    for lim in pairs(limits) do if r[lim] then r[lim] = math.tointeger(math.floor(r[lim])) end end
+    local nlimits = 0
+    for lim in pairs(limits) do
+      if r[lim] then r[lim], nlimits = math.tointeger(math.floor(r[lim])), nlimits + 1 end
+    end
     local g = r.max_leaked_growth
     if g ~= nil and (type(g) ~= "number" or g ~= g or g < 0 or g == math.huge) then
       return ("rule %s: max_leaked_growth is a fraction (0.10 = 10%%) of the baseline's bytes"):format(r.name)
@@ -122,9 +125,7 @@ local function check_rules()
     if r.severity ~= nil and r.severity ~= "error" and r.severity ~= "warning" then
       return ("rule %s: severity is \"error\" or \"warning\", not %q"):format(r.name, tostring(r.severity))
     end
-    local nlimits = (r.no_new_leaks and 1 or 0) + (g and 1 or 0)
-    for lim in pairs(limits) do if r[lim] ~= nil then nlimits = nlimits + 1 end end
-    if nlimits == 0 and not r.check then
+    if nlimits == 0 and not r.no_new_leaks and not g and not r.check then
       return ("rule %s: no limit (max_...) and no check function: it could never fail"):format(r.name)
     end
     local sel = {}

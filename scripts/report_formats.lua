@@ -270,12 +270,9 @@ end
 -- a <failure>, a broken warning passes with its message in <system-out>,
 -- a rule that could not run (a baseline rule without --baseline) is
 -- <skipped>.  tests/junit.xsd is the schema the tests validate against.
--- Names that are not UTF-8 as U+FFFD (report.utf8): a JUnit file that is
--- not UTF-8 is refused whole by the CI that reads it.
-F.utf8 = report.utf8
-
 function F.xml(s)
-  s = F.utf8(tostring(s or "")):gsub("[%z\1-\8\11\12\14-\31]", "?")
+  -- names that are not UTF-8 as U+FFFD: a JUnit file that is not UTF-8 is refused whole by the CI
+  s = report.utf8(tostring(s or "")):gsub("[%z\1-\8\11\12\14-\31]", "?")
   return (s:gsub("[<>&\"']", { ["<"] = "&lt;", [">"] = "&gt;", ["&"] = "&amp;", ['"'] = "&quot;", ["'"] = "&apos;" }))
 end
 
