@@ -231,6 +231,13 @@ typedef struct tslot {
   uint32_t seq;            /* registration number */
   uint8_t state, orphan, nparts;
   uint8_t width;           /* frame width of the last part (kernel address test) */
+  /* Targets of one (ts, tid) form a chain in registration order; the
+     table holds its first, the head, which keeps what find_target asks
+     of the chain (the k* fields below knext/kprev are the head's). */
+  uint32_t knext, kprev;   /* NONE at the ends */
+  uint32_t ktail, kcount;  /* the newest; how many */
+  uint32_t kpids;          /* how many have a pid (a thread-less chain's filter) */
+  uint32_t kcur[2];        /* per kind: every target before it has that part */
 } tslot;
 
 typedef struct kref {
@@ -252,8 +259,8 @@ struct hsi_stacks {
   uint32_t nslots, capslots;
   uint32_t *freel;         /* free slot indices */
   uint32_t nfree;
-  uint32_t *tab;           /* (ts, tid) -> slot + 1, open addressing over live slots */
-  uint32_t tabcap, nlive;
+  uint32_t *tab;           /* (ts, tid) -> its chain's head + 1, open addressing */
+  uint32_t tabcap, nkeys, nlive;
   uint64_t *fifo;          /* seq << 32 | slot, in registration order (ring); entries of
                               slots completed early are stale and skipped */
   uint32_t fhead, fcount, fcap;
@@ -382,12 +389,20 @@ static int tab_grow(hsi_stacks *st) {
   return 0;
 }
 
-static void tab_del(hsi_stacks *st, uint32_t si) {
-  uint32_t mask = st->tabcap - 1, i, j;
-  const tslot *s = &st->slots[si];
-  for (i = slot_hash(s->ts, s->tid) & mask; st->tab[i]; i = (i + 1) & mask)
-    if (st->tab[i] == si + 1) break;
-  if (!st->tab[i]) return;
+/* The table's index of the chain of (ts, tid), or NONE. */
+static uint32_t tab_find(const hsi_stacks *st, int64_t ts, uint32_t tid) {
+  uint32_t mask = st->tabcap - 1, i;
+  if (!st->tabcap) return NONE;
+  for (i = slot_hash(ts, tid) & mask; st->tab[i]; i = (i + 1) & mask) {
+    const tslot *s = &st->slots[st->tab[i] - 1];
+    if (s->ts == ts && s->tid == tid) return i;
+  }
+  return NONE;
+}
+
+/* Take table entry i out (backward-shift deletion). */
+static void tab_remove(hsi_stacks *st, uint32_t i) {
+  uint32_t mask = st->tabcap - 1, j;
   for (j = i;;) {
     uint32_t h;
     const tslot *o;
@@ -401,36 +416,78 @@ static void tab_del(hsi_stacks *st, uint32_t si) {
     }
   }
   st->tab[i] = 0;
+  st->nkeys--;
+}
+
+/* Take live slot si out of its chain (and the table when it was the
+   chain's last). */
+static void tab_del(hsi_stacks *st, uint32_t si) {
+  tslot *s = &st->slots[si], *h;
+  uint32_t i = tab_find(st, s->ts, s->tid), k;
+  if (i == NONE) return;
+  h = &st->slots[st->tab[i] - 1];
   st->nlive--;
+  if (s->kprev == NONE) {                 /* the head: its next takes over */
+    tslot *n;
+    if (s->knext == NONE) { tab_remove(st, i); return; }
+    n = &st->slots[s->knext];
+    n->kprev = NONE;
+    n->ktail = s->ktail;
+    n->kcount = s->kcount - 1;
+    n->kpids = s->kpids - (s->pid != HS_NOID);
+    for (k = 0; k < 2; k++) n->kcur[k] = s->kcur[k] == si ? s->knext : s->kcur[k];
+    st->tab[i] = s->knext + 1;
+    return;
+  }
+  st->slots[s->kprev].knext = s->knext;
+  if (s->knext != NONE) st->slots[s->knext].kprev = s->kprev;
+  else h->ktail = s->kprev;
+  h->kcount--;
+  h->kpids -= s->pid != HS_NOID;
+  for (k = 0; k < 2; k++) if (h->kcur[k] == si) h->kcur[k] = s->knext;
 }
 
 /*
 ** The live target for a part (ts, pid, tid) of kind `kind` (K_KERNEL or
 ** K_USER; K_EXT matches any): among targets with that timestamp and
 ** thread, the oldest that has no part of this kind yet, else the newest.
-** Targets without a thread are tried next, on timestamp and pid.
+** Targets without a thread are tried next, on timestamp and pid.  A
+** chain's cursor per kind makes the oldest without a part cost nothing
+** however many targets share a (ts, tid): parts are only ever added, so
+** a cursor moves forward.
 */
 static uint32_t find_target(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, int kind) {
   int pass;
-  if (!st->tabcap) return NONE;
   for (pass = 0; pass < 2; pass++) {
-    uint32_t want = pass == 0 ? tid : HS_NOID, mask = st->tabcap - 1, i;
-    uint32_t best_free = NONE, newest = NONE, n = 0;
+    uint32_t want = pass == 0 ? tid : HS_NOID, i, hi, si, pick = NONE, n = 0;
+    tslot *h;
     if (pass == 0 && tid == HS_NOID) continue;
-    for (i = slot_hash(ts, want) & mask; st->tab[i]; i = (i + 1) & mask) {
-      uint32_t si = st->tab[i] - 1;
-      const tslot *s = &st->slots[si];
-      if (s->ts != ts || s->tid != want) continue;
-      if (pass == 1 && s->pid != HS_NOID && pid != HS_NOID && s->pid != pid) continue;
-      n++;
-      if (newest == NONE || s->seq > st->slots[newest].seq) newest = si;
-      if ((kind == K_EXT || !s->part[kind]) && (best_free == NONE || s->seq < st->slots[best_free].seq))
-        best_free = si;
+    if ((i = tab_find(st, ts, want)) == NONE) continue;
+    h = &st->slots[hi = st->tab[i] - 1];
+    if (pass == 0 || pid == HS_NOID || h->kpids == 0) {
+      n = h->kcount;
+      if (kind == K_EXT) pick = hi;
+      else {
+        for (si = h->kcur[kind]; si != NONE && st->slots[si].part[kind]; si = st->slots[si].knext) {}
+        h->kcur[kind] = pick = si;
+      }
+      if (pick == NONE) pick = h->ktail;
+    } else {
+      /* a thread-less chain holding targets of other processes: walked */
+      uint32_t newest = NONE;
+      for (si = hi; si != NONE; si = st->slots[si].knext) {
+        const tslot *s = &st->slots[si];
+        if (s->pid != HS_NOID && s->pid != pid) continue;
+        n++;
+        newest = si;
+        if (pick == NONE && (kind == K_EXT || !s->part[kind])) pick = si;
+      }
+      if (pick == NONE) pick = newest;
     }
     if (n) {
       if (n > 1) st->c.ambiguous++;
       if (pass == 1) st->c.matched_notid++;
-      return best_free != NONE ? best_free : newest;
+      return pick;
     }
   }
   return NONE;
@@ -557,10 +614,10 @@ static inline int advance(hsi_stacks *st, int64_t now) {
 /* A live slot for a target registered as number seq, in the (ts, tid)
    table and at the end of the queue: 0 or HS_ENOMEM. */
 static int slot_add(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint64_t target, uint32_t seq) {
-  uint32_t si, i, mask;
+  uint32_t si, i, mask, k;
   tslot *s;
   if (st->nfree == 0) {
-    uint32_t nc = st->capslots ? st->capslots * 2 : 1024, k;
+    uint32_t nc = st->capslots ? st->capslots * 2 : 1024;
     tslot *ns;
     uint32_t *nf;
     if (nc < st->capslots) return HS_ENOMEM;
@@ -574,10 +631,10 @@ static int slot_add(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint
     }
     st->capslots = nc;
   }
-  if ((uint64_t)(st->nlive + 1) * 2 > st->tabcap && tab_grow(st) != 0) return HS_ENOMEM;
+  if ((uint64_t)(st->nkeys + 1) * 2 > st->tabcap && tab_grow(st) != 0) return HS_ENOMEM;
   if (st->fcount == st->fcap) {
     /* full: drop stale entries when they are most of it, else grow */
-    uint32_t nc = st->fcap ? st->fcap * 2 : 1024, k, j = 0;
+    uint32_t nc = st->fcap ? st->fcap * 2 : 1024, j = 0;
     uint64_t *nf;
     if (st->fcap && st->nlive < st->fcap / 4) nc = st->fcap;
     if (!(nf = malloc((size_t)nc * sizeof *nf))) return HS_ENOMEM;
@@ -595,9 +652,25 @@ static int slot_add(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint
   s->ts = ts; s->pid = pid; s->tid = tid; s->target = target;
   s->seq = seq;
   s->state = S_LIVE;
-  mask = st->tabcap - 1;
-  for (i = slot_hash(ts, tid) & mask; st->tab[i]; i = (i + 1) & mask) {}
-  st->tab[i] = si + 1;
+  s->knext = s->kprev = NONE;
+  if ((i = tab_find(st, ts, tid)) != NONE) {      /* the end of its chain */
+    tslot *h = &st->slots[st->tab[i] - 1];
+    s->kprev = h->ktail;
+    st->slots[h->ktail].knext = si;
+    h->ktail = si;
+    h->kcount++;
+    h->kpids += pid != HS_NOID;
+    for (k = 0; k < 2; k++) if (h->kcur[k] == NONE) h->kcur[k] = si;
+  } else {                                        /* a chain of its own */
+    mask = st->tabcap - 1;
+    for (i = slot_hash(ts, tid) & mask; st->tab[i]; i = (i + 1) & mask) {}
+    st->tab[i] = si + 1;
+    st->nkeys++;
+    s->ktail = si;
+    s->kcount = 1;
+    s->kpids = pid != HS_NOID;
+    s->kcur[0] = s->kcur[1] = si;
+  }
   st->nlive++;
   st->fifo[(st->fhead + st->fcount) & (st->fcap - 1)] = (uint64_t)s->seq << 32 | si;
   st->fcount++;
@@ -636,15 +709,7 @@ int hsi_stacks_want(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint
 static uint32_t read_part(hsi_stacks *st, const uint8_t *p, size_t n, int w, const uint64_t **first);
 
 /* Is a slot live for (ts, tid)? */
-static int tab_has(const hsi_stacks *st, int64_t ts, uint32_t tid) {
-  uint32_t mask = st->tabcap - 1, i;
-  if (!st->tabcap) return 0;
-  for (i = slot_hash(ts, tid) & mask; st->tab[i]; i = (i + 1) & mask) {
-    const tslot *s = &st->slots[st->tab[i] - 1];
-    if (s->ts == ts && s->tid == tid) return 1;
-  }
-  return 0;
-}
+static int tab_has(const hsi_stacks *st, int64_t ts, uint32_t tid) { return tab_find(st, ts, tid) != NONE; }
 
 /*
 ** The held target's own op 32 record (kernel, no ext items), when it

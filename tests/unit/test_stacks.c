@@ -342,6 +342,81 @@ TEST(same_time_same_thread) {
   hsi_stacks_free(st);
 }
 
+/*
+** Many targets at one (timestamp, thread), as a clock of coarse ticks
+** gives: 200,000 of them, then their kernel parts, then their user
+** parts, each to the oldest target without one, in a time that does not
+** grow with the square of their number (this ran for many minutes when
+** each part looked at every target of its (timestamp, thread)).  Then
+** the chain's edges: a target completed in its middle, at its end and at
+** its head, a chain emptied and begun again, and targets without a
+** thread of several processes at one time.
+*/
+TEST(one_time_many_targets) {
+  enum { N = 200000 };
+  hsi_stacks *st = hsi_stacks_new();
+  buf b;
+  hs_event ev;
+  uint64_t f[2], kA[1] = { K(0xA) }, kB[1] = { K(0xB) }, kuC[2] = { K(0xC), U(0xC1) };
+  uint64_t kuD[2] = { K(0xD), U(0xD1) }, uA[1] = { U(0xA1) }, uB[1] = { U(0xB1) }, uE[1] = { U(0xE1) };
+  uint64_t AuA[2] = { K(0xA), U(0xA1) }, BuB[2] = { K(0xB), U(0xB1) };
+  uint64_t g44[1] = { U(0x44) }, g45[1] = { U(0x45) }, g46[1] = { U(0x46) };
+  size_t n, i, bad = 0;
+  const hsi_stack_match *m;
+  for (i = 0; i < N; i++) hsi_stacks_want(st, 500, 1, 2, i);
+  for (i = 0; i < N; i++) {
+    f[0] = K(16 * i);
+    ev = op32(&b, 8, 501, 500, 1, 2, f, 1);
+    if (hsi_stacks_feed(st, &ev) != 1) bad++;
+  }
+  CHECK_EQ(hsi_stacks_counts(st)->delivered, 0);          /* kernel parts: user ones may follow */
+  for (i = 0; i < N; i++) {
+    f[0] = U(16 * i);
+    ev = op32(&b, 8, 502, 500, 1, 2, f, 1);
+    if (hsi_stacks_feed(st, &ev) != 1) bad++;
+  }
+  m = hsi_stacks_results(st, &n);
+  CHECK_EQ(n, N);
+  for (i = 0; i < n; i++) {
+    size_t nf;
+    const uint64_t *g = hsi_stacks_frames(st, m[i].stack, &nf);
+    if (m[i].target != i || nf != 2 || g[0] != K(16 * i) || g[1] != U(16 * i)) bad++;
+  }
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(hsi_stacks_counts(st)->unmatched, 0);
+  /* t1..t4 at (900, 3) */
+  for (i = 1; i <= 4; i++) hsi_stacks_want(st, 900, 1, 3, N + i);
+  ev = op32(&b, 8, 901, 900, 1, 3, kA, 1); hsi_stacks_feed(st, &ev);    /* t1 */
+  ev = op32(&b, 8, 902, 900, 1, 3, kB, 1); hsi_stacks_feed(st, &ev);    /* t2 */
+  ev = op32(&b, 8, 903, 900, 1, 3, kuC, 2); hsi_stacks_feed(st, &ev);   /* t3, whole: the middle goes */
+  CHECK(frames_are(st, stack_of(st, N + 3), kuC, 2));
+  ev = op32(&b, 8, 904, 900, 1, 3, kuD, 2); hsi_stacks_feed(st, &ev);   /* t4, whole: the end goes */
+  CHECK(frames_are(st, stack_of(st, N + 4), kuD, 2));
+  ev = op32(&b, 8, 905, 900, 1, 3, uA, 1); hsi_stacks_feed(st, &ev);    /* t1: the head goes */
+  CHECK(frames_are(st, stack_of(st, N + 1), AuA, 2));
+  ev = op32(&b, 8, 906, 900, 1, 3, uB, 1); hsi_stacks_feed(st, &ev);    /* t2, the last */
+  CHECK(frames_are(st, stack_of(st, N + 2), BuB, 2));
+  ev = op32(&b, 8, 907, 900, 1, 3, kA, 1); hsi_stacks_feed(st, &ev);    /* nobody's */
+  CHECK_EQ(hsi_stacks_counts(st)->unmatched, 1);
+  hsi_stacks_want(st, 900, 1, 3, N + 5);
+  hsi_stacks_want(st, 900, 1, 9, N + 6);                  /* t5 no longer held */
+  ev = op32(&b, 8, 908, 900, 1, 3, uE, 1); hsi_stacks_feed(st, &ev);
+  CHECK(frames_are(st, stack_of(st, N + 5), uE, 1));
+  /* without a thread: pid 44, 45 and none at 1500 */
+  hsi_stacks_want(st, 1500, 44, HS_NOID, N + 10);
+  hsi_stacks_want(st, 1500, 45, HS_NOID, N + 11);
+  hsi_stacks_want(st, 1500, HS_NOID, HS_NOID, N + 12);
+  ev = op32(&b, 8, 1501, 1500, 45, 77, g45, 1); hsi_stacks_feed(st, &ev);
+  ev = op32(&b, 8, 1502, 1500, 44, 77, g44, 1); hsi_stacks_feed(st, &ev);
+  ev = op32(&b, 8, 1503, 1500, 46, 77, g46, 1); hsi_stacks_feed(st, &ev);
+  CHECK(frames_are(st, stack_of(st, N + 10), g44, 1));
+  CHECK(frames_are(st, stack_of(st, N + 11), g45, 1));
+  CHECK(frames_are(st, stack_of(st, N + 12), g46, 1));
+  CHECK_EQ(hsi_stacks_finish(st), 0);
+  CHECK_EQ(hsi_stacks_counts(st)->matched_notid, 3);
+  hsi_stacks_free(st);
+}
+
 /* Many targets: completed ones leave stale queue entries behind, targets
    without stacks leave by time; every stack is interned once. */
 TEST(many_targets) {
@@ -886,6 +961,7 @@ int main(void) {
   RUN(no_tid_targets);
   RUN(part_edges);
   RUN(same_time_same_thread);
+  RUN(one_time_many_targets);
   RUN(many_targets);
   RUN(key_resolved_later);
   RUN(key_reuse);
