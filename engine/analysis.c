@@ -138,6 +138,7 @@ static int want(hsi_analysis *a, int64_t ts, uint32_t pid, uint32_t tid, uint32_
 static int memory_event(hsi_analysis *a, hsi_memop *op, const hsi_ids *ids) {
   hsi_life_res res;
   uint32_t inst, i, spid;
+  int freed;
   a->c.memory_events++;
   if (op->kind == HSI_OP_SNAPSHOT) { a->c.snapshot_chunks++; return 0; }
   if (op->kind == HSI_OP_HEAP_OTHER || op->kind == HSI_OP_NONE) return 0;
@@ -159,18 +160,21 @@ static int memory_event(hsi_analysis *a, hsi_memop *op, const hsi_ids *ids) {
   }
   if (!in_scope(a, op, inst)) { a->c.out_of_scope++; return 0; }
   if (hsi_life_feed(a->lt, op, inst, &res)) return HS_ENOMEM;
-  if (res.count && spid != op->pid && kind_of(op->kind) == HSI_KIND_VIRTUAL) {
-    /* VirtualAllocEx: the memory is the target's, the stack the caller's */
+  /* A free's stack belongs to the record it ended; a HeapDestroy or a
+     release ending many records gives none (it is not theirs alone). */
+  freed = res.nended == 1 && res.count == 0;
+  if ((res.count || freed) && spid != op->pid && kind_of(op->kind) == HSI_KIND_VIRTUAL) {
+    /* VirtualAllocEx, VirtualFreeEx: the memory is the target's, the
+       stack the caller's */
     uint32_t sinst = hsi_procmap_find(a->pm, spid, op->ts);
-    if (sinst != HSI_NOINST)
-      for (i = 0; i < res.count; i++) hsi_life_set_stack_inst(a->lt, res.first + i, sinst);
+    if (sinst != HSI_NOINST) {
+      for (i = 0; i < res.count; i++) hsi_life_set_stack_inst(a->lt, res.first + i, HSI_STACK_ALLOC, sinst);
+      if (freed) hsi_life_set_stack_inst(a->lt, res.ended[0], HSI_STACK_FREE, sinst);
+    }
   }
   for (i = 0; i < res.count; i++)
     if (want(a, op->ts, spid, op->tid, res.first + i, HSI_STACK_ALLOC)) return HS_ENOMEM;
-  /* A free's stack belongs to the record it ended; a HeapDestroy or a
-     release ending many records gives none (it is not theirs alone). */
-  if (res.nended == 1 && res.count == 0 && want(a, op->ts, spid, op->tid, res.ended[0], HSI_STACK_FREE))
-    return HS_ENOMEM;
+  if (freed && want(a, op->ts, spid, op->tid, res.ended[0], HSI_STACK_FREE)) return HS_ENOMEM;
   return 0;
 }
 

@@ -1176,8 +1176,12 @@ int hsi_life_process_end(hsi_life *L, uint32_t instance, int64_t ts, hsi_life_re
   return L->err;
 }
 
-void hsi_life_set_stack_inst(hsi_life *L, uint32_t rec, uint32_t inst) {
-  if (L && rec < L->r.n && L->r.kind[rec] == HSI_KIND_VIRTUAL && inst != L->r.inst[rec]) L->r.key[rec] = inst;
+void hsi_life_set_stack_inst(hsi_life *L, uint32_t rec, int which, uint32_t inst) {
+  uint64_t *k;
+  if (!L || rec >= L->r.n || L->r.kind[rec] != HSI_KIND_VIRTUAL || inst == L->r.inst[rec]) return;
+  k = &L->r.key[rec];
+  if (which == HSI_STACK_FREE) *k = (*k & 0xFFFFFFFFu) | (uint64_t)inst << 32;
+  else *k = (*k & ~(uint64_t)0xFFFFFFFFu) | inst;
 }
 
 int hsi_life_set_stack(hsi_life *L, uint32_t rec, int which, uint32_t id) {

@@ -197,9 +197,10 @@ int hsi_life_process_end(hsi_life *lt, uint32_t instance, int64_t ts, hsi_life_r
 ** too.  HS_EARG for a bad record or `which`.
 */
 int hsi_life_set_stack(hsi_life *lt, uint32_t rec, int which, uint32_t id);
-/* VirtualAlloc record rec's alloc stack is named by instance inst's images
-   (hsi_rec_stack_inst); its pieces split off later keep it. */
-void hsi_life_set_stack_inst(hsi_life *lt, uint32_t rec, uint32_t inst);
+/* VirtualAlloc record rec's stack `which` (HSI_STACK_ALLOC or
+   HSI_STACK_FREE) is named by instance inst's images (hsi_rec_stack_inst);
+   pieces split off later keep the alloc stack's. */
+void hsi_life_set_stack_inst(hsi_life *lt, uint32_t rec, int which, uint32_t inst);
 
 const hsi_recs *hsi_life_recs(const hsi_life *lt);
 const hsi_life_stats *hsi_life_stats_get(const hsi_life *lt);
@@ -227,9 +228,14 @@ static inline int64_t hsi_rec_stack_ts(const hsi_recs *R, uint32_t r, int which)
   return which == HSI_STACK_FREE ? R->ts_free[r] : R->ts_alloc[r];
 }
 /* The instance whose images name that stack's frames: the record's, but
-   for a VirtualAlloc made from another process (key, above). */
+   for a VirtualAlloc made or freed from another process (key, above: the
+   alloc stack's instance in its low half, the free stack's in its high
+   half, 0 for the record's own). */
 static inline uint32_t hsi_rec_stack_inst(const hsi_recs *R, uint32_t r, int which) {
-  return which == HSI_STACK_ALLOC && R->kind[r] == HSI_KIND_VIRTUAL && R->key[r] ? (uint32_t)R->key[r] : R->inst[r];
+  uint32_t inst = 0;
+  if (R->kind[r] == HSI_KIND_VIRTUAL)
+    inst = (uint32_t)(which == HSI_STACK_FREE ? R->key[r] >> 32 : R->key[r]);
+  return inst ? inst : R->inst[r];
 }
 
 /* Records of a kind made so far (0 for a kind that is none). */

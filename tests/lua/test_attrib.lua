@@ -259,8 +259,10 @@ end
 
 -- VirtualAllocEx: injector.exe (200) commits in target.exe (100); the StackWalk is the caller's, and
 -- its frame lies in injector.exe, loaded in 200 alone. The record is the target's; its stack is
--- named with the caller's images (it printed a bare address), and groups with injector's own commit
-test("VirtualAllocEx: the target's record, its stack named by the caller's images", function()
+-- named with the caller's images (it printed a bare address), and groups with injector's own commit.
+-- VirtualFreeEx the same: injector releases it, and the free stack is named by injector's images
+-- (it printed a bare address), while target.exe's own release of its own block is named by its own
+test("VirtualAllocEx, VirtualFreeEx: the target's record, its stacks named by the caller's images", function()
   local S = 10000000
   local path = T.tmpname(".etl")
   local w = assert(heapscript.writer(path))
@@ -272,14 +274,24 @@ test("VirtualAllocEx: the target's record, its stack named by the caller's image
   w:stack { ts = 1 * S + 3, event_ts = 1 * S, pid = 200, tid = 201, frames = { 0x7FF600001234 } }
   w:virtual { op = "alloc", pid = 200, tid = 201, ts = 2 * S, addr = 0x50000000, size = 0x10000 }
   w:stack { ts = 2 * S + 3, event_ts = 2 * S, pid = 200, tid = 201, frames = { 0x7FF600001234 } }
+  -- VirtualFreeEx: injector releases the target's range; target.exe frees its own block
+  w:virtual { op = "free", pid = 100, tid = 201, ts = 3 * S, addr = 0x40000000, size = 0x10000, flags = { "release" } }
+  w:stack { ts = 3 * S + 3, event_ts = 3 * S, pid = 200, tid = 201, frames = { 0x7FF600005678 } }
+  w:virtual { op = "alloc", pid = 100, tid = 101, ts = 4 * S, addr = 0x60000000, size = 0x10000 }
+  w:stack { ts = 4 * S + 3, event_ts = 4 * S, pid = 100, tid = 101, frames = { 0x7FF700001111 } }
+  w:virtual { op = "free", pid = 100, tid = 101, ts = 5 * S, addr = 0x60000000, size = 0x10000, flags = { "release" } }
+  w:stack { ts = 5 * S + 3, event_ts = 5 * S, pid = 100, tid = 101, frames = { 0x7FF700002222 } }
   assert(w:close())
   local t <close> = assert(heapscript.open(path))
   local got = {}
-  for a in t:allocations():sorted("alloc_time"):each() do got[#got + 1] = a.process .. " " .. a.stack:frame(1) end
-  eq(table.concat(got, "; "), "target.exe injector.exe+0x1234; injector.exe injector.exe+0x1234",
-     "each record in its process, each frame named by injector.exe")
+  for a in t:allocations():sorted("alloc_time"):each() do
+    got[#got + 1] = a.process .. " " .. a.stack:frame(1) .. (a.free_stack and " / " .. a.free_stack:frame(1) or "")
+  end
+  eq(table.concat(got, "; "), "target.exe injector.exe+0x1234 / injector.exe+0x5678; injector.exe injector.exe+0x1234; "
+     .. "target.exe target.exe+0x1111 / target.exe+0x2222",
+     "each record in its process, each frame named by the images of the process that ran it")
   local g = t:allocations():group("stack")
-  eq(#g, 1, "one stack: the same code in the same images")
+  eq(#g, 2, "two stacks: injector's code, in both processes, and target.exe's own")
   t:close()
   os.remove(path)
 end)
