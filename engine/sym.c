@@ -377,7 +377,7 @@ static void search(hsi_syms *sy, ident *d) {
     snprintf(m, sizeof m, "symbols: %s wants %s GUID %s age %lu; %s does not match (%s): not used",
              d->module, hsi_sym_basename(d->pdb_name), gs, (unsigned long)d->age, r->path, r->detail);
     say(sy, m);
-  } else if (r->status == HSI_PDB_DAMAGED) {
+  } else if (r->status == HSI_PDB_DAMAGED || r->status == HSI_PDB_UNREADABLE) {
     snprintf(m, sizeof m, "symbols: %s: %s; its frames stay unnamed", d->module, r->detail);
     say(sy, m);
   }
@@ -671,6 +671,7 @@ const char *hsi_sym_status_name(int status) {
     case HSI_PDB_BADAGE: return "mismatched age";
     case HSI_PDB_BADGUID: return "mismatched GUID";
     case HSI_PDB_DAMAGED: return "damaged";
+    case HSI_PDB_UNREADABLE: return "unreadable";
     case HSI_PDB_MISSING: return "missing";
     case HSI_PDB_NOID: return "no PDB identity in the trace";
     default: return "not searched";

@@ -75,8 +75,8 @@ static void status_text(const hsi_sym_image *r, char *out, size_t cap) {
       snprintf(out, cap, "%s: %s has %s", hsi_sym_status_name(r->status), r->path,
                strncmp(r->detail, "it has ", 7) == 0 ? r->detail + 7 : r->detail);
       break;
-    case HSI_PDB_DAMAGED:
-      snprintf(out, cap, "damaged: %s", r->detail);
+    case HSI_PDB_DAMAGED: case HSI_PDB_UNREADABLE:
+      snprintf(out, cap, "%s: %s", hsi_sym_status_name(r->status), r->detail);
       break;
     case HSI_PDB_NOID:
       snprintf(out, cap, "no PDB identity");
@@ -129,6 +129,7 @@ static void print_text(const hsi_sym_image *rep, long n) {
   if (counts[HSI_PDB_BADGUID] + counts[HSI_PDB_BADAGE])
     printf(", %d mismatched", counts[HSI_PDB_BADGUID] + counts[HSI_PDB_BADAGE]);
   if (counts[HSI_PDB_DAMAGED]) printf(", %d damaged", counts[HSI_PDB_DAMAGED]);
+  if (counts[HSI_PDB_UNREADABLE]) printf(", %d unreadable", counts[HSI_PDB_UNREADABLE]);
   if (counts[HSI_PDB_NOID]) printf(", %d without a PDB identity", counts[HSI_PDB_NOID]);
   printf("\n");
 }

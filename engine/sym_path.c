@@ -136,8 +136,9 @@ static int consider(want *w, const char *path, int at_key) {
   int st;
   r->tried++;
   if (!hsi_is_file(path)) return 0;
-  if (hsi_pdb_open(&p, path, err, sizeof err) < 0) {
-    st = HSI_PDB_DAMAGED;
+  if ((st = hsi_pdb_open(&p, path, err, sizeof err)) < 0) {
+    /* not opened (the open-file limit, permissions) is not damage */
+    st = st == HS_EIO ? HSI_PDB_UNREADABLE : HSI_PDB_DAMAGED;
     if (st < r->status || (at_key && !w->keyed_damage && (r->status == HSI_PDB_BADGUID || r->status == HSI_PDB_BADAGE))) {
       w->keyed_damage = at_key;
       r->status = st;

@@ -348,6 +348,14 @@ if "$HS" "$T/fds.lua" -- "$T/fds" 2>"$T/err"; then
   [ "$out" = "48 images: 48 with their PDB" ] || no "48 PDBs under a soft limit of 32 open files: $out"
   (ulimit -Sn 32 2>/dev/null && "$HS" leaks "$T/fds/fds.etl" -- --json "$T/fds/out.json" >/dev/null 2>"$T/err") \
     && [ -s "$T/fds/out.json" ] || no "leaks with 48 PDBs under a soft limit of 32: $(head -c 300 "$T/err")"
+  # under a hard limit of 32 the rest cannot be opened: unreadable, not damaged
+  out=$(ulimit -n 32 2>/dev/null && "$HS" symbols "$T/fds/fds.etl")
+  case $(printf '%s\n' "$out" | tail -1) in
+    "48 images: "*" with their PDB, "*" unreadable") ;;
+    *) no "48 PDBs under a hard limit of 32 open files: $(printf '%s\n' "$out" | tail -1)" ;;
+  esac
+  printf '%s\n' "$out" | grep -q "unreadable: $T/fds/m47.pdb: cannot open: Too many open files" \
+    || no "the PDB beyond the limit: $(printf '%s\n' "$out" | grep m47)"
 else
   no "writing the trace of 48 PDBs: $(head -c 300 "$T/err")"
 fi
