@@ -929,6 +929,9 @@ static int feed_image(hsi_procmap *pm, const hs_event *ev, int op, int version) 
   if ((rc = hsi_decode_image(ev, version, &o)) < 0) return 0;
   if (rc) pm->st.width_fallback++;
   if (o.pid == HS_NOID) o.pid = ev->pid;
+  /* no process to put it in (the payload's pid is 0xFFFFFFFF, the header
+     has none): not decoded, as a record too short is not */
+  if (o.pid == HS_NOID) return 0;
   pm->st.image_decoded++;
   if (!(inst = hsi_procmap_instance(pm, o.pid, ts))) return HS_ENOMEM;
   p = &pm->procs[inst];

@@ -540,6 +540,16 @@ TEST(images) {
   im = hsi_procmap_image_at(pm, hsi_procmap_find(pm, 300, 7), 0x77851000u, 7);
   CHECK(im && im->base == 0x77850000u && im->size == 0x1AA000);
   CHECK_EQ(hsi_procmap_stats(pm)->image_decoded, 8);
+  /* an image of no process (payload pid 0xFFFFFFFF, a header without
+     ids): not decoded, and not a failure (it was "out of memory", which
+     ended every analysis of the trace) */
+  image(&b, 8, 0x7FF700000000ull, 0x1000, HS_NOID, "\\x.dll");
+  ev = kev(0x030A, 2, 8, 200, &b);
+  ev.pid = ev.tid = HS_NOID;
+  ev.flags &= (uint8_t)~HS_EVF_HAS_IDS;
+  CHECK(hsi_procmap_feed(pm, &ev) >= 0);
+  CHECK_EQ(hsi_procmap_stats(pm)->image_decoded, 8);
+  CHECK_EQ(hsi_procmap_nimages(pm), 6);
   hsi_procmap_free(pm);
 }
 
