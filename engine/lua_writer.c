@@ -740,7 +740,7 @@ static int memevent(lua_State *L, Writer *W, hsi_memop *op, int perfinfo) {
   hk = perfinfo ? (ptr == 8 ? HS_HT_PERFINFO64 : HS_HT_PERFINFO32)
                 : (ptr == 8 ? HS_HT_SYSTEM64 : HS_HT_SYSTEM32);
   hk = hfield(L, 2, "header", hk);
-  version = (int)ifield(L, 2, "version", U16, 0, 0);
+  version = (int)ifield(L, 2, "version", U8, 0, 0);
   hint = (int)ifield(L, 2, "opcode", U8, 0, 0);
   scpu = cpufield(L, W, 2, "stack_cpu", (lua_Integer)(((uint32_t)cpu + 1) % W->cpus));
   delay = (int64_t)ifield(L, 2, "stack_delay", 0, 0x7FFFFFFF, STACK_DELAY, 0);

@@ -445,6 +445,11 @@ test("writer errors", function()
          "a number, a flag name or a list of names expected", "MEM flags of another type raise")
   raises(function() w:heap { op = "alloc", pid = 1, ts = 1, opcode = 200 } end, "no layout for this event (opcode 200, version 0)",
          "an opcode no layout has raises")
+  -- a kernel record's version word above 0xFF holds the PEBS and PMC bits (ETL-FORMAT §3.3): a memory
+  -- event's version is the layout's, 0..255 (256 was written as one PMC counter, and read back as
+  -- version 0 with the allocation lost)
+  raises(function() w:heap { op = "alloc", pid = 1, ts = 1, version = 256 } end, "field 'version': 256 out of range 0..255",
+         "a memory event's version above 255 raises")
   raises(function() w:heap { op = "alloc", pid = 1, ts = 1, stack = { 1 }, stack_ptr = 4, stack_cpu = 1,
                              stack_type = 99 } end, "unknown field 'stack_type'", "an unknown stack field raises")
   assert(w:heap { op = "alloc", pid = 1, tid = 2, ts = 100, addr = 1, size = 2 })
