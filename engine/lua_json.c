@@ -15,7 +15,7 @@
 ** With an indent, one item a line, each level indented once more.
 ** Tables are read raw (no __index, __len or __pairs).  A table nested
 ** deeper than MAXDEPTH (one that holds itself) is an error, as is a
-** function or a thread.
+** function or a thread, or two keys of a table written alike.
 **
 ** The text grows in a userdata at a fixed stack slot, so an error on the
 ** way leaves nothing for anyone to free.
@@ -244,6 +244,12 @@ static void object(out *o, int idx, size_t npairs, int strings, int depth) {
   }
   npairs = i;
   sort_keys(k, npairs);
+  /* keys that are not all strings may meet as one name ([10] and ["10"]):
+     an object with the name twice would keep one value in any reader */
+  for (i = 1; !strings && i < npairs; i++)
+    if (hsi_lua_keyrun(k, i - 1, npairs) > i)
+      luaL_error(L, "JSON: two keys of one table are written \"%s\" (a number and a string, or two values "
+                 "tostring gives alike)", k[i].s);
   addc(o, '{');
   for (i = 0; i < npairs; i++) member(o, idx, &k[i], i, depth, orig);
   newline(o, depth);

@@ -1171,6 +1171,11 @@ do -- heapscript.json (report.json) against the encoder report.lua had in Lua, t
   local f = assert(io.open(T.tmpname(), "wb"))
   f:close()
   T.raises(function() heapscript.json({}, "", f) end, "closed file", "heapscript.json into a closed file: an error")
+  -- a number key and a string key of one name: an object with that name twice kept one value in any
+  -- reader; now an error, while keys of distinct names still mix
+  T.raises(function() heapscript.json({ ["10"] = 1, [10] = 3 }) end, 'two keys of one table are written "10"',
+           "heapscript.json: [10] and [\"10\"] in one table raise")
+  eq(heapscript.json({ [1] = "a", ["2"] = "b", [3.5] = 1 }), '{"1":"a","2":"b","3.5":1}', "heapscript.json: mixed keys of distinct names")
 end
 -- The bundled scripts on a written trace, at edges the examples do not reach:
 -- a block freed at the tick it was allocated, a step and a steady growth of
