@@ -993,6 +993,43 @@ static int open_api(lua_State *L) {
 
 const char *hsi_lua_load_mode(void) { return lim.sandbox ? "t" : NULL; }
 
+/* The io library as the trusted side has it, which sandboxed code can
+   neither reach nor fake. */
+static int env_is_trusted(lua_State *L, int env) {
+  int ok;
+  env = lua_absindex(L, env);
+  if (!lua_istable(L, env)) return 0;
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, -1, "io");
+  lua_pushliteral(L, "io");
+  lua_rawget(L, env);
+  ok = lua_istable(L, -2) && lua_rawequal(L, -1, -2);
+  lua_pop(L, 3);
+  return ok;
+}
+
+int hsi_lua_sandbox_caller(lua_State *L) {
+  lua_Debug ar;
+  int level, up, trusted = 0;
+  if (!lim.sandbox) {
+    int world_made = lua_getfield(L, LUA_REGISTRYINDEX, WORLD) == LUA_TTABLE;
+    lua_pop(L, 1);
+    if (!world_made) return 0;
+  }
+  for (level = 1; lua_getstack(L, level, &ar); level++) {
+    const char *name;
+    if (!lua_getinfo(L, "Sf", &ar)) break;
+    if (*ar.what == 'C') { lua_pop(L, 1); continue; }
+    for (up = 1; (name = lua_getupvalue(L, -1, up)) != NULL; up++) {
+      if (strcmp(name, "_ENV") == 0) { trusted = env_is_trusted(L, -1); lua_pop(L, 1); break; }
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    break;                                  /* the nearest Lua function decides */
+  }
+  return !trusted;
+}
+
 void hsi_lua_sandbox_file(lua_State *L, const char *path) {
   if (!lim.sandbox) return;
   world(L);

@@ -39,6 +39,12 @@ void hsi_lua_sandbox_setup(lua_State *L, int dirs, char **traces, int ntraces);
 /* The mode to load a file of the user's with: "t" under --sandbox, else NULL (any). */
 const char *hsi_lua_load_mode(void);
 
+/* Is the Lua code calling this C function (the nearest Lua function on
+   the stack) possibly sandboxed?  0 when no sandbox is in play; else 1
+   unless its _ENV holds the trusted side's io library (one that uses no
+   global, and so has no _ENV, counts as sandboxed). */
+int hsi_lua_sandbox_caller(lua_State *L);
+
 /* The chunk on top was loaded from the file `path`: under --sandbox it runs in the sandbox. */
 void hsi_lua_sandbox_file(lua_State *L, const char *path);
 /* Push the directory part of path ("." when there is none; "/" for a

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "lua_run.h"
+#include "lua_sandbox.h"
 #include "analysis.h"
 #include "symmap.h"
 
@@ -225,6 +226,10 @@ static int t_symbols(lua_State *L) {
     lua_getfield(L, 2, "path");                              /* 3 */
     if (!lua_isstring(L, 3) && !(lua_isboolean(L, 3) && !lua_toboolean(L, 3)) && !lua_isnil(L, 3))
       return luaL_error(L, "trace:symbols: path: a symbol path string or false expected, got %s", luaL_typename(L, 3));
+    /* a path names directories to open files in: not the sandbox's to choose */
+    if (lua_isstring(L, 3) && hsi_lua_sandbox_caller(L))
+      return luaL_error(L, "trace:symbols: path: not available in the sandbox (it reads only below -I, "
+                           "HEAPSCRIPT_PATH and its scripts' directories); give --symbol-path on the command line");
     hsi_lua_weak_registry(L, &paths_key);
     lua_pushvalue(L, 1);
     if (lua_isstring(L, 3)) lua_pushvalue(L, 3); else lua_pushnil(L);

@@ -182,6 +182,24 @@ expect "a symbolic link inside the repository to a rule file outside: sandboxed"
 [ -e "$T/owned" ] && no "the linked rule file wrote a file"
 expect "--sandbox: every rule file is sandboxed" 2 "io is not available" --sandbox policy "$M" -- --rules "$T/outside/trusted.lua"
 [ -e "$T/owned" ] && no "--sandbox: the rule file wrote a file"
+# a symbol path names directories to open PDBs in: not the sandbox's to choose, from a rule's check,
+# from a function without globals (no _ENV) or from a chunk loaded with an io of its own; it is
+# refused, while the report of the command line's path stays (it opened any directory's files)
+mkdir -p "$T/outside/pdbs" && printf 'not a pdb' >"$T/outside/pdbs/MemoryTestApp.pdb"
+cat >"$T/repo/ci/sympath.lua" <<LUA
+local function via(t) return t:symbols{path = "$T/outside/pdbs"} end
+local fake = load("local t = ... return t:symbols{path = '$T/outside/pdbs'}", "=fake", "t", { io = {} })
+return { { name = "sympath", check = function(t)
+  local a, ea = pcall(function() return t:symbols{path = "$T/outside/pdbs"} end)
+  local b, eb = pcall(via, t)
+  local c, ec = pcall(fake, t)
+  local seen = {}
+  for _, im in ipairs(t:symbols()) do seen[#seen + 1] = im.status end
+  return not a and not b and not c and tostring(ea):find("not available in the sandbox", 1, true) ~= nil
+         and not table.concat(seen, " "):find("damaged", 1, true), tostring(ea) .. " " .. table.concat(seen, " ")
+end } }
+LUA
+expect "a rule file cannot choose a symbol path" 0 "^PASS  sympath" policy "$M" -- --rules ci/sympath.lua
 # the trusted policy keeps its strings and globals whatever the rule file does
 cat >"$T/repo/ci/tricks.lua" <<'LUA'
 string.format = function() return "HACKED" end
