@@ -1220,6 +1220,7 @@ static int a_where(lua_State *L) {
   out = newallocs(L, 3, A->n, A->t1, A->t2);                /* 4 */
   B = (Allocs *)lua_touserdata(L, 4);
   c = newcursor(L, 3, A->t1, A->t2);                        /* 5 */
+  lua_toclose(L, 5);           /* an error in fn leaves it without a record too */
   for (i = 0; i < A->n; i++) {
     c->rec = A->idx[i];
     lua_pushvalue(L, 2);
@@ -1228,7 +1229,7 @@ static int a_where(lua_State *L) {
     if (lua_toboolean(L, -1)) out[m++] = A->idx[i];
     lua_pop(L, 1);
   }
-  c->rec = HSI_NOREC;
+  lua_closeslot(L, 5);
   if (m < A->n / 2) {  /* do not keep a large array for a few records */
     uint32_t *small = newallocs(L, 3, m, A->t1, A->t2);
     if (m) memcpy(small, out, m * sizeof *out);
@@ -1788,6 +1789,7 @@ static int a_group(lua_State *L) {
   if (by == HSI_BY_KEY) {
     /* one call per record in the window; keys interned to small integers */
     Cursor *c = newcursor(L, anidx, t1, t2);                /* 7 */
+    lua_toclose(L, 7);         /* an error in the key function leaves it without a record too */
     uint64_t *keys = (uint64_t *)newbuf(L, A->n, sizeof *keys);      /* 8 */
     uint32_t *recs = (uint32_t *)newbuf(L, A->n, sizeof *recs);      /* 9 */
     hsi_sel sub;
@@ -1820,7 +1822,7 @@ static int a_group(lua_State *L) {
       recs[m++] = r;
       lua_pop(L, 2);
     }
-    c->rec = HSI_NOREC;
+    lua_closeslot(L, 7);
     sub.idx = recs;
     sub.n = sub.cap = m;
     if (hsi_query_group(an->lt, &sub, t1, t2, HSI_BY_KEY, keys, opts, &sc->groups))
@@ -2221,8 +2223,15 @@ static const luaL_Reg cursor_methods[] = {
   {NULL, NULL}
 };
 
+/* Closed when the C loop that moved it ends, by an error too: no record. */
+static int c_close(lua_State *L) {
+  tocursor(L, 1)->rec = HSI_NOREC;
+  return 0;
+}
+
 static const luaL_Reg cursor_meta[] = {
   {"__index", NULL},  /* placeholder: a closure over the method table */
+  {"__close", c_close},
   {"__newindex", c_newindex},
   {"__tostring", c_tostring},
   {NULL, NULL}

@@ -167,6 +167,14 @@ test("heap: the cursor", function()
   eq(getmetatable(first).__name, "heapscript.Alloc", "the cursor is a heapscript.Alloc")
   raises(function() return first.size end, "outside its loop", "the cursor after its loop")
   eq(tostring(first), "heapscript.Alloc (no current record)", "tostring of a finished cursor")
+  -- where() and group() by a function, ended by an error in the function: their cursor has no record
+  -- either (it kept showing the record it stopped at)
+  local kept
+  check(not pcall(A.where, A, function(a) kept = a; error("stop") end), "an error in where's function propagates")
+  raises(function() return kept.size end, "outside its loop", "where's cursor after an error")
+  kept = nil
+  check(not pcall(A.group, A, function(a) kept = a; error("stop") end), "an error in group's key function propagates")
+  raises(function() return kept.size end, "outside its loop", "group's cursor after an error")
   local r1 = rows[0x20000]
   eq(r1.kind, "heap", "r1.kind")
   eq(r1.pid, 1000, "r1.pid")
