@@ -702,6 +702,7 @@ static int split_words(cli *c, int argc, char **argv) {
 int hsi_lua_cli(int argc, char **argv) {
   cli c;
   lua_State *L;
+  const char *valued = NULL;   /* the option that took the last word as its value */
   int i, st, rc;
 
   memset(&c, 0, sizeof c);
@@ -717,6 +718,7 @@ int hsi_lua_cli(int argc, char **argv) {
   }
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
+    valued = NULL;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       usage(stdout);
       free(c.idirs); free(c.replays);
@@ -727,8 +729,10 @@ int hsi_lua_cli(int argc, char **argv) {
       return 0;
     } else if ((rc = own_option(&c, argc, argv, &i)) >= 0) {
       if (rc) { free(c.idirs); free(c.replays); return rc; }
+      if (argv[i] != a) valued = a;
     } else if ((st = live_option(&c, argc, argv, &i)) != 0) {
       if (st < 0) { free(c.idirs); free(c.replays); return EXIT_USAGE; }
+      if (argv[i] != a) valued = a;
     } else if (a[0] == '-' && a[1] != '\0') {
       fprintf(stderr, PROG ": unknown option '%s'\n", a);
       usage(stderr);
@@ -739,6 +743,9 @@ int hsi_lua_cli(int argc, char **argv) {
     }
   }
   if (i >= argc) {
+    /* `heapscript -I DIR`, or `--symbol-path leaks`: the script went as the value */
+    if (valued) fprintf(stderr, PROG ": no script given: %s took %s as its value\n", valued, argv[argc - 1]);
+    else message("no script given");
     usage(stderr);
     free(c.idirs); free(c.replays);
     return EXIT_USAGE;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_args.sh -- the command lines of the C commands (info, dump, symbols,
-# merge): `--` ends the options of every command, an
+# merge) and of script mode: `--` ends the options of every command, an
 # unknown option is a usage error naming it (exit 2), and a usage error
 # says in one line what is missing before the usage.
 HS=${HS_BIN:-./heapscript}
@@ -48,6 +48,15 @@ for c in "info|no trace given" "dump|no trace given" "symbols|no trace given" \
   sed -n 2p "$T/err" | grep -q "^usage: heapscript $cmd" || no "$args: no usage after the message"
 done
 [ ! -e "$T/y.etl" ] && [ ! -e "$T/z.etl" ] || no "a merge refused wrote a file"
+
+# script mode: no script (the usage alone before)
+for c in "-I $T/inc|heapscript: no script given: -I took $T/inc as its value" \
+         "--symbol-path leaks|heapscript: no script given: --symbol-path took leaks as its value" \
+         "--sandbox|heapscript: no script given"; do
+  args=${c%%|*}; want=${c#*|}
+  run $args
+  [ $rc = 2 ] && [ "$first" = "$want" ] || no "heapscript $args: exit $rc: '$first', want '$want'"
+done
 
 echo "args: $fails failed"
 [ $fails = 0 ]
