@@ -522,7 +522,15 @@ static int pmain(lua_State *L) {
   hsi_lua_sandbox_setup(L, dirs, c->traces, c->ntraces);
   install_searchers(L, dirs);
 
-  /* the script: a file, else a name on the search path */
+  /* the script: a file, else a name on the search path; `heapscript t.etl`
+     left the script out: said before Lua reads the trace as source (a
+     syntax error at its line 1 said nothing useful) */
+  if (is_file(name) && strlen(name) > 4 && hsi_strieq(name + strlen(name) - 4, ".etl")) {
+    fprintf(stderr, PROG ": %s is a trace, not a script: name a script first (heapscript leaks %s; "
+                    "heapscript --list names the bundled ones)\n", name, name);
+    c->code = EXIT_USAGE;
+    return 0;
+  }
   if (is_file(name)) {
     st = luaL_loadfilex(L, name, hsi_lua_load_mode());
     if (st == LUA_OK) hsi_lua_sandbox_file(L, name);   /* under --sandbox */
@@ -542,13 +550,7 @@ static int pmain(lua_State *L) {
     if (st == LUA_OK) lua_pop(L, 1);
   }
   if (st != LUA_OK) {
-    size_t n = strlen(name);
     message(lua_tostring(L, -1));
-    if (n > 4 && hsi_strieq(name + n - 4, ".etl")) {   /* `heapscript t.etl`: the script left out */
-      fprintf(stderr, PROG ": %s is a trace, not a script: name a script first (heapscript leaks %s; "
-                      "heapscript --list names the bundled ones)\n", name, name);
-      c->code = EXIT_USAGE;
-    }
     return 0;
   }
   /* chunk on top */

@@ -58,5 +58,11 @@ for c in "-I $T/inc|heapscript: no script given: -I took $T/inc as its value" \
   [ $rc = 2 ] && [ "$first" = "$want" ] || no "heapscript $args: exit $rc: '$first', want '$want'"
 done
 
+# a trace where the script goes: the one helpful line, not first a Lua
+# syntax error of the trace read as source ("T.etl:1: unexpected symbol")
+run $E
+[ $rc = 2 ] && [ "$(cat "$T/err")" = "heapscript: $E is a trace, not a script: name a script first (heapscript leaks $E; heapscript --list names the bundled ones)" ] \
+  || no "heapscript TRACE: exit $rc: $(cat "$T/err")"
+
 echo "args: $fails failed"
 [ $fails = 0 ]
