@@ -209,6 +209,15 @@ for f in text empty; do
   [ "$rc" -eq 2 ] || no "$f: exit $rc, expected 2"
   grep -q "$f.etl: offset 0x0: not an ETL file" "$T/err" || no "$f: message: $(cat "$T/err")"
 done
+# the empty file said plainly (it was "... fitting the file (0 bytes), found BufferSize 0x0")
+grep -qx "heapscript: $T/empty.etl: offset 0x0: not an ETL file: the file is empty (0 bytes)" "$T/err" \
+  || no "empty: message: $(cat "$T/err")"
+# a trace as `-` (standard input): not supported, said so (it was "-: cannot open: No such file ...")
+for cmd in info dump symbols leaks "merge -o $T/m.etl"; do
+  "$HS" $cmd - </dev/null >/dev/null 2>"$T/err"; rc=$?
+  [ "$rc" -eq 2 ] && grep -q "^heapscript.*: -: reading a trace from standard input is not supported" "$T/err" \
+    || no "$cmd -: exit $rc: $(cat "$T/err")"
+done
 # a leaks --json report given as diff's first trace: the message, then
 # where a baseline report goes
 "$HS" leaks examples/memorytestapp.etl --json "$T/base.json" >/dev/null 2>&1
