@@ -300,4 +300,16 @@ if [ -z "$HS_WINE" ] && [ -c /dev/full ]; then
     || no "os.exit >/dev/full: exit $rc: $(cat "$T/err")"
 fi
 
+# 10. a report file that is a directory: said before the analysis, naming
+# the option, as a missing directory is (the text report was printed first,
+# then "heapscript: DIR: Is a directory")
+mkdir "$T/dir"
+for c in "leaks examples/memorytestapp.etl --json $T/dir|leaks: --json" "leaks examples/memorytestapp.etl --csv $T/dir/|leaks: --csv" \
+         "policy examples/memorytestapp.etl --junit $T/dir|policy: --junit"; do
+  args=${c%%|*}; want=${c#*|}
+  $HS $args >"$T/out" 2>"$T/err"; rc=$?
+  [ "$rc" -eq 2 ] && [ ! -s "$T/out" ] && grep -q "^$want: cannot write $T/dir/* (Is a directory)" "$T/err" \
+    && echo "ok $want DIR: exit 2 before the analysis, said" || no "$args: exit $rc, $(wc -l <"$T/out") lines out: $(head -1 "$T/err")"
+done
+
 [ "$fails" -eq 0 ]
