@@ -1,11 +1,24 @@
 /*
 ** cliargs.c -- traces or script arguments (see cliargs.h for the rule).
 */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include "cliargs.h"
 
-static int option_like(const char *w) {
+int hsi_cli_option_like(const char *w) {
   return w[0] == '-' && w[1] != '\0';
+}
+
+int hsi_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...) {
+  va_list ap;
+  fflush(stdout);
+  fprintf(stderr, "heapscript %s: ", cmd);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n%s", usage);
+  return 2;
 }
 
 void hsi_cli_classify(int n, char *const *words, int (*is_file)(const char *),
@@ -24,7 +37,7 @@ void hsi_cli_classify(int n, char *const *words, int (*is_file)(const char *),
       if (k > 1 && i + 1 < n) kind[++i] = HSI_ARG_OWN;
       continue;
     }
-    if (option_like(w)) {
+    if (hsi_cli_option_like(w)) {
       kind[i] = HSI_ARG_SCRIPT;
       in_opts = 1;
       value_next = strchr(w, '=') == NULL;

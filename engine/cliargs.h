@@ -28,4 +28,13 @@ enum { HSI_ARG_TRACE = 1, HSI_ARG_SCRIPT, HSI_ARG_OWN, HSI_ARG_DASHDASH };
 void hsi_cli_classify(int n, char *const *words, int (*is_file)(const char *),
                       int (*own)(const char *), unsigned char *kind);
 
+/* The C commands' (info, dump, symbols, merge) rule: up to `--`, a word
+   starting with '-' (not '-' alone) is an option; after it every word is
+   a trace. */
+int hsi_cli_option_like(const char *w);
+
+/* A usage error of the command cmd ("dump"): "heapscript CMD: MESSAGE",
+   then the command's usage text, on stderr.  Returns 2, the exit status. */
+int hsi_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...);
+
 #endif

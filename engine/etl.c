@@ -542,6 +542,10 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
   char msg[160];
   int rc;
 
+  if (f->size == 0) {
+    snprintf(err, errlen, "%s: offset 0x0: not an ETL file: the file is empty (0 bytes)", f->path);
+    return HS_EFORMAT;
+  }
   if (f->size < BUFHDR + 8 || !plausible(d, f->size) || rd32(d) > f->size) {
     snprintf(err, errlen, "%s: offset 0x0: not an ETL file: expected a buffer header with "
              "BufferSize 0x48..0x%x fitting the file (%llu bytes), found BufferSize 0x%x",
@@ -1765,6 +1769,12 @@ static int etl_open(etlreader **out, const char *const *paths, int npaths, const
   for (i = 0; i < npaths; i++) {
     etlfile *f = &r->files[i];
     if (!(f->path = dupstr(paths[i]))) { rc = HS_ENOMEM; snprintf(err, errlen, "out of memory"); goto fail; }
+    if (strcmp(paths[i], "-") == 0) {   /* a trace is mapped and read out of order: no pipe */
+      snprintf(err, errlen, "-: reading a trace from standard input is not supported: give its file "
+               "(./- for a file named -)");
+      rc = HS_EARG;
+      goto fail;
+    }
     if ((rc = hsi_map_open(&f->map, paths[i], err, errlen)) != 0) goto fail;
     f->data = f->map.data;
     f->size = f->st.file_size = f->map.size;

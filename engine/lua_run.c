@@ -522,7 +522,15 @@ static int pmain(lua_State *L) {
   hsi_lua_sandbox_setup(L, dirs, c->traces, c->ntraces);
   install_searchers(L, dirs);
 
-  /* the script: a file, else a name on the search path */
+  /* the script: a file, else a name on the search path; `heapscript t.etl`
+     left the script out: said before Lua reads the trace as source (a
+     syntax error at its line 1 said nothing useful) */
+  if (is_file(name) && strlen(name) > 4 && hsi_strieq(name + strlen(name) - 4, ".etl")) {
+    fprintf(stderr, PROG ": %s is a trace, not a script: name a script first (heapscript leaks %s; "
+                    "heapscript --list names the bundled ones)\n", name, name);
+    c->code = EXIT_USAGE;
+    return 0;
+  }
   if (is_file(name)) {
     st = luaL_loadfilex(L, name, hsi_lua_load_mode());
     if (st == LUA_OK) hsi_lua_sandbox_file(L, name);   /* under --sandbox */
@@ -542,13 +550,7 @@ static int pmain(lua_State *L) {
     if (st == LUA_OK) lua_pop(L, 1);
   }
   if (st != LUA_OK) {
-    size_t n = strlen(name);
     message(lua_tostring(L, -1));
-    if (n > 4 && hsi_strieq(name + n - 4, ".etl")) {   /* `heapscript t.etl`: the script left out */
-      fprintf(stderr, PROG ": %s is a trace, not a script: name a script first (heapscript leaks %s; "
-                      "heapscript --list names the bundled ones)\n", name, name);
-      c->code = EXIT_USAGE;
-    }
     return 0;
   }
   /* chunk on top */
@@ -702,6 +704,7 @@ static int split_words(cli *c, int argc, char **argv) {
 int hsi_lua_cli(int argc, char **argv) {
   cli c;
   lua_State *L;
+  const char *valued = NULL;   /* the option that took the last word as its value */
   int i, st, rc;
 
   memset(&c, 0, sizeof c);
@@ -717,6 +720,7 @@ int hsi_lua_cli(int argc, char **argv) {
   }
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
+    valued = NULL;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       usage(stdout);
       free(c.idirs); free(c.replays);
@@ -727,8 +731,10 @@ int hsi_lua_cli(int argc, char **argv) {
       return 0;
     } else if ((rc = own_option(&c, argc, argv, &i)) >= 0) {
       if (rc) { free(c.idirs); free(c.replays); return rc; }
+      if (argv[i] != a) valued = a;
     } else if ((st = live_option(&c, argc, argv, &i)) != 0) {
       if (st < 0) { free(c.idirs); free(c.replays); return EXIT_USAGE; }
+      if (argv[i] != a) valued = a;
     } else if (a[0] == '-' && a[1] != '\0') {
       fprintf(stderr, PROG ": unknown option '%s'\n", a);
       usage(stderr);
@@ -739,6 +745,9 @@ int hsi_lua_cli(int argc, char **argv) {
     }
   }
   if (i >= argc) {
+    /* `heapscript -I DIR`, or `--symbol-path leaks`: the script went as the value */
+    if (valued) fprintf(stderr, PROG ": no script given: %s took %s as its value\n", valued, argv[argc - 1]);
+    else message("no script given");
     usage(stderr);
     free(c.idirs); free(c.replays);
     return EXIT_USAGE;

@@ -25,17 +25,20 @@
 #include "lua_term.h"
 #include "thread.h"
 
-static int columns(void) {
+/* The width of the terminal on f: COLUMNS, else the terminal's own. */
+static int columns_of(FILE *f) {
   const char *e = getenv("COLUMNS");
   int n = e ? atoi(e) : 0;
 #if defined(TIOCGWINSZ)
-  if (n <= 0 && isatty(fileno(stdout))) {
+  if (n <= 0 && isatty(fileno(f))) {
     struct winsize ws;
-    if (ioctl(fileno(stdout), TIOCGWINSZ, &ws) == 0) n = ws.ws_col;
+    if (ioctl(fileno(f), TIOCGWINSZ, &ws) == 0) n = ws.ws_col;
   }
 #endif
   return n >= 20 && n <= 1000 ? n : 80;
 }
+
+static int columns(void) { return columns_of(stdout); }
 
 int hsi_term_color(void) {
   const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
@@ -69,13 +72,41 @@ static double now_s(void) { return hsi_now_ms() / 1000.0; }   /* thread.h: monot
 ** nothing.  The share done is the buffers behind the current one, over
 ** all files: buffers are merged in time order, so it grows steadily.
 */
+size_t hsi_term_progress_line(const char *what, int pct, int cols, char *out, size_t cap) {
+  static const char dots[] = "...";
+  const char *pre = "heapscript: ", *sp = strchr(what, ' '), *keep;
+  char tail[8];
+  size_t room, wl = strlen(what), head, fixed, n;
+  snprintf(tail, sizeof tail, " %3d%%", pct < 0 ? 0 : pct > 100 ? 100 : pct);
+  if (cols < 20) cols = 20;
+  room = (size_t)cols - 1;                      /* the last column never written */
+  if (room > cap - 1) room = cap - 1;
+  if (strlen(pre) + wl + strlen(tail) <= room) {
+    snprintf(out, cap, "%s%s%s", pre, what, tail);
+    return strlen(out);
+  }
+  /* too long: the first word ("analysing") and as much of the end of the
+     rest as fits; narrower still, without the word, then without "heapscript: " */
+  head = sp ? (size_t)(sp - what) + 1 : 0;
+  fixed = strlen(pre) + head + sizeof dots - 1 + strlen(tail);
+  if (fixed + 8 > room) { fixed -= head; head = 0; }
+  if (fixed + 8 > room) { fixed -= strlen(pre); pre = ""; }
+  n = room - fixed;                              /* room >= 19, fixed <= 8 here */
+  keep = what + wl - (n < wl ? n : wl);
+  while (keep < what + wl && ((unsigned char)*keep & 0xC0) == 0x80) keep++;   /* not inside a UTF-8 character */
+  snprintf(out, cap, "%s%.*s%s%s%s", pre, (int)head, what, dots, keep, tail);
+  return strlen(out);
+}
+
 int hsi_term_progress_init(hsi_term_progress *p, hs_reader *r, const char *what) {
-  const char *d = getenv("HEAPSCRIPT_PROGRESS_DELAY");
+  const char *d = getenv("HEAPSCRIPT_PROGRESS_DELAY"), *term = getenv("TERM");
   int i, n = hs_reader_nfiles(r);
   memset(p, 0, sizeof *p);
   if (!isatty(fileno(stderr))) return 0;
   p->r = r;
   p->what = what;
+  p->cols = columns_of(stderr);
+  p->dumb = term && strcmp(term, "dumb") == 0;
   p->next = now_s() + (d && *d ? atof(d) : 0.5);
   for (i = 0; i < n && i < HSI_TERM_MAXFILES; i++) {
     p->before[i] = p->total;
@@ -91,14 +122,28 @@ void hsi_term_progress_step(void *ud, const hs_event *ev) {
   p->next = t + 0.2;
   done = (double)(p->before[ev->file] + ev->buffer) / (double)p->total;
   if (done > 1) done = 1;
-  fprintf(stderr, "\rheapscript: %s %3d%%", p->what, (int)(done * 100));
+  {
+    char line[1024];
+    size_t n = hsi_term_progress_line(p->what, (int)(done * 100), p->cols, line, sizeof line);
+    fputc('\r', stderr);
+    fputs(line, stderr);
+    if (!p->dumb) fputs("\033[K", stderr);                     /* a shorter line leaves nothing */
+    else for (; p->len > n; p->len--) fputc(' ', stderr);     /* (a dumb terminal: spaces) */
+    p->len = n;
+  }
   fflush(stderr);
   p->shown = 1;
 }
 
 void hsi_term_progress_done(hsi_term_progress *p) {
   if (!p->shown) return;
-  fputs("\r\033[K", stderr);    /* the line goes: what follows starts clean */
+  /* the line goes: what follows starts clean */
+  if (!p->dumb) fputs("\r\033[K", stderr);
+  else {
+    fputc('\r', stderr);
+    for (; p->len > 0; p->len--) fputc(' ', stderr);
+    fputc('\r', stderr);
+  }
   fflush(stderr);
   p->shown = 0;
 }

@@ -15,7 +15,17 @@ typedef struct hsi_term_progress {
   uint64_t total;                        /* buffers of every file */
   uint64_t before[HSI_TERM_MAXFILES];    /* buffers of the files before file i */
   int shown;
+  int cols;                              /* stderr's width (COLUMNS, else the terminal's) */
+  int dumb;                              /* TERM=dumb: no "\033[K"; spaces clear the line */
+  size_t len;                            /* the length of the line shown */
 } hsi_term_progress;
+
+/* The progress line "heapscript: WHAT NN%" for a terminal of cols
+   columns, into out (cap bytes, at least 64): within cols - 1 columns,
+   so that a rewrite after '\r' never leaves a wrapped row behind.  What
+   is cut is the path after WHAT's first word, from the left, after
+   "...": "heapscript: analysing ...deep/dir/trace.etl  42%".  Its length. */
+size_t hsi_term_progress_line(const char *what, int pct, int cols, char *out, size_t cap);
 
 /* Set p up for a pass over r; 1 when a line may be shown (stderr is a
    terminal), 0 otherwise (then do not install the callback). */

@@ -25,6 +25,7 @@
 #include "win_cli.h"
 #include "win_live.h"
 #include "text.h"
+#include "cliargs.h"
 
 /* Help texts stay within 80 columns: they are read on terminals. */
 static const char *usage =
@@ -117,12 +118,15 @@ static int cmd_info(int argc, char **argv) {
   char **files = (char **)calloc((size_t)argc + 1, sizeof *files);
   if (!files) return 2;
   for (i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0) json = 1;
-    else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { fputs(info_usage, stdout); free(files); return 0; }
-    else if (argv[i][0] == '-' && argv[i][1]) { fprintf(stderr, "heapscript info: unknown option %s\n%s", argv[i], info_usage); free(files); return 2; }
-    else files[nfiles++] = argv[i];
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0) {                  /* the rest are traces (cliargs.h) */
+      while (++i < argc) files[nfiles++] = argv[i];
+    } else if (!hsi_cli_option_like(a)) files[nfiles++] = argv[i];
+    else if (strcmp(a, "--json") == 0) json = 1;
+    else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(info_usage, stdout); free(files); return 0; }
+    else { free(files); return hsi_cli_usage_error("info", info_usage, "unknown option %s", a); }
   }
-  if (nfiles == 0) { fputs(info_usage, stderr); free(files); return 2; }
+  if (nfiles == 0) { free(files); return hsi_cli_usage_error("info", info_usage, "no trace given"); }
   if (json && nfiles > 1) printf("[\n");
   for (i = 0; i < nfiles; i++) {
     hs_reader *r;
@@ -304,51 +308,58 @@ static int cmd_dump(int argc, char **argv) {
   if (!files) return 2;
   hsi_evfilter_init(&f);
   for (i = 0; i < argc; i++) {
-    const char *a = argv[i];
+    const char *a = argv[i], *val;
     long long v;
+    int ok;
+    if (strcmp(a, "--") == 0) {                  /* the rest are traces (cliargs.h) */
+      while (++i < argc) files[nfiles++] = argv[i];
+      break;
+    }
+    if (!hsi_cli_option_like(a)) { files[nfiles++] = argv[i]; continue; }
     if (strcmp(a, "--jsonl") == 0) { jsonl = 1; continue; }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(dump_usage, stdout); free(files); return 0; }
     if (strcmp(a, "--kernel") == 0 || strcmp(a, "--no-kernel") == 0) {
       f.kernel = a[2] == 'k'; continue;
     }
-    if (a[0] == '-' && a[1] == '-' && a[2]) {
-      const char *val = i + 1 < argc ? argv[++i] : NULL;
-      int ok = val != NULL;
-      if (!ok) ;
-      else if (strcmp(a, "--provider") == 0) ok = hsi_evfilter_provider(&f, val) == 0;
-      else if (strcmp(a, "--header-type") == 0) ok = hsi_evfilter_header_type(&f, val) == 0;
-      else if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
-        char *end;
-        double s = strtod(val, &end);
-        /* as the scripts' --window and --at (report.MAX_SECONDS): a record
-           may be stamped before its file's start, so below 0 too */
-        ok = *val && !*end && s >= -1e9 && s <= 1e9;
-        if (!ok) ;
-        else if (a[2] == 'f') { f.from_ns = (int64_t)(s * 1e9); f.from_set = 1; }
-        else { f.to_ns = (int64_t)(s * 1e9); f.to_set = 1; }
-      } else if (!(ok = parse_num(val, &v))) ;
-      else if (strcmp(a, "--opcode") == 0) ok = hsi_evfilter_add(&f.opcode, v, 0xFF) == 0;
-      else if (strcmp(a, "--id") == 0) ok = hsi_evfilter_add(&f.id, v, 0xFFFF) == 0;
-      else if (strcmp(a, "--pid") == 0) ok = hsi_evfilter_add(&f.pid, v, 0xFFFFFFFF) == 0;
-      else if (strcmp(a, "--tid") == 0) ok = hsi_evfilter_add(&f.tid, v, 0xFFFFFFFF) == 0;
-      else if (strcmp(a, "--limit") == 0) { f.limit = v; ok = v >= 0; }
-      else ok = 0;
-      if (!ok) {
-        const char *why = !val ? "" : strcmp(a, "--provider") == 0 ? ": neither a GUID nor a provider name"
-                        : strcmp(a, "--header-type") == 0 ? ": not a header type's name"
-                        : strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0 ? ": expected seconds from the trace's start (within 1e+09 s of it)"
-                        : strcmp(a, "--limit") == 0 ? ": expected a count of 0 or more"
-                        : strcmp(a, "--opcode") == 0 || strcmp(a, "--id") == 0 || strcmp(a, "--pid") == 0
-                          || strcmp(a, "--tid") == 0 ? ": expected a number in the field's range" : ": no such option";
-        fprintf(stderr, "heapscript dump: bad option %s %s%s\n%s", a, val ? val : "(missing value)", why, dump_usage);
-        free(files);
-        return 2;
-      }
-      continue;
+    if (strcmp(a, "--provider") && strcmp(a, "--header-type") && strcmp(a, "--from") && strcmp(a, "--to") &&
+        strcmp(a, "--opcode") && strcmp(a, "--id") && strcmp(a, "--pid") && strcmp(a, "--tid") &&
+        strcmp(a, "--limit")) {
+      free(files);
+      return hsi_cli_usage_error("dump", dump_usage, "unknown option %s", a);
     }
-    files[nfiles++] = argv[i];
+    if (i + 1 >= argc) { free(files); return hsi_cli_usage_error("dump", dump_usage, "%s needs a value", a); }
+    val = argv[++i];
+    if (strcmp(a, "--provider") == 0) ok = hsi_evfilter_provider(&f, val) == 0;
+    else if (strcmp(a, "--header-type") == 0) ok = hsi_evfilter_header_type(&f, val) == 0;
+    else if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
+      char *end;
+      double s = strtod(val, &end);
+      /* as the scripts' --window and --at (report.MAX_SECONDS): a record
+         may be stamped before its file's start, so below 0 too */
+      ok = *val && !*end && s >= -1e9 && s <= 1e9;
+      if (!ok) ;
+      else if (a[2] == 'f') { f.from_ns = (int64_t)(s * 1e9); f.from_set = 1; }
+      else { f.to_ns = (int64_t)(s * 1e9); f.to_set = 1; }
+    } else if (!(ok = parse_num(val, &v))) ;
+    else if (strcmp(a, "--opcode") == 0) ok = hsi_evfilter_add(&f.opcode, v, 0xFF) == 0;
+    else if (strcmp(a, "--id") == 0) ok = hsi_evfilter_add(&f.id, v, 0xFFFF) == 0;
+    else if (strcmp(a, "--pid") == 0) ok = hsi_evfilter_add(&f.pid, v, 0xFFFFFFFF) == 0;
+    else if (strcmp(a, "--tid") == 0) ok = hsi_evfilter_add(&f.tid, v, 0xFFFFFFFF) == 0;
+    else { f.limit = v; ok = v >= 0; }            /* --limit */
+    if (!ok) {
+      const char *why = strcmp(a, "--provider") == 0 ? "neither a GUID nor a provider name"
+                      : strcmp(a, "--header-type") == 0 ? "not a header type's name"
+                      : strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0 ? "expected seconds from the trace's start (within 1e+09 s of it)"
+                      : strcmp(a, "--limit") == 0 ? "expected a count of 0 or more"
+                      : "expected a number in the field's range";
+      free(files);
+      return hsi_cli_usage_error("dump", dump_usage, "bad option %s %s: %s", a, val, why);
+    }
   }
-  if (nfiles == 0) { fputs(dump_usage, stderr); free(files); return 2; }
+  if (nfiles == 0) {
+    free(files);
+    return hsi_cli_usage_error("dump", dump_usage, "no trace given");
+  }
   if (f.from_set && f.to_set && f.from_ns > f.to_ns) {
     fprintf(stderr, "heapscript dump: --from is after --to\n%s", dump_usage);
     free(files);
@@ -386,6 +397,8 @@ static int cmd_dump(int argc, char **argv) {
   return rc;
 }
 
+static const char merge_usage[] = "usage: heapscript merge -o OUT.etl TRACE...\n";
+
 static int cmd_merge(int argc, char **argv) {
   const char *out = NULL;
   char err[HS_ERRLEN];
@@ -397,16 +410,30 @@ static int cmd_merge(int argc, char **argv) {
   char **in = (char **)calloc((size_t)argc + 1, sizeof *in);
   if (!in) return 2;
   for (i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0) {                  /* the rest are traces (cliargs.h) */
+      while (++i < argc) in[n++] = argv[i];
+    } else if (!hsi_cli_option_like(a)) in[n++] = argv[i];
+    else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       printf("usage: heapscript merge -o OUT.etl TRACE...\n"
              "Writes the traces of one run (e.g. the kernel and heap sessions of `heapscript record`)\n"
              "as one .etl in time order, as xperf -merge does; WPP records are left out (counted).\n");
       free(in); return 0;
+    } else if (strcmp(a, "-o") == 0) {
+      const char *why = i + 1 >= argc ? "-o needs an output file and at least one trace"
+                      : out ? "-o given twice: the traces are merged into one file" : NULL;
+      if (why) { free(in); return hsi_cli_usage_error("merge", merge_usage, "%s", why); }
+      out = argv[++i];
+    } else {
+      free(in);
+      return hsi_cli_usage_error("merge", merge_usage, "unknown option %s", a);
     }
-    if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
-    else in[n++] = argv[i];
   }
-  if (!out || n == 0) { fprintf(stderr, "usage: heapscript merge -o OUT.etl TRACE...\n"); free(in); return 2; }
+  if (!out || n == 0) {
+    free(in);
+    return hsi_cli_usage_error("merge", merge_usage, "%s", !out ? "no output file: -o OUT.etl is needed"
+                                                              : "no trace given");
+  }
   /* damage in the inputs: a line each as met, left out of the new file, exit 1 */
   hsi_damage_stderr_opts(&dout, in, &ro);
   if (hsi_merge((const char *const *)in, n, out, &ro, &c, err, sizeof err) < 0) {

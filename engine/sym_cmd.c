@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "heapscript.h"
+#include "cliargs.h"
 #include "damlog.h"
 #include "info.h"
 #include "procmap.h"
@@ -186,16 +187,25 @@ int hsi_sym_cmd(int argc, char **argv) {
   if (!files) return 2;
   for (i = 0; i < argc; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "--json") == 0) json = 1;
+    if (strcmp(a, "--") == 0) {                  /* the rest are traces (cliargs.h) */
+      while (++i < argc) files[nfiles++] = argv[i];
+    } else if (!hsi_cli_option_like(a)) files[nfiles++] = argv[i];
+    else if (strcmp(a, "--json") == 0) json = 1;
     else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(usage, stdout); free(files); return 0; }
     else if (strcmp(a, "--symbol-path") == 0 || strcmp(a, "--symbols") == 0) {
-      if (i + 1 >= argc) { fprintf(stderr, "heapscript symbols: %s needs a value\n%s", a, usage); free(files); return 2; }
+      if (i + 1 >= argc) { free(files); return hsi_cli_usage_error("symbols", usage, "%s needs a value", a); }
       if (strcmp(a, "--symbol-path") == 0) sympath = argv[++i]; else mappath = argv[++i];
     } else if (strncmp(a, "--symbol-path=", 14) == 0) sympath = a + 14;
-    else if (a[0] == '-' && a[1]) { fprintf(stderr, "heapscript symbols: unknown option %s\n%s", a, usage); free(files); return 2; }
-    else files[nfiles++] = argv[i];
+    else { free(files); return hsi_cli_usage_error("symbols", usage, "unknown option %s", a); }
   }
-  if (nfiles == 0) { fputs(usage, stderr); free(files); return 2; }
+  if (nfiles == 0) {
+    /* `symbols --symbol-path T.etl`: the trace went as the option's value */
+    const char *opt = argc >= 2 ? argv[argc - 2] : "";
+    free(files);
+    if (strcmp(opt, "--symbol-path") == 0 || strcmp(opt, "--symbols") == 0)
+      return hsi_cli_usage_error("symbols", usage, "no trace given: %s took %s as its value", opt, argv[argc - 1]);
+    return hsi_cli_usage_error("symbols", usage, "no trace given");
+  }
   hsi_damage_stderr_opts(&dout, files, &o);
   if (hs_reader_open(&r, (const char *const *)files, nfiles, &o, err, sizeof err) != 0) {
     fprintf(stderr, "heapscript: %s\n", err);

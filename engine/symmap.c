@@ -297,14 +297,19 @@ int hsi_symmap_load(hsi_symmap **out, const char *path, char *err, size_t errlen
       }
       buf = b;
     }
+    errno = 0;
     n = fread(buf + len, 1, cap - len, f);
     len += n;
     if (n == 0) break;
   }
   if (ferror(f)) {
+    int e = errno;              /* a directory opens on POSIX; its first read fails */
     free(buf);
     fclose(f);
-    if (err && errlen) snprintf(err, errlen, "reading %s: I/O error", path);
+    if (err && errlen) {
+      if (e == EISDIR) snprintf(err, errlen, "%s: is a directory, not a symbol map", path);
+      else snprintf(err, errlen, "%s: cannot read: %s", path, e ? strerror(e) : "I/O error");
+    }
     return HS_EIO;
   }
   fclose(f);

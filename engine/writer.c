@@ -409,7 +409,11 @@ int hsi_writer_open(hsi_writer **out, const char *path, const hsi_writer_opts *o
     if (!(w->f = hsi_fopen(path, "wb")))
       rc = fail(w, HS_EIO, "cannot create %s: %s", path, errno ? strerror(errno) : "error");
   }
-  if (!rc) rc = write_header_buffer(w, path);
+  if (!rc && (rc = write_header_buffer(w, path)) != 0) {   /* a full disk: say which file */
+    char why[HS_ERRLEN];
+    snprintf(why, sizeof why, "%s", w->err);
+    fail(w, rc, "%s: %s", path, why);
+  }
   if (rc) {
     if (err && errlen) snprintf(err, errlen, "%s", w->err);
     if (w->f) fclose(w->f);

@@ -119,6 +119,10 @@ function M.options(spec, defaults, argv, usage)
         if f then f:close() end
       else
         there = os.rename(path, path)
+        -- a directory renames onto itself too; with a "/" after it only a directory does
+        if there and os.rename(path .. "/", path .. "/") then
+          fail(("--%s: cannot write %s (Is a directory)"):format(k, path))
+        end
       end
     end
     if there and type(o.baseline) == "string" and heapscript.same_file(path, o.baseline) then

@@ -209,6 +209,15 @@ for f in text empty; do
   [ "$rc" -eq 2 ] || no "$f: exit $rc, expected 2"
   grep -q "$f.etl: offset 0x0: not an ETL file" "$T/err" || no "$f: message: $(cat "$T/err")"
 done
+# the empty file said plainly (it was "... fitting the file (0 bytes), found BufferSize 0x0")
+grep -qx "heapscript: $T/empty.etl: offset 0x0: not an ETL file: the file is empty (0 bytes)" "$T/err" \
+  || no "empty: message: $(cat "$T/err")"
+# a trace as `-` (standard input): not supported, said so (it was "-: cannot open: No such file ...")
+for cmd in info dump symbols leaks "merge -o $T/m.etl"; do
+  "$HS" $cmd - </dev/null >/dev/null 2>"$T/err"; rc=$?
+  [ "$rc" -eq 2 ] && grep -q "^heapscript.*: -: reading a trace from standard input is not supported" "$T/err" \
+    || no "$cmd -: exit $rc: $(cat "$T/err")"
+done
 # a leaks --json report given as diff's first trace: the message, then
 # where a baseline report goes
 "$HS" leaks examples/memorytestapp.etl --json "$T/base.json" >/dev/null 2>&1
@@ -290,5 +299,17 @@ if [ -z "$HS_WINE" ] && [ -c /dev/full ]; then
   [ "$rc" -eq 2 ] && grep -q "cannot write the output" "$T/err" && echo "ok os.exit(0) with its output lost: exit 2" \
     || no "os.exit >/dev/full: exit $rc: $(cat "$T/err")"
 fi
+
+# 10. a report file that is a directory: said before the analysis, naming
+# the option, as a missing directory is (the text report was printed first,
+# then "heapscript: DIR: Is a directory")
+mkdir "$T/dir"
+for c in "leaks examples/memorytestapp.etl --json $T/dir|leaks: --json" "leaks examples/memorytestapp.etl --csv $T/dir/|leaks: --csv" \
+         "policy examples/memorytestapp.etl --junit $T/dir|policy: --junit"; do
+  args=${c%%|*}; want=${c#*|}
+  $HS $args >"$T/out" 2>"$T/err"; rc=$?
+  [ "$rc" -eq 2 ] && [ ! -s "$T/out" ] && grep -q "^$want: cannot write $T/dir/* (Is a directory)" "$T/err" \
+    && echo "ok $want DIR: exit 2 before the analysis, said" || no "$args: exit $rc, $(wc -l <"$T/out") lines out: $(head -1 "$T/err")"
+done
 
 [ "$fails" -eq 0 ]

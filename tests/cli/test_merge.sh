@@ -18,6 +18,12 @@ for s in leaks transient growth; do
   cmp -s "$T/a" "$T/b" && echo "ok $s: same report from the merged file" || { no "$s differs"; diff "$T/a" "$T/b" | head -5; }
 done
 "$HS" merge -o "$T/x.etl" >/dev/null 2>&1 && no "merge without inputs succeeded"
+# an output that cannot be written is named (it said "writing buffer 0: No space left on device")
+if [ -w /dev/full ]; then
+  "$HS" merge -o /dev/full examples/memorytestapp.etl >/dev/null 2>"$T/err"; rc=$?
+  [ $rc = 2 ] && grep -q "^heapscript merge: /dev/full: writing buffer 0: No space left on device" "$T/err" \
+    && echo "ok merge -o /dev/full: exit 2, the file named" || no "merge -o /dev/full: exit $rc: $(cat "$T/err")"
+fi
 "$HS" merge -o "$T/x.etl" "$T/missing.etl" 2>"$T/err"; [ $? = 2 ] && grep -q missing.etl "$T/err" \
   && echo "ok a missing input: exit 2, named" || no "missing input"
 

@@ -385,6 +385,13 @@ fi
 
 "$HS" symbols >/dev/null 2>&1; [ $? -eq 2 ] || no "symbols without a trace: exit 2"
 "$HS" symbols --bogus "$E" >/dev/null 2>&1; [ $? -eq 2 ] || no "symbols: unknown option: exit 2"
+# a directory given as the symbol map: said so, by symbols and by the scripts (was "reading DIR: I/O error")
+d=$(mktemp -d)
+for cmd in "symbols --symbols $d $E" "leaks $E --symbols $d"; do
+  err=$("$HS" $cmd 2>&1 >/dev/null); rc=$?
+  [ $rc -eq 2 ] && [ "$err" = "heapscript: $d: is a directory, not a symbol map" ] || no "$cmd: exit $rc: $err"
+done
+rmdir "$d"
 "$HS" symbols "$T/nonexistent.etl" >/dev/null 2>&1; [ $? -eq 2 ] || no "symbols: a missing trace: exit 2"
 "$HS" symbols --help | grep -q "usage: heapscript symbols" || no "symbols --help"
 

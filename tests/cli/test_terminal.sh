@@ -64,6 +64,23 @@ pty "HEAPSCRIPT_PROGRESS_DELAY=0 $HS leaks $M 2>$T/err2" >"$T/pty"
 grep -q "analysing" "$T/pty" && no "a progress line although stderr is a file"
 echo "ok: terminal: progress line, bold headings, NO_COLOR honoured"
 
+# a path longer than the terminal: each progress line within COLUMNS - 1, the
+# path cut from the left (it wrapped, and each rewrite after \r left rows behind);
+# TERM=dumb: spaces clear the line, never ESC [K
+D=$T/a-directory-with-a-rather-long-name/another-directory-with-a-long-name/and-a-third-one-as-well
+mkdir -p "$D" && cp $M "$D/trace.etl"
+for term in xterm dumb; do
+  pty "TERM=$term COLUMNS=80 HEAPSCRIPT_PROGRESS_DELAY=0 $HS leaks $D/trace.etl >/dev/null" >"$T/pty"
+  tr '\r' '\n' <"$T/pty" | sed "s/${ESC}\[K//g" | grep "analysing" >"$T/lines"
+  [ -s "$T/lines" ] || no "TERM=$term, a long path: no progress line: $(head -c 300 "$T/pty")"
+  long=$(awk 'length($0) > 79' "$T/lines" | head -n 1)
+  [ -z "$long" ] || no "TERM=$term, a long path on 80 columns: a progress line of ${#long} characters: $long"
+  grep -q "^heapscript: analysing \.\.\..*/trace\.etl *[0-9]*%$" "$T/lines" || no "TERM=$term: the path not cut from the left: $(head -n 1 "$T/lines")"
+  if [ $term = dumb ]; then grep -q "$ESC" "$T/pty" && no "TERM=dumb: an escape sequence on the terminal"
+  else grep -q "${ESC}\[K" "$T/pty" || no "TERM=$term: the line not cleared with ESC [K"; fi
+done
+echo "ok: the progress line of a long path fits the terminal"
+
 # every line of every bundled script within COLUMNS (escapes and progress left out)
 for cols in 60 80; do
   for s in leaks transient growth pool peak churn policy events; do

@@ -161,6 +161,13 @@ TEST(load_file) {
   CHECK_EQ(hsi_symmap_load(&sm, path, err, sizeof err), HS_EIO);
   CHECK(sm == NULL);
   CHECK(strstr(err, path) != NULL);
+#ifndef _WIN32
+  /* a directory opens on POSIX and fails at its first read: said as such
+     (it was "reading DIR: I/O error") */
+  CHECK_EQ(hsi_symmap_load(&sm, ".", err, sizeof err), HS_EIO);
+  CHECK(sm == NULL);
+  CHECK_STR(err, ".: is a directory, not a symbol map");
+#endif
 }
 
 /* One module under two spellings ("ntdll", "ntdll.dll"): each spelling's

@@ -1,0 +1,61 @@
+/*
+** test_term.c -- the progress line of a long analysis (lua_term.h):
+** within the terminal's width less one column whatever the path, so that
+** its rewrites after '\r' leave no wrapped rows behind; the path cut from
+** the left, the share done always shown.
+*/
+#include <string.h>
+#include "unit.h"
+#include "lua_term.h"
+
+TEST(fits_as_it_is) {
+  char out[256];
+  CHECK_EQ(hsi_term_progress_line("analysing t.etl", 7, 80, out, sizeof out), strlen(out));
+  CHECK_STR(out, "heapscript: analysing t.etl   7%");
+  hsi_term_progress_line("analysing t.etl", 100, 80, out, sizeof out);
+  CHECK_STR(out, "heapscript: analysing t.etl 100%");
+}
+
+TEST(long_path_cut_from_the_left) {
+  char what[256], out[256];
+  size_t n;
+  int cols;
+  /* a path of 138 characters on 80 columns (it printed 161 characters) */
+  strcpy(what, "analysing /home/someone/projects/");
+  while (strlen(what) < 10 + 138 - 9) strcat(what, "deep/");
+  strcat(what, "trace.etl");
+  n = hsi_term_progress_line(what, 42, 80, out, sizeof out);
+  CHECK_EQ(n, 79);
+  CHECK_EQ(strlen(out), 79);
+  CHECK(strncmp(out, "heapscript: analysing ...", 25) == 0);
+  CHECK(strcmp(out + n - 14, "trace.etl  42%") == 0);
+  for (cols = 20; cols <= 200; cols++) {         /* every width: within it, the share at the end */
+    n = hsi_term_progress_line(what, 42, cols, out, sizeof out);
+    CHECK(n <= (size_t)cols - 1);
+    CHECK(n >= 4 && strcmp(out + n - 4, " 42%") == 0);
+  }
+  /* narrower than 20 is taken as 20; a small buffer bounds the line too */
+  CHECK(hsi_term_progress_line(what, 1, 5, out, sizeof out) <= 19);
+  CHECK(hsi_term_progress_line(what, 1, 200, out, 64) <= 63);
+  CHECK_EQ(strlen(out), hsi_term_progress_line(what, 1, 200, out, 64));
+}
+
+TEST(utf8_not_split) {
+  char what[256], out[256];
+  size_t n, i;
+  strcpy(what, "analysing /");
+  for (i = 0; i < 60; i++) strcat(what, "\xc3\xa9");       /* é, two bytes each */
+  strcat(what, "/t.etl");
+  for (i = 20; i < 90; i++) {
+    n = hsi_term_progress_line(what, 5, (int)i, out, sizeof out);
+    CHECK(n <= i - 1);
+    CHECK(strstr(out, "...\xa9") == NULL);               /* never half a character after the dots */
+  }
+}
+
+int main(void) {
+  RUN(fits_as_it_is);
+  RUN(long_path_cut_from_the_left);
+  RUN(utf8_not_split);
+  return UNIT_DONE();
+}
