@@ -351,6 +351,13 @@ int hsi_lua_usage_error(lua_State *L, const char *msg) {
   return lua_error(L);
 }
 
+const char *hsi_lua_checkpath(lua_State *L, int arg) {
+  size_t len;
+  const char *p = luaL_checklstring(L, arg, &len);
+  if (strlen(p) != len) luaL_argerror(L, arg, "a file name with a NUL byte in it");
+  return p;
+}
+
 int hsi_lua_argerrorf(lua_State *L, int arg, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

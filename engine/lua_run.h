@@ -171,6 +171,9 @@ int hsi_lua_usage_error(lua_State *L, const char *msg);
 /* luaL_argerror with a message formatted as lua_pushfstring does:
    "bad argument #arg to 'f' (message)"; raises. */
 int hsi_lua_argerrorf(lua_State *L, int arg, const char *fmt, ...);
+/* luaL_checkstring of a file name: one with a NUL byte (which the system
+   would cut there, and open another file) is an argument error. */
+const char *hsi_lua_checkpath(lua_State *L, int arg);
 void hsi_lua_trace_walked(lua_State *L, int idx);
 void hsi_lua_trace_set_main(lua_State *L, int idx);
 /* The damage a live trace's producer met reading files (a replay's),

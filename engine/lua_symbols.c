@@ -69,7 +69,7 @@ static int s_symbols(lua_State *L) {
     lua_settop(L, 1);
     return 1;
   }
-  path = luaL_checkstring(L, 1);
+  path = hsi_lua_checkpath(L, 1);
   s = (Symbols *)lua_newuserdatauv(L, sizeof *s, 1);
   s->sm = NULL;
   luaL_setmetatable(L, HSI_LUA_SYMBOLS);

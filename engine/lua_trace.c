@@ -346,7 +346,7 @@ static int t_open(lua_State *L) {
   const char **paths;
   luaL_argcheck(L, n > 0, 1, "at least one path expected");
   paths = (const char **)lua_newuserdatauv(L, (size_t)n * sizeof *paths, 0);
-  for (i = 0; i < n; i++) paths[i] = luaL_checkstring(L, i + 1);
+  for (i = 0; i < n; i++) paths[i] = hsi_lua_checkpath(L, i + 1);
   if (hsi_lua_trace_open(L, paths, n) < 0) {
     luaL_pushfail(L);
     lua_insert(L, -2);
@@ -455,7 +455,7 @@ static int t_files(lua_State *L) {
    a link to it), or nil: a script's output must not overwrite its trace */
 static int t_same_file(lua_State *L) {
   Trace *t = totrace(L, 1);
-  const char *p = luaL_checkstring(L, 2);
+  const char *p = hsi_lua_checkpath(L, 2);
   int i;
   for (i = 0; t->paths && i < t->nfiles; i++)
     if (hsi_same_file(p, t->paths[i])) { lua_pushstring(L, t->paths[i]); return 1; }
@@ -465,7 +465,7 @@ static int t_same_file(lua_State *L) {
 
 /* heapscript.same_file(a, b) -> boolean: a and b name one file (a link, another spelling) */
 static int t_same_file_any(lua_State *L) {
-  lua_pushboolean(L, hsi_same_file(luaL_checkstring(L, 1), luaL_checkstring(L, 2)));
+  lua_pushboolean(L, hsi_same_file(hsi_lua_checkpath(L, 1), hsi_lua_checkpath(L, 2)));
   return 1;
 }
 

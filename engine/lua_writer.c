@@ -375,7 +375,7 @@ static const int clock_values[] = { 1, 2, 3 };
 
 /* heapscript.writer(path [, opts]) -> writer | nil, message */
 static int w_new(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
+  const char *path = hsi_lua_checkpath(L, 1);
   hsi_writer_opts o;
   uint32_t masks[8];
   char err[HS_ERRLEN];

@@ -30,6 +30,12 @@ test("open", function()
   check(t == nil and err:find("ExplorerStartupLog.etl", 1, true) and err:find("offset", 1, true),
         "open of the damaged corpus file: nil, message with file and offset", err)
   raises(function() heapscript.open() end, "at least one path", "open() without a path is an error")
+  -- a NUL byte would cut the name where the system reads it: another file opened, or written
+  raises(function() heapscript.open("examples/memorytestapp.etl\0junk") end, "a file name with a NUL byte",
+         "open() of a name with a NUL byte is an error")
+  raises(function() heapscript.writer(T.tmpname() .. "\0x") end, "a file name with a NUL byte",
+         "writer() of a name with a NUL byte is an error")
+  raises(function() heapscript.same_file("a\0b", "a") end, "a file name with a NUL byte", "same_file too")
   t = assert(heapscript.open(INJECTED))
   eq(getmetatable(t).__name, "heapscript.Trace", "open returns a heapscript.Trace")
   eq(tostring(t), "heapscript.Trace (" .. INJECTED .. ")", "__tostring names the file")
