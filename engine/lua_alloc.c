@@ -1170,6 +1170,8 @@ static int a_series(lua_State *L) {
      points spread over all time would each be -inf, inf or NaN */
   if (t1 <= EDGE_LO) t1 = A->an->span1;
   if (t2 >= EDGE_HI) t2 = A->an->span2;
+  if (t1 >= EDGE_HI) t1 = A->an->span2;   /* (both ends past it: {1e300, 1e301}) */
+  if (t2 <= EDGE_LO) t2 = A->an->span1;
   if (t2 < t1) t2 = t1;   /* a window between two ticks: one point */
   if (peaks && points == 0) argfail(L, 2, "option 'peaks': needs points of 1 or more (the columns)", NULL, NULL);
   sc = newscratch(L);

@@ -249,7 +249,8 @@ test("mistakes said at the script's line, extremes held", function()
     .. "ok, e = pcall(function() return st:matches('%') end) print(e)\n"
     .. "ok, e = pcall(function() return A:group(function() return 0/0 end) end) print(e)\n"
     .. "local s, p = A:series{window = {1e10, 1e11}, points = 2}, A:series{window = {1e10, 1e11}, points = 2, peaks = true}\n"
-    .. "print(s.time[1] == p.time[1] and p.time[1] > 0)\n")
+    .. "print(s.time[1] == p.time[1] and p.time[1] > 0)\n"
+    .. "s = A:series{window = {1e300, 1e301}, points = 3} print(s.time[1] == s.time[3] and s.time[3] < 1e9)\n")
   local code, out, err = hs(q(s) .. " " .. ex)
   eq(code, 0, "exit 0 (" .. err .. ")")
   local l = {}
@@ -261,6 +262,7 @@ test("mistakes said at the script's line, extremes held", function()
   check((l[4] or ""):find(s .. ":6: bad argument #1 to 'group' (group by a function: it returned NaN", 1, true),
         "a key function's NaN", l[4])
   eq(l[5], "true", "a series after the trace: its times the same either way, and late")
+  eq(l[6], "true", "a series whose both ends are past every time: the trace's last moment, not inf")
   code, out, err = hs("events " .. ex .. " --provider nosuch")
   check(code == 2 and err:find("events: --provider: 'nosuch' is neither a GUID nor a provider name", 1, true)
         and not err:find("traceback", 1, true), "events --provider of no provider: a usage error, exit 2", err)
