@@ -207,7 +207,7 @@ static int l_every(lua_State *L) {
 /* trace:session() -> {events, lost_events, lost_buffers, dropped, stopped, reason, mode} | nil */
 static int l_session(lua_State *L) {
   Live *lv = getlive(L);
-  luaL_checkudata(L, 1, HSI_LUA_TRACE);
+  hsi_lua_checkreader(L, 1);                /* a closed trace raises, as its other methods do */
   if (!lv || !lv->s) { lua_pushnil(L); return 1; }
   push_counts(L, lv);
   return 1;

@@ -454,7 +454,7 @@ static int t_files(lua_State *L) {
 /* trace:same_file(path) -> the trace's file that path names (itself or
    a link to it), or nil: a script's output must not overwrite its trace */
 static int t_same_file(lua_State *L) {
-  Trace *t = totrace(L, 1);
+  Trace *t = checkopen(L, 1);
   const char *p = hsi_lua_checkpath(L, 2);
   int i;
   for (i = 0; t->paths && i < t->nfiles; i++)

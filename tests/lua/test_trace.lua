@@ -44,6 +44,8 @@ test("open", function()
   eq(tostring(t), "heapscript.Trace (closed)", "__tostring of a closed trace")
   raises(function() t:header() end, "closed trace", "header() of a closed trace is an error")
   raises(function() t:events() end, "closed trace", "events() of a closed trace is an error")
+  raises(function() t:same_file("x") end, "closed trace", "same_file() of a closed trace is an error")
+  raises(function() t:session() end, "closed trace", "session() of a closed trace is an error")
 end)
 
 test("header", function()
