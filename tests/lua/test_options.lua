@@ -86,6 +86,13 @@ _, a = run("growth " .. M .. " --baseline 2s --step-span 500ms")
 _, b = run("growth " .. M .. " --baseline 2 --step-span 0.5")
 check(a == b and #a > 0, "growth: 2s = 2, 500ms = 0.5", a)
 
+-- a size's suffix b is bytes, with or without a space (docs/SCRIPTS.md, Options)
+_, a = run("transient " .. M .. " --min-size 100B --kind heap")
+_, b = run("transient " .. M .. " --min-size 100 --kind heap")
+check(a == b and a:find("of at least 100 B ", 1, true), "--min-size 100B = 100 bytes", a)
+_, a = run("transient " .. M .. " --min-size " .. q("100 b") .. " --kind heap")
+check(a == b, "--min-size '100 b' = 100 bytes", a)
+
 code, out = run("leaks " .. M .. " --top 1e1 --kind heap")
 check(code == 0 and out:find("#1", 1, true), "--top 1e1: a whole number", out)
 code, out = run("pool " .. N .. " --top 0x2")
