@@ -72,6 +72,14 @@ for _, c in ipairs{ { "transient", "--max-lifetime abc", "--max-lifetime: expect
                     { "leaks", "--kind heap,bogus", "--kind: bogus is none of heap, virtual, pool" },
                     { "leaks", "--kind ,", "--kind: expected one or more of heap, virtual, pool" },
                     { "leaks", "--window 5,1", "--window: the start (5 s) is after the end (1 s): 5,1" },
+                    -- too large to hold: infinity as a float, a hex integer that wraps around
+                    { "transient", "--max-lifetime 1e400", "--max-lifetime: expected seconds of 0 or more (0.5, 500ms, 2s accepted): 1e400" },
+                    { "transient", "--min-size 1e400", "--min-size: expected a number of 0 or more (64k, 1MiB accepted): 1e400" },
+                    { "transient", "--min-size 1e308g", "--min-size: expected a number of 0 or more (64k, 1MiB accepted): 1e308g" },
+                    { "transient", "--min-size 0x8000000000000000", "--min-size: expected a number of 0 or more (64k, 1MiB accepted): 0x8000000000000000" },
+                    { "churn", "--short 1e400", "--short: expected seconds of 0 or more (0.5, 500ms, 2s accepted): 1e400" },
+                    { "growth", "--min-rate 1e400", "--min-rate: expected a number of 0 or more (64k, 1MiB accepted): 1e400" },
+                    { "leaks", "--top 0x10000000000000000", "--top: expected a whole number from 0 to 2^53: 0x10000000000000000" },
                     { "leaks", "--window 1e309,", "--window: expected T1,T2 in seconds from the trace's start (within 1e+09 s of it): 1e309," },
                     { "leaks", "--window 1e30,2e30", "--window: expected T1,T2 in seconds from the trace's start (within 1e+09 s of it): 1e30,2e30" } } do
   code, out, err = run(c[1] .. " " .. M .. " " .. c[2])
