@@ -45,6 +45,7 @@ function M.options(spec, defaults, argv, usage)
     local flag = "--" .. name          -- as typed, for the messages
     name = name:gsub("-", "_")
     local kind = spec[name]
+    if inline and (name == "help" or kind == "flag") then fail(flag .. " takes no value") end
     if name == "help" then
       for l in (usage or ""):gmatch("([^\n]*)\n") do M.print(l) end   -- fitted to the terminal
       os.exit(0)

@@ -85,6 +85,15 @@ for _, c in ipairs{ { "transient", "--max-lifetime abc", "--max-lifetime: expect
   code, out, err = run(c[1] .. " " .. M .. " " .. c[2])
   check(code == 2 and err:find(c[1] .. ": " .. c[3], 1, true) and out == "", c[1] .. " " .. c[2] .. ": exit 2, " .. c[3], err)
 end
+-- a flag takes no value: --all=0 does not turn it off, nor does --all=xyz turn it on
+for _, v in ipairs({ "0", "false", "xyz", "" }) do
+  code, out, err = run("diff " .. M .. " examples/memorytestapp-newleak.etl --all=" .. v)
+  check(code == 2 and err:find("diff: --all takes no value", 1, true) and out == "", "diff --all=" .. v .. ": exit 2", err)
+end
+code, out, err = run("leaks " .. M .. " --help=yes")
+check(code == 2 and err:find("leaks: --help takes no value", 1, true) and out == "", "leaks --help=yes: exit 2", err)
+code, out, err = run("diff " .. M .. " examples/memorytestapp-newleak.etl --all")
+check(code == 0 and out:find("\n  unchanged heap ", 1, true), "diff --all alone: on (the unchanged stacks listed)", err)
 code, out, err = run("diff " .. M .. " examples/memorytestapp-newleak.etl --by bogus")
 check(code == 2 and err:find("diff: --by: bogus is none of stack, tag, process", 1, true), "diff --by bogus: exit 2", err)
 local _, a = run("transient " .. M .. " --max-lifetime 150ms --kind virtual")
