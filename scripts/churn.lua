@@ -20,7 +20,7 @@ usage: heapscript churn TRACE... [OPTIONS]
 ]] .. report.OUTPUT_USAGE
 
 local o = report.options({ kind = report.KINDS, sort = { "count", "bytes" }, short = "seconds",
-  process = "pattern", pid = "count", tag = "string", window = "window", top = "count", frames = "count",
+  process = "pattern", pid = "count", tag = "tag", window = "window", top = "count", frames = "count",
   symbols = "string", json = "string" },
   { kind = { "heap" }, sort = { "count" }, short = 0.001, top = 5, frames = 12 }, { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end

@@ -24,7 +24,7 @@ usage: heapscript diff BASE.etl NEW.etl [-- OPTIONS]
   --json FILE              the differences as JSON ("-" for standard output, then no text)
 ]] .. report.OUTPUT_USAGE
 
-local o = report.options({ baseline = "string", kind = report.KINDS, process = "pattern", pid = "count", tag = "string",
+local o = report.options({ baseline = "string", kind = report.KINDS, process = "pattern", pid = "count", tag = "tag",
   window = "window", by = { "stack", "tag", "process" }, all = "flag", top = "count", frames = "count", symbols = "string",
   json = "string" }, { kind = { "heap", "virtual", "pool" }, by = { "stack", "tag", "process" }, top = 10, frames = 6 },
   { ... }, usage)

@@ -21,7 +21,7 @@ usage: heapscript leaks TRACE... [OPTIONS]
                              for `heapscript diff` and `policy --baseline`
 ]] .. report.OUTPUT_USAGE
 
-local o = report.options({ kind = report.KINDS, process = "pattern", pid = "count", tag = "string",
+local o = report.options({ kind = report.KINDS, process = "pattern", pid = "count", tag = "tag",
   window = "window", top = "count", frames = "count", min_bytes = "number", symbols = "string",
   json = "string" }, { top = 5, frames = 12, min_bytes = 0, kind = { "heap", "virtual", "pool" } },
   { ... }, usage)

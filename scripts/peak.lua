@@ -23,7 +23,7 @@ usage: heapscript peak TRACE... [OPTIONS]
   --json FILE                also write the report as JSON ("-" for standard output, then no text)
 ]] .. report.OUTPUT_USAGE
 
-local o = report.options({ kind = report.KINDS, process = "pattern", pid = "count", tag = "string",
+local o = report.options({ kind = report.KINDS, process = "pattern", pid = "count", tag = "tag",
   window = "window", at = "time", top = "count", frames = "count", symbols = "string", json = "string" },
   { top = 5, frames = 12, kind = { "heap", "virtual", "pool" } }, { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end

@@ -12,7 +12,7 @@ usage: heapscript pool TRACE... [OPTIONS]
   --tag TAG        one tag only; --window T1,T2; --frames N (default 12); --symbols FILE; --json FILE
 ]] .. report.OUTPUT_USAGE
 
-local o = report.options({ top = "count", stacks = "count", tag = "string", window = "window",
+local o = report.options({ top = "count", stacks = "count", tag = "tag", window = "window",
   frames = "count", symbols = "string", json = "string" }, { top = 10, stacks = 2, frames = 12 }, { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end
 report.load_symbols(o.symbols)

@@ -25,7 +25,8 @@ end
 
 -- Options after `--`: `--name value`, `--flag`, and `--name=value`.
 -- spec maps a name to "number", "count", "seconds", "time" (seconds that
--- may be below 0), "string", "pattern" (a valid Lua pattern), "list"
+-- may be below 0), "string", "tag" (a pool tag of 1 to 4 characters),
+-- "pattern" (a valid Lua pattern), "list"
 -- (comma separated), a list of words, "window" (T1,T2 in seconds) or
 -- "flag"; defaults is a table of values (docs/SCRIPTS.md, report.options).
 function M.options(spec, defaults, argv, usage)
@@ -90,6 +91,12 @@ function M.options(spec, defaults, argv, usage)
           fail(flag .. ": expected a time in seconds from the trace's start (12.5, 500ms, -3 accepted): " .. v)
         end
         o[name] = neg == "-" and -n or n
+      elseif kind == "tag" then            -- a pool tag: "Irp" is "Irp " (report.filters pads it)
+        if #v < 1 or #v > 4 then
+          fail(("%s: a pool tag has 1 to 4 characters (a shorter one is padded with spaces), '%s' has %d")
+            :format(flag, v, #v))
+        end
+        o[name] = v
       elseif kind == "pattern" then        -- a name or a Lua pattern (--process)
         local ok, msg = pcall(string.find, "", v)
         if not ok then fail(("%s: not a Lua pattern (%s): %s"):format(flag, tostring(msg):gsub("^.-: ", ""), v)) end
@@ -537,7 +544,9 @@ function M.filters(o)
   if o.kind then f.kind = o.kind end
   if o.process then f.process = o.process end
   if o.pid then f.pid = o.pid end
-  if o.tag then f.tag = (o.tag .. "    "):sub(1, 4) end   -- "Irp" is the tag "Irp "
+  if o.tag then                         -- "Irp" is the tag "Irp "; another length is refused there
+    f.tag = (#o.tag >= 1 and #o.tag < 4) and (o.tag .. "   "):sub(1, 4) or o.tag
+  end
   if o.window then f.window = o.window end
   return f
 end

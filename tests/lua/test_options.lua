@@ -115,6 +115,22 @@ check(code == 0 and out:find("#1", 1, true), "--top 1e1: a whole number", out)
 code, out = run("pool " .. N .. " --top 0x2")
 check(code == 0 and out:find("'Irp '", 1, true) and not out:find("'File'", 1, true), "pool --top 0x2: two tags", out)
 
+-- a pool tag has 1 to 4 characters, a shorter one padded with spaces; one
+-- longer or empty is refused, not cut to its first four or padded to "    "
+for _, c in ipairs({ { "leaks", "LeakXYZW", 8 }, { "pool", "", 0 }, { "peak", "Leak ", 5 }, { "churn", "", 0 },
+                     { "diff", "Irp_x", 5 } }) do
+  local args = c[1] == "diff" and (N .. " " .. N) or N
+  code, out, err = run(c[1] .. " " .. args .. " --tag " .. q(c[2]))
+  local want = ("%s: --tag: a pool tag has 1 to 4 characters (a shorter one is padded with spaces), '%s' has %d")
+    :format(c[1], c[2], c[3])
+  check(code == 2 and err:find(want, 1, true) and out == "", c[1] .. " --tag '" .. c[2] .. "': exit 2", err)
+end
+_, a = run("pool " .. N .. " --tag Irp")
+_, b = run("pool " .. N .. " --tag " .. q("Irp "))
+check(a == b and a:find("'Irp '", 1, true), "pool --tag Irp = --tag 'Irp '", a)
+code, out = run("leaks " .. N .. " --tag Leak --top 1")
+check(code == 0 and out:find("tag Leak", 1, true), "leaks --tag Leak", out)
+
 -- a filter that matches nothing is not a trace without allocations
 code, out = run("leaks " .. M .. " --pid 1")
 eq(out, "no heap, VirtualAlloc or pool allocations under --pid 1 (the trace has 5012 of them)\n", "leaks --pid 1")
