@@ -45,6 +45,31 @@ check(code == 0 and out == "1 --z\n", "--timeout after the trace is heapscript's
 code, out, err = run(q(pf) .. " " .. M .. " --timeout")
 check(code == 2 and err:find("--timeout needs", 1, true), "--timeout without a value after the trace: usage error", err)
 
+-- every option heapscript takes among the script's arguments: the script
+-- never sees it, and the usage text and API.md name it where they say so
+local own = { { "-I", "-I tests" }, { "-IDIR", "-Itests" },
+              { "--timeout", "--timeout 30" }, { "--memory", "--memory 4096" }, { "--sandbox", "--sandbox" },
+              { "--symbol-path", "--symbol-path tests" }, { "--symbol-path", "--symbol-path=tests" } }
+local sp = T.tmpname(".lua")
+f = io.open(sp, "wb")
+f:write('print(#trace:files(), select("#", ...), ...)\n')
+f:close()
+for _, o in ipairs(own) do
+  code, out, err = run(q(sp) .. " " .. M .. " --x " .. o[2] .. " --y")
+  check(code == 0 and out == "1\t2\t--x\t--y\n", "SCRIPT TRACE --x " .. o[2] .. " --y: heapscript's, not the script's", out .. err)
+end
+os.remove(sp)
+local _, _, usage = run("--no-such-option")
+local api = assert(io.open("docs/API.md", "rb")):read("a")
+local said = { usage = usage:gsub("\n", " "):match("file is a trace%.(.-) wherever they are"),
+               ["API.md"] = api:gsub("\n", " "):match("naming an existing file is a trace%.(.-) wherever they are") }
+for where, text in pairs(said) do
+  for _, o in ipairs(own) do
+    local name = o[1] == "-IDIR" and "-I" or o[1]
+    check(text and text:find(name, 1, true), where .. ": " .. name .. " is heapscript's wherever it is", text)
+  end
+end
+
 -- --help after the trace is the script's
 code, out = run("leaks " .. M .. " --help")
 check(code == 0 and out:find("usage: heapscript leaks", 1, true), "leaks TRACE --help prints leaks's usage", out)
