@@ -41,7 +41,7 @@
 #define EXIT_SCRIPT 1            /* the script failed or returned false */
 #define EXIT_USAGE 2             /* bad command line, missing script or trace */
 
-static void usage(FILE *to) {
+void hsi_lua_usage(FILE *to) {
   fprintf(to,
     "usage: " PROG " [-I DIR]... [--timeout S] [--memory MB] [--sandbox]\n"
     "                  [--symbol-path P] SCRIPT [TRACE...] [ARG...] [-- ARG...]\n"
@@ -719,7 +719,7 @@ int hsi_lua_cli(int argc, char **argv) {
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      usage(stdout);
+      hsi_lua_usage(stdout);
       free(c.idirs); free(c.replays);
       return 0;
     } else if (strcmp(a, "--list") == 0) {
@@ -732,7 +732,7 @@ int hsi_lua_cli(int argc, char **argv) {
       if (st < 0) { free(c.idirs); free(c.replays); return EXIT_USAGE; }
     } else if (a[0] == '-' && a[1] != '\0') {
       fprintf(stderr, PROG ": unknown option '%s'\n", a);
-      usage(stderr);
+      hsi_lua_usage(stderr);
       free(c.idirs); free(c.replays);
       return EXIT_USAGE;
     } else {
@@ -740,7 +740,7 @@ int hsi_lua_cli(int argc, char **argv) {
     }
   }
   if (i >= argc) {
-    usage(stderr);
+    hsi_lua_usage(stderr);
     free(c.idirs); free(c.replays);
     return EXIT_USAGE;
   }

@@ -76,6 +76,19 @@ check(code == 0 and out:find("usage: heapscript leaks", 1, true), "leaks TRACE -
 -- heapscript's own --help says where options go
 code, out = run("--help")
 check(out:find("--top 10", 1, true) and out:find("--", 1, true), "heapscript --help shows options after the traces and --", out)
+-- ... tells all about the script mode (its options before SCRIPT too), and
+-- each `heapscript ... --help` it points to works
+for _, w in ipairs({ "--symbol-path P", "--list", "--replay TRACE", "--live", "--sandbox", "--memory MB", "HEAPSCRIPT_PATH",
+                     "exit status:" }) do
+  check(out:find(w, 1, true), "heapscript --help names " .. w, out)
+end
+local pointed = 0
+for cmd in out:gmatch("`heapscript ([^`]-%-%-help)`") do
+  pointed = pointed + 1
+  local c2, o2, e2 = run(cmd)
+  check(c2 == 0 and o2:find("^usage: heapscript"), "heapscript --help points to `heapscript " .. cmd .. "`: it works", o2 .. e2)
+end
+check(pointed >= 2, "heapscript --help points to other help texts", pointed)
 
 -- counts are whole numbers of 0 or more, sizes numbers of 0 or more; the
 -- option is named as typed; nothing reaches the script's Lua as a bad value
