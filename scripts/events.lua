@@ -25,7 +25,7 @@ report.load_symbols(o.symbols)          -- the report files' frames, as the othe
 
 local ok, tally, total = pcall(trace.tally, trace, {provider = provider})
 if not ok then                          -- a provider no name or GUID: the command line's fault
-  local msg = tostring(tally):match("filter 'provider': (.*)$")
+  local msg = tostring(tally):match("%(filter 'provider': (.*)%)$")   -- bad argument #1 to 'tally' (...)
   if msg then report.usage_error("--provider: " .. msg, usage) end
   error(tally, 0)
 end
