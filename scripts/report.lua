@@ -766,8 +766,9 @@ M.OUTPUTS = { html = "string", csv = "string", markdown = "string", folded = "st
 M.KINDS = { "heap", "virtual", "pool" }
 M.OUTPUT_USAGE = [[
   --html FILE, --csv FILE, --markdown FILE, --folded FILE
-                             report files: a page, the findings as CSV, a pull-request summary,
-                             bytes by stack for flame graphs ("-": standard output, no text)
+                             report files: a page, the findings as CSV, a
+                             pull-request summary, bytes by stack for flame
+                             graphs ("-": standard output, then no text)
 ]]
 
 function M.emit(o, r)

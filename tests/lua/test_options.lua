@@ -90,6 +90,25 @@ for cmd in out:gmatch("`heapscript ([^`]-%-%-help)`") do
 end
 check(pointed >= 2, "heapscript --help points to other help texts", pointed)
 
+-- every bundled script's help, in a pipe too, fits 80 columns; policy's
+-- exit status follows its options; events says what each option does
+for _, s in ipairs({ "leaks", "transient", "growth", "pool", "peak", "churn", "policy", "events", "diff" }) do
+  code, out = run(s .. " --help")
+  local long = out:match("[^\n]" .. ("[^\n]"):rep(80) .. "[^\n]*")
+  check(code == 0 and out:find("^usage: heapscript " .. s) and not long, s .. " --help: lines of 80 columns at most", long or out)
+end
+_, out = run("policy --help")
+local last_opt, status_at = 0, nil
+for at, line in out:gmatch("()([^\n]*)\n") do
+  if line:match("^  %-%-") then last_opt = at end
+  if line:match("^exit status:") then status_at = status_at or at end
+end
+check(status_at and status_at > last_opt, "policy --help: the exit status after the options", out)
+_, out = run("events --help")
+for _, opt in ipairs({ "--top N", "--provider NAME|GUID", "--symbols FILE", "--json FILE" }) do
+  check(out:find("\n  " .. opt:gsub("%p", "%%%0") .. "%s%s+%a"), "events --help: " .. opt .. " and what it does", out)
+end
+
 -- counts are whole numbers of 0 or more, sizes numbers of 0 or more; the
 -- option is named as typed; nothing reaches the script's Lua as a bad value
 for _, c in ipairs{ { "--top -1", "--top: expected a whole number from 0 to 2^53: -1" },
