@@ -41,7 +41,7 @@
 #define EXIT_SCRIPT 1            /* the script failed or returned false */
 #define EXIT_USAGE 2             /* bad command line, missing script or trace */
 
-static void usage(FILE *to) {
+void hsi_lua_usage(FILE *to) {
   fprintf(to,
     "usage: " PROG " [-I DIR]... [--timeout S] [--memory MB] [--sandbox]\n"
     "                  [--symbol-path P] SCRIPT [TRACE...] [ARG...] [-- ARG...]\n"
@@ -51,10 +51,11 @@ static void usage(FILE *to) {
     "go to the script: `" PROG " leaks t.etl --top 10`.  The first word that\n"
     "starts with '-' (not '-' alone) ends the traces; the word after an\n"
     "option is its value, never a trace; a later word naming an existing\n"
-    "file is a trace.  -I and --timeout are heapscript's wherever they are.\n"
-    "Everything after `--` goes to the script: use it for the unusual cases\n"
-    "(an argument that names an existing file, or the script's own -I or\n"
-    "--timeout).  In the script:\n"
+    "file is a trace.  -I DIR, --timeout S, --memory MB, --sandbox and\n"
+    "--symbol-path P are heapscript's wherever they are: the script never\n"
+    "sees them.  Everything after `--` goes to the script: use it for the\n"
+    "unusual cases (an argument that names an existing file, or a script\n"
+    "option of one of those names).  In the script:\n"
     "  trace      the opened traces (heapscript.Trace), nil if none given\n"
     "  arg        the ARGs, arg[0] = SCRIPT; also passed as ...\n"
     "  heapscript the module (also require \"heapscript\"); require \"lpeg\" works\n"
@@ -729,7 +730,7 @@ int hsi_lua_cli(int argc, char **argv) {
     const char *a = argv[i];
     valued = NULL;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      usage(stdout);
+      hsi_lua_usage(stdout);
       free(c.idirs); free(c.replays);
       return 0;
     } else if (strcmp(a, "--list") == 0) {
@@ -744,7 +745,7 @@ int hsi_lua_cli(int argc, char **argv) {
       if (argv[i] != a) valued = a;
     } else if (a[0] == '-' && a[1] != '\0') {
       fprintf(stderr, PROG ": unknown option '%s'\n", a);
-      usage(stderr);
+      hsi_lua_usage(stderr);
       free(c.idirs); free(c.replays);
       return EXIT_USAGE;
     } else {
@@ -755,7 +756,7 @@ int hsi_lua_cli(int argc, char **argv) {
     /* `heapscript -I DIR`, or `--symbol-path leaks`: the script went as the value */
     if (valued) fprintf(stderr, PROG ": no script given: %s took %s as its value\n", valued, argv[argc - 1]);
     else message("no script given");
-    usage(stderr);
+    hsi_lua_usage(stderr);
     free(c.idirs); free(c.replays);
     return EXIT_USAGE;
   }

@@ -25,6 +25,8 @@
 ** cannot be opened.
 */
 int hsi_lua_cli(int argc, char **argv);
+/* The script mode's usage text, in full (`heapscript --help` shows it too). */
+void hsi_lua_usage(FILE *to);
 /* Standard output written whole (flushed, no write of it failed: a full
    disk): `code`; else one line on stderr and status 2, for every command
    and os.exit, so that a report cut short never passes. */

@@ -15,7 +15,6 @@
 #include "damlog.h"
 #include "info.h"
 #include "lua_run.h"
-#include "lua_sandbox.h"
 #include "memev.h"
 #include "attrib.h"
 #include "layoutcheck.h"
@@ -48,7 +47,8 @@ static const char *usage =
   "TRACE files are merged into one time-ordered stream (as xperf -merge would).\n"
   "A script's options follow its traces: heapscript leaks t.etl --top 10.  After\n"
   "`--` every word goes to the script, for the unusual cases (an argument that\n"
-  "names an existing file); `heapscript x.lua --help` tells more.\n"
+  "names an existing file).  `heapscript --help` tells all about running a\n"
+  "script; `heapscript leaks --help` shows the options of the script leaks.\n"
   "Run `heapscript info --help`, `dump --help` or `symbols --help` for their\n"
   "options.\n";
 
@@ -454,7 +454,8 @@ static int cmd_merge(int argc, char **argv) {
 static int run_cmd(int argc, char **argv) {
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     fputs(usage, stdout);
-    printf("\nLimits and the sandbox, before SCRIPT:\n%s", hsi_lua_limits_help);
+    fputs("\nRunning a script:\n\n", stdout);
+    hsi_lua_usage(stdout);
     return 0;
   }
   if (strcmp(argv[1], "--version") == 0) { printf("heapscript %s\n", HS_VERSION); return 0; }

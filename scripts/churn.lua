@@ -12,15 +12,16 @@ local print = report.print              -- text fits the terminal (report.term)
 local usage = [[
 usage: heapscript churn TRACE... [OPTIONS]
   --kind heap,virtual,pool   kinds to report (default: heap)
-  --sort count|bytes         the stacks with the most allocations (default) or bytes first
-  --short S                  lifetime up to which a freed allocation is short-lived
-                             (default 1ms; 250us, 0.5 accepted)
-  --process NAME, --pid N, --tag TAG, --window T1,T2, --top N (default 5), --frames N (default 12)
-  --symbols FILE, --json FILE
+  --sort count|bytes         the stacks with the most allocations (default)
+                             or bytes first
+  --short S                  lifetime up to which a freed allocation is
+                             short-lived (default 1ms; 250us, 0.5 accepted)
+  --process NAME, --pid N, --tag TAG, --window T1,T2, --top N (default 5),
+  --frames N (default 12), --symbols FILE, --json FILE
 ]] .. report.OUTPUT_USAGE
 
 local o = report.options({ kind = report.KINDS, sort = { "count", "bytes" }, short = "seconds",
-  process = "pattern", pid = "count", tag = "string", window = "window", top = "count", frames = "count",
+  process = "pattern", pid = "count", tag = "tag", window = "window", top = "count", frames = "count",
   symbols = "string", json = "string" },
   { kind = { "heap" }, sort = { "count" }, short = 0.001, top = 5, frames = 12 }, { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end

@@ -13,18 +13,22 @@ local baseline = require "baseline"
 local usage = [[
 usage: heapscript diff BASE.etl NEW.etl [-- OPTIONS]
        heapscript diff NEW.etl -- --baseline FILE [OPTIONS]
-  --baseline FILE          the baseline: a trace, or the JSON report of `heapscript leaks --json`
-  --kind heap,virtual,pool kinds compared (default: all three)
-  --process NAME, --pid N, --tag TAG, --window T1,T2   selection, the same on both sides
-  --by stack,tag,process   groupings shown (default: all three)
-  --all                    also list the groups that did not change
-  --top N                  groups listed per grouping (default 10)
-  --frames N               frames shown per new or grown stack (default 6)
-  --symbols FILE           symbol map of NEW (default: NEW.sym beside it); BASE uses BASE.sym
-  --json FILE              the differences as JSON ("-" for standard output, then no text)
+  --baseline FILE            the baseline: a trace, or the JSON report of
+                             `heapscript leaks --json`
+  --kind heap,virtual,pool   kinds compared (default: all three)
+  --process NAME, --pid N, --tag TAG, --window T1,T2
+                             selection, the same on both sides
+  --by stack,tag,process     groupings shown (default: all three)
+  --all                      also list the groups that did not change
+  --top N                    groups listed per grouping (default 10)
+  --frames N                 frames shown per new or grown stack (default 6)
+  --symbols FILE             symbol map of NEW (default: NEW.sym beside it);
+                             BASE uses BASE.sym
+  --json FILE                the differences as JSON ("-": standard output,
+                             then no text)
 ]] .. report.OUTPUT_USAGE
 
-local o = report.options({ baseline = "string", kind = report.KINDS, process = "pattern", pid = "count", tag = "string",
+local o = report.options({ baseline = "string", kind = report.KINDS, process = "pattern", pid = "count", tag = "tag",
   window = "window", by = { "stack", "tag", "process" }, all = "flag", top = "count", frames = "count", symbols = "string",
   json = "string" }, { kind = { "heap", "virtual", "pool" }, by = { "stack", "tag", "process" }, top = 10, frames = 6 },
   { ... }, usage)

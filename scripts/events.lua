@@ -7,7 +7,15 @@
 -- records in C, with the filters of trace:events.
 local report = require "report"
 local usage = [==[
-usage: heapscript events TRACE... [--top N] [--provider NAME|GUID] [--symbols FILE] [--json FILE]
+usage: heapscript events TRACE... [OPTIONS]
+  --top N                    the N most frequent kinds of event only
+                             (default: all)
+  --provider NAME|GUID       one provider's events: a name such as Heap or
+                             Pool, or a GUID (default: every provider)
+  --symbols FILE             symbol map for the report files' frames
+                             (default: TRACE.sym beside the trace, if present)
+  --json FILE                the counts as JSON ("-": standard output, then
+                             no text)
 ]==] .. report.OUTPUT_USAGE
 -- options from `arg` (not `...`), so that require "events" from a script
 -- reads that script's arguments, as it always has
@@ -25,7 +33,7 @@ report.load_symbols(o.symbols)          -- the report files' frames, as the othe
 
 local ok, tally, total = pcall(trace.tally, trace, {provider = provider})
 if not ok then                          -- a provider no name or GUID: the command line's fault
-  local msg = tostring(tally):match("filter 'provider': (.*)$")
+  local msg = tostring(tally):match("%(filter 'provider': (.*)%)$")   -- bad argument #1 to 'tally' (...)
   if msg then report.usage_error("--provider: " .. msg, usage) end
   error(tally, 0)
 end

@@ -12,10 +12,12 @@ usage: heapscript growth TRACE... [OPTIONS]
   --kind heap,virtual,pool   kinds (default: virtual,heap,pool)
   --min-step N               smallest step reported (default 1MiB)
   --step-span S              a step arrives within S seconds (default 1)
-  --baseline S               steps before S seconds into the window are the baseline
-                             (default: the first 5% of the window)
-  --min-rate N               smallest steady growth reported, bytes/s (default 1)
-  --process NAME, --pid N, --window T1,T2, --frames N (default 10), --symbols FILE, --json FILE
+  --baseline S               steps before S seconds into the window are the
+                             baseline (default: the first 5% of the window)
+  --min-rate N               smallest steady growth reported, bytes/s
+                             (default 1)
+  --process NAME, --pid N, --window T1,T2, --frames N (default 10),
+  --symbols FILE, --json FILE
 ]] .. report.OUTPUT_USAGE
 
 local o = report.options({ kind = report.KINDS, min_step = "number", step_span = "seconds", baseline = "seconds",

@@ -11,17 +11,21 @@ usage: heapscript leaks TRACE... [OPTIONS]
   --kind heap,virtual,pool   kinds to report (default: all three)
   --process NAME             one process (name or Lua pattern), --pid N
   --tag TAG                  one pool tag
-  --window T1,T2             seconds from the trace start (default: the whole trace)
+  --window T1,T2             seconds from the trace start (default: the whole
+                             trace)
   --top N                    stacks per kind (default 5)
   --frames N                 frames per stack (default 12)
-  --min-bytes N              leave out stacks that leaked less (default 0; 64k, 1MiB accepted)
-  --symbols FILE             symbol map (default: TRACE.sym beside the trace, if present)
-  --json FILE                also write the report as JSON ("-" for standard output, then no text);
-                             its "groups" (every leaking stack, tag and process) are a baseline
-                             for `heapscript diff` and `policy --baseline`
+  --min-bytes N              leave out stacks that leaked less (default 0;
+                             64k, 1MiB accepted)
+  --symbols FILE             symbol map (default: TRACE.sym beside the trace,
+                             if present)
+  --json FILE                also the report as JSON ("-": standard output,
+                             then no text); its "groups" (every leaking stack,
+                             tag and process) are a baseline for
+                             `heapscript diff` and `policy --baseline`
 ]] .. report.OUTPUT_USAGE
 
-local o = report.options({ kind = report.KINDS, process = "pattern", pid = "count", tag = "string",
+local o = report.options({ kind = report.KINDS, process = "pattern", pid = "count", tag = "tag",
   window = "window", top = "count", frames = "count", min_bytes = "number", symbols = "string",
   json = "string" }, { top = 5, frames = 12, min_bytes = 0, kind = { "heap", "virtual", "pool" } },
   { ... }, usage)

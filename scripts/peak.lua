@@ -13,17 +13,21 @@ usage: heapscript peak TRACE... [OPTIONS]
   --kind heap,virtual,pool   kinds to report (default: all three)
   --process NAME             one process (name or Lua pattern), --pid N
   --tag TAG                  one pool tag
-  --window T1,T2             where to look for the peak, in seconds from the trace start
-                             (default: the whole trace); what is live at the peak may be older
-  --at T                     what is live at T seconds instead (500ms, 12.5 accepted; times count
-                             from the earliest file's start: below 0 is before it)
+  --window T1,T2             where to look for the peak, in seconds from the
+                             trace start (default: the whole trace); what is
+                             live at the peak may be older
+  --at T                     what is live at T seconds instead (500ms, 12.5
+                             accepted; times count from the earliest file's
+                             start: below 0 is before it)
   --top N                    stacks per kind (default 5)
   --frames N                 frames per stack (default 12)
-  --symbols FILE             symbol map (default: TRACE.sym beside the trace, if present)
-  --json FILE                also write the report as JSON ("-" for standard output, then no text)
+  --symbols FILE             symbol map (default: TRACE.sym beside the trace,
+                             if present)
+  --json FILE                also the report as JSON ("-": standard output,
+                             then no text)
 ]] .. report.OUTPUT_USAGE
 
-local o = report.options({ kind = report.KINDS, process = "pattern", pid = "count", tag = "string",
+local o = report.options({ kind = report.KINDS, process = "pattern", pid = "count", tag = "tag",
   window = "window", at = "time", top = "count", frames = "count", symbols = "string", json = "string" },
   { top = 5, frames = 12, kind = { "heap", "virtual", "pool" } }, { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end

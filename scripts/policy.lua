@@ -7,16 +7,24 @@ local print = report.print              -- text fits the terminal (report.term)
 
 local usage = [[
 usage: heapscript policy TRACE... [OPTIONS]
-  --rules FILE|MODULE   rule set: a Lua file, or a module name (default: rules.default)
-  --json FILE           write the report as JSON ("-" for standard output, then no text)
-  --symbols FILE        symbol map (default: TRACE.sym beside the trace)
-  --frames N            frames of the worst stack shown for a broken rule (default 8)
-  --baseline FILE       the run to compare with (a trace, or the JSON of `heapscript leaks --json`),
-                        for the rules with no_new_leaks or max_leaked_growth; without it they SKIP
-  --junit FILE          the results as JUnit XML, one test case per rule
-Exit status: 0 all rules hold (warnings allowed), 1 an error rule is broken or no rule's limits could
-be checked (the trace has none of the events they select), 2 usage or bad rules.
-]] .. report.OUTPUT_USAGE
+  --rules FILE|MODULE        rule set: a Lua file, or a module name
+                             (default: rules.default)
+  --baseline FILE            the run to compare with (a trace, or the JSON of
+                             `heapscript leaks --json`), for the rules with
+                             no_new_leaks or max_leaked_growth (without it
+                             they SKIP)
+  --frames N                 frames of the worst stack shown for a broken rule
+                             (default 8)
+  --symbols FILE             symbol map (default: TRACE.sym beside the trace)
+  --json FILE                the report as JSON ("-": standard output, then
+                             no text)
+  --junit FILE               the results as JUnit XML, one test case per rule
+]] .. report.OUTPUT_USAGE .. [[
+
+exit status: 0 all rules hold (warnings allowed); 1 an error rule is broken,
+or no rule's limits could be checked (the trace has none of the events they
+select); 2 a wrong command line or rule set.
+]]
 
 local o = report.options({ rules = "string", json = "string", symbols = "string", frames = "count",
   baseline = "string", junit = "string" },

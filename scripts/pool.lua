@@ -7,12 +7,14 @@ local print = report.print              -- text fits the terminal (report.term)
 
 local usage = [[
 usage: heapscript pool TRACE... [OPTIONS]
-  --top N          tags listed (default 10), sorted by bytes outstanding at the end
-  --stacks N       stacks shown per leaking tag (default 2)
-  --tag TAG        one tag only; --window T1,T2; --frames N (default 12); --symbols FILE; --json FILE
+  --top N                    tags listed (default 10), sorted by bytes
+                             outstanding at the end
+  --stacks N                 stacks shown per leaking tag (default 2)
+  --tag TAG                  one tag only
+  --window T1,T2, --frames N (default 12), --symbols FILE, --json FILE
 ]] .. report.OUTPUT_USAGE
 
-local o = report.options({ top = "count", stacks = "count", tag = "string", window = "window",
+local o = report.options({ top = "count", stacks = "count", tag = "tag", window = "window",
   frames = "count", symbols = "string", json = "string" }, { top = 10, stacks = 2, frames = 12 }, { ... }, usage)
 if not trace then io.stderr:write(usage); return 2 end
 report.load_symbols(o.symbols)

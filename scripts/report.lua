@@ -6,6 +6,16 @@ local M = {}
 -- of the trace's start: about 31 years, longer than any trace runs.
 M.MAX_SECONDS = 1e9
 
+-- A number too large to hold is no number: 1e400 (infinity as a float),
+-- 0x10000000000000000 (hex integers wrap around in Lua: 0).
+local function finite(n) return n and n == n and n > -math.huge and n < math.huge and n or nil end
+local function hex(s)
+  local digits = s:match("^%s*0[xX]0*(%x*)%s*$")
+  if not digits or #digits > 16 then return nil end
+  local n = tonumber("0x" .. (digits == "" and "0" or digits))
+  return n >= 0 and n or nil            -- past 0x7fff... it wraps to below 0
+end
+
 -- A wrong command line: the script's name, msg and its usage on standard
 -- error, and exit status 2 (what report.options does with a bad option).
 function M.usage_error(msg, usage)
@@ -15,7 +25,8 @@ end
 
 -- Options after `--`: `--name value`, `--flag`, and `--name=value`.
 -- spec maps a name to "number", "count", "seconds", "time" (seconds that
--- may be below 0), "string", "pattern" (a valid Lua pattern), "list"
+-- may be below 0), "string", "tag" (a pool tag of 1 to 4 characters),
+-- "pattern" (a valid Lua pattern), "list"
 -- (comma separated), a list of words, "window" (T1,T2 in seconds) or
 -- "flag"; defaults is a table of values (docs/SCRIPTS.md, report.options).
 function M.options(spec, defaults, argv, usage)
@@ -35,6 +46,7 @@ function M.options(spec, defaults, argv, usage)
     local flag = "--" .. name          -- as typed, for the messages
     name = name:gsub("-", "_")
     local kind = spec[name]
+    if inline and (name == "help" or kind == "flag") then fail(flag .. " takes no value") end
     if name == "help" then
       for l in (usage or ""):gmatch("([^\n]*)\n") do M.print(l) end   -- fitted to the terminal
       os.exit(0)
@@ -63,7 +75,8 @@ function M.options(spec, defaults, argv, usage)
         if not n then fail(flag .. ": expected a number of 0 or more (64k, 1MiB accepted): " .. v) end
         o[name] = n
       elseif kind == "count" then
-        local n = tonumber(v)
+        local n
+        if v:match("^%s*0[xX]%x+%s*$") then n = hex(v) else n = tonumber(v) end
         n = n and math.tointeger(n)
         if not n or n < 0 or n > 2^53 then fail(flag .. ": expected a whole number from 0 to 2^53: " .. v) end
         o[name] = n
@@ -78,6 +91,12 @@ function M.options(spec, defaults, argv, usage)
           fail(flag .. ": expected a time in seconds from the trace's start (12.5, 500ms, -3 accepted): " .. v)
         end
         o[name] = neg == "-" and -n or n
+      elseif kind == "tag" then            -- a pool tag: "Irp" is "Irp " (report.filters pads it)
+        if #v < 1 or #v > 4 then
+          fail(("%s: a pool tag has 1 to 4 characters (a shorter one is padded with spaces), '%s' has %d")
+            :format(flag, v, #v))
+        end
+        o[name] = v
       elseif kind == "pattern" then        -- a name or a Lua pattern (--process)
         local ok, msg = pcall(string.find, "", v)
         if not ok then fail(("%s: not a Lua pattern (%s): %s"):format(flag, tostring(msg):gsub("^.-: ", ""), v)) end
@@ -150,7 +169,7 @@ end
 -- "10MiB", "64k", "1e6", "0x100" -> integer bytes (binary suffixes).
 function M.parse_size(s)
   s = tostring(s)
-  if s:match("^%s*0[xX]%x+%s*$") then return tonumber(s) end
+  if s:match("^%s*0[xX]%x+%s*$") then return hex(s) end
   local num, suffix = s:match("^%s*(%d*%.?%d+[eE]?%d*)%s*(%a*)%s*$")
   if not num then return nil end
   local n = tonumber(num)
@@ -158,8 +177,8 @@ function M.parse_size(s)
   local mult = ({ [""] = 1, b = 1, k = 1024, kb = 1024, kib = 1024, m = 2^20, mb = 2^20, mib = 2^20,
                   g = 2^30, gb = 2^30, gib = 2^30 })[suffix:lower()]
   if not mult then return nil end
-  n = n * mult
-  return math.tointeger(n) or n
+  n = finite(n * mult)
+  return n and (math.tointeger(n) or n)
 end
 
 -- "0.5", "500ms", "2s", "250us", "1min" -> seconds (a number of 0 or
@@ -169,7 +188,7 @@ function M.parse_seconds(s)
   local n = num and tonumber(num)
   local mult = ({ [""] = 1, s = 1, ms = 1e-3, us = 1e-6, ns = 1e-9, min = 60 })[(unit or ""):lower()]
   if not n or not mult then return nil end
-  return n * mult
+  return finite(n * mult)
 end
 
 -- Symbol maps: --symbols FILE, else NAME.sym beside each trace NAME.etl.
@@ -529,7 +548,9 @@ function M.filters(o)
   if o.kind then f.kind = o.kind end
   if o.process then f.process = o.process end
   if o.pid then f.pid = o.pid end
-  if o.tag then f.tag = (o.tag .. "    "):sub(1, 4) end   -- "Irp" is the tag "Irp "
+  if o.tag then                         -- "Irp" is the tag "Irp "; another length is refused there
+    f.tag = (#o.tag >= 1 and #o.tag < 4) and (o.tag .. "   "):sub(1, 4) or o.tag
+  end
   if o.window then f.window = o.window end
   return f
 end
@@ -749,8 +770,9 @@ M.OUTPUTS = { html = "string", csv = "string", markdown = "string", folded = "st
 M.KINDS = { "heap", "virtual", "pool" }
 M.OUTPUT_USAGE = [[
   --html FILE, --csv FILE, --markdown FILE, --folded FILE
-                             report files: a page, the findings as CSV, a pull-request summary,
-                             bytes by stack for flame graphs ("-": standard output, no text)
+                             report files: a page, the findings as CSV, a
+                             pull-request summary, bytes by stack for flame
+                             graphs ("-": standard output, then no text)
 ]]
 
 function M.emit(o, r)

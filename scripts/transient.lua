@@ -7,10 +7,12 @@ local print = report.print              -- text fits the terminal (report.term)
 local usage = [[
 usage: heapscript transient TRACE... [OPTIONS]
   --kind heap,virtual,pool   kinds to look at (default: virtual,heap)
-  --min-size N               smallest allocation that counts as a spike (default 1MiB)
-  --max-lifetime S           longest lifetime, in seconds (default 1; 500ms, 250us accepted)
-  --process NAME, --pid N, --window T1,T2, --top N (default 5), --frames N (default 12)
-  --symbols FILE, --json FILE
+  --min-size N               smallest allocation that counts as a spike
+                             (default 1MiB)
+  --max-lifetime S           longest lifetime, in seconds (default 1; 500ms,
+                             250us accepted)
+  --process NAME, --pid N, --window T1,T2, --top N (default 5),
+  --frames N (default 12), --symbols FILE, --json FILE
 ]] .. report.OUTPUT_USAGE
 
 local o = report.options({ kind = report.KINDS, min_size = "number", max_lifetime = "seconds", process = "pattern",

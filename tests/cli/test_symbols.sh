@@ -67,6 +67,9 @@ grep -qF 'MemoryTestApp.exe+0x14bf' "$T/leaks.txt" || no "damaged PDB: its image
 grep -qF 'ntdll.dll!RtlAllocateHeap+0x3e' "$T/leaks.txt" || no "damaged PDB: the other images are named"
 [ "$(grep -c "symbols: MemoryTestApp.exe: $T/damaged/MemoryTestApp.pdb: offset 0x" "$T/err")" = 1 ] \
   || no "damaged PDB: one message with file and offset: $(cat "$T/err")"
+# ... the message SYMBOLS.md shows (for the directory dm/)
+msg=$(grep "symbols: MemoryTestApp.exe: $T/damaged/" "$T/err" | sed "s|$T/damaged/|dm/|")
+grep -qxF "$msg" docs/SYMBOLS.md || no "damaged PDB: docs/SYMBOLS.md shows the message as the program prints it: $msg"
 
 # The image's PDB identity as the trace writes it (KernelTraceControl DbgID_RSDS,
 # op 36), for the written traces below: dofile'd from beside each script

@@ -266,7 +266,9 @@ end
 -- block's end): each is run from the top of the tree, `heapscript` being
 -- the binary under test, and must print exactly that (standard output).
 -- A line naming a .etl or .lua file that does not exist is an
--- illustration (a CI's own trace), not run.
+-- illustration (a CI's own trace), not run.  A line that sends its
+-- standard output elsewhere (`> FILE`, `>/dev/null`) is refused: the
+-- output it shows (or its empty output) would be checked against nothing.
 local function commands_of(text)
   local list, inblock, cur, n = {}, false, nil, 0
   for line in (text .. "\n"):gmatch("(.-)\n") do
@@ -299,9 +301,12 @@ for _, path in ipairs(files) do
         if not exists(tok) then missing = tok end
       end
     end
+    local away = c.cmd:gsub("%d>&?%S*", ""):match(">%s*%S+")
+    T.check(not away, ("%s:%d: $ %s keeps its standard output (the doc shows it)"):format(path, c.line, c.cmd),
+            away and ("it is sent to " .. away))
     if missing then
       nshown = nshown + 1
-    else
+    elseif not away then
       ncmd = ncmd + 1
       local p = T.popen(T.bin() .. c.cmd:sub(#"heapscript" + 1) .. " 2>/dev/null")
       local out = p:read("a")

@@ -45,12 +45,69 @@ check(code == 0 and out == "1 --z\n", "--timeout after the trace is heapscript's
 code, out, err = run(q(pf) .. " " .. M .. " --timeout")
 check(code == 2 and err:find("--timeout needs", 1, true), "--timeout without a value after the trace: usage error", err)
 
+-- every option heapscript takes among the script's arguments: the script
+-- never sees it, and the usage text and API.md name it where they say so
+local own = { { "-I", "-I tests" }, { "-IDIR", "-Itests" },
+              { "--timeout", "--timeout 30" }, { "--memory", "--memory 4096" }, { "--sandbox", "--sandbox" },
+              { "--symbol-path", "--symbol-path tests" }, { "--symbol-path", "--symbol-path=tests" } }
+local sp = T.tmpname(".lua")
+f = io.open(sp, "wb")
+f:write('print(#trace:files(), select("#", ...), ...)\n')
+f:close()
+for _, o in ipairs(own) do
+  code, out, err = run(q(sp) .. " " .. M .. " --x " .. o[2] .. " --y")
+  check(code == 0 and out == "1\t2\t--x\t--y\n", "SCRIPT TRACE --x " .. o[2] .. " --y: heapscript's, not the script's", out .. err)
+end
+os.remove(sp)
+local _, _, usage = run("--no-such-option")
+local api = assert(io.open("docs/API.md", "rb")):read("a")
+local said = { usage = usage:gsub("\n", " "):match("file is a trace%.(.-) wherever they are"),
+               ["API.md"] = api:gsub("\n", " "):match("naming an existing file is a trace%.(.-) wherever they are") }
+for where, text in pairs(said) do
+  for _, o in ipairs(own) do
+    local name = o[1] == "-IDIR" and "-I" or o[1]
+    check(text and text:find(name, 1, true), where .. ": " .. name .. " is heapscript's wherever it is", text)
+  end
+end
+
 -- --help after the trace is the script's
 code, out = run("leaks " .. M .. " --help")
 check(code == 0 and out:find("usage: heapscript leaks", 1, true), "leaks TRACE --help prints leaks's usage", out)
 -- heapscript's own --help says where options go
 code, out = run("--help")
 check(out:find("--top 10", 1, true) and out:find("--", 1, true), "heapscript --help shows options after the traces and --", out)
+-- ... tells all about the script mode (its options before SCRIPT too), and
+-- each `heapscript ... --help` it points to works
+for _, w in ipairs({ "--symbol-path P", "--list", "--replay TRACE", "--live", "--sandbox", "--memory MB", "HEAPSCRIPT_PATH",
+                     "exit status:" }) do
+  check(out:find(w, 1, true), "heapscript --help names " .. w, out)
+end
+local pointed = 0
+for cmd in out:gmatch("`heapscript ([^`]-%-%-help)`") do
+  pointed = pointed + 1
+  local c2, o2, e2 = run(cmd)
+  check(c2 == 0 and o2:find("^usage: heapscript"), "heapscript --help points to `heapscript " .. cmd .. "`: it works", o2 .. e2)
+end
+check(pointed >= 2, "heapscript --help points to other help texts", pointed)
+
+-- every bundled script's help, in a pipe too, fits 80 columns; policy's
+-- exit status follows its options; events says what each option does
+for _, s in ipairs({ "leaks", "transient", "growth", "pool", "peak", "churn", "policy", "events", "diff" }) do
+  code, out = run(s .. " --help")
+  local long = out:match("[^\n]" .. ("[^\n]"):rep(80) .. "[^\n]*")
+  check(code == 0 and out:find("^usage: heapscript " .. s) and not long, s .. " --help: lines of 80 columns at most", long or out)
+end
+_, out = run("policy --help")
+local last_opt, status_at = 0, nil
+for at, line in out:gmatch("()([^\n]*)\n") do
+  if line:match("^  %-%-") then last_opt = at end
+  if line:match("^exit status:") then status_at = status_at or at end
+end
+check(status_at and status_at > last_opt, "policy --help: the exit status after the options", out)
+_, out = run("events --help")
+for _, opt in ipairs({ "--top N", "--provider NAME|GUID", "--symbols FILE", "--json FILE" }) do
+  check(out:find("\n  " .. opt:gsub("%p", "%%%0") .. "%s%s+%a"), "events --help: " .. opt .. " and what it does", out)
+end
 
 -- counts are whole numbers of 0 or more, sizes numbers of 0 or more; the
 -- option is named as typed; nothing reaches the script's Lua as a bad value
@@ -72,11 +129,28 @@ for _, c in ipairs{ { "transient", "--max-lifetime abc", "--max-lifetime: expect
                     { "leaks", "--kind heap,bogus", "--kind: bogus is none of heap, virtual, pool" },
                     { "leaks", "--kind ,", "--kind: expected one or more of heap, virtual, pool" },
                     { "leaks", "--window 5,1", "--window: the start (5 s) is after the end (1 s): 5,1" },
+                    -- too large to hold: infinity as a float, a hex integer that wraps around
+                    { "transient", "--max-lifetime 1e400", "--max-lifetime: expected seconds of 0 or more (0.5, 500ms, 2s accepted): 1e400" },
+                    { "transient", "--min-size 1e400", "--min-size: expected a number of 0 or more (64k, 1MiB accepted): 1e400" },
+                    { "transient", "--min-size 1e308g", "--min-size: expected a number of 0 or more (64k, 1MiB accepted): 1e308g" },
+                    { "transient", "--min-size 0x8000000000000000", "--min-size: expected a number of 0 or more (64k, 1MiB accepted): 0x8000000000000000" },
+                    { "churn", "--short 1e400", "--short: expected seconds of 0 or more (0.5, 500ms, 2s accepted): 1e400" },
+                    { "growth", "--min-rate 1e400", "--min-rate: expected a number of 0 or more (64k, 1MiB accepted): 1e400" },
+                    { "leaks", "--top 0x10000000000000000", "--top: expected a whole number from 0 to 2^53: 0x10000000000000000" },
                     { "leaks", "--window 1e309,", "--window: expected T1,T2 in seconds from the trace's start (within 1e+09 s of it): 1e309," },
                     { "leaks", "--window 1e30,2e30", "--window: expected T1,T2 in seconds from the trace's start (within 1e+09 s of it): 1e30,2e30" } } do
   code, out, err = run(c[1] .. " " .. M .. " " .. c[2])
   check(code == 2 and err:find(c[1] .. ": " .. c[3], 1, true) and out == "", c[1] .. " " .. c[2] .. ": exit 2, " .. c[3], err)
 end
+-- a flag takes no value: --all=0 does not turn it off, nor does --all=xyz turn it on
+for _, v in ipairs({ "0", "false", "xyz", "" }) do
+  code, out, err = run("diff " .. M .. " examples/memorytestapp-newleak.etl --all=" .. v)
+  check(code == 2 and err:find("diff: --all takes no value", 1, true) and out == "", "diff --all=" .. v .. ": exit 2", err)
+end
+code, out, err = run("leaks " .. M .. " --help=yes")
+check(code == 2 and err:find("leaks: --help takes no value", 1, true) and out == "", "leaks --help=yes: exit 2", err)
+code, out, err = run("diff " .. M .. " examples/memorytestapp-newleak.etl --all")
+check(code == 0 and out:find("\n  unchanged heap ", 1, true), "diff --all alone: on (the unchanged stacks listed)", err)
 code, out, err = run("diff " .. M .. " examples/memorytestapp-newleak.etl --by bogus")
 check(code == 2 and err:find("diff: --by: bogus is none of stack, tag, process", 1, true), "diff --by bogus: exit 2", err)
 local _, a = run("transient " .. M .. " --max-lifetime 150ms --kind virtual")
@@ -86,10 +160,33 @@ _, a = run("growth " .. M .. " --baseline 2s --step-span 500ms")
 _, b = run("growth " .. M .. " --baseline 2 --step-span 0.5")
 check(a == b and #a > 0, "growth: 2s = 2, 500ms = 0.5", a)
 
+-- a size's suffix b is bytes, with or without a space (docs/SCRIPTS.md, Options)
+_, a = run("transient " .. M .. " --min-size 100B --kind heap")
+_, b = run("transient " .. M .. " --min-size 100 --kind heap")
+check(a == b and a:find("of at least 100 B ", 1, true), "--min-size 100B = 100 bytes", a)
+_, a = run("transient " .. M .. " --min-size " .. q("100 b") .. " --kind heap")
+check(a == b, "--min-size '100 b' = 100 bytes", a)
+
 code, out = run("leaks " .. M .. " --top 1e1 --kind heap")
 check(code == 0 and out:find("#1", 1, true), "--top 1e1: a whole number", out)
 code, out = run("pool " .. N .. " --top 0x2")
 check(code == 0 and out:find("'Irp '", 1, true) and not out:find("'File'", 1, true), "pool --top 0x2: two tags", out)
+
+-- a pool tag has 1 to 4 characters, a shorter one padded with spaces; one
+-- longer or empty is refused, not cut to its first four or padded to "    "
+for _, c in ipairs({ { "leaks", "LeakXYZW", 8 }, { "pool", "", 0 }, { "peak", "Leak ", 5 }, { "churn", "", 0 },
+                     { "diff", "Irp_x", 5 } }) do
+  local args = c[1] == "diff" and (N .. " " .. N) or N
+  code, out, err = run(c[1] .. " " .. args .. " --tag " .. q(c[2]))
+  local want = ("%s: --tag: a pool tag has 1 to 4 characters (a shorter one is padded with spaces), '%s' has %d")
+    :format(c[1], c[2], c[3])
+  check(code == 2 and err:find(want, 1, true) and out == "", c[1] .. " --tag '" .. c[2] .. "': exit 2", err)
+end
+_, a = run("pool " .. N .. " --tag Irp")
+_, b = run("pool " .. N .. " --tag " .. q("Irp "))
+check(a == b and a:find("'Irp '", 1, true), "pool --tag Irp = --tag 'Irp '", a)
+code, out = run("leaks " .. N .. " --tag Leak --top 1")
+check(code == 0 and out:find("tag Leak", 1, true), "leaks --tag Leak", out)
 
 -- a filter that matches nothing is not a trace without allocations
 code, out = run("leaks " .. M .. " --pid 1")

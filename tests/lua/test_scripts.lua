@@ -870,6 +870,11 @@ check(rep.parse_size("100B") == 100 and rep.parse_size("64k") == 65536 and rep.p
 check(rep.parse_size("1GiB") == 2^30 and rep.parse_size("2g") == 2^31 and math.type(rep.parse_size("64k")) == "integer"
       and math.type(rep.parse_size("1.5k")) == "integer" and rep.parse_size(" 0x10 ") == 16,
       "report.parse_size: GiB and g, integers where the bytes are whole, hex between spaces")
+check(rep.parse_size("1e400") == nil and rep.parse_size("1e308k") == nil and rep.parse_seconds("1e400") == nil
+      and rep.parse_seconds("1e308min") == nil and rep.parse_size("0x10000000000000000") == nil
+      and rep.parse_size("0xffffffffffffffff") == nil and rep.parse_size("0x7fffffffffffffff") == math.maxinteger
+      and rep.parse_size("0x00000000000000000010") == 16,
+      "report.parse_size, parse_seconds: too large to hold is nil (infinity, hex that wraps around)")
 check(rep.parse_seconds("1min") == 60 and rep.parse_seconds("250us") == 250e-6 and rep.parse_seconds("2s") == 2,
       "report.parse_seconds: min, us, s")
 check(rep.bytes(2^30) == "1.00 GiB" and rep.bytes(2^20) == "1.00 MiB" and rep.bytes(-2^20) == "-1.00 MiB"
