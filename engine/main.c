@@ -442,10 +442,12 @@ static int cmd_merge(int argc, char **argv) {
     free(in); return 2;
   }
   skipped = hsi_damage_stderr_done(&dout);
-  fprintf(stderr, "heapscript merge: %s: %llu records from %d file%s (%llu logfile header%s replaced, %llu left out)%s\n",
+  fprintf(stderr, "heapscript merge: %s: %llu records from %d file%s (%llu logfile header%s replaced, %llu left out",
           out, (unsigned long long)c.records, n, n == 1 ? "" : "s", (unsigned long long)c.headers,
-          c.headers == 1 ? "" : "s", (unsigned long long)c.left_out,
-          skipped ? "; damaged parts of the inputs were skipped (above)" : "");
+          c.headers == 1 ? "" : "s", (unsigned long long)c.left_out);
+  if (c.moved)   /* (files of other clocks meet within FILETIME's 100 ns) */
+    fprintf(stderr, ", %llu moved up to 100 ns later to keep their CPU's order", (unsigned long long)c.moved);
+  fprintf(stderr, ")%s\n", skipped ? "; damaged parts of the inputs were skipped (above)" : "");
   free(in);
   return skipped ? 1 : 0;
 }

@@ -14,6 +14,7 @@
 #include "writer.h"
 
 #define MAX_ITEMS 64
+#define NMOVED 64                        /* events moved later, remembered for their StackWalks */
 
 int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_opts *ro,
               hsi_merge_counts *c, char *err, size_t errlen) {
@@ -25,6 +26,9 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
   hsi_ext items[MAX_ITEMS];
   uint8_t *walk = NULL;                  /* a StackWalk's payload with its time moved */
   uint32_t wcap = 0;
+  int64_t *last = NULL;                  /* per CPU of the new file, its latest time */
+  struct { int64_t from, to; } moved[NMOVED];
+  unsigned nmoved = 0, m;
   int i, n, rc;
   memset(c, 0, sizeof *c);
   for (i = 0; i < nin; i++)       /* writing it would destroy it under the reader */
@@ -70,22 +74,50 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
     hs_reader_close(r);
     return HS_ENOMEM;
   }
-  if ((rc = hsi_writer_open(&w, out, &o, err, errlen)) < 0) { free((void *)clocks); hs_reader_close(r); return rc; }
+  if (!(last = (int64_t *)malloc((size_t)o.cpus * sizeof *last))) {
+    snprintf(err, errlen, "%s: out of memory", out);
+    free((void *)clocks);
+    hs_reader_close(r);
+    return HS_ENOMEM;
+  }
+  for (i = 0; i < (int)o.cpus; i++) last[i] = INT64_MIN;
+  if ((rc = hsi_writer_open(&w, out, &o, err, errlen)) < 0) { free(last); free((void *)clocks); hs_reader_close(r); return rc; }
   while (rc == 0 && (n = hs_reader_next(r, &ev)) == 1) {
     int cpu = ev.cpu < o.cpus ? ev.cpu : 0;
+    int64_t from;
     hsi_rebase(r, clocks, &ev);             /* the new file has the first file's clock */
+    /* Files of other clocks are merged on FILETIME, 100 ns at a time: an
+       event of one, moved to the first file's clock, may land before the
+       event of the same 100 ns the CPU's stream of the new file already
+       has.  It goes at that event's time, the order kept (the writer
+       refuses a time going back; it was left out), and is remembered so
+       that its StackWalk names the time it now has. */
+    from = ev.timestamp;
+    if (ev.timestamp < last[cpu]) {
+      ev.timestamp = last[cpu];
+      moved[nmoved % NMOVED].from = from;
+      moved[nmoved % NMOVED].to = ev.timestamp;
+      nmoved++;
+      c->moved++;
+    }
+    last[cpu] = ev.timestamp;
     /* and so has the event a StackWalk names (its EventTimeStamp): the
        payload, copied, says the new time */
-    if (clocks && clocks[ev.file] && hsi_stacks_names_event(&ev) && ev.payload_len >= 8) {
-      if (ev.payload_len > wcap) {
-        uint8_t *nw = (uint8_t *)realloc(walk, ev.payload_len);
-        if (!nw) { rc = HS_ENOMEM; snprintf(err, errlen, "%s: out of memory", out); break; }
-        walk = nw;
-        wcap = ev.payload_len;
+    if ((clocks || nmoved) && hsi_stacks_names_event(&ev) && ev.payload_len >= 8) {
+      int64_t ets = hsi_rebase_ts(r, clocks, ev.file, (int64_t)rd64(ev.payload));
+      for (m = 0; m < NMOVED && m < nmoved; m++)
+        if (moved[m].from == ets) { ets = moved[m].to; break; }
+      if (ets != (int64_t)rd64(ev.payload)) {
+        if (ev.payload_len > wcap) {
+          uint8_t *nw = (uint8_t *)realloc(walk, ev.payload_len);
+          if (!nw) { rc = HS_ENOMEM; snprintf(err, errlen, "%s: out of memory", out); break; }
+          walk = nw;
+          wcap = ev.payload_len;
+        }
+        memcpy(walk, ev.payload, ev.payload_len);
+        wr64(walk, (uint64_t)ets);
+        ev.payload = walk;
       }
-      memcpy(walk, ev.payload, ev.payload_len);
-      wr64(walk, (uint64_t)hsi_rebase_ts(r, clocks, ev.file, (int64_t)rd64(ev.payload)));
-      ev.payload = walk;
     }
     switch (ev.header_type) {
       case HS_HT_SYSTEM32: case HS_HT_SYSTEM64: case HS_HT_COMPACT32: case HS_HT_COMPACT64:
@@ -120,6 +152,7 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
     if (rc == 0) c->records++;
   }
   free(walk);
+  free(last);
   if (rc == HS_ENOMEM) {}                /* said above */
   else if (rc < 0) snprintf(err, errlen, "%s: %s", out, hsi_writer_error(w));
   else if (n < 0) { snprintf(err, errlen, "%s", hs_reader_error(r)); rc = n; }

@@ -18,6 +18,8 @@ typedef struct hsi_merge_counts {
   uint64_t records;        /* written */
   uint64_t headers;        /* the inputs' logfile header records, replaced */
   uint64_t left_out;       /* MESSAGE/ERROR records, and records too long for a buffer */
+  uint64_t moved;          /* records of another clock moved up to the time of the record
+                              before them on their CPU (within the 100 ns of FILETIME) */
 } hsi_merge_counts;
 
 /* 0, or a negative HS_E* with a message naming the file in err.  ro
