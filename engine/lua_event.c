@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "lua_run.h"
+#include "source.h"
 
 typedef struct Event {
   hsi_lua_evsrc *src;
@@ -42,9 +43,10 @@ void hsi_lua_event_push(lua_State *L, hsi_lua_evsrc *src, int owner) {
 }
 
 int64_t hsi_lua_event_ns(const hsi_lua_evsrc *src, const hs_event *ev) {
-  const hs_logfile *lf = hs_reader_logfile(src->reader, ev->file);
-  int64_t ns = lf ? hs_time_ns(lf, ev->timestamp) : 0;
-  return src->start_ns ? ns + src->start_ns[ev->file] : ns;
+  const hs_logfile *lf;
+  if (src->tb) return hsi_timebase_ns(src->tb, src->reader, ev);
+  lf = hs_reader_logfile(src->reader, ev->file);
+  return lf ? hs_time_ns(lf, ev->timestamp) : 0;
 }
 
 static void pushguid(lua_State *L, const hs_guid *g) {

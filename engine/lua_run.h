@@ -127,7 +127,7 @@ typedef struct hsi_lua_evsrc {
   hs_event ev;               /* the current record, valid when has_event */
   int has_event;             /* 0 before the first record and after the last */
   hsi_ids ids;               /* the current record's ids (attrib.h: header or its StackWalk) */
-  const int64_t *start_ns;   /* per file: its start, in ns after the earliest file's */
+  const struct hsi_timebase *tb;  /* times on one clock (source.h); NULL: each file's own */
 } hsi_lua_evsrc;
 
 /*

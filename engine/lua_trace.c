@@ -52,7 +52,7 @@ typedef struct Trace {
   hsi_attrib *at;            /* the reader seen through attrib.h: ids of events without */
   unsigned gen;              /* bumped by every rewind; loops hold a copy */
   int nfiles;
-  int64_t *start_ns;         /* per file, see hsi_lua_evsrc */
+  hsi_timebase tb;           /* see hsi_lua_evsrc */
   hsi_damlog dmg;            /* the damage every reader of the files met */
   char **paths;              /* npaths copies: damage names its file after close */
   int npaths;                /* nfiles, or a replay's files (hsi_lua_trace_take_damage) */
@@ -192,9 +192,8 @@ static void release(Trace *t, int all) {
   hsi_attrib_free(t->at);
   t->at = NULL;
   t->src.has_event = 0;
-  t->src.start_ns = NULL;
-  free(t->start_ns);
-  t->start_ns = NULL;
+  t->src.tb = NULL;
+  hsi_timebase_free(&t->tb);
   hsi_lcheck_free(t->lc);
   hsi_procmap_free(t->lcpm);
   t->lc = NULL;
@@ -211,17 +210,11 @@ static void release(Trace *t, int all) {
   t->nrf = 0;
 }
 
-/*
-** Each file's start relative to the earliest one, so that times of a
-** merged trace share one origin.  Within a file hs_time_ns keeps the
-** clock's own resolution; only the offset between files is in 100 ns.
-*/
+/* The times of the trace's events on one clock from one origin, the
+   earliest file's start, as the analysis has them (source.h). */
 static int file_origins(Trace *t) {
-  int i;
-  t->start_ns = (int64_t *)calloc((size_t)t->nfiles, sizeof *t->start_ns);
-  if (!t->start_ns) return HS_ENOMEM;
-  for (i = 0; i < t->nfiles; i++) t->start_ns[i] = hsi_reader_start_ns(t->src.reader, i);
-  t->src.start_ns = t->start_ns;
+  if (hsi_timebase_init(&t->tb, t->src.reader) != 0) return HS_ENOMEM;
+  t->src.tb = &t->tb;
   return 0;
 }
 

@@ -205,18 +205,13 @@ static void put_secs(line *o, long long ns, int places, int width) {
   put_s(o, t);
 }
 
-/* ns of ev from the trace's start: its file's clock from its file's
-   start, and that start from the earliest file's (start_ns, per file:
-   hsi_reader_start_ns), as heapscript.Event's `ns` */
-static int64_t dump_ns(const hs_reader *r, const int64_t *start_ns, const hs_event *ev) {
-  return hs_time_ns(hs_reader_logfile(r, ev->file), ev->timestamp) + start_ns[ev->file];
-}
-
-static void dump_line(const hs_event *ev, const hsi_ids *ids, const hs_reader *r, const int64_t *start_ns,
+/* ev's time in ns from the trace's start, as heapscript.Event's `ns`
+   (hsi_timebase_ns): one clock for every file */
+static void dump_line(const hs_event *ev, const hsi_ids *ids, const hs_reader *r, const hsi_timebase *tb,
                       int jsonl) {
   char g[HS_GUID_STRLEN];
   int ver = (ev->flags & HS_EVF_KERNEL) ? (ev->record[0] | ev->record[1] << 8) : ev->version;
-  long long ns = (long long)dump_ns(r, start_ns, ev);
+  long long ns = (long long)hsi_timebase_ns(tb, r, ev);
   char mem[256];
   hsi_memev_describe(ev, mem, sizeof mem);      /* "" unless a heap/VirtualAlloc/pool event */
   if (jsonl) {
@@ -302,7 +297,7 @@ static int cmd_dump(int argc, char **argv) {
   hsi_ids ids;
   hsi_damage_out dout;
   char **files = (char **)calloc((size_t)argc + 1, sizeof *files);
-  int64_t *start_ns;
+  hsi_timebase tb = { NULL, 0 };
   int i, n, nfiles = 0, jsonl = 0, rc;
   uint64_t shown = 0;
   if (!files) return 2;
@@ -375,21 +370,19 @@ static int cmd_dump(int argc, char **argv) {
   }
   /* events without ids show those of their StackWalk (attrib.h); times
      count from the earliest file's start */
-  start_ns = (int64_t *)malloc((size_t)nfiles * sizeof *start_ns);
-  if (!start_ns || !(at = hsi_attrib_new(hsi_attrib_reader_src, r))) {
-    free(start_ns); hs_reader_close(r); hsi_damage_stderr_done(&dout); free(files); return 2;
+  if (hsi_timebase_init(&tb, r) != 0 || !(at = hsi_attrib_new(hsi_attrib_reader_src, r))) {
+    hsi_timebase_free(&tb); hs_reader_close(r); hsi_damage_stderr_done(&dout); free(files); return 2;
   }
-  for (i = 0; i < nfiles; i++) start_ns[i] = hsi_reader_start_ns(r, i);
   while ((n = hsi_attrib_next(at, &ev, &ids)) == 1) {
     if (f.limit >= 0 && (int64_t)shown >= f.limit) break;
     if (!hsi_evfilter_match(&f, &ev, &ids,
-                            hsi_evfilter_timed(&f) ? dump_ns(r, start_ns, &ev) : 0))
+                            hsi_evfilter_timed(&f) ? hsi_timebase_ns(&tb, r, &ev) : 0))
       continue;
-    dump_line(&ev, &ids, r, start_ns, jsonl);
+    dump_line(&ev, &ids, r, &tb, jsonl);
     shown++;
   }
   hsi_attrib_free(at);
-  free(start_ns);
+  hsi_timebase_free(&tb);
   rc = n < 0 ? 2 : damaged(r) ? 1 : 0;
   hs_reader_close(r);
   hsi_damage_stderr_done(&dout);

@@ -105,6 +105,21 @@ int hsi_reader_twice(const hs_reader *r, char *msg, size_t msglen) {
   return 0;
 }
 
+int hsi_timebase_init(hsi_timebase *tb, const hs_reader *r) {
+  tb->start0 = hsi_reader_start_ns(r, 0);
+  return hsi_reader_clocks(r, &tb->clocks);
+}
+
+void hsi_timebase_free(hsi_timebase *tb) {
+  free((void *)tb->clocks);
+  tb->clocks = NULL;
+}
+
+int64_t hsi_timebase_ns(const hsi_timebase *tb, const hs_reader *r, const hs_event *ev) {
+  const hs_logfile *lf = hs_reader_logfile(r, 0);
+  return lf ? hs_time_ns(lf, hsi_rebase_ts(r, tb->clocks, ev->file, ev->timestamp)) + tb->start0 : 0;
+}
+
 int64_t hsi_reader_start_ns(const hs_reader *r, int file) {
   int i, n = hs_reader_nfiles(r);
   int64_t earliest = INT64_MAX;

@@ -76,4 +76,22 @@ static inline int64_t hsi_rebase_ts(const hs_reader *r, const hs_logfile *const 
 static inline void hsi_rebase(const hs_reader *r, const hs_logfile *const *clocks, hs_event *ev) {
   ev->timestamp = hsi_rebase_ts(r, clocks, ev->file, ev->timestamp);
 }
+
+/*
+** Every event's time in ns on one clock, the first file's, as the
+** analysis counts it (its records' times equal their events' to the
+** last bit): an event of a file of the same clock by its ticks, one of
+** another clock through its FILETIME (hsi_rebase), then from the first
+** file's start plus that start's offset from the earliest file's
+** (hsi_reader_start_ns).  Each file's own StartTime would put a file of
+** the same clock off by the microseconds its StartTime and header
+** stamp disagree.
+*/
+typedef struct hsi_timebase {
+  const hs_logfile **clocks;  /* hsi_reader_clocks */
+  int64_t start0;             /* hsi_reader_start_ns of the first file */
+} hsi_timebase;
+int hsi_timebase_init(hsi_timebase *tb, const hs_reader *r);   /* 0 or HS_ENOMEM */
+void hsi_timebase_free(hsi_timebase *tb);
+int64_t hsi_timebase_ns(const hsi_timebase *tb, const hs_reader *r, const hs_event *ev);
 #endif

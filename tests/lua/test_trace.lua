@@ -162,7 +162,11 @@ test("merged files", function()
   end
   local h1, h2 = t:header(1), t:header(2)
   eq(first[1], 0, "merged: the earlier file's header record is at ns 0")
-  eq(first[2], (h2.start_time - h1.start_time) * 100, "merged: the later file's start is offset by the start times")
+  -- one clock (QPC of one boot): the later file's header is where its ticks put it on the first file's
+  -- clock, as its records' alloc_time and the merged file have it; its StartTime would put it 36.3 us
+  -- later (the two stamps of a header are not taken at one instant)
+  eq(first[2], (h2.header_ts - h1.header_ts) * 1000000000 // h1.perf_freq, "merged: the later file's start is its ticks'")
+  check(math.abs(first[2] - (h2.start_time - h1.start_time) * 100) < 100000, "... within 0.1 ms of its StartTime's")
   t:close()
 end)
 end
@@ -317,6 +321,39 @@ test("files of different clocks", function()
   for k = 1, 4 do ok = ok and at[0xB000 + 16 * k] and math.abs(at[0xB000 + 16 * k] - (2 + k)) < 1e-6 end
   check(ok, "the merged file: A's at k s, B's at 2 + k s from its start", at[0xA000 + 16], at[0xB000 + 16])
   os.remove(pa); os.remove(pb); os.remove(pm)
+end)
+
+-- Two files read together: an event's time is its allocation's alloc_time to the last bit, in either
+-- order, whether the files share a clock whose StartTimes disagree by 0.5 s with their ticks (the
+-- events of the second were 0.5 s later than their records) or have two clocks (the second's
+-- records were 100 ns steps, its events not)
+test("an event's time is its record's, files together", function()
+  local S = 132223104000000000
+  local function write(path, o, pid, base, allocs)
+    local w = assert(heapscript.writer(path, o))
+    w:process { op = "dcstart", pid = pid, ts = o.start_ticks + 10, name = "p" .. pid .. ".exe" }
+    for i, ts in ipairs(allocs) do
+      w:heap { op = "alloc", pid = pid, tid = pid + 4, ts = ts, cpu = i % 2, heap = 0x10000, addr = base + 16 * i, size = 16 }
+    end
+    assert(w:close())
+  end
+  local a, b, c = T.tmpname(".etl"), T.tmpname(".etl"), T.tmpname(".etl")
+  write(a, { start_time = S, start_ticks = 1000, cpus = 2 }, 100, 0x10000, { 20000000, 20000007, 30000001 })
+  write(b, { start_time = S + 15000000, start_ticks = 10000000, cpus = 2 }, 200, 0x20000, { 20000003, 25000009, 25000010 })
+  local f = 3579545
+  write(c, { start_time = S + 36000000000, start_ticks = 5000000000000, perf_freq = f, cpus = 2 }, 300, 0x30000,
+        { 5000000000000 + f + 1, 5000000000000 + f + 8, 5000000000000 + 2 * f + 3 })
+  for _, files in ipairs { { a, b }, { b, a }, { a, c }, { c, a } } do
+    local t <close> = assert(heapscript.open(files[1], files[2]))
+    local times, n, same = {}, 0, 0
+    for ev in t:events { provider = "Heap" } do times[#times + 1] = ev.time end
+    for r in t:allocations():sorted("alloc_time"):each() do
+      n = n + 1
+      if r.alloc_time == times[n] then same = same + 1 end
+    end
+    eq(same .. "/" .. n, "6/6", "alloc_time == ev.time, " .. (files[1] == a and "a" or files[1] == b and "b" or "c") .. " first")
+  end
+  os.remove(a); os.remove(b); os.remove(c)
 end)
 
 return T.done("test_trace")
