@@ -92,10 +92,26 @@ for cols in 60 80; do
     done
   done
 done
+# diff's table too: on 80 columns one line per row, narrower two lines per row
+for cols in 60 80; do
+  for new in examples/memorytestapp-newleak.etl "examples/memorytestapp-fixed.etl -- --all"; do
+    pty "COLUMNS=$cols $HS diff $M $new" | sed "s/${ESC}\[[0-9;]*[mK]//g; s/\r//g" >"$T/pty"
+    long=$(awk -v c=$cols 'length($0) > c' "$T/pty" | grep -v '^ *[^ ]*$' | head -n 1)
+    [ -z "$long" ] || no "diff $M $new: a line longer than $cols columns: $long"
+    grep -q "grew\|vanished" "$T/pty" || no "diff $M $new: no row on a pty: $(head -c 300 "$T/pty")"
+  done
+done
+pty "COLUMNS=80 $HS diff $M examples/memorytestapp-newleak.etl" | sed "s/${ESC}\[[0-9;]*[mK]//g; s/\r//g" >"$T/pty"
+grep -q "^  grew  *heap  *+6912 B  *12.5 KiB -> 19.2 KiB  *319 -> 391  *12.5 KiB -> 19.2 KiB$" "$T/pty" \
+  || no "diff on 80 columns: the process row not one table row: $(grep -A1 grew "$T/pty")"
+# into a pipe, even with COLUMNS=20, a row is one line of the table
+COLUMNS=20 "$HS" diff $M examples/memorytestapp-newleak.etl >"$T/out" 2>&1
+grep -q "^  grew  *heap  *+6912 B  *12.5 KiB -> 19.2 KiB  *319 -> 391  *12.5 KiB -> 19.2 KiB$" "$T/out" \
+  || no "diff into a pipe: the process row not one line: $(cat "$T/out")"
 for s in leaks transient growth pool peak churn policy events; do
   pty "COLUMNS=80 $HS $s --help" | sed "s/\r//g" >"$T/pty"
   long=$(awk 'length($0) > 80' "$T/pty" | head -n 1)
   [ -z "$long" ] || no "$s --help: a line longer than 80 columns on a terminal: $long"
 done
-echo "ok: every bundled script's text and help fit 60 and 80 columns (a single word longer than the width excepted)"
+echo "ok: every bundled script's text (diff's table too) and help fit 60 and 80 columns (a single word longer than the width excepted)"
 [ "$fails" -eq 0 ]
