@@ -108,10 +108,20 @@ grep -q "^  grew  *heap  *+6912 B  *12.5 KiB -> 19.2 KiB  *319 -> 391  *12.5 KiB
 COLUMNS=20 "$HS" diff $M examples/memorytestapp-newleak.etl >"$T/out" 2>&1
 grep -q "^  grew  *heap  *+6912 B  *12.5 KiB -> 19.2 KiB  *319 -> 391  *12.5 KiB -> 19.2 KiB$" "$T/out" \
   || no "diff into a pipe: the process row not one line: $(cat "$T/out")"
+# heapscript symbols: within the terminal, the status whole on the lines under its image
+for cols in 60 80; do
+  pty "COLUMNS=$cols $HS symbols $M" | sed "s/\r//g" >"$T/pty"
+  long=$(awk -v c=$cols 'length($0) > c' "$T/pty" | head -n 1)
+  [ -z "$long" ] || no "symbols $M: a line longer than $cols columns: $long"
+  grep -q "^    found examples/MemoryTestApp.pdb$" "$T/pty" || no "symbols on $cols columns: no status line: $(cat "$T/pty")"
+  grep -q "^ntdll.dll  *ntdll.pdb  *1EB9FACB04EA273BB4BA52C8D4BE6B0D1$" "$T/pty" || no "symbols on $cols columns: no ntdll row"
+done
+pty "COLUMNS=200 $HS symbols $M" | sed "s/\r//g" | cmp -s - tests/cli/golden/symbols-memorytestapp.txt \
+  || no "symbols on 200 columns: not the one-line table of tests/cli/golden/symbols-memorytestapp.txt"
 for s in leaks transient growth pool peak churn policy events; do
   pty "COLUMNS=80 $HS $s --help" | sed "s/\r//g" >"$T/pty"
   long=$(awk 'length($0) > 80' "$T/pty" | head -n 1)
   [ -z "$long" ] || no "$s --help: a line longer than 80 columns on a terminal: $long"
 done
-echo "ok: every bundled script's text (diff's table too) and help fit 60 and 80 columns (a single word longer than the width excepted)"
+echo "ok: every bundled script's text (diff's and symbols' tables too) and help fit 60 and 80 columns (a single word longer than the width excepted)"
 [ "$fails" -eq 0 ]
