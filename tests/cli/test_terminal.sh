@@ -118,10 +118,22 @@ for cols in 60 80; do
 done
 pty "COLUMNS=200 $HS symbols $M" | sed "s/\r//g" | cmp -s - tests/cli/golden/symbols-memorytestapp.txt \
   || no "symbols on 200 columns: not the one-line table of tests/cli/golden/symbols-memorytestapp.txt"
+# heapscript dump: on a terminal each event's line cut at spaces to the width, the rest
+# under the header type; the pieces joined again are the line it writes into a pipe
+for cols in 60 80; do
+  for f in "$M --limit 300" "$N --provider Pool --limit 50"; do
+    pty "COLUMNS=$cols $HS dump $f" | sed "s/\r//g" >"$T/pty"
+    long=$(awk -v c=$cols 'length($0) > c' "$T/pty" | head -n 1)
+    [ -z "$long" ] || no "dump $f: a line longer than $cols columns: $long"
+    awk '/^               [^ ]/ { sub(/^ +/, ""); l = l " " $0; next } { if (NR > 1) print l; l = $0 } END { print l }' \
+      "$T/pty" | tr -s ' ' >"$T/joined"
+    "$HS" dump $f | tr -s ' ' | cmp -s - "$T/joined" || no "dump $f on $cols columns: not the piped lines, cut: $(head -n 4 "$T/pty")"
+  done
+done
 for s in leaks transient growth pool peak churn policy events; do
   pty "COLUMNS=80 $HS $s --help" | sed "s/\r//g" >"$T/pty"
   long=$(awk 'length($0) > 80' "$T/pty" | head -n 1)
   [ -z "$long" ] || no "$s --help: a line longer than 80 columns on a terminal: $long"
 done
-echo "ok: every bundled script's text (diff's and symbols' tables too) and help fit 60 and 80 columns (a single word longer than the width excepted)"
+echo "ok: every bundled script's text (diff's and symbols' tables and dump's lines too) and help fit 60 and 80 columns (a single word longer than the width excepted)"
 [ "$fails" -eq 0 ]
