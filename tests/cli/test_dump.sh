@@ -53,6 +53,15 @@ done
 "$HS" dump --help | grep -q "usage: heapscript dump" || no "dump --help"
 "$HS" info --help | grep -q "usage: heapscript info" || no "info --help"
 "$HS" info "$S" | grep -q "^events: *51$" || no "info text: events"
+# info's by provider/opcode rows: id, op and v in the same columns on every row, after a long
+# name too (KernelTraceControl.ImageId/DbgID_RSDS, a GUID), within 80 columns
+for f in examples/memorytestapp.etl examples/notmyfault.etl tests/corpus/traces/*.etl; do
+  cols=$("$HS" info "$f" 2>/dev/null | awk '/^by provider/ { p = 1; next } /^[a-z]/ { p = 0 }
+    p { print index($0, " id "), index($0, " op "), index($0, " v") }' | sort -u)
+  [ "$(echo "$cols" | wc -l)" -eq 1 ] || no "info $f: by provider/opcode columns not aligned: $(echo $cols)"
+done
+"$HS" info examples/memorytestapp.etl | grep -q "^ *4  KernelTraceControl.ImageId/DbgID_RSDS  id 0 *op 36  v2$" \
+  || no "info: the ImageId row: $("$HS" info examples/memorytestapp.etl | grep ImageId)"
 "$HS" info --json "$S" "$S" | head -1 | grep -q '^\[' || no "info --json of two files is an array"
 # what a kernel logger says it enabled (EventTrace Extension masks)
 cat >"${TMPDIR:-/tmp}/hs-masks.$$.lua" <<'LUA'
