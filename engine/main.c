@@ -76,11 +76,12 @@ static const char *dump_usage =
   "provider/event, id, opcode, version, payload length.  --jsonl keys: provider,\n"
   "opcode, id, version, timestamp_raw, pid, tid (null when the header has none),\n"
   "stack_pid, stack_tid (only for a memory event whose header has no ids: those\n"
-  "of its StackWalk), cpu, payload_len, header_type, time, file, buffer, offset,\n"
-  "and for heap, VirtualAlloc and pool events `memory`: the decoded fields\n"
-  "(heap=, addr=, size=...).  In text, ids taken from the StackWalk end with\n"
-  "'*'; --pid/--tid test them when the header has none.  On a terminal a text\n"
-  "line longer than its width goes on below, indented, cut at spaces.\n";
+  "of its StackWalk), cpu, payload_len, header_type, time, file (1-based, as\n"
+  "the scripts' ev.file), buffer, offset, and for heap, VirtualAlloc and pool\n"
+  "events `memory`: the decoded fields (heap=, addr=, size=...).  In text, ids\n"
+  "taken from the StackWalk end with '*'; --pid/--tid test them when the header\n"
+  "has none.  On a terminal a text line longer than its width goes on below,\n"
+  "indented, cut at spaces.\n";
 
 static int open_reader(hs_reader **r, char **paths, int n, hsi_damage_out *dout) {
   char err[HS_ERRLEN];
@@ -268,7 +269,7 @@ static void dump_line(const hs_event *ev, const hsi_ids *ids, const hs_reader *r
     put_s(&o, ", \"payload_len\": "); put_num(&o, ev->payload_len, 0);
     put_s(&o, ", \"header_type\": \""); put_s(&o, hn ? hn : "?");
     put_s(&o, "\", \"time\": "); put_secs(&o, ns, 9, 0);
-    put_s(&o, ", \"file\": "); put_num(&o, ev->file, 0);
+    put_s(&o, ", \"file\": "); put_num(&o, ev->file + 1, 0);      /* 1-based, as ev.file (API.md) */
     put_s(&o, ", \"buffer\": "); put_num(&o, ev->buffer, 0);
     put_s(&o, ", \"offset\": "); put_num(&o, ev->offset, 0);
     if (mem[0]) {

@@ -26,6 +26,16 @@ for k in '"provider": "0268a8b6-74fd-4302-9dd0-6e8f1795c0cf"' '"opcode": 32' '"p
   echo "$line" | grep -qF "$k" || no "jsonl lacks $k: $line"
 done
 "$HS" dump --jsonl --provider StackWalk --limit 1 "$S" | grep -q '"pid": null, "tid": null' || no "PERFINFO ids are null"
+# --jsonl's file is 1-based, as a script's ev.file (API.md): the second TRACE is file 2
+printf 'for ev in trace:events{provider = "Pool"} do print(ev.file) break end\n' >"${TMPDIR:-/tmp}/hs-file.$$.lua"
+lua_file=$("$HS" "${TMPDIR:-/tmp}/hs-file.$$.lua" examples/memorytestapp.etl examples/notmyfault.etl)
+rm -f "${TMPDIR:-/tmp}/hs-file.$$.lua"
+for want in "Pool:$lua_file" "Heap:1"; do
+  "$HS" dump --jsonl --provider ${want%:*} --limit 1 examples/memorytestapp.etl examples/notmyfault.etl \
+    | grep -q "\"file\": ${want#*:}, " \
+    || no "dump --jsonl --provider ${want%:*} of two traces: not \"file\": ${want#*:} (ev.file: $lua_file)"
+done
+[ "$lua_file" = 2 ] || no "ev.file of notmyfault.etl given second: $lua_file"
 
 # several files share one origin, the earliest file's start (as ev.time): the pool trace began
 # 16,500 s after the heap trace, whichever comes first on the command line
