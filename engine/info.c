@@ -157,6 +157,19 @@ int hsi_info_json(const hsi_info *in, const hs_reader *r, int file, FILE *o) {
   return 0;
 }
 
+/* A by provider/opcode row within 80 columns: "  %9llu  " (13) before the
+   name, "  id %-5u op %-3u v%u" (at most 24) after it. */
+#define INFO_NAME_MAX (80 - 13 - 24)
+
+/* "Provider/Event", "Provider" or the provider's GUID into out; its length. */
+static size_t row_name(const hsi_evrow *r, char *out, size_t cap) {
+  char g[HS_GUID_STRLEN];
+  const char *pn = hs_provider_name(&r->provider), *en = hs_event_name(&r->provider, r->opcode);
+  if (!pn) { hs_guid_format(&r->provider, g); pn = g; }
+  snprintf(out, cap, en ? "%s/%s" : "%s", pn, en);
+  return strlen(out);
+}
+
 static const char *clock_name(uint32_t c) {
   return c == 1 ? "QPC" : c == 2 ? "system time" : c == 3 ? "CPU cycles" : "unknown";
 }
@@ -205,13 +218,24 @@ int hsi_info_text(const hsi_info *in, const hs_reader *r, int file, FILE *o) {
       fprintf(o, "  %-16s %llu\n", hs_header_type_name(t) ? hs_header_type_name(t) : "UNKNOWN",
               (unsigned long long)in->by_type[t]);
   fprintf(o, "by provider/opcode:\n");
-  for (i = 0; i < in->keys.n; i++) {
-    char g[HS_GUID_STRLEN];
-    const char *pn = hs_provider_name(&rows[i].provider), *en = hs_event_name(&rows[i].provider, rows[i].opcode);
-    hs_guid_format(&rows[i].provider, g);
-    /* the provider's name, or its GUID when it has none (info --json has both) */
-    fprintf(o, "  %9llu  %-22s id %-5u op %-3u v%-2u %s\n", (unsigned long long)rows[i].count,
-            pn ? pn : g, rows[i].id, rows[i].opcode, rows[i].version, en ? en : "");
+  /* "Provider/Event" as dump names it (the provider's GUID when it has no
+     name, then no event name either: info --json has both), in a column
+     as wide as the widest, so that id, op and v stay aligned after a long
+     one (KernelTraceControl.ImageId/DbgID_RSDS); cut with '~' only past
+     INFO_NAME_MAX, which no name heapscript knows reaches. */
+  {
+    int w = 8;
+    char nm[128];
+    for (i = 0; i < in->keys.n; i++) {
+      int a = (int)row_name(&rows[i], nm, sizeof nm);
+      if (a > w) w = a;
+    }
+    if (w > INFO_NAME_MAX) w = INFO_NAME_MAX;
+    for (i = 0; i < in->keys.n; i++) {
+      if ((int)row_name(&rows[i], nm, sizeof nm) > w) { nm[w - 1] = '~'; nm[w] = '\0'; }
+      fprintf(o, "  %9llu  %-*s  id %-5u op %-3u v%u\n", (unsigned long long)rows[i].count, w, nm,
+              rows[i].id, rows[i].opcode, rows[i].version);
+    }
   }
   if (in->stackwalk || in->stack_keys || in->ext_stacks)
     fprintf(o, "stacks:        %llu stack walks, %llu ext items,\n"

@@ -74,7 +74,7 @@ void hsi_lua_usage(FILE *to) {
     "             trace's directory is always searched too (docs/SYMBOLS.md)\n"
     "  --list     list the bundled scripts and rule files\n"
     "  --replay TRACE  run over TRACE played as a live session (real-time\n"
-    "             callbacks; --speed N times its pace, --fast at once)\n"
+    "             callbacks; --speed N times its pace, N > 0; --fast at once)\n"
     "  --live --pid N | --exe NAME.exe  (Windows) a live heap session;\n"
     "             --duration S stops it; Ctrl-C stops it and the script's\n"
     "             final part runs.  trace:every(S, fn) runs fn(now, info)\n"
@@ -635,9 +635,16 @@ static int live_option(cli *c, int argc, char **argv, int *i) {
     if (end != v && !*end && c->lo.pid > 0) return 1;
   } else {
     double d = strtod(v, &end);
-    if (end != v && !*end && d >= 0 && d < 1e9) {
+    /* --speed 0 would be --fast (replay.h: 0 is no pacing), which a
+       speed of nothing does not say: a speed is above 0 */
+    if (end != v && !*end && (a[2] == 's' ? d > 0 : d >= 0) && d < 1e9) {
       if (a[2] == 's') c->lo.speed = d; else c->lo.duration = d;
       return 1;
+    }
+    if (a[2] == 's') {
+      fprintf(stderr, PROG ": option --speed: bad value '%s': expected N times the trace's pace, above 0 and "
+              "below 1e+09 (--fast: at once)\n", v);
+      return -1;
     }
   }
   fprintf(stderr, PROG ": option %s: bad value '%s'\n", a, v);

@@ -40,6 +40,8 @@ static int columns_of(FILE *f) {
 
 static int columns(void) { return columns_of(stdout); }
 
+int hsi_term_columns(void) { return isatty(fileno(stdout)) ? columns() : 0; }
+
 int hsi_term_color(void) {
   const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
   if (nc && *nc) return 0;

@@ -5,6 +5,10 @@
 
 #define HSI_TERM_MAXFILES 64
 
+/* The width of standard output when it is a terminal (COLUMNS, else the
+   terminal's own; 80 when neither is within 20..1000), 0 when it is a file
+   or a pipe: text into those is not fitted, one line per item. */
+int hsi_term_columns(void);
 /* 1 when standard output takes colour: a terminal, NO_COLOR unset or empty, TERM not "dumb". */
 int hsi_term_color(void);
 

@@ -15,6 +15,7 @@
 #include "damlog.h"
 #include "info.h"
 #include "lua_run.h"
+#include "lua_term.h"
 #include "memev.h"
 #include "attrib.h"
 #include "layoutcheck.h"
@@ -75,10 +76,12 @@ static const char *dump_usage =
   "provider/event, id, opcode, version, payload length.  --jsonl keys: provider,\n"
   "opcode, id, version, timestamp_raw, pid, tid (null when the header has none),\n"
   "stack_pid, stack_tid (only for a memory event whose header has no ids: those\n"
-  "of its StackWalk), cpu, payload_len, header_type, time, file, buffer, offset,\n"
-  "and for heap, VirtualAlloc and pool events `memory`: the decoded fields\n"
-  "(heap=, addr=, size=...).  In text, ids taken from the StackWalk end with\n"
-  "'*'; --pid/--tid test them when the header has none.\n";
+  "of its StackWalk), cpu, payload_len, header_type, time, file (1-based, as\n"
+  "the scripts' ev.file), buffer, offset, and for heap, VirtualAlloc and pool\n"
+  "events `memory`: the decoded fields (heap=, addr=, size=...).  In text, ids\n"
+  "taken from the StackWalk end with '*'; --pid/--tid test them when the header\n"
+  "has none.  On a terminal a text line longer than its width goes on below,\n"
+  "indented, cut at spaces.\n";
 
 static int open_reader(hs_reader **r, char **paths, int n, hsi_damage_out *dout) {
   char err[HS_ERRLEN];
@@ -205,10 +208,33 @@ static void put_secs(line *o, long long ns, int places, int width) {
   put_s(o, t);
 }
 
+/* The text line o (its '\n' last) on a terminal of cols columns: cut at
+   spaces into lines of at most cols, the rest under the header type
+   (DUMP_CONT columns in: right of the time), a word wider than that cut
+   where it must.  Into a file or a pipe (cols 0), the line as it is. */
+#define DUMP_CONT 15
+static void put_line(const line *o, int cols) {
+  const char *b = o->b;
+  size_t n = o->n - 1, pos = 0, lim = (size_t)cols;
+  if (cols <= DUMP_CONT + 8 || n <= lim) { fwrite(o->b, 1, o->n, stdout); return; }
+  for (;;) {
+    size_t brk = pos + lim, k;
+    if (n - pos <= lim) { fwrite(b + pos, 1, n - pos, stdout); fputc('\n', stdout); return; }
+    for (k = brk; k > pos; k--) if (b[k] == ' ') break;
+    if (k > pos) brk = k;
+    while (brk > pos && b[brk - 1] == ' ') brk--;     /* no trailing blanks */
+    if (brk == pos) brk = pos + lim;                    /* blanks only: cannot be */
+    fwrite(b + pos, 1, brk - pos, stdout);
+    fprintf(stdout, "\n%*s", DUMP_CONT, "");
+    for (pos = brk; pos < n && b[pos] == ' '; pos++) ;
+    lim = (size_t)cols - DUMP_CONT;
+  }
+}
+
 /* ev's time in ns from the trace's start, as heapscript.Event's `ns`
    (hsi_timebase_ns): one clock for every file */
 static void dump_line(const hs_event *ev, const hsi_ids *ids, const hs_reader *r, const hsi_timebase *tb,
-                      int jsonl) {
+                      int jsonl, int cols) {
   char g[HS_GUID_STRLEN];
   int ver = (ev->flags & HS_EVF_KERNEL) ? (ev->record[0] | ev->record[1] << 8) : ev->version;
   long long ns = (long long)hsi_timebase_ns(tb, r, ev);
@@ -238,7 +264,7 @@ static void dump_line(const hs_event *ev, const hsi_ids *ids, const hs_reader *r
     put_s(&o, ", \"payload_len\": "); put_num(&o, ev->payload_len, 0);
     put_s(&o, ", \"header_type\": \""); put_s(&o, hn ? hn : "?");
     put_s(&o, "\", \"time\": "); put_secs(&o, ns, 9, 0);
-    put_s(&o, ", \"file\": "); put_num(&o, ev->file, 0);
+    put_s(&o, ", \"file\": "); put_num(&o, ev->file + 1, 0);      /* 1-based, as ev.file (API.md) */
     put_s(&o, ", \"buffer\": "); put_num(&o, ev->buffer, 0);
     put_s(&o, ", \"offset\": "); put_num(&o, ev->offset, 0);
     if (mem[0]) {
@@ -285,7 +311,7 @@ static void dump_line(const hs_event *ev, const hsi_ids *ids, const hs_reader *r
     put_s(&o, " len="); put_num(&o, ev->payload_len, 0);
     if (mem[0]) { put_s(&o, "  "); put_s(&o, mem); }
     put_c(&o, '\n');
-    fwrite(o.b, 1, o.n, stdout);
+    put_line(&o, cols);
   }
 }
 
@@ -298,7 +324,7 @@ static int cmd_dump(int argc, char **argv) {
   hsi_damage_out dout;
   char **files = (char **)calloc((size_t)argc + 1, sizeof *files);
   hsi_timebase tb = { NULL, 0 };
-  int i, n, nfiles = 0, jsonl = 0, rc;
+  int i, n, nfiles = 0, jsonl = 0, rc, cols = hsi_term_columns();   /* text on a terminal fits it */
   uint64_t shown = 0;
   if (!files) return 2;
   hsi_evfilter_init(&f);
@@ -378,7 +404,7 @@ static int cmd_dump(int argc, char **argv) {
     if (!hsi_evfilter_match(&f, &ev, &ids,
                             hsi_evfilter_timed(&f) ? hsi_timebase_ns(&tb, r, &ev) : 0))
       continue;
-    dump_line(&ev, &ids, r, &tb, jsonl);
+    dump_line(&ev, &ids, r, &tb, jsonl, cols);
     shown++;
   }
   hsi_attrib_free(at);

@@ -13,6 +13,7 @@
 #include "cliargs.h"
 #include "damlog.h"
 #include "info.h"
+#include "lua_term.h"
 #include "procmap.h"
 #include "sym.h"
 #include "sym_cmd.h"
@@ -105,24 +106,64 @@ static const char *fit(const char *s, int w, char *buf, size_t cap) {
 }
 
 #define COLW 24          /* module and pdb columns at most */
+#define KEYW 33          /* the symbol store key: 32 hex digits of the GUID, the age's */
+#define MINW 8           /* module and pdb columns at least, when cut for a terminal */
 
-static void print_text(const hsi_sym_image *rep, long n) {
+/* The status of a row on its own lines under it, indented, each at most
+   cols columns: cut at a space where one falls in a line's second half,
+   else at the width (a path has none). */
+static void print_status_lines(const char *st, int cols) {
+  const char *ind = "    ";
+  int w = cols - (int)strlen(ind);
+  size_t n = strlen(st);
+  if (w < 16) w = 16;
+  while (n > 0) {
+    int take = (int)n <= w ? (int)n : w, k;
+    if ((int)n > w)
+      for (k = take; k > w / 2; k--) if (st[k] == ' ') { take = k; break; }
+    printf("%s%.*s\n", ind, take, st);
+    st += take;
+    n -= (size_t)take;
+    while (*st == ' ') { st++; n--; }
+  }
+}
+
+/* One line per image.  On a terminal (cols > 0) too narrow for the
+   widest line, each image is two lines or more: module, pdb (cut with
+   '~' to fit) and key, then its status under them, wrapped. */
+static void print_text(const hsi_sym_image *rep, long n, int cols) {
   long i;
-  int wm = 6, wp = 3, counts[8] = { 0 };
+  int wm = 6, wp = 3, counts[8] = { 0 }, stacked = 0, widest = 0;
   char key[HSI_SYMKEY_LEN], st[2600], b1[COLW + 1], b2[COLW + 1];
   for (i = 0; i < n; i++) {
     int a = (int)strlen(rep[i].module), b = (int)strlen(hsi_sym_basename(rep[i].pdb_name));
     if (a > wm) wm = a > COLW ? COLW : a;
     if (b > wp) wp = b > COLW ? COLW : b;
+    status_text(&rep[i], st, sizeof st);
+    if ((int)strlen(st) > widest) widest = (int)strlen(st);
   }
-  printf("%-*s  %-*s  %-33s  %s\n", wm, "module", wp, "pdb", "GUID+age (symbol store key)", "status");
+  if (cols > 0 && wm + 2 + wp + 2 + KEYW + 2 + widest > cols) {
+    stacked = 1;
+    while (wm + 2 + wp + 2 + KEYW > cols && (wm > MINW || wp > MINW)) {
+      if (wm >= wp && wm > MINW) wm--;
+      else wp--;
+    }
+  }
+  if (stacked) printf("%-*s  %-*s  %s\n    status\n", wm, "module", wp, "pdb", "GUID+age (symbol store key)");
+  else printf("%-*s  %-*s  %-*s  %s\n", wm, "module", wp, "pdb", KEYW, "GUID+age (symbol store key)", "status");
   for (i = 0; i < n; i++) {
     const hsi_sym_image *r = &rep[i];
+    const char *m = fit(r->module, wm, b1, sizeof b1), *p = fit(r->has_id ? hsi_sym_basename(r->pdb_name) : "-",
+                                                                 wp, b2, sizeof b2);
     if (r->has_id) hsi_sym_key(&r->guid, r->age, key);
     else snprintf(key, sizeof key, "-");
     status_text(r, st, sizeof st);
-    printf("%-*s  %-*s  %-33s  %s\n", wm, fit(r->module, wm, b1, sizeof b1), wp,
-           fit(r->has_id ? hsi_sym_basename(r->pdb_name) : "-", wp, b2, sizeof b2), key, st);
+    if (stacked) {
+      printf("%-*s  %-*s  %s\n", wm, m, wp, p, key);
+      print_status_lines(st, cols);
+    } else {
+      printf("%-*s  %-*s  %-*s  %s\n", wm, m, wp, p, KEYW, key, st);
+    }
     if (r->status >= 0 && r->status < 8) counts[r->status]++;
   }
   printf("%ld images: %d with their PDB", n, counts[HSI_PDB_FOUND]);
@@ -245,7 +286,7 @@ int hsi_sym_cmd(int argc, char **argv) {
   hsi_syms_on_message(sy, NULL, NULL);
   if ((k = hsi_syms_report(sy, &rep)) < 0) { fprintf(stderr, "heapscript: out of memory\n"); rc = 2; goto done; }
   if (json) print_json(rep, k);
-  else print_text(rep, k);
+  else print_text(rep, k, hsi_term_columns());
 done:
   hsi_syms_free(sy);
   hsi_symmap_free(sm);

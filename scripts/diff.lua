@@ -8,6 +8,7 @@
 --   heapscript diff BASE.etl NEW.etl [-- OPTIONS]
 --   heapscript diff NEW.etl -- --baseline BASE.json|BASE.etl [OPTIONS]
 local report = require "report"
+local print = report.print              -- text fits the terminal (report.term)
 local baseline = require "baseline"
 
 local usage = [[
@@ -89,6 +90,64 @@ local shown = {}
 for _, by in ipairs(o.by) do shown[by] = true end
 local labels = { stack = "stacks", tag = "pool tags", process = "processes" }
 
+-- A table's row: change, kind, delta and three pairs "base -> new" (leaked
+-- bytes, count, impacting), each column as wide as its widest cell in the
+-- rows listed, so that the table fits 80 columns with the figures of most
+-- runs.  On a terminal too narrow for it, each row is two lines instead,
+-- the figures named (a table wrapped at its spaces would no longer read as one).
+local function cells(r)
+  local sign = r.delta >= 0 and "+" or "-"
+  return { r.status, r.kind, sign .. report.bytes(math.abs(r.delta)),
+    { report.bytes(r.base.bytes), report.bytes(r.new.bytes) }, { tostring(r.base.count), tostring(r.new.count) },
+    { report.bytes(r.base.impacting), report.bytes(r.new.impacting) } }
+end
+local HEAD = { "change", "kind", "delta", "leaked base -> new", "count", "impacting" }
+local layouts = setmetatable({}, { __mode = "k" })
+local function layout(listed)
+  if layouts[listed] then return layouts[listed] end
+  local w = { #HEAD[1], #HEAD[2], #HEAD[3], {}, {}, {} }
+  for _, r in ipairs(listed) do
+    local c = cells(r)
+    for i = 1, 3 do w[i] = math.max(w[i], #c[i]) end
+    for i = 4, 6 do
+      w[i][1] = math.max(w[i][1] or 0, #c[i][1])
+      w[i][2] = math.max(w[i][2] or 0, #c[i][2])
+    end
+  end
+  for i = 4, 6 do   -- a pair's header wider than its cells widens the new side
+    w[i][2] = math.max(w[i][2], #HEAD[i] - w[i][1] - 4)
+  end
+  local width = 2 + w[1] + 2 + w[2] + 2 + w[3]
+  for i = 4, 6 do width = width + 2 + w[i][1] + 4 + w[i][2] end
+  local l = { w = w, stacked = report.term.stdout and width > report.term.columns }
+  layouts[listed] = l
+  return l
+end
+local function line(l, c)
+  local w = l.w
+  local parts = { ("  %-" .. w[1] .. "s  %-" .. w[2] .. "s  %" .. w[3] .. "s"):format(c[1], c[2], c[3]) }
+  for i = 4, 6 do
+    if type(c[i]) == "table" then
+      parts[#parts + 1] = ("%" .. w[i][1] .. "s -> %-" .. w[i][2] .. "s"):format(c[i][1], c[i][2])
+    else   -- a header: centred over the whole pair
+      local pad = (w[i][1] + 4 + w[i][2] - #c[i]) // 2
+      parts[#parts + 1] = ("%-" .. (w[i][1] + 4 + w[i][2]) .. "s"):format((" "):rep(pad) .. c[i])
+    end
+  end
+  return (table.concat(parts, "  "):gsub("%s+$", ""))
+end
+local function print_row(r, listed)
+  local l = layout(listed)
+  local c = cells(r)
+  if l.stacked then
+    print(("  %s %s %s: leaked %s -> %s"):format(c[1], c[2], c[3], c[4][1], c[4][2]))
+    print(("      count %s -> %s, impacting %s -> %s"):format(c[5][1], c[5][2], c[6][1], c[6][2]))
+    return
+  end
+  if r == listed[1] then print(line(l, HEAD)) end
+  print(line(l, c))
+end
+
 for _, by in ipairs({ "stack", "tag", "process" }) do
   if shown[by] then
     local c = { new = 0, grew = 0, shrank = 0, vanished = 0, unchanged = 0 }
@@ -98,27 +157,21 @@ for _, by in ipairs({ "stack", "tag", "process" }) do
       print(("%s: %d new, %d grew, %d shrank, %d vanished, %d unchanged"):format(labels[by], c.new, c.grew, c.shrank,
         c.vanished, c.unchanged))
     end
-    local n = 0
+    local n, listed = 0, {}
     for _, r in ipairs(rows) do
       if r.by == by and (o.all or r.status ~= "unchanged") then
         n = n + 1
         out.groups[#out.groups + 1] = { kind = r.kind, by = r.by, key = r.key, status = r.status, delta = r.delta,
           base = figures(r.base), new = figures(r.new), headline = r.headline, frames = r.frames }
-        if text and n <= o.top then
-          if n == 1 then
-            print((("  %-9s %-7s %10s  %21s  %13s  %21s"):format("change", "kind", "delta", "leaked base -> new",
-              "count", "impacting"):gsub("%s+$", "")))
-          end
-          local function pair(x, y) return ("%9s -> %-9s"):format(x, y) end
-          print((("  %-9s %-7s %10s  %21s  %13s  %21s"):format(r.status, r.kind,
-            (r.delta >= 0 and "+" or "-") .. report.bytes(math.abs(r.delta)),
-            pair(report.bytes(r.base.bytes), report.bytes(r.new.bytes)),
-            ("%5d -> %-5d"):format(r.base.count, r.new.count),
-            pair(report.bytes(r.base.impacting), report.bytes(r.new.impacting))):gsub("%s+$", "")))
-          print("            " .. (by == "tag" and ("tag '" .. r.key .. "'") or r.headline))
-          if by == "stack" and (r.status == "new" or r.status == "grew") and r.frames then
-            report.print_stack(r.frames, "              ", o.frames)
-          end
+        if n <= o.top then listed[#listed + 1] = r end
+      end
+    end
+    if text then
+      for _, r in ipairs(listed) do
+        print_row(r, listed)
+        print("            " .. (by == "tag" and ("tag '" .. r.key .. "'") or r.headline))
+        if by == "stack" and (r.status == "new" or r.status == "grew") and r.frames then
+          report.print_stack(r.frames, "              ", o.frames)
         end
       end
     end

@@ -64,5 +64,9 @@ if report.text(o) then
   for _, r in ipairs(shown) do print(string.format(fmt, r.count, r.provider, r.id, r.opcode, r.name)) end
   print(string.format("%10d  events, %s, %s", total, report.count(#rows, "kind"), report.count(#trace:files(), "file")))
 end
+-- the CSV and the Markdown carry the text's columns (a finding has no id, opcode or event)
+local tbl = { columns = { "count", "provider", "id", "opcode", "event" }, numeric = { true, false, true, true, false },
+              rows = {} }
+for n, r in ipairs(shown) do tbl.rows[n] = { r.count, r.provider, r.id, r.opcode, r.name } end
 report.finish(o, { trace = trace:files(), events = total, kinds = #rows, rows = shown },
-  { script = "events", findings = findings })
+  { script = "events", findings = findings, table = tbl })

@@ -19,6 +19,9 @@
 --   deltas    the rows of baseline.diff (diff, policy --baseline)
 --   no_stack  diff's allocations without a stack, per kind {kind, base, new}
 --   rules     policy's results {name, severity, ok, skipped, message, why}
+--   table     rows that are no stacks (events' counts): {columns = {"count",
+--             ...}, numeric = {true, ...}, rows = {{...}, ...}}; the CSV and
+--             the Markdown list these, with the columns of the script's text
 local report = require "report"
 
 local F = {}
@@ -156,6 +159,20 @@ function F.csv(findings)
   return table.concat(rows, "\r\n") .. "\r\n"
 end
 
+-- A script's own table (r.table) as CSV: its columns, capitalised as
+-- WPA's are, one row per row.
+function F.csv_table(t)
+  local head = {}
+  for i, c in ipairs(t.columns) do head[i] = csvq(c:sub(1, 1):upper() .. c:sub(2)) end
+  local rows = { table.concat(head, ",") }
+  for _, row in ipairs(t.rows) do
+    local cells = {}
+    for i = 1, #t.columns do cells[i] = csvq(row[i]) end
+    rows[#rows + 1] = table.concat(cells, ",")
+  end
+  return table.concat(rows, "\r\n") .. "\r\n"
+end
+
 -- Markdown for a pull-request comment: short, the worst first.
 local function mdq(s)
   return (tostring(s or ""):gsub("|", "\\|"):gsub("\n", " "))
@@ -250,7 +267,28 @@ function F.markdown(r, top)
     end
   end
   local fs = r.findings or {}
-  if #fs > 0 then
+  if r.table and #r.table.rows > 0 then   -- the script's own columns (events)
+    local t, head, rule = r.table, {}, {}
+    for i, c in ipairs(t.columns) do head[i] = mdq(c); rule[i] = t.numeric[i] and "---:" or "---" end
+    L[#L + 1] = "| " .. table.concat(head, " | ") .. " |"
+    L[#L + 1] = "| " .. table.concat(rule, " | ") .. " |"
+    for i, row in ipairs(t.rows) do
+      if i > top then
+        local more = { "…" }
+        for j = 2, #t.columns do more[j] = "" end
+        more[2] = ("%d rows more"):format(#t.rows - top)
+        L[#L + 1] = "| " .. table.concat(more, " | ") .. " |"
+        break
+      end
+      local cells = {}
+      for j = 1, #t.columns do
+        local v = row[j] == nil and "" or tostring(row[j])
+        cells[j] = (t.numeric[j] or v == "") and mdq(v) or ("`" .. mdq(v) .. "`")
+      end
+      L[#L + 1] = "| " .. table.concat(cells, " | ") .. " |"
+    end
+    L[#L + 1] = ""
+  elseif #fs > 0 then
     L[#L + 1] = "| type | kind | process | where | count | size | impacting |"
     L[#L + 1] = "| --- | --- | --- | --- | ---: | ---: | ---: |"
     for i, x in ipairs(fs) do
@@ -330,7 +368,9 @@ end
 function F.emit(o, r)
   r.trace = r.trace or trace
   r.findings = r.findings or {}
-  if o.csv then write(o.csv, F.csv(r.csv_findings or r.findings)) end   -- policy: a row per broken rule
+  if o.csv then   -- policy: a row per broken rule; events: its own table
+    write(o.csv, r.table and F.csv_table(r.table) or F.csv(r.csv_findings or r.findings))
+  end
   if o.markdown then write(o.markdown, F.markdown(r)) end
   if o.folded then write(o.folded, F.folded_writer(r)) end
   if o.junit then write(o.junit, F.junit(r)) end

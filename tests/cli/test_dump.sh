@@ -26,6 +26,16 @@ for k in '"provider": "0268a8b6-74fd-4302-9dd0-6e8f1795c0cf"' '"opcode": 32' '"p
   echo "$line" | grep -qF "$k" || no "jsonl lacks $k: $line"
 done
 "$HS" dump --jsonl --provider StackWalk --limit 1 "$S" | grep -q '"pid": null, "tid": null' || no "PERFINFO ids are null"
+# --jsonl's file is 1-based, as a script's ev.file (API.md): the second TRACE is file 2
+printf 'for ev in trace:events{provider = "Pool"} do print(ev.file) break end\n' >"${TMPDIR:-/tmp}/hs-file.$$.lua"
+lua_file=$("$HS" "${TMPDIR:-/tmp}/hs-file.$$.lua" examples/memorytestapp.etl examples/notmyfault.etl)
+rm -f "${TMPDIR:-/tmp}/hs-file.$$.lua"
+for want in "Pool:$lua_file" "Heap:1"; do
+  "$HS" dump --jsonl --provider ${want%:*} --limit 1 examples/memorytestapp.etl examples/notmyfault.etl \
+    | grep -q "\"file\": ${want#*:}, " \
+    || no "dump --jsonl --provider ${want%:*} of two traces: not \"file\": ${want#*:} (ev.file: $lua_file)"
+done
+[ "$lua_file" = 2 ] || no "ev.file of notmyfault.etl given second: $lua_file"
 
 # several files share one origin, the earliest file's start (as ev.time): the pool trace began
 # 16,500 s after the heap trace, whichever comes first on the command line
@@ -53,6 +63,15 @@ done
 "$HS" dump --help | grep -q "usage: heapscript dump" || no "dump --help"
 "$HS" info --help | grep -q "usage: heapscript info" || no "info --help"
 "$HS" info "$S" | grep -q "^events: *51$" || no "info text: events"
+# info's by provider/opcode rows: id, op and v in the same columns on every row, after a long
+# name too (KernelTraceControl.ImageId/DbgID_RSDS, a GUID), within 80 columns
+for f in examples/memorytestapp.etl examples/notmyfault.etl tests/corpus/traces/*.etl; do
+  cols=$("$HS" info "$f" 2>/dev/null | awk '/^by provider/ { p = 1; next } /^[a-z]/ { p = 0 }
+    p { print index($0, " id "), index($0, " op "), index($0, " v") }' | sort -u)
+  [ "$(echo "$cols" | wc -l)" -eq 1 ] || no "info $f: by provider/opcode columns not aligned: $(echo $cols)"
+done
+"$HS" info examples/memorytestapp.etl | grep -q "^ *4  KernelTraceControl.ImageId/DbgID_RSDS  id 0 *op 36  v2$" \
+  || no "info: the ImageId row: $("$HS" info examples/memorytestapp.etl | grep ImageId)"
 "$HS" info --json "$S" "$S" | head -1 | grep -q '^\[' || no "info --json of two files is an array"
 # what a kernel logger says it enabled (EventTrace Extension masks)
 cat >"${TMPDIR:-/tmp}/hs-masks.$$.lua" <<'LUA'

@@ -152,6 +152,12 @@ done
 [ $rc = 2 ] && grep -q "no TRACE after SCRIPT" "$T/err" && ok "a TRACE besides --replay: exit 2" || no "trace+replay: $rc"
 "$HS" --replay "$T/missing.etl" leaks >/dev/null 2>"$T/err"; rc=$?
 [ $rc = 2 ] && grep -q "missing.etl" "$T/err" && ok "a missing replay file: exit 2" || no "missing: $rc $(cat "$T/err")"
+# --speed is N times the trace's pace, above 0: 0 (which paced nothing, as --fast) is refused
+for sp in 0 -1 0.0 1e9 x; do
+  "$HS" --replay examples/memorytestapp.etl --speed $sp leaks >/dev/null 2>"$T/err"; rc=$?
+  [ $rc = 2 ] && grep -q "option --speed: bad value '$sp': expected N times the trace's pace, above 0" "$T/err" \
+    && ok "--speed $sp: exit 2, the range named" || no "--speed $sp: exit $rc: $(cat "$T/err")"
+done
 printf 'trace:every(1, print)\n' >"$T/e.lua"
 "$HS" "$T/e.lua" examples/memorytestapp.etl >/dev/null 2>"$T/err"; rc=$?
 [ $rc = 1 ] && grep -q "trace:every needs a live session" "$T/err" && ok "trace:every on a file: an error" || no "every on file: $rc"

@@ -92,10 +92,48 @@ for cols in 60 80; do
     done
   done
 done
+# diff's table too: on 80 columns one line per row, narrower two lines per row
+for cols in 60 80; do
+  for new in examples/memorytestapp-newleak.etl "examples/memorytestapp-fixed.etl -- --all"; do
+    pty "COLUMNS=$cols $HS diff $M $new" | sed "s/${ESC}\[[0-9;]*[mK]//g; s/\r//g" >"$T/pty"
+    long=$(awk -v c=$cols 'length($0) > c' "$T/pty" | grep -v '^ *[^ ]*$' | head -n 1)
+    [ -z "$long" ] || no "diff $M $new: a line longer than $cols columns: $long"
+    grep -q "grew\|vanished" "$T/pty" || no "diff $M $new: no row on a pty: $(head -c 300 "$T/pty")"
+  done
+done
+pty "COLUMNS=80 $HS diff $M examples/memorytestapp-newleak.etl" | sed "s/${ESC}\[[0-9;]*[mK]//g; s/\r//g" >"$T/pty"
+grep -q "^  grew  *heap  *+6912 B  *12.5 KiB -> 19.2 KiB  *319 -> 391  *12.5 KiB -> 19.2 KiB$" "$T/pty" \
+  || no "diff on 80 columns: the process row not one table row: $(grep -A1 grew "$T/pty")"
+# into a pipe, even with COLUMNS=20, a row is one line of the table
+COLUMNS=20 "$HS" diff $M examples/memorytestapp-newleak.etl >"$T/out" 2>&1
+grep -q "^  grew  *heap  *+6912 B  *12.5 KiB -> 19.2 KiB  *319 -> 391  *12.5 KiB -> 19.2 KiB$" "$T/out" \
+  || no "diff into a pipe: the process row not one line: $(cat "$T/out")"
+# heapscript symbols: within the terminal, the status whole on the lines under its image
+for cols in 60 80; do
+  pty "COLUMNS=$cols $HS symbols $M" | sed "s/\r//g" >"$T/pty"
+  long=$(awk -v c=$cols 'length($0) > c' "$T/pty" | head -n 1)
+  [ -z "$long" ] || no "symbols $M: a line longer than $cols columns: $long"
+  grep -q "^    found examples/MemoryTestApp.pdb$" "$T/pty" || no "symbols on $cols columns: no status line: $(cat "$T/pty")"
+  grep -q "^ntdll.dll  *ntdll.pdb  *1EB9FACB04EA273BB4BA52C8D4BE6B0D1$" "$T/pty" || no "symbols on $cols columns: no ntdll row"
+done
+pty "COLUMNS=200 $HS symbols $M" | sed "s/\r//g" | cmp -s - tests/cli/golden/symbols-memorytestapp.txt \
+  || no "symbols on 200 columns: not the one-line table of tests/cli/golden/symbols-memorytestapp.txt"
+# heapscript dump: on a terminal each event's line cut at spaces to the width, the rest
+# under the header type; the pieces joined again are the line it writes into a pipe
+for cols in 60 80; do
+  for f in "$M --limit 300" "$N --provider Pool --limit 50"; do
+    pty "COLUMNS=$cols $HS dump $f" | sed "s/\r//g" >"$T/pty"
+    long=$(awk -v c=$cols 'length($0) > c' "$T/pty" | head -n 1)
+    [ -z "$long" ] || no "dump $f: a line longer than $cols columns: $long"
+    awk '/^               [^ ]/ { sub(/^ +/, ""); l = l " " $0; next } { if (NR > 1) print l; l = $0 } END { print l }' \
+      "$T/pty" | tr -s ' ' >"$T/joined"
+    "$HS" dump $f | tr -s ' ' | cmp -s - "$T/joined" || no "dump $f on $cols columns: not the piped lines, cut: $(head -n 4 "$T/pty")"
+  done
+done
 for s in leaks transient growth pool peak churn policy events; do
   pty "COLUMNS=80 $HS $s --help" | sed "s/\r//g" >"$T/pty"
   long=$(awk 'length($0) > 80' "$T/pty" | head -n 1)
   [ -z "$long" ] || no "$s --help: a line longer than 80 columns on a terminal: $long"
 done
-echo "ok: every bundled script's text and help fit 60 and 80 columns (a single word longer than the width excepted)"
+echo "ok: every bundled script's text (diff's and symbols' tables and dump's lines too) and help fit 60 and 80 columns (a single word longer than the width excepted)"
 [ "$fails" -eq 0 ]

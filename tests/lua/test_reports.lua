@@ -847,6 +847,20 @@ T.test("policy's CSV: a row for each broken limit", function()
         "... the new leaking stack: its bytes", rows[3])
 end)
 
+T.test("events' CSV and Markdown carry the text's columns: count, provider, id, opcode, event", function()
+  local out, code = run("events " .. M .. " -- --csv -")
+  local rows = {}
+  for l in out:gmatch("([^\r\n]+)\r\n") do rows[#rows + 1] = l end
+  check(code == 0 and rows[1] == "Count,Provider,Id,Opcode,Event", "events --csv: the text's columns", rows[1])
+  check(rows[3] == "5000,Heap,0,33,HeapAlloc" and rows[4] == "4681,Heap,0,36,HeapFree" and #rows == 14,
+        "events --csv: a row per event with its name, id and opcode (the two Heap rows told apart)", out)
+  out, code = run("events " .. M .. " -- --markdown -")
+  check(code == 0 and out:find("| count | provider | id | opcode | event |", 1, true)
+        and out:find("| 5000 | `Heap` | 0 | 33 | `HeapAlloc` |", 1, true) and not out:find("?", 1, true),
+        "events --markdown: the text's columns, no size of '?'", out)
+  check(out:find("| … | 3 rows more |", 1, true), "events --markdown: the rows past ten counted", out)
+end)
+
 T.test("a report on standard output replaces the text", function()
   local out, code = run("leaks " .. M .. " -- --csv -")
   check(code == 0 and out:sub(1, 11) == "Type,Proces" and not out:find("allocated and not freed", 1, true),

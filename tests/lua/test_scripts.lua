@@ -809,7 +809,7 @@ check(r and #r.tags == 1 and r.tags[1].tag == "Irp " and r.tags[1].allocs == 320
 do
   local NEWLEAK = "examples/memorytestapp-newleak.etl"
   out = run("diff " .. M .. " " .. NEWLEAK .. " -- --by stack --all --top 1")
-  check(out:find("\n  new       heap", 1, true) and not out:find("\n  unchanged", 1, true)
+  check(out:find("\n  new +heap") and not out:find("\n  unchanged", 1, true)
         and out:find("  ... 3 more (--top)", 1, true), "diff --top 1: the first group, then how many more", out)
   out = run("diff " .. N .. " " .. N .. " -- --by tag --all")
   check(out:find("tag 'Leak'", 1, true) and out:find(" +0 B ", 1, true) and not out:find("-0 B", 1, true),
