@@ -665,7 +665,7 @@ static int w_event(lua_State *L) {
   n = frames(L, W, 2, "stack");
   return result(L, W, hsi_writer_event_ext(W->w, cpu, ht, &g, id, version, opcode, level, task,
                                            keyword, pid, tid, ts, n ? W->frames : NULL, n, st,
-                                           items, nitems, pl, len), cpu, ts);
+                                           items, nitems, NULL, pl, len), cpu, ts);
 }
 
 static const char *const mof_keys[] = {

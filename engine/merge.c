@@ -141,7 +141,7 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
         }
         rc = hsi_writer_event_ext(w, cpu, ev.header_type, &ev.provider, ev.id, (uint8_t)ev.version,
                                   ev.opcode, ev.level, ev.task, ev.keyword, ev.pid, ev.tid, ev.timestamp,
-                                  NULL, 0, 0, items, k, ev.payload, ev.payload_len);
+                                  NULL, 0, 0, items, k, NULL, ev.payload, ev.payload_len);
         break;
       }
       default:

@@ -391,7 +391,7 @@ TEST(event_header) {
   item[1].len = 2;
   item[1].data = tl + 1;
   CHECK_EQ(hsi_writer_event_ext(w, 0, HS_HT_EVENT32, &guid_a, 9, 0, 0, 0, 0, 0, 3, 4, 780,
-                                st, 1, HS_EXT_STACK_TRACE64, item, 2, pl, 4), 0);
+                                st, 1, HS_EXT_STACK_TRACE64, item, 2, NULL, pl, 4), 0);
   CHECK_EQ(hsi_writer_close(w), 0);
   CHECK((b = slurp(path, &n)) != NULL);
   if (!b) return;
@@ -508,6 +508,79 @@ TEST(mof_and_stackwalk) {
   CHECK_EQ(r16(r + 4), 0x10 + 16 + 8);
   CHECK_EQ(r32(r + 32), (uint32_t)fr[0]);
   CHECK_EQ(r32(r + 36), (uint32_t)fr[1]);
+  free(b);
+}
+
+/* What a copied record keeps (hsi_hdr_more): EVENT_HEADER Flags,
+   EventProperty, Channel, processor time and ActivityId; FULL and
+   INSTANCE Class.Level, processor time and instance ids; SYSTEM's
+   processor times.  They were written as zero. */
+TEST(header_more) {
+  hsi_writer_opts o;
+  const char *path = tmp_path("more");
+  hsi_writer *w;
+  hsi_hdr_more m;
+  hsi_ext item;
+  uint8_t *b, *r, pl[3] = {1, 2, 3};
+  size_t n;
+
+  memset(&o, 0, sizeof o);
+  o.buffer_size = 4096;
+  memset(&m, 0, sizeof m);
+  m.cpu_time = 0x0000000500000007u;
+  m.activity_id = guid_a;
+  m.flags = 0x4 | 0x40 | 0x1;                 /* STRING_ONLY, 64_BIT_HEADER; EXTENDED_INFO is the writer's */
+  m.event_property = 0x2;
+  m.channel = 11;
+  m.level = 4;
+  m.instance_id = 77;
+  m.parent_instance_id = 66;
+  m.parent_guid = guid_a;
+  item.type = HS_EXT_EVENT_SCHEMA_TL;
+  item.len = 3;
+  item.data = pl;
+  CHECK((w = open_w(path, &o)) != NULL);
+  if (!w) return;
+  CHECK_EQ(hsi_writer_event_ext(w, 0, HS_HT_EVENT64, &guid_a, 1, 0, 0, 0, 0, 0, 3, 4, 10,
+                                NULL, 0, 0, NULL, 0, &m, pl, 2), 0);
+  CHECK_EQ(hsi_writer_event_ext(w, 0, HS_HT_EVENT64, &guid_a, 1, 0, 0, 0, 0, 0, 3, 4, 11,
+                                NULL, 0, 0, &item, 1, &m, pl, 2), 0);
+  CHECK_EQ(hsi_writer_mof_more(w, 0, HS_HT_FULL32, &guid_a, 36, 2, 5, 6, 12, &m, pl, 3), 0);
+  CHECK_EQ(hsi_writer_mof_more(w, 0, HS_HT_INSTANCE64, &guid_a, 36, 2, 5, 6, 13, &m, pl, 3), 0);
+  CHECK_EQ(hsi_writer_kernel_more(w, 0, HS_HT_SYSTEM64, 0x10, 33, 0x8002, 5, 6, 14, &m, pl, 3), 0);
+  CHECK_EQ(hsi_writer_mof(w, 0, HS_HT_INSTANCE64, &guid_a, 36, 2, 5, 6, 15, pl, 3), HS_EARG);
+  CHECK_EQ(hsi_writer_close(w), 0);
+  CHECK((b = slurp(path, &n)) != NULL);
+  if (!b) return;
+  r = b + 4096 + 0x48;
+  CHECK_EQ(r16(r + 4), 0x44);                 /* no items: EXTENDED_INFO clear */
+  CHECK_EQ(r16(r + 6), 2);
+  CHECK_EQ(r[0x2B], 11);
+  CHECK_EQ(r64(r + 0x38), m.cpu_time);
+  CHECK(memcmp(r + 0x40, guid_a_bytes, 16) == 0);
+  r += al8(r16(r));
+  CHECK_EQ(r16(r + 4), 0x45);                 /* an item: EXTENDED_INFO set */
+  CHECK_EQ(r[0x2B], 11);
+  CHECK_EQ(r16(r + 0x52), HS_EXT_EVENT_SCHEMA_TL);
+  r += al8(r16(r));
+  CHECK_EQ(r16(r), 0x33);
+  CHECK_EQ(r16(r + 2), 0xC00A);
+  CHECK_EQ(r[5], 4);                          /* Class.Level */
+  CHECK_EQ(r64(r + 0x28), m.cpu_time);
+  CHECK(memcmp(r + 0x30, pl, 3) == 0);
+  r += al8(r16(r));
+  CHECK_EQ(r16(r), 0x4B);                     /* EVENT_INSTANCE_GUID_HEADER: 0x48 */
+  CHECK_EQ(r16(r + 2), 0xC015);
+  CHECK_EQ(r[5], 4);
+  CHECK_EQ(r64(r + 0x28), m.cpu_time);
+  CHECK_EQ(r32(r + 0x30), 77);
+  CHECK_EQ(r32(r + 0x34), 66);
+  CHECK(memcmp(r + 0x38, guid_a_bytes, 16) == 0);
+  CHECK(memcmp(r + 0x48, pl, 3) == 0);
+  r += al8(r16(r));
+  CHECK_EQ(r16(r), 0x8002);                   /* the whole version word */
+  CHECK_EQ(r16(r + 4), 0x23);
+  CHECK_EQ(r64(r + 0x18), m.cpu_time);        /* KernelTime, UserTime */
   free(b);
 }
 
@@ -808,7 +881,7 @@ TEST(errors) {
     two[0].len = two[1].len = 0x8000;
     two[0].data = two[1].data = big;
     CHECK_EQ(hsi_writer_event_ext(w, 0, HS_HT_EVENT64, &guid_a, 1, 0, 0, 0, 0, 0, 0, 0, 0,
-                                  NULL, 0, 0, two, 2, NULL, 0), HS_EARG);
+                                  NULL, 0, 0, two, 2, NULL, NULL, 0), HS_EARG);
   }
   CHECK(hsi_writer_error(w)[0] != 0);
   CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_SYSTEM64, 1, 1, 2, 0, 0, 1, NULL, 0), 0); /* still usable */
@@ -825,6 +898,7 @@ int main(void) {
   RUN(timestamps);
   RUN(event_header);
   RUN(mof_and_stackwalk);
+  RUN(header_more);
   RUN(rundown_payloads);
   RUN(old_layout);
   RUN(compressed);
