@@ -24,6 +24,7 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
   const hs_logfile *lf, **clocks = NULL;
   hs_event ev;
   hsi_ext items[MAX_ITEMS];
+  hsi_hdr_more more;
   uint8_t *walk = NULL;                  /* a StackWalk's payload with its time moved */
   uint32_t wcap = 0;
   int64_t *last = NULL;                  /* per CPU of the new file, its latest time */
@@ -119,18 +120,39 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
         ev.payload = walk;
       }
     }
+    /* The header fields the event does not decode are read from the
+       record as it is: the new record's header equals it but for the time. */
+    memset(&more, 0, sizeof more);
     switch (ev.header_type) {
       case HS_HT_SYSTEM32: case HS_HT_SYSTEM64: case HS_HT_COMPACT32: case HS_HT_COMPACT64:
-      case HS_HT_PERFINFO32: case HS_HT_PERFINFO64:
+      case HS_HT_PERFINFO32: case HS_HT_PERFINFO64: {
+        /* the whole Version word, and the PEBS/PMC words it announces as
+           the first payload bytes, as the writer takes them */
+        uint32_t hl = ev.header_type <= HS_HT_SYSTEM64 ? 0x20 : ev.header_type <= HS_HT_COMPACT64 ? 0x18 : 0x10;
+        const uint8_t *pl = ev.record + hl;
+        int version = rd16(ev.record);
         if (ev.hook == 0x0000) { c->headers++; continue; }      /* the new file has its own */
-        rc = hsi_writer_kernel(w, cpu, ev.header_type, ev.hook >> 8, ev.hook & 0xFF, ev.version & 0xFF,
-                               ev.pid, ev.tid, ev.timestamp, ev.payload, ev.payload_len);
+        if (ev.payload != ev.record + ev.record_len - ev.payload_len) {
+          /* a StackWalk whose time moved: its copy is the payload alone,
+             without the words those bits announce */
+          pl = ev.payload;
+          version &= ~0x8700;
+        }
+        if (hl == 0x20) more.cpu_time = rd64(ev.record + 0x18);
+        rc = hsi_writer_kernel_more(w, cpu, ev.header_type, ev.hook >> 8, ev.hook & 0xFF, version, ev.pid,
+                                    ev.tid, ev.timestamp, &more, pl, ev.payload + ev.payload_len - pl);
         break;
+      }
       case HS_HT_FULL32: case HS_HT_FULL64: case HS_HT_INSTANCE32: case HS_HT_INSTANCE64:
-        rc = hsi_writer_mof(w, cpu, ev.header_type == HS_HT_FULL32 || ev.header_type == HS_HT_INSTANCE32
-                                    ? HS_HT_FULL32 : HS_HT_FULL64,
-                            &ev.provider, ev.opcode, ev.version, ev.pid, ev.tid, ev.timestamp,
-                            ev.payload, ev.payload_len);
+        more.level = ev.record[5];
+        more.cpu_time = rd64(ev.record + 0x28);
+        if (ev.header_type == HS_HT_INSTANCE32 || ev.header_type == HS_HT_INSTANCE64) {
+          more.instance_id = rd32(ev.record + 0x30);
+          more.parent_instance_id = rd32(ev.record + 0x34);
+          more.parent_guid = hs_guid_from_bytes(ev.record + 0x38);
+        }
+        rc = hsi_writer_mof_more(w, cpu, ev.header_type, &ev.provider, ev.opcode, rd16(ev.record + 6), ev.pid,
+                                 ev.tid, ev.timestamp, &more, ev.payload, ev.payload_len);
         break;
       case HS_HT_EVENT32: case HS_HT_EVENT64: {
         uint32_t pos = 0;
@@ -139,9 +161,14 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
         while (hs_event_ext_next(&ev, &pos, &it) == 1 && k < MAX_ITEMS) {
           items[k].type = it.type; items[k].len = it.size; items[k].data = it.data; k++;
         }
+        more.flags = rd16(ev.record + 4);
+        more.event_property = rd16(ev.record + 6);
+        more.channel = ev.channel;
+        more.cpu_time = rd64(ev.record + 0x38);
+        more.activity_id = hs_guid_from_bytes(ev.record + 0x40);
         rc = hsi_writer_event_ext(w, cpu, ev.header_type, &ev.provider, ev.id, (uint8_t)ev.version,
                                   ev.opcode, ev.level, ev.task, ev.keyword, ev.pid, ev.tid, ev.timestamp,
-                                  NULL, 0, 0, items, k, NULL, ev.payload, ev.payload_len);
+                                  NULL, 0, 0, items, k, &more, ev.payload, ev.payload_len);
         break;
       }
       default:

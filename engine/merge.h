@@ -5,7 +5,10 @@
 ** (the first file's clock and start; the largest processor count; the
 ** files' losses added up) and every record in the merged time order.
 ** Records keep their header kind, ids, time, processor, payload and
-** extended items; the inputs' own logfile header records are replaced by
+** extended items, and every other header field (EVENT_HEADER Flags,
+** Channel, ActivityId, processor times, a kernel header's whole Version,
+** Class.Level, instance ids): a record of a single file merged is the
+** same bytes.  The inputs' own logfile header records are replaced by
 ** the new one; WPP (MESSAGE) and ERROR records, which the writer has no
 ** call for, are left out and counted.
 */

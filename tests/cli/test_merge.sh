@@ -68,6 +68,19 @@ else
   else no "two sessions:"; diff "$T/a" "$T/b" | head -6; fi
   n=$("$HS" info --json "$T/d.etl" | sed -n 's/^  "events": \([0-9]*\),$/\1/p')
   [ "$n" = 16338 ] && echo "ok one logfile header: 16338 events (16339 less one header)" || no "merged events: $n"
+  # the header fields of a record a decoder reads (TraceLogging's channel 11, STRING_ONLY
+  # and the other Flags, level, version) are kept: channel and Flags became 0
+  printf 'for ev in trace:events() do if not (ev.kernel and ev.hook == 0) then print(ev.provider, ev.id, ev.opcode, ev.version, ev.level, ev.channel, ev.header_flags, ev.keyword, ev.timestamp) end end\n' >"$T/hdr.lua"
+  for f in Siemens-Healthineers_ETWAnalyzer__TraceLoggingTester jtbraun_pyetw__user google_syzygy__sawbuck_viewer_test_data__test_data_64_v2; do
+    "$HS" merge -o "$T/h.etl" "$C/$f.etl" 2>"$T/err" || no "merge $f: $(cat "$T/err")"
+    "$HS" "$T/hdr.lua" "$C/$f.etl" >"$T/a"; "$HS" "$T/hdr.lua" "$T/h.etl" >"$T/b"
+    if [ -s "$T/a" ] && cmp -s "$T/a" "$T/b"; then echo "ok $f merged: every record's header fields the same"
+    else no "$f merged: header fields differ"; diff "$T/a" "$T/b" | head -4; fi
+  done
+  n=$("$HS" "$T/hdr.lua" "$C/Siemens-Healthineers_ETWAnalyzer__TraceLoggingTester.etl" | awk -F'\t' '$6 == 11' | wc -l)
+  [ "$n" = 70 ] || no "TraceLoggingTester: $n events of channel 11, 70 expected"
+  n=$("$HS" "$T/hdr.lua" "$C/jtbraun_pyetw__user.etl" | awk -F'\t' '$7 == 4' | wc -l)
+  [ "$n" = 4 ] || no "pyetw user: $n STRING_ONLY events, 4 expected"
 fi
 # a damaged input: its damage lines (as info prints them), the rest merged,
 # the summary says so, exit 1 (it used to leave the part out and exit 0)
