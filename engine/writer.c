@@ -292,13 +292,15 @@ static int write_header_buffer(hsi_writer *w, const char *path) {
   system_header(b + BUFHDR, ht, 2, size, 0, 0, 0, 0, o->start_ticks, 0);
   h = b + HDR_PAYLOAD;
   wr32(h + 0x00, o->buffer_size);
-  if (o->old_layout) { h[4] = 6; h[5] = 1; h[6] = 1; h[7] = 5; }
-  else if (o->compress) { h[4] = 10; h[5] = 0; h[6] = 2; h[7] = 0; }
-  else { h[4] = 10; h[5] = 0; h[6] = 1; h[7] = 5; }
+  h[4] = o->os_major;
+  h[5] = o->os_minor;
+  if (o->old_layout) { h[6] = 1; h[7] = 5; }
+  else if (o->compress) { h[6] = 2; h[7] = 0; }
+  else { h[6] = 1; h[7] = 5; }
   wr32(h + 0x08, o->os_build);
   wr32(h + 0x0C, o->cpus);
   wr64(h + 0x10, 0);                   /* EndTime: set at close */
-  wr32(h + 0x18, 156250);              /* TimerResolution: 15.625 ms */
+  wr32(h + 0x18, o->timer_resolution);
   wr32(h + 0x1C, 0);                   /* MaximumFileSize */
   wr32(h + 0x20, o->log_file_mode);
   wr32(h + 0x24, 1);                   /* BuffersWritten: set at close */
@@ -307,9 +309,11 @@ static int write_header_buffer(hsi_writer *w, const char *path) {
   wr32(h + 0x30, o->events_lost);
   wr32(h + 0x34, o->cpu_mhz);
   /* LoggerName and LogFileName pointers stay 0, as relogged files have them. */
-  put_timezone(h + tz);
+  if (o->time_zone) memcpy(h + tz, o->time_zone, 0xAC);
+  else put_timezone(h + tz);
   /* BootTime: where the QPC or cycle counter was 0. */
-  wr64(h + tz + 0xB0, (uint64_t)(o->clock_type == 2 ? o->start_time : to_filetime(w, 0)));
+  wr64(h + tz + 0xB0, (uint64_t)(o->boot_time ? o->boot_time
+                                 : o->clock_type == 2 ? o->start_time : to_filetime(w, 0)));
   wr64(h + tz + 0xB8, (uint64_t)o->perf_freq);
   wr64(h + tz + 0xC0, (uint64_t)o->start_time);
   wr32(h + tz + 0xC8, (uint32_t)o->clock_type);
@@ -352,6 +356,11 @@ static int check_opts(hsi_writer *w, hsi_writer_opts *o) {
   if (!o->buffer_size) o->buffer_size = 65536;
   if (!o->cpus) o->cpus = 1;
   if (!o->os_build) o->os_build = o->old_layout ? 7601 : 19041;
+  if (!o->os_major && !o->os_minor) {
+    o->os_major = o->old_layout ? 6 : 10;
+    o->os_minor = o->old_layout ? 1 : 0;
+  }
+  if (!o->timer_resolution) o->timer_resolution = 156250;   /* 15.625 ms */
   if (!o->clock_type) o->clock_type = 1;
   if (!o->perf_freq) o->perf_freq = 10000000;
   if (!o->cpu_mhz) o->cpu_mhz = 3000;
@@ -429,6 +438,7 @@ int hsi_writer_open(hsi_writer **out, const char *path, const hsi_writer_opts *o
 static int patch_header(hsi_writer *w) {
   uint8_t v[8];
   int64_t end = to_filetime(w, w->any ? w->max_ts : w->o.start_ticks);
+  if (w->o.end_time > end) end = w->o.end_time;
   errno = 0;
   wr64(v, (uint64_t)end);
   if (fseek(w->f, HDR_ENDTIME, SEEK_SET) || fwrite(v, 1, 8, w->f) != 8)

@@ -55,6 +55,18 @@ typedef struct hsi_writer_opts {
      what was enabled (masks[1] 0x40 pool, 0x8000 VirtualAlloc; masks[2]
      0x20 heap).  KernelEventVersion is written as 0. */
   const uint32_t *group_masks;
+  /* What a copy of another trace (merge) keeps of its header; a synthetic
+     trace leaves them 0. */
+  uint8_t os_major, os_minor;   /* Version bytes 0-1 (10.0; 6.1 with old_layout);
+                                   bytes 2-3 name the layout written */
+  uint32_t timer_resolution;    /* TimerResolution, 100 ns units (156250) */
+  const uint8_t *time_zone;     /* TIME_ZONE_INFORMATION as a file holds it, 0xAC
+                                   bytes (Bias, names, dates); NULL: UTC */
+  int64_t boot_time;            /* BootTime, FILETIME (where the QPC or cycle
+                                   counter was 0, from start_ticks; start_time
+                                   with clock 2) */
+  int64_t end_time;             /* EndTime, FILETIME: at close, the later of this
+                                   and the latest record's time */
 } hsi_writer_opts;
 
 /*
@@ -67,7 +79,7 @@ int hsi_writer_open(hsi_writer **w, const char *path, const hsi_writer_opts *opt
 /*
 ** Flush every CPU buffer (the last one written gets FLUSH_MARKER), then
 ** rewrite buffer 0's BuffersWritten and EndTime (FILETIME of the latest
-** record).  Frees w in all cases; returns 0 or the first error met by any
+** record, or opts.end_time if later).  Frees w in all cases; returns 0 or the first error met by any
 ** call (the file is then incomplete).
 */
 int hsi_writer_close(hsi_writer *w);

@@ -140,6 +140,58 @@ TEST(header64) {
   free(b);
 }
 
+/* The header fields a copy of another trace keeps: OS version, timer
+   resolution, time zone, boot time, a later EndTime; were 10.0, 15.625
+   ms, UTC, derived, the last record's. */
+TEST(header_kept) {
+  hsi_writer_opts o;
+  const char *path = tmp_path("hkept");
+  hsi_writer *w;
+  uint8_t *b, *h, tz[0xAC];
+  size_t n, i;
+
+  for (i = 0; i < sizeof tz; i++) tz[i] = (uint8_t)(i * 7 + 1);
+  tz[0] = 0xE0; tz[1] = 0x01; tz[2] = tz[3] = 0;   /* Bias 480 */
+  memset(&o, 0, sizeof o);
+  o.pointer_size = 4;
+  o.buffer_size = 4096;
+  o.start_time = 133000000000000000;
+  o.os_major = 6;
+  o.os_minor = 1;
+  o.os_build = 7601;
+  o.timer_resolution = 10000;
+  o.time_zone = tz;
+  o.boot_time = 132999000000000000;
+  o.end_time = 133000000100000000;
+  o.log_file_mode = 0x00011001;
+  CHECK((w = open_w(path, &o)) != NULL);
+  if (!w) return;
+  CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_SYSTEM32, 5, 36, 2, 4, 5, 10000000, NULL, 0), 0);  /* 1 s after */
+  CHECK_EQ(hsi_writer_close(w), 0);
+  CHECK((b = slurp(path, &n)) != NULL);
+  if (!b) return;
+  h = b + 0x68;
+  CHECK_EQ(r32(h + 0x04), 0x05010106u);      /* 6.1, layout 1.5 */
+  CHECK_EQ(r32(h + 0x08), 7601);
+  CHECK_EQ(r64(h + 0x10), 133000000100000000); /* EndTime: later than the last record's */
+  CHECK_EQ(r32(h + 0x18), 10000);
+  CHECK_EQ(r32(h + 0x20), 0x00011001);
+  CHECK(memcmp(h + 0x40, tz, sizeof tz) == 0);
+  CHECK_EQ(r32(h + 0x40 + 0xAC), 0);          /* pad */
+  CHECK_EQ(r64(h + 0xF0), 132999000000000000);
+  free(b);
+  /* An EndTime before the last record: the record's time wins. */
+  o.end_time = 133000000000000001;
+  CHECK((w = open_w(path, &o)) != NULL);
+  if (!w) return;
+  CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_SYSTEM32, 5, 36, 2, 4, 5, 10000000, NULL, 0), 0);
+  CHECK_EQ(hsi_writer_close(w), 0);
+  CHECK((b = slurp(path, &n)) != NULL);
+  if (!b) return;
+  CHECK_EQ(r64(b + 0x68 + 0x10), 133000000010000000);
+  free(b);
+}
+
 TEST(header32) {
   hsi_writer_opts o;
   const char *path = tmp_path("h32");
@@ -893,6 +945,7 @@ TEST(errors) {
 int main(void) {
   RUN(header64);
   RUN(header32);
+  RUN(header_kept);
   RUN(kernel_records);
   RUN(interleave);
   RUN(timestamps);
