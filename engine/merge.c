@@ -14,6 +14,12 @@
 #include "writer.h"
 
 #define MAX_ITEMS 64
+#define LOGMODE_SEQUENTIAL 0x00000001u
+/* LogFileMode bits that say how a session's file was laid out, which the
+   new file is not: CIRCULAR, APPEND, NEWFILE (one of a series),
+   PREALLOCATE, REAL_TIME, DELAY_OPEN_FILE, BUFFERING (no file), COMPRESSED,
+   NO_PER_PROCESSOR_BUFFERING (evntrace.h) */
+#define MODE_OF_THE_FILE (0x2u | 0x4u | 0x8u | 0x20u | 0x100u | 0x200u | 0x400u | HS_LOGMODE_COMPRESSED | 0x10000000u)
 #define NMOVED 64                        /* events moved later, remembered for their StackWalks */
 
 int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_opts *ro,
@@ -49,7 +55,12 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
   o.pointer_size = (int)lf->pointer_size;
   o.buffer_size = lf->buffer_size >= 1024 && lf->buffer_size <= (16u << 20) && lf->buffer_size % 8 == 0
                   ? lf->buffer_size : 0;
+  o.os_major = lf->version[0];
+  o.os_minor = lf->version[1];
   o.os_build = lf->os_build;
+  o.timer_resolution = lf->timer_resolution;
+  o.time_zone = lf->time_zone;
+  o.boot_time = lf->boot_time;          /* of the first file's clock, which the new file has */
   o.clock_type = (int)lf->clock_type;
   o.perf_freq = lf->perf_freq;
   o.cpu_mhz = lf->cpu_mhz;
@@ -68,7 +79,13 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
     if (f->cpus > o.cpus) o.cpus = f->cpus;
     o.events_lost += f->events_lost;
     o.buffers_lost += f->buffers_lost;
+    o.log_file_mode |= f->log_file_mode;
+    if (f->end_time > o.end_time) o.end_time = f->end_time;   /* FILETIME: any clock's */
   }
+  /* The sessions' modes that still hold, as a relogger's file has them
+     (ETL-FORMAT.md 1.7, 8.2): written start to end, per-CPU buffers,
+     uncompressed, RELOG */
+  o.log_file_mode = (o.log_file_mode & ~MODE_OF_THE_FILE) | LOGMODE_SEQUENTIAL | HS_LOGMODE_RELOG;
   if (o.cpus == 0) o.cpus = 1;
   if (hsi_reader_clocks(r, &clocks) != 0) {
     snprintf(err, errlen, "%s: out of memory", out);

@@ -68,6 +68,21 @@ else
   else no "two sessions:"; diff "$T/a" "$T/b" | head -6; fi
   n=$("$HS" info --json "$T/d.etl" | sed -n 's/^  "events": \([0-9]*\),$/\1/p')
   [ "$n" = 16338 ] && echo "ok one logfile header: 16338 events (16339 less one header)" || no "merged events: $n"
+  # the logfile header keeps the inputs' OS version, time zone, boot time, timer resolution, the
+  # latest EndTime, the modes that still hold with RELOG: it said Windows 10.0 of a Win7 trace,
+  # UTC, a boot time worked out, 15.625 ms, the last event's time, mode 0x1
+  printf 'local h = trace:header()\nfor _, k in ipairs{"os_build", "cpus", "pointer_size", "clock_type", "perf_freq", "cpu_mhz", "start_time", "end_time", "boot_time", "tz_bias", "log_file_mode", "timer_resolution", "events_lost", "buffers_lost"} do print(k, h[k]) end\nprint("version", table.concat(h.version, "."))\n' >"$T/lf.lua"
+  f=danyquenneville_Dany-Quenneville__ExplorerStartupLog_RunOnce
+  "$HS" merge -o "$T/h.etl" "$C/$f.etl" 2>"$T/err" || no "merge $f: $(cat "$T/err")"
+  "$HS" "$T/lf.lua" "$C/$f.etl" | sed 's/^log_file_mode\t133121$/log_file_mode\t198657/' >"$T/a"   # 0x20801 | RELOG
+  "$HS" "$T/lf.lua" "$T/h.etl" >"$T/b"
+  if grep -q "^tz_bias	300$" "$T/a" && cmp -s "$T/a" "$T/b" && "$HS" info "$T/h.etl" | grep -q "^os: *Windows 6.1 build 7601 "
+  then echo "ok $f merged: its logfile header fields kept, RELOG set"; else no "$f merged: header"; diff "$T/a" "$T/b"; fi
+  end=$("$HS" "$T/lf.lua" "$A" "$B" | sed -n 's/^end_time\t//p'); end2=$(printf 'print(trace:header(2).end_time)\n' >"$T/e2.lua"; "$HS" "$T/e2.lua" "$A" "$B")
+  [ "$end2" -gt "$end" ] && end=$end2
+  got=$("$HS" "$T/lf.lua" "$T/d.etl" | sed -n 's/^end_time\t//p'); mode=$("$HS" "$T/lf.lua" "$T/d.etl" | sed -n 's/^log_file_mode\t//p')
+  [ "$got" = "$end" ] && [ "$mode" = 69633 ] && echo "ok two sessions merged: the latest EndTime, mode 0x11001" \
+    || no "two sessions merged: EndTime $got (want $end), mode $mode (want 69633)"
   # the header fields of a record a decoder reads (TraceLogging's channel 11, STRING_ONLY
   # and the other Flags, level, version) are kept: channel and Flags became 0
   printf 'for ev in trace:events() do if not (ev.kernel and ev.hook == 0) then print(ev.provider, ev.id, ev.opcode, ev.version, ev.level, ev.channel, ev.header_flags, ev.keyword, ev.timestamp) end end\n' >"$T/hdr.lua"

@@ -2,7 +2,8 @@
 ** test_merge.c -- hsi_merge keeps what it copies: every real trace merged
 ** alone gives back its records byte for byte (header fields, extended
 ** items, payload; one file keeps its clock, so its times too), and its
-** logfile header's fields but those a merged file must change.
+** logfile header's fields but those a merged file must change (the
+** LogFileMode bits of the file's layout, RELOG; the logger and file names).
 */
 #include "unit.h"
 #include "corpus.h"
@@ -51,6 +52,49 @@ static long differing(const char *name, const char *a, const char *b) {
   return bad;
 }
 
+/* Fields of the logfile header of the trace `a` that its merge `b` has
+   changed: 0 if none (the rest are said). */
+static int header_changed(const char *name, const char *a, const char *b) {
+  hs_reader *ra, *rb;
+  const hs_logfile *x, *y;
+  char err[256];
+  int bad = 0;
+  if (hs_reader_open(&ra, &a, 1, NULL, err, sizeof err) < 0) return -1;
+  if (hs_reader_open(&rb, &b, 1, NULL, err, sizeof err) < 0) { hs_reader_close(ra); return -1; }
+  x = hs_reader_logfile(ra, 0);
+  y = hs_reader_logfile(rb, 0);
+#define SAME(f) if (x->f != y->f) { bad++; fprintf(stderr, "%s: merged, its %s is %lld, was %lld\n", name, #f, \
+                                               (long long)y->f, (long long)x->f); }
+  SAME(version[0]) SAME(version[1]) SAME(os_build) SAME(cpus) SAME(timer_resolution) SAME(pointer_size)
+  SAME(events_lost) SAME(buffers_lost) SAME(cpu_mhz) SAME(tz_bias) SAME(boot_time) SAME(perf_freq)
+  SAME(start_time) SAME(clock_type) SAME(buffer_size)
+#undef SAME
+  {
+    /* EndTime: the input's, or its last record's time when that is later
+       (PerfView's relogged files have an EndTime before their last record) */
+    hs_event ev;
+    int64_t last = INT64_MIN, want;
+    while (hs_reader_next(rb, &ev) == 1) if (ev.timestamp > last) last = ev.timestamp;
+    want = hs_time_filetime(y, last);
+    if (x->end_time > want) want = x->end_time;
+    if (y->end_time != want) {
+      bad++;
+      fprintf(stderr, "%s: merged, its end_time is %lld, was %lld (the last record at %lld)\n", name,
+              (long long)y->end_time, (long long)x->end_time, (long long)hs_time_filetime(y, last));
+    }
+  }
+  if (memcmp(x->time_zone, y->time_zone, sizeof x->time_zone) != 0) { bad++; fprintf(stderr, "%s: merged, its time zone differs\n", name); }
+  /* the modes that still hold (not those of the file's layout), and RELOG */
+  if (y->log_file_mode != ((x->log_file_mode & ~0x1000072Eu & ~HS_LOGMODE_COMPRESSED) | 0x1u | HS_LOGMODE_RELOG)) {
+    bad++;
+    fprintf(stderr, "%s: merged, its LogFileMode is 0x%08x, was 0x%08x\n", name, (unsigned)y->log_file_mode,
+            (unsigned)x->log_file_mode);
+  }
+  hs_reader_close(ra);
+  hs_reader_close(rb);
+  return bad;
+}
+
 TEST(test_records_kept) {
   char path[1024], out[1024], err[512];
   DIR *d;
@@ -77,6 +121,7 @@ TEST(test_records_kept) {
     bad = differing(n, full, out);
     if (bad != 0) fprintf(stderr, "%s: %ld records differ after merge\n", n, bad);
     CHECK_EQ(bad, 0);
+    CHECK_EQ(header_changed(n, full, out), 0);
   }
   closedir(d);
   remove(out);
