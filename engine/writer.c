@@ -44,6 +44,8 @@ struct cpubuf {
   uint64_t seq;        /* SequenceNumber, given when the buffer was opened */
   int64_t last_ts;
   int has_ts;
+  uint16_t marked;     /* BufferFlag bits of the open buffer (hsi_writer_mark) */
+  uint16_t mark;       /* bits for the buffer of the next record */
 };
 
 struct hsi_writer {
@@ -169,7 +171,8 @@ static int flush_cpu(hsi_writer *w, unsigned c, uint32_t cur, int last) {
   int64_t stamp = w->o.compress ? to_filetime(w, w->max_ts) : w->max_ts;
 
   if (last) flag |= BF_FLUSH_MARKER;
-  flag |= w->o.buffer_flags;
+  flag |= w->o.buffer_flags | cb->marked;
+  cb->marked = 0;
   memset(b, 0, BUFHDR);
   wr32(b + 0x04, cb->off);                /* SavedOffset */
   wr32(b + 0x08, cur);
@@ -228,12 +231,16 @@ static int reserve(hsi_writer *w, int cpu, size_t size, int64_t ts, uint8_t **ou
     w->fatal = HS_ENOMEM;
     return fail(w, HS_ENOMEM, "out of memory for the buffer of cpu %d", cpu);
   }
-  if (cb->off && cb->off + need > w->o.buffer_size)
+  /* a buffer marked already is written out early (as at a flush timer)
+     for the next mark to have a buffer of its own */
+  if (cb->off && (cb->off + need > w->o.buffer_size || (cb->mark && cb->marked)))
     if ((rc = flush_cpu(w, (unsigned)cpu, cb->off + need, 0)) < 0) return rc;
   if (!cb->off) {
     cb->off = BUFHDR;
     cb->seq = ++w->seq;
   }
+  cb->marked |= cb->mark;
+  cb->mark = 0;
   *out = cb->b + cb->off;
   memset(*out + size, 0, need - size);
   cb->off += need;
@@ -469,6 +476,15 @@ int hsi_writer_close(hsi_writer *w) {
   free(w->z);
   free(w);
   return rc;
+}
+
+int hsi_writer_mark(hsi_writer *w, int cpu, uint16_t flags) {
+  if (cpu < 0 || (uint32_t)cpu >= w->o.cpus)
+    return fail(w, HS_EARG, "cpu %d out of range: the trace has %u processors", cpu, (unsigned)w->o.cpus);
+  if (flags & ~0x1Eu)
+    return fail(w, HS_EARG, "buffer flags 0x%x: only 0x2, 0x4, 0x8 and 0x10 may be set", (unsigned)flags);
+  w->cpu[cpu].mark |= flags;
+  return 0;
 }
 
 const char *hsi_writer_error(const hsi_writer *w) { return w ? w->err : "no writer"; }

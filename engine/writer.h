@@ -84,6 +84,15 @@ int hsi_writer_open(hsi_writer **w, const char *path, const hsi_writer_opts *opt
 */
 int hsi_writer_close(hsi_writer *w);
 
+/*
+** The buffer that holds CPU cpu's next record gets BufferFlag bits flags
+** (0x2 EVENTS_LOST, 0x4 BUFFER_LOST, 0x8, 0x10 as opts.buffer_flags), as a
+** copier carries an input buffer's: each call marks a buffer of its own
+** (when the buffer open on that CPU is marked already, the next record
+** starts a new one), so the file has as many marked buffers as calls.
+*/
+int hsi_writer_mark(hsi_writer *w, int cpu, uint16_t flags);
+
 /* The last error message; "" if none.  Valid until the next call on w. */
 const char *hsi_writer_error(const hsi_writer *w);
 /* Buffers written so far, buffer 0 included. */

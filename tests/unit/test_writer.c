@@ -636,6 +636,42 @@ TEST(header_more) {
   free(b);
 }
 
+/* hsi_writer_mark: the buffer of the next record gets the lost flags;
+   a second mark has a buffer of its own (merge carries each flagged
+   input buffer; they were dropped). */
+TEST(marked_buffers) {
+  hsi_writer_opts o;
+  const char *path = tmp_path("mark");
+  hsi_writer *w;
+  uint8_t *b;
+  size_t n;
+
+  memset(&o, 0, sizeof o);
+  o.buffer_size = 4096;
+  o.cpus = 2;
+  CHECK((w = open_w(path, &o)) != NULL);
+  if (!w) return;
+  CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_SYSTEM64, 5, 36, 2, 4, 5, 10, NULL, 0), 0);
+  CHECK_EQ(hsi_writer_mark(w, 0, 0x2), 0);
+  CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_SYSTEM64, 5, 36, 2, 4, 5, 11, NULL, 0), 0);  /* the open buffer */
+  CHECK_EQ(hsi_writer_mark(w, 0, 0x4), 0);
+  CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_SYSTEM64, 5, 36, 2, 4, 5, 12, NULL, 0), 0);  /* a new one */
+  CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_SYSTEM64, 5, 36, 2, 4, 5, 13, NULL, 0), 0);
+  CHECK_EQ(hsi_writer_kernel(w, 1, HS_HT_SYSTEM64, 5, 36, 2, 4, 5, 13, NULL, 0), 0);
+  CHECK_EQ(hsi_writer_mark(w, 2, 0x2), HS_EARG);
+  CHECK_EQ(hsi_writer_mark(w, 0, 0x1), HS_EARG);
+  CHECK_EQ(hsi_writer_close(w), 0);
+  CHECK((b = slurp(path, &n)) != NULL);
+  if (!b) return;
+  CHECK_EQ(n, 4 * 4096);
+  CHECK_EQ(r16(b + 4096 + 0x34), 0x22);           /* cpu 0: records 10, 11 */
+  CHECK_EQ(r32(b + 4096 + 0x30), 0x48 + 2 * 0x20);
+  CHECK_EQ(r16(b + 2 * 4096 + 0x34), 0x24);       /* cpu 0: 12, 13 */
+  CHECK_EQ(r64(b + 2 * 4096 + 0x48 + 0x10), 12);
+  CHECK_EQ(r16(b + 3 * 4096 + 0x34), 0x21);       /* cpu 1, the last: not marked */
+  free(b);
+}
+
 TEST(rundown_payloads) {
   hsi_writer_opts o;
   const char *path = tmp_path("rd");
@@ -952,6 +988,7 @@ int main(void) {
   RUN(event_header);
   RUN(mof_and_stackwalk);
   RUN(header_more);
+  RUN(marked_buffers);
   RUN(rundown_payloads);
   RUN(old_layout);
   RUN(compressed);
