@@ -7,6 +7,7 @@
 #include <string.h>
 #include "heapscript.h"
 #include "bytes.h"
+#include "mapfile.h"
 #include "merge.h"
 #include "osfile.h"
 #include "source.h"
@@ -22,6 +23,44 @@
 #define MODE_OF_THE_FILE (0x2u | 0x4u | 0x8u | 0x20u | 0x100u | 0x200u | 0x400u | HS_LOGMODE_COMPRESSED | 0x10000000u)
 #define NMOVED 64                        /* events moved later, remembered for their StackWalks */
 
+/*
+** An input's buffers flagged as having lost events (BufferFlag 0x2
+** EVENTS_LOST, 0x4 BUFFER_LOST; what `info` counts as "flagged lost" and
+** the reports as "buffers marked as having lost events"): each is carried
+** to the buffer of the new file that holds its first record copied
+** (hsi_writer_mark), so the new file has as many, next to the same events.
+** The flag is read from the file at the buffer's offset, once a buffer,
+** and only in the files that have any (the reader counted them at open).
+*/
+typedef struct lostbufs {
+  hsi_map map;
+  int open;
+  uint8_t *seen;                         /* a bit per buffer index: looked at */
+  uint32_t nseen;                        /* bytes of seen */
+} lostbufs;
+
+/* The lost flags of ev's buffer if ev is the first of it met, else 0. */
+static uint16_t lost_flags(lostbufs *l, const hs_event *ev) {
+  uint32_t i = ev->buffer / 8;
+  uint8_t f[2];
+  if (!l->open) return 0;
+  if (i >= l->nseen) {
+    uint32_t n = i + 1 > 2 * l->nseen ? i + 1 : 2 * l->nseen;
+    uint8_t *p = (uint8_t *)realloc(l->seen, n);
+    if (!p) return 0;                    /* the flag is lost, not the merge */
+    memset(p + l->nseen, 0, n - l->nseen);
+    l->seen = p;
+    l->nseen = n;
+  }
+  if (l->seen[i] & (1u << (ev->buffer & 7))) return 0;
+  l->seen[i] |= (uint8_t)(1u << (ev->buffer & 7));
+  if (hsi_map_read(&l->map, ev->buffer_pos + 0x34, f, 2) != 0) {
+    if (ev->buffer_pos + 0x36 > l->map.size) return 0;
+    memcpy(f, l->map.data + ev->buffer_pos + 0x34, 2);
+  }
+  return (uint16_t)((f[0] | f[1] << 8) & 0x6);
+}
+
 int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_opts *ro,
               hsi_merge_counts *c, char *err, size_t errlen) {
   hs_reader *r;
@@ -36,6 +75,8 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
   int64_t *last = NULL;                  /* per CPU of the new file, its latest time */
   struct { int64_t from, to; } moved[NMOVED];
   unsigned nmoved = 0, m;
+  lostbufs *lost = NULL;
+  char why[256];                         /* a file whose flags cannot be read: they are not carried */
   int i, n, rc;
   memset(c, 0, sizeof *c);
   for (i = 0; i < nin; i++)       /* writing it would destroy it under the reader */
@@ -99,9 +140,15 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
     return HS_ENOMEM;
   }
   for (i = 0; i < (int)o.cpus; i++) last[i] = INT64_MIN;
+  for (i = 0; i < hs_reader_nfiles(r); i++) {
+    if (hs_reader_stats(r, i)->buffers_lost_flag == 0) continue;
+    if (!lost && !(lost = (lostbufs *)calloc((size_t)hs_reader_nfiles(r), sizeof *lost))) break;
+    lost[i].open = hsi_map_open(&lost[i].map, hs_reader_path(r, i), why, sizeof why) == 0;
+  }
   if ((rc = hsi_writer_open(&w, out, &o, err, errlen)) < 0) { free(last); free((void *)clocks); hs_reader_close(r); return rc; }
   while (rc == 0 && (n = hs_reader_next(r, &ev)) == 1) {
     int cpu = ev.cpu < o.cpus ? ev.cpu : 0;
+    uint16_t flags;
     int64_t from;
     hsi_rebase(r, clocks, &ev);             /* the new file has the first file's clock */
     /* Files of other clocks are merged on FILETIME, 100 ns at a time: an
@@ -140,6 +187,8 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
     /* The header fields the event does not decode are read from the
        record as it is: the new record's header equals it but for the time. */
     memset(&more, 0, sizeof more);
+    if (lost && ev.file < hs_reader_nfiles(r) && (flags = lost_flags(&lost[ev.file], &ev)) != 0)
+      hsi_writer_mark(w, cpu, flags);
     switch (ev.header_type) {
       case HS_HT_SYSTEM32: case HS_HT_SYSTEM64: case HS_HT_COMPACT32: case HS_HT_COMPACT64:
       case HS_HT_PERFINFO32: case HS_HT_PERFINFO64: {
@@ -197,6 +246,11 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
   }
   free(walk);
   free(last);
+  for (i = 0; lost && i < hs_reader_nfiles(r); i++) {
+    if (lost[i].open) hsi_map_close(&lost[i].map);
+    free(lost[i].seen);
+  }
+  free(lost);
   if (rc == HS_ENOMEM) {}                /* said above */
   else if (rc < 0) snprintf(err, errlen, "%s: %s", out, hsi_writer_error(w));
   else if (n < 0) { snprintf(err, errlen, "%s", hs_reader_error(r)); rc = n; }

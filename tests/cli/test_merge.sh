@@ -51,6 +51,26 @@ if "$HS" "$T/gm.lua" -- "$T" 2>"$T/err"; then
 else
   no "writing the two-clock traces: $(cat "$T/err")"
 fi
+# buffers flagged as having lost events (EVENTS_LOST) are carried, one merged buffer for each,
+# holding its first record: the merge had none, and leaks no longer warned
+cat >"$T/lost.lua" <<'LUA'
+local dir, S = arg[1], 132223104000000000
+local w = assert(heapscript.writer(dir .. "/l.etl", {start_time = S, buffer_size = 4096, cpus = 2, buffer_flags = 2, events_lost = 5}))
+w:process{op = "dcstart", pid = 1000, ts = 1, name = "app.exe"}
+for i = 1, 20 do w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 1000 + i * 3, heap = 0x10000, addr = 0x20000 + i * 16, size = 16, cpu = i % 2} end
+assert(w:close())
+w = assert(heapscript.writer(dir .. "/n.etl", {start_time = S, buffer_size = 4096}))
+for i = 1, 200 do w:kernel{group = 0x0f, opcode = 1, pid = 1000, tid = 1004, ts = 1000 + i * 3, payload = string.rep("x", 100)} end
+assert(w:close())
+LUA
+if "$HS" "$T/lost.lua" -- "$T" 2>"$T/err"; then
+  "$HS" merge -o "$T/lm.etl" "$T/n.etl" "$T/l.etl" 2>"$T/err" || no "merge of a trace with lost buffers: $(cat "$T/err")"
+  n=$(printf 'local n = 0 for i = 1, #trace:files() do n = n + trace:stats(i).buffers_lost_flag end print(n)\n' >"$T/fl.lua"; "$HS" "$T/fl.lua" "$T/lm.etl")
+  [ "$n" = 2 ] && "$HS" leaks "$T/lm.etl" | grep -q "2 buffers marked as having lost events" \
+    && echo "ok lost buffers merged: 2 flagged, as the input" || no "lost buffers merged: $n flagged, 2 expected"
+else
+  no "writing the lost-buffer traces: $(cat "$T/err")"
+fi
 "$HS" merge -o "$T/x.etl" "$T/missing.etl" 2>"$T/err"; [ $? = 2 ] && grep -q missing.etl "$T/err" \
   && echo "ok a missing input: exit 2, named" || no "missing input"
 
