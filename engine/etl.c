@@ -354,6 +354,7 @@ static int parse_logfile(etlfile *f, const uint8_t *b, uint32_t end, char *err, 
   lf->cpu_mhz = rd32(p + 0x34);
   s = P == 4 ? 0x40 : 0x48;                      /* TimeZone; then 4 pad bytes [V] */
   lf->tz_bias = (int32_t)rd32(p + s);
+  memcpy(lf->time_zone, p + s, sizeof lf->time_zone);
   s += 0xB0;
   lf->boot_time = (int64_t)rd64(p + s);
   lf->perf_freq = (int64_t)rd64(p + s + 8);

@@ -16,7 +16,8 @@
 ** os_build, clock_type (1-3 or "qpc", "system", "cycles"), perf_freq,
 ** cpu_mhz, start_time, start_ticks, old_layout, compress ("xpress",
 ** "lznt1", "xpress_huff"), log_file_mode, logger_id, logger_name,
-** log_file_name, events_lost, buffers_lost, buffer_flags, group_masks.  Methods:
+** log_file_name, events_lost, buffers_lost, buffer_flags, group_masks,
+** os_major, os_minor, timer_resolution, time_zone, boot_time, end_time.  Methods:
 **   w:process{op, pid, ppid, ts, name, cmdline}    op start|end|dcstart|dcend
 **   w:thread{op, pid, tid, ts, start}
 **   w:image{op, pid, base, size, ts, path}         op load|unload|dcstart|dcend
@@ -365,7 +366,8 @@ static int ptrfield(lua_State *L, Writer *W, int t, const char *k) {
 static const char *const open_keys[] = {
   "pointer_size", "buffer_size", "cpus", "os_build", "clock_type", "perf_freq", "cpu_mhz",
   "start_time", "start_ticks", "old_layout", "compress", "log_file_mode", "logger_id",
-  "logger_name", "log_file_name", "events_lost", "buffers_lost", "buffer_flags", "group_masks", NULL
+  "logger_name", "log_file_name", "events_lost", "buffers_lost", "buffer_flags", "group_masks",
+  "os_major", "os_minor", "timer_resolution", "time_zone", "boot_time", "end_time", NULL
 };
 
 static const char *const compress_names[] = { "lznt1", "xpress", "xpress_huff", "none", NULL };
@@ -405,6 +407,16 @@ static int w_new(lua_State *L) {
     o.events_lost = u32field(L, 2, "events_lost", 0, 0);
     o.buffers_lost = u32field(L, 2, "buffers_lost", 0, 0);
     o.buffer_flags = (uint16_t)ifield(L, 2, "buffer_flags", U16, 0, 0);
+    o.os_major = (uint8_t)ifield(L, 2, "os_major", U8, 0, 0);
+    o.os_minor = (uint8_t)ifield(L, 2, "os_minor", U8, 0, 0);
+    o.timer_resolution = u32field(L, 2, "timer_resolution", 0, 0);
+    o.boot_time = (int64_t)ifield(L, 2, "boot_time", ANY, 0, 0);
+    o.end_time = (int64_t)ifield(L, 2, "end_time", ANY, 0, 0);
+    {
+      size_t tzl;
+      o.time_zone = (const uint8_t *)sfield(L, 2, "time_zone", &tzl, 0);
+      if (o.time_zone && tzl != 0xAC) fielderr(L, 2, "time_zone", "a string of 172 bytes (TIME_ZONE_INFORMATION) expected");
+    }
     if (lua_getfield(L, 2, "group_masks") != LUA_TNIL) {
       int i, mt = lua_gettop(L);
       if (!lua_istable(L, mt) || luaL_len(L, mt) != 8)
@@ -665,7 +677,7 @@ static int w_event(lua_State *L) {
   n = frames(L, W, 2, "stack");
   return result(L, W, hsi_writer_event_ext(W->w, cpu, ht, &g, id, version, opcode, level, task,
                                            keyword, pid, tid, ts, n ? W->frames : NULL, n, st,
-                                           items, nitems, pl, len), cpu, ts);
+                                           items, nitems, NULL, pl, len), cpu, ts);
 }
 
 static const char *const mof_keys[] = {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "heapscript.h"
 #include "bytes.h"
+#include "mapfile.h"
 #include "merge.h"
 #include "osfile.h"
 #include "source.h"
@@ -14,7 +15,51 @@
 #include "writer.h"
 
 #define MAX_ITEMS 64
+#define LOGMODE_SEQUENTIAL 0x00000001u
+/* LogFileMode bits that say how a session's file was laid out, which the
+   new file is not: CIRCULAR, APPEND, NEWFILE (one of a series),
+   PREALLOCATE, REAL_TIME, DELAY_OPEN_FILE, BUFFERING (no file), COMPRESSED,
+   NO_PER_PROCESSOR_BUFFERING (evntrace.h) */
+#define MODE_OF_THE_FILE (0x2u | 0x4u | 0x8u | 0x20u | 0x100u | 0x200u | 0x400u | HS_LOGMODE_COMPRESSED | 0x10000000u)
 #define NMOVED 64                        /* events moved later, remembered for their StackWalks */
+
+/*
+** An input's buffers flagged as having lost events (BufferFlag 0x2
+** EVENTS_LOST, 0x4 BUFFER_LOST; what `info` counts as "flagged lost" and
+** the reports as "buffers marked as having lost events"): each is carried
+** to the buffer of the new file that holds its first record copied
+** (hsi_writer_mark), so the new file has as many, next to the same events.
+** The flag is read from the file at the buffer's offset, once a buffer,
+** and only in the files that have any (the reader counted them at open).
+*/
+typedef struct lostbufs {
+  hsi_map map;
+  int open;
+  uint8_t *seen;                         /* a bit per buffer index: looked at */
+  uint32_t nseen;                        /* bytes of seen */
+} lostbufs;
+
+/* The lost flags of ev's buffer if ev is the first of it met, else 0. */
+static uint16_t lost_flags(lostbufs *l, const hs_event *ev) {
+  uint32_t i = ev->buffer / 8;
+  uint8_t f[2];
+  if (!l->open) return 0;
+  if (i >= l->nseen) {
+    uint32_t n = i + 1 > 2 * l->nseen ? i + 1 : 2 * l->nseen;
+    uint8_t *p = (uint8_t *)realloc(l->seen, n);
+    if (!p) return 0;                    /* the flag is lost, not the merge */
+    memset(p + l->nseen, 0, n - l->nseen);
+    l->seen = p;
+    l->nseen = n;
+  }
+  if (l->seen[i] & (1u << (ev->buffer & 7))) return 0;
+  l->seen[i] |= (uint8_t)(1u << (ev->buffer & 7));
+  if (hsi_map_read(&l->map, ev->buffer_pos + 0x34, f, 2) != 0) {
+    if (ev->buffer_pos + 0x36 > l->map.size) return 0;
+    memcpy(f, l->map.data + ev->buffer_pos + 0x34, 2);
+  }
+  return (uint16_t)((f[0] | f[1] << 8) & 0x6);
+}
 
 int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_opts *ro,
               hsi_merge_counts *c, char *err, size_t errlen) {
@@ -24,11 +69,14 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
   const hs_logfile *lf, **clocks = NULL;
   hs_event ev;
   hsi_ext items[MAX_ITEMS];
+  hsi_hdr_more more;
   uint8_t *walk = NULL;                  /* a StackWalk's payload with its time moved */
   uint32_t wcap = 0;
   int64_t *last = NULL;                  /* per CPU of the new file, its latest time */
   struct { int64_t from, to; } moved[NMOVED];
   unsigned nmoved = 0, m;
+  lostbufs *lost = NULL;
+  char why[256];                         /* a file whose flags cannot be read: they are not carried */
   int i, n, rc;
   memset(c, 0, sizeof *c);
   for (i = 0; i < nin; i++)       /* writing it would destroy it under the reader */
@@ -48,7 +96,12 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
   o.pointer_size = (int)lf->pointer_size;
   o.buffer_size = lf->buffer_size >= 1024 && lf->buffer_size <= (16u << 20) && lf->buffer_size % 8 == 0
                   ? lf->buffer_size : 0;
+  o.os_major = lf->version[0];
+  o.os_minor = lf->version[1];
   o.os_build = lf->os_build;
+  o.timer_resolution = lf->timer_resolution;
+  o.time_zone = lf->time_zone;
+  o.boot_time = lf->boot_time;          /* of the first file's clock, which the new file has */
   o.clock_type = (int)lf->clock_type;
   o.perf_freq = lf->perf_freq;
   o.cpu_mhz = lf->cpu_mhz;
@@ -67,7 +120,13 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
     if (f->cpus > o.cpus) o.cpus = f->cpus;
     o.events_lost += f->events_lost;
     o.buffers_lost += f->buffers_lost;
+    o.log_file_mode |= f->log_file_mode;
+    if (f->end_time > o.end_time) o.end_time = f->end_time;   /* FILETIME: any clock's */
   }
+  /* The sessions' modes that still hold, as a relogger's file has them
+     (ETL-FORMAT.md 1.7, 8.2): written start to end, per-CPU buffers,
+     uncompressed, RELOG */
+  o.log_file_mode = (o.log_file_mode & ~MODE_OF_THE_FILE) | LOGMODE_SEQUENTIAL | HS_LOGMODE_RELOG;
   if (o.cpus == 0) o.cpus = 1;
   if (hsi_reader_clocks(r, &clocks) != 0) {
     snprintf(err, errlen, "%s: out of memory", out);
@@ -81,9 +140,15 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
     return HS_ENOMEM;
   }
   for (i = 0; i < (int)o.cpus; i++) last[i] = INT64_MIN;
+  for (i = 0; i < hs_reader_nfiles(r); i++) {
+    if (hs_reader_stats(r, i)->buffers_lost_flag == 0) continue;
+    if (!lost && !(lost = (lostbufs *)calloc((size_t)hs_reader_nfiles(r), sizeof *lost))) break;
+    lost[i].open = hsi_map_open(&lost[i].map, hs_reader_path(r, i), why, sizeof why) == 0;
+  }
   if ((rc = hsi_writer_open(&w, out, &o, err, errlen)) < 0) { free(last); free((void *)clocks); hs_reader_close(r); return rc; }
   while (rc == 0 && (n = hs_reader_next(r, &ev)) == 1) {
     int cpu = ev.cpu < o.cpus ? ev.cpu : 0;
+    uint16_t flags;
     int64_t from;
     hsi_rebase(r, clocks, &ev);             /* the new file has the first file's clock */
     /* Files of other clocks are merged on FILETIME, 100 ns at a time: an
@@ -119,18 +184,41 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
         ev.payload = walk;
       }
     }
+    /* The header fields the event does not decode are read from the
+       record as it is: the new record's header equals it but for the time. */
+    memset(&more, 0, sizeof more);
+    if (lost && ev.file < hs_reader_nfiles(r) && (flags = lost_flags(&lost[ev.file], &ev)) != 0)
+      hsi_writer_mark(w, cpu, flags);
     switch (ev.header_type) {
       case HS_HT_SYSTEM32: case HS_HT_SYSTEM64: case HS_HT_COMPACT32: case HS_HT_COMPACT64:
-      case HS_HT_PERFINFO32: case HS_HT_PERFINFO64:
+      case HS_HT_PERFINFO32: case HS_HT_PERFINFO64: {
+        /* the whole Version word, and the PEBS/PMC words it announces as
+           the first payload bytes, as the writer takes them */
+        uint32_t hl = ev.header_type <= HS_HT_SYSTEM64 ? 0x20 : ev.header_type <= HS_HT_COMPACT64 ? 0x18 : 0x10;
+        const uint8_t *pl = ev.record + hl;
+        int version = rd16(ev.record);
         if (ev.hook == 0x0000) { c->headers++; continue; }      /* the new file has its own */
-        rc = hsi_writer_kernel(w, cpu, ev.header_type, ev.hook >> 8, ev.hook & 0xFF, ev.version & 0xFF,
-                               ev.pid, ev.tid, ev.timestamp, ev.payload, ev.payload_len);
+        if (ev.payload != ev.record + ev.record_len - ev.payload_len) {
+          /* a StackWalk whose time moved: its copy is the payload alone,
+             without the words those bits announce */
+          pl = ev.payload;
+          version &= ~0x8700;
+        }
+        if (hl == 0x20) more.cpu_time = rd64(ev.record + 0x18);
+        rc = hsi_writer_kernel_more(w, cpu, ev.header_type, ev.hook >> 8, ev.hook & 0xFF, version, ev.pid,
+                                    ev.tid, ev.timestamp, &more, pl, ev.payload + ev.payload_len - pl);
         break;
+      }
       case HS_HT_FULL32: case HS_HT_FULL64: case HS_HT_INSTANCE32: case HS_HT_INSTANCE64:
-        rc = hsi_writer_mof(w, cpu, ev.header_type == HS_HT_FULL32 || ev.header_type == HS_HT_INSTANCE32
-                                    ? HS_HT_FULL32 : HS_HT_FULL64,
-                            &ev.provider, ev.opcode, ev.version, ev.pid, ev.tid, ev.timestamp,
-                            ev.payload, ev.payload_len);
+        more.level = ev.record[5];
+        more.cpu_time = rd64(ev.record + 0x28);
+        if (ev.header_type == HS_HT_INSTANCE32 || ev.header_type == HS_HT_INSTANCE64) {
+          more.instance_id = rd32(ev.record + 0x30);
+          more.parent_instance_id = rd32(ev.record + 0x34);
+          more.parent_guid = hs_guid_from_bytes(ev.record + 0x38);
+        }
+        rc = hsi_writer_mof_more(w, cpu, ev.header_type, &ev.provider, ev.opcode, rd16(ev.record + 6), ev.pid,
+                                 ev.tid, ev.timestamp, &more, ev.payload, ev.payload_len);
         break;
       case HS_HT_EVENT32: case HS_HT_EVENT64: {
         uint32_t pos = 0;
@@ -139,9 +227,14 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
         while (hs_event_ext_next(&ev, &pos, &it) == 1 && k < MAX_ITEMS) {
           items[k].type = it.type; items[k].len = it.size; items[k].data = it.data; k++;
         }
+        more.flags = rd16(ev.record + 4);
+        more.event_property = rd16(ev.record + 6);
+        more.channel = ev.channel;
+        more.cpu_time = rd64(ev.record + 0x38);
+        more.activity_id = hs_guid_from_bytes(ev.record + 0x40);
         rc = hsi_writer_event_ext(w, cpu, ev.header_type, &ev.provider, ev.id, (uint8_t)ev.version,
                                   ev.opcode, ev.level, ev.task, ev.keyword, ev.pid, ev.tid, ev.timestamp,
-                                  NULL, 0, 0, items, k, ev.payload, ev.payload_len);
+                                  NULL, 0, 0, items, k, &more, ev.payload, ev.payload_len);
         break;
       }
       default:
@@ -153,6 +246,11 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
   }
   free(walk);
   free(last);
+  for (i = 0; lost && i < hs_reader_nfiles(r); i++) {
+    if (lost[i].open) hsi_map_close(&lost[i].map);
+    free(lost[i].seen);
+  }
+  free(lost);
   if (rc == HS_ENOMEM) {}                /* said above */
   else if (rc < 0) snprintf(err, errlen, "%s: %s", out, hsi_writer_error(w));
   else if (n < 0) { snprintf(err, errlen, "%s", hs_reader_error(r)); rc = n; }

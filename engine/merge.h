@@ -2,10 +2,16 @@
 ** merge.h -- several .etl files of one run (a kernel session and a heap
 ** session, as `heapscript record` writes them, or any set the reader can
 ** merge) written as one .etl, as `xperf -merge` does: one logfile header
-** (the first file's clock and start; the largest processor count; the
-** files' losses added up) and every record in the merged time order.
+** (the first file's clock, OS version, time zone and boot time; the
+** earliest start and latest end; the largest processor count; the
+** files' losses added up; their modes with RELOG) and every record in the
+** merged time order.  Each input buffer flagged as having lost events
+** flags the buffer that holds its first record.
 ** Records keep their header kind, ids, time, processor, payload and
-** extended items; the inputs' own logfile header records are replaced by
+** extended items, and every other header field (EVENT_HEADER Flags,
+** Channel, ActivityId, processor times, a kernel header's whole Version,
+** Class.Level, instance ids): a record of a single file merged is the
+** same bytes.  The inputs' own logfile header records are replaced by
 ** the new one; WPP (MESSAGE) and ERROR records, which the writer has no
 ** call for, are left out and counted.
 */

@@ -44,6 +44,8 @@ struct cpubuf {
   uint64_t seq;        /* SequenceNumber, given when the buffer was opened */
   int64_t last_ts;
   int has_ts;
+  uint16_t marked;     /* BufferFlag bits of the open buffer (hsi_writer_mark) */
+  uint16_t mark;       /* bits for the buffer of the next record */
 };
 
 struct hsi_writer {
@@ -169,7 +171,8 @@ static int flush_cpu(hsi_writer *w, unsigned c, uint32_t cur, int last) {
   int64_t stamp = w->o.compress ? to_filetime(w, w->max_ts) : w->max_ts;
 
   if (last) flag |= BF_FLUSH_MARKER;
-  flag |= w->o.buffer_flags;
+  flag |= w->o.buffer_flags | cb->marked;
+  cb->marked = 0;
   memset(b, 0, BUFHDR);
   wr32(b + 0x04, cb->off);                /* SavedOffset */
   wr32(b + 0x08, cur);
@@ -228,12 +231,16 @@ static int reserve(hsi_writer *w, int cpu, size_t size, int64_t ts, uint8_t **ou
     w->fatal = HS_ENOMEM;
     return fail(w, HS_ENOMEM, "out of memory for the buffer of cpu %d", cpu);
   }
-  if (cb->off && cb->off + need > w->o.buffer_size)
+  /* a buffer marked already is written out early (as at a flush timer)
+     for the next mark to have a buffer of its own */
+  if (cb->off && (cb->off + need > w->o.buffer_size || (cb->mark && cb->marked)))
     if ((rc = flush_cpu(w, (unsigned)cpu, cb->off + need, 0)) < 0) return rc;
   if (!cb->off) {
     cb->off = BUFHDR;
     cb->seq = ++w->seq;
   }
+  cb->marked |= cb->mark;
+  cb->mark = 0;
   *out = cb->b + cb->off;
   memset(*out + size, 0, need - size);
   cb->off += need;
@@ -248,7 +255,7 @@ static int reserve(hsi_writer *w, int cpu, size_t size, int64_t ts, uint8_t **ou
 
 /* SYSTEM32/64 header (0x20 bytes). */
 static void system_header(uint8_t *p, int ht, int version, size_t size, int group, int type,
-                          uint32_t pid, uint32_t tid, int64_t ts) {
+                          uint32_t pid, uint32_t tid, int64_t ts, uint64_t cpu_time) {
   wr16(p, (uint16_t)version);
   p[2] = (uint8_t)ht;
   p[3] = 0xC0;
@@ -258,7 +265,7 @@ static void system_header(uint8_t *p, int ht, int version, size_t size, int grou
   wr32(p + 8, tid);
   wr32(p + 12, pid);
   wr64(p + 16, (uint64_t)ts);
-  wr64(p + 24, 0);                     /* KernelTime, UserTime */
+  wr64(p + 24, cpu_time);              /* KernelTime, UserTime */
 }
 
 /* TIME_ZONE_INFORMATION for UTC (0xAC bytes plus the 4-byte pad, zeroed by the caller). */
@@ -289,16 +296,18 @@ static int write_header_buffer(hsi_writer *w, const char *path) {
     return fail(w, HS_EARG, "logger and file names too long for a %u-byte buffer", (unsigned)o->buffer_size);
   if (!(b = calloc(1, o->buffer_size))) return fail(w, HS_ENOMEM, "out of memory");
 
-  system_header(b + BUFHDR, ht, 2, size, 0, 0, 0, 0, o->start_ticks);
+  system_header(b + BUFHDR, ht, 2, size, 0, 0, 0, 0, o->start_ticks, 0);
   h = b + HDR_PAYLOAD;
   wr32(h + 0x00, o->buffer_size);
-  if (o->old_layout) { h[4] = 6; h[5] = 1; h[6] = 1; h[7] = 5; }
-  else if (o->compress) { h[4] = 10; h[5] = 0; h[6] = 2; h[7] = 0; }
-  else { h[4] = 10; h[5] = 0; h[6] = 1; h[7] = 5; }
+  h[4] = o->os_major;
+  h[5] = o->os_minor;
+  if (o->old_layout) { h[6] = 1; h[7] = 5; }
+  else if (o->compress) { h[6] = 2; h[7] = 0; }
+  else { h[6] = 1; h[7] = 5; }
   wr32(h + 0x08, o->os_build);
   wr32(h + 0x0C, o->cpus);
   wr64(h + 0x10, 0);                   /* EndTime: set at close */
-  wr32(h + 0x18, 156250);              /* TimerResolution: 15.625 ms */
+  wr32(h + 0x18, o->timer_resolution);
   wr32(h + 0x1C, 0);                   /* MaximumFileSize */
   wr32(h + 0x20, o->log_file_mode);
   wr32(h + 0x24, 1);                   /* BuffersWritten: set at close */
@@ -307,9 +316,11 @@ static int write_header_buffer(hsi_writer *w, const char *path) {
   wr32(h + 0x30, o->events_lost);
   wr32(h + 0x34, o->cpu_mhz);
   /* LoggerName and LogFileName pointers stay 0, as relogged files have them. */
-  put_timezone(h + tz);
+  if (o->time_zone) memcpy(h + tz, o->time_zone, 0xAC);
+  else put_timezone(h + tz);
   /* BootTime: where the QPC or cycle counter was 0. */
-  wr64(h + tz + 0xB0, (uint64_t)(o->clock_type == 2 ? o->start_time : to_filetime(w, 0)));
+  wr64(h + tz + 0xB0, (uint64_t)(o->boot_time ? o->boot_time
+                                 : o->clock_type == 2 ? o->start_time : to_filetime(w, 0)));
   wr64(h + tz + 0xB8, (uint64_t)o->perf_freq);
   wr64(h + tz + 0xC0, (uint64_t)o->start_time);
   wr32(h + tz + 0xC8, (uint32_t)o->clock_type);
@@ -320,7 +331,7 @@ static int write_header_buffer(hsi_writer *w, const char *path) {
 
   if (o->group_masks) {
     int i;
-    system_header(b + off, ht, 2, 0x20 + 36, 0, 5, 0, 0, o->start_ticks);
+    system_header(b + off, ht, 2, 0x20 + 36, 0, 5, 0, 0, o->start_ticks, 0);
     for (i = 0; i < 8; i++) wr32(b + off + 0x20 + 4 * i, o->group_masks[i]);
     wr32(b + off + 0x20 + 32, 0);      /* KernelEventVersion */
     off += ALIGN8(0x20 + 36);
@@ -352,6 +363,11 @@ static int check_opts(hsi_writer *w, hsi_writer_opts *o) {
   if (!o->buffer_size) o->buffer_size = 65536;
   if (!o->cpus) o->cpus = 1;
   if (!o->os_build) o->os_build = o->old_layout ? 7601 : 19041;
+  if (!o->os_major && !o->os_minor) {
+    o->os_major = o->old_layout ? 6 : 10;
+    o->os_minor = o->old_layout ? 1 : 0;
+  }
+  if (!o->timer_resolution) o->timer_resolution = 156250;   /* 15.625 ms */
   if (!o->clock_type) o->clock_type = 1;
   if (!o->perf_freq) o->perf_freq = 10000000;
   if (!o->cpu_mhz) o->cpu_mhz = 3000;
@@ -429,6 +445,7 @@ int hsi_writer_open(hsi_writer **out, const char *path, const hsi_writer_opts *o
 static int patch_header(hsi_writer *w) {
   uint8_t v[8];
   int64_t end = to_filetime(w, w->any ? w->max_ts : w->o.start_ticks);
+  if (w->o.end_time > end) end = w->o.end_time;
   errno = 0;
   wr64(v, (uint64_t)end);
   if (fseek(w->f, HDR_ENDTIME, SEEK_SET) || fwrite(v, 1, 8, w->f) != 8)
@@ -461,15 +478,32 @@ int hsi_writer_close(hsi_writer *w) {
   return rc;
 }
 
+int hsi_writer_mark(hsi_writer *w, int cpu, uint16_t flags) {
+  if (cpu < 0 || (uint32_t)cpu >= w->o.cpus)
+    return fail(w, HS_EARG, "cpu %d out of range: the trace has %u processors", cpu, (unsigned)w->o.cpus);
+  if (flags & ~0x1Eu)
+    return fail(w, HS_EARG, "buffer flags 0x%x: only 0x2, 0x4, 0x8 and 0x10 may be set", (unsigned)flags);
+  w->cpu[cpu].mark |= flags;
+  return 0;
+}
+
 const char *hsi_writer_error(const hsi_writer *w) { return w ? w->err : "no writer"; }
 
 uint32_t hsi_writer_buffers(const hsi_writer *w) { return w->nbuf; }
 
 /* ------------------------------------------------------------- records */
 
+static const hsi_hdr_more no_more;
+
 int hsi_writer_kernel(hsi_writer *w, int cpu, int header_kind, int group, int type,
                       int version, uint32_t pid, uint32_t tid, int64_t ts,
                       const void *payload, size_t len) {
+  return hsi_writer_kernel_more(w, cpu, header_kind, group, type, version, pid, tid, ts, NULL, payload, len);
+}
+
+int hsi_writer_kernel_more(hsi_writer *w, int cpu, int header_kind, int group, int type,
+                           int version, uint32_t pid, uint32_t tid, int64_t ts,
+                           const hsi_hdr_more *more, const void *payload, size_t len) {
   size_t hl;
   uint8_t *p;
   int rc;
@@ -486,7 +520,7 @@ int hsi_writer_kernel(hsi_writer *w, int cpu, int header_kind, int group, int ty
     return fail(w, HS_EARG, "payload of %lu bytes is too long or missing", (unsigned long)len);
   if ((rc = reserve(w, cpu, hl + len, ts, &p)) < 0) return rc;
   if (hl == 0x20) {
-    system_header(p, header_kind, version, hl + len, group, type, pid, tid, ts);
+    system_header(p, header_kind, version, hl + len, group, type, pid, tid, ts, (more ? more : &no_more)->cpu_time);
   } else {
     /* COMPACT drops SYSTEM's processor times; PERFINFO drops the ids too. */
     wr16(p, (uint16_t)version);
@@ -511,7 +545,7 @@ int hsi_writer_event_ext(hsi_writer *w, int cpu, int header_type, const hs_guid 
                          uint16_t id, uint8_t version, uint8_t opcode, uint8_t level,
                          uint16_t task, uint64_t keyword, uint32_t pid, uint32_t tid,
                          int64_t ts, const uint64_t *stack, size_t nframes, int stack_type,
-                         const hsi_ext *items, size_t nitems,
+                         const hsi_ext *items, size_t nitems, const hsi_hdr_more *more,
                          const void *payload, size_t len) {
   size_t size = 0x50, fw = stack_type == HS_EXT_STACK_TRACE32 ? 4 : 8, sdata = 0, i;
   uint8_t *p, *q;
@@ -537,24 +571,27 @@ int hsi_writer_event_ext(hsi_writer *w, int cpu, int header_type, const hs_guid 
   size += len;
   if (size > MAXREC) return fail(w, HS_EARG, "an event of %lu bytes or more does not fit a record", (unsigned long)size);
   if ((rc = reserve(w, cpu, size, ts, &p)) < 0) return rc;
+  if (!more) more = &no_more;
 
   wr16(p, (uint16_t)size);
   p[2] = (uint8_t)header_type;
   p[3] = 0xC0;
-  wr16(p + 4, (uint16_t)(nframes || nitems ? 0x1 : 0));   /* EXTENDED_INFO */
-  wr16(p + 6, 0);
+  /* EXTENDED_INFO says whether items follow: the writer's to set */
+  wr16(p + 4, (uint16_t)((more->flags & ~0x1u) | (nframes || nitems ? 0x1u : 0u)));
+  wr16(p + 6, more->event_property);
   wr32(p + 8, tid);
   wr32(p + 12, pid);
   wr64(p + 16, (uint64_t)ts);
   put_guid(p + 0x18, provider);
   wr16(p + 0x28, id);
   p[0x2A] = version;
-  p[0x2B] = 0;                         /* Channel */
+  p[0x2B] = more->channel;
   p[0x2C] = level;
   p[0x2D] = opcode;
   wr16(p + 0x2E, task);
   wr64(p + 0x30, keyword);
-  memset(p + 0x38, 0, 0x18);           /* processor time, ActivityId */
+  wr64(p + 0x38, more->cpu_time);
+  put_guid(p + 0x40, &more->activity_id);
 
   q = p + 0x50;
   if (nframes) {
@@ -589,33 +626,48 @@ int hsi_writer_event(hsi_writer *w, int cpu, int header_type, const hs_guid *pro
                      const uint64_t *stack, size_t nframes) {
   int st = header_type == HS_HT_EVENT32 ? HS_EXT_STACK_TRACE32 : HS_EXT_STACK_TRACE64;
   return hsi_writer_event_ext(w, cpu, header_type, provider, id, version, opcode, level, task,
-                              keyword, pid, tid, ts, stack, nframes, st, NULL, 0, payload, len);
+                              keyword, pid, tid, ts, stack, nframes, st, NULL, 0, NULL, payload, len);
 }
 
 int hsi_writer_mof(hsi_writer *w, int cpu, int header_type, const hs_guid *guid,
                    uint8_t type, uint16_t version, uint32_t pid, uint32_t tid, int64_t ts,
                    const void *payload, size_t len) {
+  if (header_type != HS_HT_FULL32 && header_type != HS_HT_FULL64)
+    return fail(w, HS_EARG, "header type 0x%x is not FULL_HEADER32/64", header_type);
+  return hsi_writer_mof_more(w, cpu, header_type, guid, type, version, pid, tid, ts, NULL, payload, len);
+}
+
+int hsi_writer_mof_more(hsi_writer *w, int cpu, int header_type, const hs_guid *guid,
+                        uint8_t type, uint16_t version, uint32_t pid, uint32_t tid, int64_t ts,
+                        const hsi_hdr_more *more, const void *payload, size_t len) {
   uint8_t *p;
+  size_t hl = header_type == HS_HT_INSTANCE32 || header_type == HS_HT_INSTANCE64 ? 0x48 : 0x30;
   int rc;
 
   if (!guid) return fail(w, HS_EARG, "no class GUID");
-  if (header_type != HS_HT_FULL32 && header_type != HS_HT_FULL64)
-    return fail(w, HS_EARG, "header type 0x%x is not FULL_HEADER32/64", header_type);
+  if (header_type != HS_HT_FULL32 && header_type != HS_HT_FULL64 && hl != 0x48)
+    return fail(w, HS_EARG, "header type 0x%x is not FULL_HEADER32/64 or INSTANCE32/64", header_type);
   if (len > MAXREC || (len && !payload))
     return fail(w, HS_EARG, "payload of %lu bytes is too long or missing", (unsigned long)len);
-  if ((rc = reserve(w, cpu, 0x30 + len, ts, &p)) < 0) return rc;
-  wr16(p, (uint16_t)(0x30 + len));
+  if ((rc = reserve(w, cpu, hl + len, ts, &p)) < 0) return rc;
+  if (!more) more = &no_more;
+  wr16(p, (uint16_t)(hl + len));
   p[2] = (uint8_t)header_type;
   p[3] = 0xC0;
   p[4] = type;
-  p[5] = 0;                            /* Class.Level */
+  p[5] = more->level;                  /* Class.Level */
   wr16(p + 6, version);
   wr32(p + 8, tid);
   wr32(p + 12, pid);
   wr64(p + 16, (uint64_t)ts);
   put_guid(p + 0x18, guid);
-  wr64(p + 0x28, 0);
-  if (len) memcpy(p + 0x30, payload, len);
+  wr64(p + 0x28, more->cpu_time);
+  if (hl == 0x48) {                    /* EVENT_INSTANCE_GUID_HEADER (ETL-FORMAT §3.5) */
+    wr32(p + 0x30, more->instance_id);
+    wr32(p + 0x34, more->parent_instance_id);
+    put_guid(p + 0x38, &more->parent_guid);
+  }
+  if (len) memcpy(p + hl, payload, len);
   return 0;
 }
 

@@ -55,6 +55,18 @@ typedef struct hsi_writer_opts {
      what was enabled (masks[1] 0x40 pool, 0x8000 VirtualAlloc; masks[2]
      0x20 heap).  KernelEventVersion is written as 0. */
   const uint32_t *group_masks;
+  /* What a copy of another trace (merge) keeps of its header; a synthetic
+     trace leaves them 0. */
+  uint8_t os_major, os_minor;   /* Version bytes 0-1 (10.0; 6.1 with old_layout);
+                                   bytes 2-3 name the layout written */
+  uint32_t timer_resolution;    /* TimerResolution, 100 ns units (156250) */
+  const uint8_t *time_zone;     /* TIME_ZONE_INFORMATION as a file holds it, 0xAC
+                                   bytes (Bias, names, dates); NULL: UTC */
+  int64_t boot_time;            /* BootTime, FILETIME (where the QPC or cycle
+                                   counter was 0, from start_ticks; start_time
+                                   with clock 2) */
+  int64_t end_time;             /* EndTime, FILETIME: at close, the later of this
+                                   and the latest record's time */
 } hsi_writer_opts;
 
 /*
@@ -67,10 +79,19 @@ int hsi_writer_open(hsi_writer **w, const char *path, const hsi_writer_opts *opt
 /*
 ** Flush every CPU buffer (the last one written gets FLUSH_MARKER), then
 ** rewrite buffer 0's BuffersWritten and EndTime (FILETIME of the latest
-** record).  Frees w in all cases; returns 0 or the first error met by any
+** record, or opts.end_time if later).  Frees w in all cases; returns 0 or the first error met by any
 ** call (the file is then incomplete).
 */
 int hsi_writer_close(hsi_writer *w);
+
+/*
+** The buffer that holds CPU cpu's next record gets BufferFlag bits flags
+** (0x2 EVENTS_LOST, 0x4 BUFFER_LOST, 0x8, 0x10 as opts.buffer_flags), as a
+** copier carries an input buffer's: each call marks a buffer of its own
+** (when the buffer open on that CPU is marked already, the next record
+** starts a new one), so the file has as many marked buffers as calls.
+*/
+int hsi_writer_mark(hsi_writer *w, int cpu, uint16_t flags);
 
 /* The last error message; "" if none.  Valid until the next call on w. */
 const char *hsi_writer_error(const hsi_writer *w);
@@ -97,6 +118,31 @@ int hsi_writer_kernel(hsi_writer *w, int cpu, int header_kind, int group, int ty
                       int version, uint32_t pid, uint32_t tid, int64_t ts,
                       const void *payload, size_t len);
 
+/*
+** Header fields a copied record keeps (merge); a synthetic record leaves
+** them zero.  The record functions that take `more` (NULL: all zero)
+** write the fields their header has and ignore the others.
+*/
+typedef struct hsi_hdr_more {
+  /* SYSTEM +0x18, FULL/INSTANCE +0x28, EVENT_HEADER +0x38: u32 KernelTime
+     then u32 UserTime, or the u64 ProcessorTime, as the u64 there */
+  uint64_t cpu_time;
+  hs_guid activity_id;          /* EVENT_HEADER ActivityId (+0x40) */
+  uint16_t flags;               /* EVENT_HEADER Flags; EXTENDED_INFO (0x1) is set
+                                   when items are written, cleared otherwise */
+  uint16_t event_property;      /* EVENT_HEADER EventProperty (+0x06) */
+  uint8_t channel;              /* EVENT_HEADER Channel (+0x2B) */
+  uint8_t level;                /* FULL/INSTANCE Class.Level (+0x05) */
+  uint32_t instance_id, parent_instance_id;   /* INSTANCE +0x30, +0x34 */
+  hs_guid parent_guid;          /* INSTANCE ParentGuid (+0x38) */
+} hsi_hdr_more;
+
+/* hsi_writer_kernel with the SYSTEM header's processor times (more->cpu_time;
+   COMPACT and PERFINFO headers have none). */
+int hsi_writer_kernel_more(hsi_writer *w, int cpu, int header_kind, int group, int type,
+                           int version, uint32_t pid, uint32_t tid, int64_t ts,
+                           const hsi_hdr_more *more, const void *payload, size_t len);
+
 /* An extended data item for hsi_writer_event_ext. */
 typedef struct hsi_ext {
   uint16_t type;          /* HS_EXT_* */
@@ -119,18 +165,26 @@ int hsi_writer_event(hsi_writer *w, int cpu, int header_type, const hs_guid *pro
 ** The same with explicit extended items, written in order after the stack
 ** item (if any); stack_type is HS_EXT_STACK_TRACE32 or _64 when nframes > 0
 ** (a STACK_TRACE64 item on an EVENT32 record is what WOW64 events carry).
+** more (may be NULL): Flags, EventProperty, Channel, processor time and
+** ActivityId.
 */
 int hsi_writer_event_ext(hsi_writer *w, int cpu, int header_type, const hs_guid *provider,
                          uint16_t id, uint8_t version, uint8_t opcode, uint8_t level,
                          uint16_t task, uint64_t keyword, uint32_t pid, uint32_t tid,
                          int64_t ts, const uint64_t *stack, size_t nframes, int stack_type,
-                         const hsi_ext *items, size_t nitems,
+                         const hsi_ext *items, size_t nitems, const hsi_hdr_more *more,
                          const void *payload, size_t len);
 
 /* Classic MOF record: FULL_HEADER32/64 (EVENT_TRACE_HEADER, 0x30 bytes). */
 int hsi_writer_mof(hsi_writer *w, int cpu, int header_type, const hs_guid *guid,
                    uint8_t type, uint16_t version, uint32_t pid, uint32_t tid, int64_t ts,
                    const void *payload, size_t len);
+/* The same with Class.Level and the processor times from more, and
+   INSTANCE32/64 (EVENT_INSTANCE_GUID_HEADER, 0x48 bytes) as well, with
+   more's instance ids and ParentGuid. */
+int hsi_writer_mof_more(hsi_writer *w, int cpu, int header_type, const hs_guid *guid,
+                        uint8_t type, uint16_t version, uint32_t pid, uint32_t tid, int64_t ts,
+                        const hsi_hdr_more *more, const void *payload, size_t len);
 
 /*
 ** StackWalk op 32 (group 0x18, version 2) for the event stamped event_ts on

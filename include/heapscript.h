@@ -157,6 +157,7 @@ typedef struct hs_logfile {
   uint32_t events_lost;
   uint32_t cpu_mhz;
   int32_t tz_bias;           /* minutes */
+  uint8_t time_zone[0xAC];   /* TIME_ZONE_INFORMATION as the file holds it (Bias first) */
   int64_t boot_time;
   int64_t perf_freq;
   int64_t start_time;        /* FILETIME */

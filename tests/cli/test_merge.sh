@@ -51,6 +51,26 @@ if "$HS" "$T/gm.lua" -- "$T" 2>"$T/err"; then
 else
   no "writing the two-clock traces: $(cat "$T/err")"
 fi
+# buffers flagged as having lost events (EVENTS_LOST) are carried, one merged buffer for each,
+# holding its first record: the merge had none, and leaks no longer warned
+cat >"$T/lost.lua" <<'LUA'
+local dir, S = arg[1], 132223104000000000
+local w = assert(heapscript.writer(dir .. "/l.etl", {start_time = S, buffer_size = 4096, cpus = 2, buffer_flags = 2, events_lost = 5}))
+w:process{op = "dcstart", pid = 1000, ts = 1, name = "app.exe"}
+for i = 1, 20 do w:heap{op = "alloc", pid = 1000, tid = 1004, ts = 1000 + i * 3, heap = 0x10000, addr = 0x20000 + i * 16, size = 16, cpu = i % 2} end
+assert(w:close())
+w = assert(heapscript.writer(dir .. "/n.etl", {start_time = S, buffer_size = 4096}))
+for i = 1, 200 do w:kernel{group = 0x0f, opcode = 1, pid = 1000, tid = 1004, ts = 1000 + i * 3, payload = string.rep("x", 100)} end
+assert(w:close())
+LUA
+if "$HS" "$T/lost.lua" -- "$T" 2>"$T/err"; then
+  "$HS" merge -o "$T/lm.etl" "$T/n.etl" "$T/l.etl" 2>"$T/err" || no "merge of a trace with lost buffers: $(cat "$T/err")"
+  n=$(printf 'local n = 0 for i = 1, #trace:files() do n = n + trace:stats(i).buffers_lost_flag end print(n)\n' >"$T/fl.lua"; "$HS" "$T/fl.lua" "$T/lm.etl")
+  [ "$n" = 2 ] && "$HS" leaks "$T/lm.etl" | grep -q "2 buffers marked as having lost events" \
+    && echo "ok lost buffers merged: 2 flagged, as the input" || no "lost buffers merged: $n flagged, 2 expected"
+else
+  no "writing the lost-buffer traces: $(cat "$T/err")"
+fi
 "$HS" merge -o "$T/x.etl" "$T/missing.etl" 2>"$T/err"; [ $? = 2 ] && grep -q missing.etl "$T/err" \
   && echo "ok a missing input: exit 2, named" || no "missing input"
 
@@ -68,6 +88,34 @@ else
   else no "two sessions:"; diff "$T/a" "$T/b" | head -6; fi
   n=$("$HS" info --json "$T/d.etl" | sed -n 's/^  "events": \([0-9]*\),$/\1/p')
   [ "$n" = 16338 ] && echo "ok one logfile header: 16338 events (16339 less one header)" || no "merged events: $n"
+  # the logfile header keeps the inputs' OS version, time zone, boot time, timer resolution, the
+  # latest EndTime, the modes that still hold with RELOG: it said Windows 10.0 of a Win7 trace,
+  # UTC, a boot time worked out, 15.625 ms, the last event's time, mode 0x1
+  printf 'local h = trace:header()\nfor _, k in ipairs{"os_build", "cpus", "pointer_size", "clock_type", "perf_freq", "cpu_mhz", "start_time", "end_time", "boot_time", "tz_bias", "log_file_mode", "timer_resolution", "events_lost", "buffers_lost"} do print(k, h[k]) end\nprint("version", table.concat(h.version, "."))\n' >"$T/lf.lua"
+  f=danyquenneville_Dany-Quenneville__ExplorerStartupLog_RunOnce
+  "$HS" merge -o "$T/h.etl" "$C/$f.etl" 2>"$T/err" || no "merge $f: $(cat "$T/err")"
+  "$HS" "$T/lf.lua" "$C/$f.etl" | sed 's/^log_file_mode\t133121$/log_file_mode\t198657/' >"$T/a"   # 0x20801 | RELOG
+  "$HS" "$T/lf.lua" "$T/h.etl" >"$T/b"
+  if grep -q "^tz_bias	300$" "$T/a" && cmp -s "$T/a" "$T/b" && "$HS" info "$T/h.etl" | grep -q "^os: *Windows 6.1 build 7601 "
+  then echo "ok $f merged: its logfile header fields kept, RELOG set"; else no "$f merged: header"; diff "$T/a" "$T/b"; fi
+  end=$("$HS" "$T/lf.lua" "$A" "$B" | sed -n 's/^end_time\t//p'); end2=$(printf 'print(trace:header(2).end_time)\n' >"$T/e2.lua"; "$HS" "$T/e2.lua" "$A" "$B")
+  [ "$end2" -gt "$end" ] && end=$end2
+  got=$("$HS" "$T/lf.lua" "$T/d.etl" | sed -n 's/^end_time\t//p'); mode=$("$HS" "$T/lf.lua" "$T/d.etl" | sed -n 's/^log_file_mode\t//p')
+  [ "$got" = "$end" ] && [ "$mode" = 69633 ] && echo "ok two sessions merged: the latest EndTime, mode 0x11001" \
+    || no "two sessions merged: EndTime $got (want $end), mode $mode (want 69633)"
+  # the header fields of a record a decoder reads (TraceLogging's channel 11, STRING_ONLY
+  # and the other Flags, level, version) are kept: channel and Flags became 0
+  printf 'for ev in trace:events() do if not (ev.kernel and ev.hook == 0) then print(ev.provider, ev.id, ev.opcode, ev.version, ev.level, ev.channel, ev.header_flags, ev.keyword, ev.timestamp) end end\n' >"$T/hdr.lua"
+  for f in Siemens-Healthineers_ETWAnalyzer__TraceLoggingTester jtbraun_pyetw__user google_syzygy__sawbuck_viewer_test_data__test_data_64_v2; do
+    "$HS" merge -o "$T/h.etl" "$C/$f.etl" 2>"$T/err" || no "merge $f: $(cat "$T/err")"
+    "$HS" "$T/hdr.lua" "$C/$f.etl" >"$T/a"; "$HS" "$T/hdr.lua" "$T/h.etl" >"$T/b"
+    if [ -s "$T/a" ] && cmp -s "$T/a" "$T/b"; then echo "ok $f merged: every record's header fields the same"
+    else no "$f merged: header fields differ"; diff "$T/a" "$T/b" | head -4; fi
+  done
+  n=$("$HS" "$T/hdr.lua" "$C/Siemens-Healthineers_ETWAnalyzer__TraceLoggingTester.etl" | awk -F'\t' '$6 == 11' | wc -l)
+  [ "$n" = 70 ] || no "TraceLoggingTester: $n events of channel 11, 70 expected"
+  n=$("$HS" "$T/hdr.lua" "$C/jtbraun_pyetw__user.etl" | awk -F'\t' '$7 == 4' | wc -l)
+  [ "$n" = 4 ] || no "pyetw user: $n STRING_ONLY events, 4 expected"
 fi
 # a damaged input: its damage lines (as info prints them), the rest merged,
 # the summary says so, exit 1 (it used to leave the part out and exit 0)

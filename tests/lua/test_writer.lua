@@ -405,6 +405,28 @@ test("info orders providers by their GUID text", function()
   os.remove(path)
 end)
 
+-- the logfile header fields a copy of another trace keeps (merge): OS version, timer resolution,
+-- time zone, boot time, EndTime later than the last record
+test("header options", function()
+  local path = T.tmpname()
+  local tz = string.pack("<i4", 480) .. string.rep("\0", 168)
+  local w = assert(heapscript.writer(path, { os_major = 6, os_minor = 1, os_build = 7601, timer_resolution = 10000,
+    time_zone = tz, boot_time = 132000000000000000, end_time = 132223105000000000, log_file_mode = 0x11001 }))
+  w:process{ op = "dcstart", pid = 1000, ts = 10, name = "app.exe" }
+  assert(w:close())
+  local t = assert(heapscript.open(path))
+  local h = t:header()
+  t:close()
+  os.remove(path)
+  eq(table.concat(h.version, "."), "6.1.1.5", "os version 6.1")
+  eq(h.timer_resolution, 10000, "timer resolution")
+  eq(h.tz_bias, 480, "time zone bias")
+  eq(h.boot_time, 132000000000000000, "boot time")
+  eq(h.end_time, 132223105000000000, "end time")
+  eq(h.log_file_mode, 0x11001, "log file mode")
+  raises(function() heapscript.writer(path, { time_zone = "UTC" }) end, "172 bytes", "a short time_zone raises")
+end)
+
 test("writer errors", function()
   local path = T.tmpname()
   local w, err = heapscript.writer("/nonexistent-dir/x.etl")

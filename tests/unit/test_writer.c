@@ -140,6 +140,58 @@ TEST(header64) {
   free(b);
 }
 
+/* The header fields a copy of another trace keeps: OS version, timer
+   resolution, time zone, boot time, a later EndTime; were 10.0, 15.625
+   ms, UTC, derived, the last record's. */
+TEST(header_kept) {
+  hsi_writer_opts o;
+  const char *path = tmp_path("hkept");
+  hsi_writer *w;
+  uint8_t *b, *h, tz[0xAC];
+  size_t n, i;
+
+  for (i = 0; i < sizeof tz; i++) tz[i] = (uint8_t)(i * 7 + 1);
+  tz[0] = 0xE0; tz[1] = 0x01; tz[2] = tz[3] = 0;   /* Bias 480 */
+  memset(&o, 0, sizeof o);
+  o.pointer_size = 4;
+  o.buffer_size = 4096;
+  o.start_time = 133000000000000000;
+  o.os_major = 6;
+  o.os_minor = 1;
+  o.os_build = 7601;
+  o.timer_resolution = 10000;
+  o.time_zone = tz;
+  o.boot_time = 132999000000000000;
+  o.end_time = 133000000100000000;
+  o.log_file_mode = 0x00011001;
+  CHECK((w = open_w(path, &o)) != NULL);
+  if (!w) return;
+  CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_SYSTEM32, 5, 36, 2, 4, 5, 10000000, NULL, 0), 0);  /* 1 s after */
+  CHECK_EQ(hsi_writer_close(w), 0);
+  CHECK((b = slurp(path, &n)) != NULL);
+  if (!b) return;
+  h = b + 0x68;
+  CHECK_EQ(r32(h + 0x04), 0x05010106u);      /* 6.1, layout 1.5 */
+  CHECK_EQ(r32(h + 0x08), 7601);
+  CHECK_EQ(r64(h + 0x10), 133000000100000000); /* EndTime: later than the last record's */
+  CHECK_EQ(r32(h + 0x18), 10000);
+  CHECK_EQ(r32(h + 0x20), 0x00011001);
+  CHECK(memcmp(h + 0x40, tz, sizeof tz) == 0);
+  CHECK_EQ(r32(h + 0x40 + 0xAC), 0);          /* pad */
+  CHECK_EQ(r64(h + 0xF0), 132999000000000000);
+  free(b);
+  /* An EndTime before the last record: the record's time wins. */
+  o.end_time = 133000000000000001;
+  CHECK((w = open_w(path, &o)) != NULL);
+  if (!w) return;
+  CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_SYSTEM32, 5, 36, 2, 4, 5, 10000000, NULL, 0), 0);
+  CHECK_EQ(hsi_writer_close(w), 0);
+  CHECK((b = slurp(path, &n)) != NULL);
+  if (!b) return;
+  CHECK_EQ(r64(b + 0x68 + 0x10), 133000000010000000);
+  free(b);
+}
+
 TEST(header32) {
   hsi_writer_opts o;
   const char *path = tmp_path("h32");
@@ -391,7 +443,7 @@ TEST(event_header) {
   item[1].len = 2;
   item[1].data = tl + 1;
   CHECK_EQ(hsi_writer_event_ext(w, 0, HS_HT_EVENT32, &guid_a, 9, 0, 0, 0, 0, 0, 3, 4, 780,
-                                st, 1, HS_EXT_STACK_TRACE64, item, 2, pl, 4), 0);
+                                st, 1, HS_EXT_STACK_TRACE64, item, 2, NULL, pl, 4), 0);
   CHECK_EQ(hsi_writer_close(w), 0);
   CHECK((b = slurp(path, &n)) != NULL);
   if (!b) return;
@@ -508,6 +560,115 @@ TEST(mof_and_stackwalk) {
   CHECK_EQ(r16(r + 4), 0x10 + 16 + 8);
   CHECK_EQ(r32(r + 32), (uint32_t)fr[0]);
   CHECK_EQ(r32(r + 36), (uint32_t)fr[1]);
+  free(b);
+}
+
+/* What a copied record keeps (hsi_hdr_more): EVENT_HEADER Flags,
+   EventProperty, Channel, processor time and ActivityId; FULL and
+   INSTANCE Class.Level, processor time and instance ids; SYSTEM's
+   processor times.  They were written as zero. */
+TEST(header_more) {
+  hsi_writer_opts o;
+  const char *path = tmp_path("more");
+  hsi_writer *w;
+  hsi_hdr_more m;
+  hsi_ext item;
+  uint8_t *b, *r, pl[3] = {1, 2, 3};
+  size_t n;
+
+  memset(&o, 0, sizeof o);
+  o.buffer_size = 4096;
+  memset(&m, 0, sizeof m);
+  m.cpu_time = 0x0000000500000007u;
+  m.activity_id = guid_a;
+  m.flags = 0x4 | 0x40 | 0x1;                 /* STRING_ONLY, 64_BIT_HEADER; EXTENDED_INFO is the writer's */
+  m.event_property = 0x2;
+  m.channel = 11;
+  m.level = 4;
+  m.instance_id = 77;
+  m.parent_instance_id = 66;
+  m.parent_guid = guid_a;
+  item.type = HS_EXT_EVENT_SCHEMA_TL;
+  item.len = 3;
+  item.data = pl;
+  CHECK((w = open_w(path, &o)) != NULL);
+  if (!w) return;
+  CHECK_EQ(hsi_writer_event_ext(w, 0, HS_HT_EVENT64, &guid_a, 1, 0, 0, 0, 0, 0, 3, 4, 10,
+                                NULL, 0, 0, NULL, 0, &m, pl, 2), 0);
+  CHECK_EQ(hsi_writer_event_ext(w, 0, HS_HT_EVENT64, &guid_a, 1, 0, 0, 0, 0, 0, 3, 4, 11,
+                                NULL, 0, 0, &item, 1, &m, pl, 2), 0);
+  CHECK_EQ(hsi_writer_mof_more(w, 0, HS_HT_FULL32, &guid_a, 36, 2, 5, 6, 12, &m, pl, 3), 0);
+  CHECK_EQ(hsi_writer_mof_more(w, 0, HS_HT_INSTANCE64, &guid_a, 36, 2, 5, 6, 13, &m, pl, 3), 0);
+  CHECK_EQ(hsi_writer_kernel_more(w, 0, HS_HT_SYSTEM64, 0x10, 33, 0x8002, 5, 6, 14, &m, pl, 3), 0);
+  CHECK_EQ(hsi_writer_mof(w, 0, HS_HT_INSTANCE64, &guid_a, 36, 2, 5, 6, 15, pl, 3), HS_EARG);
+  CHECK_EQ(hsi_writer_close(w), 0);
+  CHECK((b = slurp(path, &n)) != NULL);
+  if (!b) return;
+  r = b + 4096 + 0x48;
+  CHECK_EQ(r16(r + 4), 0x44);                 /* no items: EXTENDED_INFO clear */
+  CHECK_EQ(r16(r + 6), 2);
+  CHECK_EQ(r[0x2B], 11);
+  CHECK_EQ(r64(r + 0x38), m.cpu_time);
+  CHECK(memcmp(r + 0x40, guid_a_bytes, 16) == 0);
+  r += al8(r16(r));
+  CHECK_EQ(r16(r + 4), 0x45);                 /* an item: EXTENDED_INFO set */
+  CHECK_EQ(r[0x2B], 11);
+  CHECK_EQ(r16(r + 0x52), HS_EXT_EVENT_SCHEMA_TL);
+  r += al8(r16(r));
+  CHECK_EQ(r16(r), 0x33);
+  CHECK_EQ(r16(r + 2), 0xC00A);
+  CHECK_EQ(r[5], 4);                          /* Class.Level */
+  CHECK_EQ(r64(r + 0x28), m.cpu_time);
+  CHECK(memcmp(r + 0x30, pl, 3) == 0);
+  r += al8(r16(r));
+  CHECK_EQ(r16(r), 0x4B);                     /* EVENT_INSTANCE_GUID_HEADER: 0x48 */
+  CHECK_EQ(r16(r + 2), 0xC015);
+  CHECK_EQ(r[5], 4);
+  CHECK_EQ(r64(r + 0x28), m.cpu_time);
+  CHECK_EQ(r32(r + 0x30), 77);
+  CHECK_EQ(r32(r + 0x34), 66);
+  CHECK(memcmp(r + 0x38, guid_a_bytes, 16) == 0);
+  CHECK(memcmp(r + 0x48, pl, 3) == 0);
+  r += al8(r16(r));
+  CHECK_EQ(r16(r), 0x8002);                   /* the whole version word */
+  CHECK_EQ(r16(r + 4), 0x23);
+  CHECK_EQ(r64(r + 0x18), m.cpu_time);        /* KernelTime, UserTime */
+  free(b);
+}
+
+/* hsi_writer_mark: the buffer of the next record gets the lost flags;
+   a second mark has a buffer of its own (merge carries each flagged
+   input buffer; they were dropped). */
+TEST(marked_buffers) {
+  hsi_writer_opts o;
+  const char *path = tmp_path("mark");
+  hsi_writer *w;
+  uint8_t *b;
+  size_t n;
+
+  memset(&o, 0, sizeof o);
+  o.buffer_size = 4096;
+  o.cpus = 2;
+  CHECK((w = open_w(path, &o)) != NULL);
+  if (!w) return;
+  CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_SYSTEM64, 5, 36, 2, 4, 5, 10, NULL, 0), 0);
+  CHECK_EQ(hsi_writer_mark(w, 0, 0x2), 0);
+  CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_SYSTEM64, 5, 36, 2, 4, 5, 11, NULL, 0), 0);  /* the open buffer */
+  CHECK_EQ(hsi_writer_mark(w, 0, 0x4), 0);
+  CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_SYSTEM64, 5, 36, 2, 4, 5, 12, NULL, 0), 0);  /* a new one */
+  CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_SYSTEM64, 5, 36, 2, 4, 5, 13, NULL, 0), 0);
+  CHECK_EQ(hsi_writer_kernel(w, 1, HS_HT_SYSTEM64, 5, 36, 2, 4, 5, 13, NULL, 0), 0);
+  CHECK_EQ(hsi_writer_mark(w, 2, 0x2), HS_EARG);
+  CHECK_EQ(hsi_writer_mark(w, 0, 0x1), HS_EARG);
+  CHECK_EQ(hsi_writer_close(w), 0);
+  CHECK((b = slurp(path, &n)) != NULL);
+  if (!b) return;
+  CHECK_EQ(n, 4 * 4096);
+  CHECK_EQ(r16(b + 4096 + 0x34), 0x22);           /* cpu 0: records 10, 11 */
+  CHECK_EQ(r32(b + 4096 + 0x30), 0x48 + 2 * 0x20);
+  CHECK_EQ(r16(b + 2 * 4096 + 0x34), 0x24);       /* cpu 0: 12, 13 */
+  CHECK_EQ(r64(b + 2 * 4096 + 0x48 + 0x10), 12);
+  CHECK_EQ(r16(b + 3 * 4096 + 0x34), 0x21);       /* cpu 1, the last: not marked */
   free(b);
 }
 
@@ -808,7 +969,7 @@ TEST(errors) {
     two[0].len = two[1].len = 0x8000;
     two[0].data = two[1].data = big;
     CHECK_EQ(hsi_writer_event_ext(w, 0, HS_HT_EVENT64, &guid_a, 1, 0, 0, 0, 0, 0, 0, 0, 0,
-                                  NULL, 0, 0, two, 2, NULL, 0), HS_EARG);
+                                  NULL, 0, 0, two, 2, NULL, NULL, 0), HS_EARG);
   }
   CHECK(hsi_writer_error(w)[0] != 0);
   CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_SYSTEM64, 1, 1, 2, 0, 0, 1, NULL, 0), 0); /* still usable */
@@ -820,11 +981,14 @@ TEST(errors) {
 int main(void) {
   RUN(header64);
   RUN(header32);
+  RUN(header_kept);
   RUN(kernel_records);
   RUN(interleave);
   RUN(timestamps);
   RUN(event_header);
   RUN(mof_and_stackwalk);
+  RUN(header_more);
+  RUN(marked_buffers);
   RUN(rundown_payloads);
   RUN(old_layout);
   RUN(compressed);
