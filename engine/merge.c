@@ -140,12 +140,12 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
     return HS_ENOMEM;
   }
   for (i = 0; i < (int)o.cpus; i++) last[i] = INT64_MIN;
+  if ((rc = hsi_writer_open(&w, out, &o, err, errlen)) < 0) { free(last); free((void *)clocks); hs_reader_close(r); return rc; }
   for (i = 0; i < hs_reader_nfiles(r); i++) {
     if (hs_reader_stats(r, i)->buffers_lost_flag == 0) continue;
     if (!lost && !(lost = (lostbufs *)calloc((size_t)hs_reader_nfiles(r), sizeof *lost))) break;
     lost[i].open = hsi_map_open(&lost[i].map, hs_reader_path(r, i), why, sizeof why) == 0;
   }
-  if ((rc = hsi_writer_open(&w, out, &o, err, errlen)) < 0) { free(last); free((void *)clocks); hs_reader_close(r); return rc; }
   while (rc == 0 && (n = hs_reader_next(r, &ev)) == 1) {
     int cpu = ev.cpu < o.cpus ? ev.cpu : 0;
     uint16_t flags;
