@@ -160,6 +160,46 @@ test("lpeg and heapscript preloaded", function()
 end)
 
 -- bundled scripts and the search path --------------------------------------
+-- A test run recorded to its end: the program exits, the trace goes on. What it never freed is its
+-- leak (an exit frees nothing: LIFETIMES.md; WPA's AIFO): leaks and growth report it, policy fails,
+-- transient and churn do not call it released. It ended at the Process End, and leaks said 0 B.
+test("a program that exits inside the trace: its leaks", function()
+  local S = 10000000
+  local path = T.tmpname(".etl")
+  local w = assert(heapscript.writer(path))
+  w:process { op = "start", pid = 1000, ppid = 4, ts = 1 * S // 10, name = "app.exe" }
+  local ev = {}   -- 200 blocks never freed, 100 freed at once, a commit never released; in time order
+  for i = 0, 199 do
+    ev[#ev + 1] = { S // 2 + i * 400000, "alloc", 0x100000 + i * 0x1000, 512 }
+  end
+  for i = 0, 99 do
+    ev[#ev + 1] = { 6 * S // 10 + i * 500000 + 50000, "alloc", 0x900000, 64 }
+    ev[#ev + 1] = { 6 * S // 10 + i * 500000 + 150000, "free", 0x900000 }
+  end
+  ev[#ev + 1] = { 3 * S + 7, "commit" }
+  table.sort(ev, function(a, b) return a[1] < b[1] end)
+  for _, e in ipairs(ev) do
+    if e[2] == "commit" then
+      w:virtual { op = "alloc", pid = 1000, tid = 1004, ts = e[1], addr = 0x40000000, size = 0x400000 }
+    else
+      w:heap { op = e[2], pid = 1000, tid = 1004, ts = e[1], heap = 0x10000, addr = e[3], size = e[4],
+               stack = e[4] == 512 and { 0x7ff700001010 } or nil }
+    end
+  end
+  w:process { op = "end", pid = 1000, ppid = 4, ts = 10 * S, name = "app.exe" }
+  w:process { op = "dcend", pid = 4, ts = 12 * S, name = "System" }
+  assert(w:close())
+  local code, out = hs("leaks " .. q(path))
+  check(code == 0 and out:find("heap: 300 records; 200 allocated and not freed by 12.000 s: 100.0 KiB", 1, true)
+        and out:find("virtual: 1 record; 1 allocated and not freed by 12.000 s: 4.00 MiB", 1, true),
+        "leaks: the heap blocks and the commit the program never freed", out)
+  code, out = hs("transient " .. q(path) .. " --min-size 256 --max-lifetime 20")
+  check(code == 0 and not out:find("512 B", 1, true), "transient: they were not released", out)
+  code, out = hs("policy " .. q(path))
+  check(code == 1 and out:find("heap-repeated-leak", 1, true), "policy: the leak breaks the build (200 blocks of one stack)", out)
+  os.remove(path)
+end)
+
 test("bundled script lookup", function()
   local code, out, err = hs("--list")
   eq(code, 0, "--list: exit 0")
