@@ -40,7 +40,13 @@ for kind, A in report.kinds(o) do
     local base_end = t1 + (o.baseline or (t2 - t1) * 0.05)   -- seconds into the window
     local kept = A:filter{ class = "AIFO" }
     local k = { kind = kind, start = s.outstanding_start, ["end"] = s.outstanding_end, growth = s.impacting,
-                window = s.window, baseline = {}, steps = {}, steady = {} }
+                window = s.window, baseline = {}, steps = {}, steady = {},
+                in_flight = { bytes = 0, count = 0, stacks = 0 }, below = 0 }
+    -- what each stack allocated in the window and freed there too (AIFI): a stack that frees at
+    -- least as many as it keeps turns its memory over (a cache that evicts, a queue, a sawtooth
+    -- caught mid-cycle); what it holds at the end is in flight, not growth
+    local freed = {}
+    for _, g in ipairs(A:group("stack", { fields = { "AIFI" } })) do freed[g.key] = g.AIFI.count end
     out.kinds[#out.kinds + 1] = k
     -- a stack's frames are named only when it is kept: a trace of 100,000
     -- leaking stacks would otherwise name every frame of each
@@ -52,10 +58,14 @@ for kind, A in report.kinds(o) do
       local first, last = report.span(g.allocs)
       local e = { bytes = g.bytes, count = g.count, first = first, last = last, stack = g.stack, allocs = g.allocs }
       if last - first <= span then
-        if g.bytes >= o.min_step then keep(first < base_end and k.baseline or k.steps, e) end
+        if g.bytes >= o.min_step then keep(first < base_end and k.baseline or k.steps, e)
+        else k.below = k.below + g.bytes end
+      elseif (freed[g.key] or 0) >= g.count then
+        k.in_flight.bytes, k.in_flight.count = k.in_flight.bytes + g.bytes, k.in_flight.count + g.count
+        k.in_flight.stacks = k.in_flight.stacks + 1
       else
         e.rate = g.bytes / (last - first)
-        if e.rate >= o.min_rate then keep(k.steady, e) end
+        if e.rate >= o.min_rate then keep(k.steady, e) else k.below = k.below + g.bytes end
       end
     end
     local function by_first(x, y) return x.first < y.first end
@@ -80,7 +90,16 @@ for kind, A in report.kinds(o) do
           :format(report.bytes(math.floor(e.rate + 0.5)), report.bytes(e.bytes), report.count(e.count, "allocation"), e.first, e.last, e.headline))
         report.print_stack(e.stack, "        ", o.frames)
       end
-      if #k.steps == 0 and #k.steady == 0 then print("  no growth beyond the baseline") end
+      if k.in_flight.count > 0 then
+        print(("  in flight at the end, not growth: %s in %s (%s, each freeing in the window as many as it kept)")
+          :format(report.bytes(k.in_flight.bytes), report.count(k.in_flight.count, "allocation"),
+                  report.count(k.in_flight.stacks, "stack")))
+      end
+      if #k.steps == 0 and #k.steady == 0 then
+        print((#k.baseline > 0 and "  no growth beyond the baseline" or "  no step or steady growth")
+          .. (k.below > 0 and (" (%s kept in smaller steps than --min-step or slower than --min-rate)")
+                :format(report.bytes(k.below)) or ""))
+      end
     end
     for what, l in pairs{ baseline = k.baseline, step = k.steps, ["steady growth"] = k.steady } do
       for _, e in ipairs(l) do

@@ -920,6 +920,42 @@ do -- one trace: a stack's span from its earliest allocation whatever the record
   os.remove(path)
   os.remove(one)
 end
+do -- growth: a stack that frees as many as it keeps (a cache evicting after 5 s) holds memory in
+   -- flight at the end, not growth; a stack that frees nothing is the steady leak. The cache was
+   -- "steady growth 20 KiB/s" ranked above the leak; a single block under --min-step says so
+  local path = written(function(w)
+    local S, ev = 10000000, {}
+    for i = 0, 59 do ev[#ev + 1] = { S // 2 + i * S, "alloc", 0x100000 + i * 0x100, 100, 0x401000 } end
+    for i = 0, 599 do
+      local t = S + i * S // 10 + 3
+      ev[#ev + 1] = { t, "alloc", 0x800000 + i * 0x1000, 1024, 0x402000 }
+      if i < 550 then ev[#ev + 1] = { t + 5 * S + 50, "free", 0x800000 + i * 0x1000 } end
+    end
+    table.sort(ev, function(a, b) return a[1] < b[1] end)
+    for _, e in ipairs(ev) do
+      w:heap { op = e[2], pid = 100, tid = 101, ts = e[1], heap = 1, addr = e[3], size = e[4],
+               stack = e[5] and { e[5] } or nil }
+    end
+  end)
+  r = report("growth " .. T.q(path) .. " --")
+  local k = r and r.kinds and r.kinds[1] or {}
+  check(#(k.steady or {}) == 1 and k.steady[1].count == 60 and k.steady[1].bytes == 6000,
+        "growth: the stack that frees nothing is the one steady growth", k.steady and #k.steady)
+  check(k.in_flight and k.in_flight.count == 50 and k.in_flight.bytes == 50 * 1024 and k.in_flight.stacks == 1,
+        "growth: the evicting cache's 50 blocks are in flight", k.in_flight and k.in_flight.count)
+  out = run("growth " .. T.q(path))
+  check(out:find("in flight at the end, not growth: 50.0 KiB in 50 allocations (1 stack", 1, true),
+        "growth: the in-flight line", out)
+  local one = written(function(w)
+    w:heap { op = "alloc", pid = 100, tid = 101, ts = 300000000, heap = 1, addr = 0x1000, size = 1000000, stack = { 0x401000 } }
+    w:heap { op = "alloc", pid = 100, tid = 101, ts = 600000000, heap = 1, addr = 0x9000, size = 8 }
+  end)
+  out = run("growth " .. T.q(one))
+  check(out:find("no step or steady growth (976.6 KiB kept in smaller steps than --min-step", 1, true),
+        "growth: what is kept under the thresholds is said", out)
+  os.remove(path)
+  os.remove(one)
+end
 local round = json.decode(rep.json({ 1, 2, x = 3, f = 4 * 2^30 + 0.5, g = 1234.567891 }))
 check(round["1"] == 1 and round.x == 3 and round.f == 4 * 2^30 + 0.5 and round.g == 1234.567891,
       "report.json keeps keys of mixed tables and every digit of floats")
