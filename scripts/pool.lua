@@ -32,8 +32,11 @@ if #P == 0 then
 end
 local s = P:summary()
 if text then
-  report.heading(("pool: %s in %.3f..%.3f s; %s outstanding at the end (%s), peak %s at %.3f s%s")
-    :format(report.count(#P, "allocation"), s.window[1], s.window[2], report.bytes(s.outstanding_end), report.change_text(s),
+  -- as poolmon counts them: allocations made in the window, frees made in it (of entries
+  -- allocated before it or before the trace too)
+  report.heading(("pool: %s and %s in %.3f..%.3f s; %s outstanding at the end (%s), peak %s at %.3f s%s")
+    :format(report.count(s.AIFI.count + s.AIFO.count, "allocation"), report.count(s.AIFI.count + s.AOFI.count, "free"),
+            s.window[1], s.window[2], report.bytes(s.outstanding_end), report.change_text(s),
             report.bytes(s.peak),
             s.peak_time or 0, report.doubtful("pool")))
   report.heading(("  %-6s %-14s %7s %7s %11s %11s %11s"):format("tag", "type", "allocs", "frees", "outstanding", "impacting", "peak"))
@@ -48,15 +51,12 @@ local function who(e)
 end
 local rows, wanted, nwanted = {}, {}, 0
 for _, g in ipairs(P:group("tag", { sort = "outstanding_end", top = o.top })) do
-  local types, frees = {}, 0
-  for a in g.allocs:each() do
-    types[a.pool_type] = true
-    if a.free_time then frees = frees + 1 end
-  end
+  local types, frees = {}, g.AIFI.count + g.AOFI.count   -- freed in the window
+  for a in g.allocs:each() do types[a.pool_type] = true end
   local tl = {}
   for t in pairs(types) do tl[#tl + 1] = t end
   table.sort(tl)
-  local e = { tag = g.tag, types = tl, allocs = g.count, frees = frees, outstanding = g.outstanding_end,
+  local e = { tag = g.tag, types = tl, allocs = g.AIFI.count + g.AIFO.count, frees = frees, outstanding = g.outstanding_end,
               outstanding_count = g.outstanding_end_count, impacting = g.impacting, peak = g.peak, stacks = {} }
   out.tags[#out.tags + 1] = e
   local row = { g = g, e = e, tl = tl, frees = frees, stacks = {} }
@@ -102,7 +102,7 @@ end
 for _, row in ipairs(rows) do
   local g = row.g
   if text then
-    print(("  %-6s %-14s %7d %7d %11s %11s %11s"):format("'" .. g.tag .. "'", table.concat(row.tl, ","), g.count,
+    print(("  %-6s %-14s %7d %7d %11s %11s %11s"):format("'" .. g.tag .. "'", table.concat(row.tl, ","), row.e.allocs,
       row.frees, report.bytes(g.outstanding_end), report.bytes(g.impacting), report.bytes(g.peak)))
     for i, s in ipairs(row.stacks) do
       print(("         stack #%d: %s in %s still outstanding%s"):format(i, report.bytes(s.sg.bytes),
