@@ -198,6 +198,7 @@ static int process_end(hsi_analysis *a, const hs_event *ev) {
   inst = hsi_procmap_find(a->pm, pid, ev->timestamp);
   if (inst == HSI_NOINST) return 0;
   a->c.process_ends++;
+  hsi_life_exited(a->lt, inst);
   return 0;
 }
 
@@ -438,7 +439,8 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
     if (hsi_procmap_feed(a->pm, e) < 0) { rc = HS_ENOMEM; break; }
     if ((e->flags & HS_EVF_KERNEL) && e->hook == 0x0301) {   /* a Process Start: its pid's instance before */
       /* had no End: it ended the tick before (counted as an End) */
-      if (hsi_procmap_take_lost_end(a->pm)) a->c.process_ends++;
+      uint32_t lost = hsi_procmap_take_lost_end(a->pm);
+      if (lost) { a->c.process_ends++; hsi_life_exited(a->lt, lost); }
     }
     if (d == 1) rc = memory_event(a, &x->op, &x->ids);
     else if (d < 0) a->c.memory_damaged++;

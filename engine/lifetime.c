@@ -78,6 +78,7 @@ struct inst {
   uint32_t id, pid;
   uint32_t commit, resv, clear; /* treap roots */
   uint32_t heap_first, heap_last; /* its heaps (hh index + 1), oldest first, through next_inst */
+  int exited;                   /* its process ended (hsi_life_exited): its blocks stay, it frees none */
 };
 
 /* The live blocks of one heap of one instance; its instance's next heap
@@ -1252,12 +1253,19 @@ void hsi_life_set_span(hsi_life *L, int64_t first, int64_t last) {
   L->have_span = 1;
 }
 
+void hsi_life_exited(hsi_life *L, uint32_t instance) {
+  struct inst *I = (struct inst *)find_inst(L, instance);
+  if (I) I->exited = 1;
+}
+
 uint32_t hsi_life_heap_owner(const hsi_life *L, uint64_t heap, uint64_t addr) {
   uint32_t h = addr_hash(addr), pos, owner = 0, k;
   int found = 0;
   if (!L->hkmap_cap) return 0;
   for (k = L->hkmap[hk_slot(L, L->hkmap, L->hkmap_cap, heap)]; k; k = L->hh[k - 1].next_handle) {
+    const struct inst *I;
     if (lm_find(L, &L->hh[k - 1].m, h, addr, &pos) == HSI_NOREC) continue;
+    if ((I = find_inst(L, L->hh[k - 1].inst)) != NULL && I->exited) continue;   /* the dead free nothing */
     if (found++) return 0;
     owner = L->hh[k - 1].inst;
   }

@@ -109,9 +109,11 @@ enum {
 ** change only through those calls and hsi_life_set_stack.
 **   key: heap records: the heap handle; pool records: the tag in the low
 **        32 bits (first character in the low byte) and the pool type in
-**        the high 32 bits; VirtualAlloc records: the instance whose images
-**        name the alloc stack when it is not the record's (VirtualAllocEx:
-**        the caller's StackWalk, the target's memory), else 0.
+**        the high 32 bits; VirtualAlloc records: in the low 32 bits the
+**        instance whose images name the alloc stack when it is not the
+**        record's (VirtualAllocEx: the caller's StackWalk, the target's
+**        memory), in the high 32 bits the same for the free stack
+**        (VirtualFreeEx), else 0.
 **   source: heap SourceId (memop source, clamped to 255), else 0.
 **   ts_free: HSI_TS_NEVER while outstanding; stacks: 0 = unknown.
 */
@@ -264,6 +266,10 @@ int hsi_life_peak(const hsi_life *lt, int kind, int64_t t1, int64_t t2, size_t *
 ** it frees says whose it is.  Costs a probe per heap of that handle.
 */
 uint32_t hsi_life_heap_owner(const hsi_life *lt, uint64_t heap, uint64_t addr);
+/* The process of `instance` ended: its records stay as they are (an exit
+   frees nothing), but a free without ids is no longer its
+   (hsi_life_heap_owner passes over its blocks). */
+void hsi_life_exited(hsi_life *lt, uint32_t instance);
 
 /* The pid of an instance as its memops gave it, HS_NOID if never fed. */
 uint32_t hsi_life_pid(const hsi_life *lt, uint32_t instance);

@@ -192,7 +192,7 @@ static int l_every(lua_State *L) {
     return luaL_error(L, "trace:every needs a live session (--live, or --replay TRACE) that has not stopped yet, "
                          "outside its callbacks");
   /* (a callback a tick would be hundreds of millions over a replay) */
-  luaL_argcheck(L, sec >= 0.001 && sec < 1e7, 2, "seconds from 0.001 to 1e7 expected");
+  luaL_argcheck(L, sec >= 0.001 && sec <= 1e7, 2, "seconds from 0.001 to 1e7 expected");
   step = (lua_Integer)(sec * (double)lv->freq);
   if (step < 1) step = 1;
   lua_getfield(L, LUA_REGISTRYINDEX, EVERY_KEY);

@@ -323,4 +323,28 @@ test("one tick, an event with ids before one without", function()
   end
 end)
 
+-- A heap free without ids or stack goes to the one live block it frees: not a block of a process
+-- that has exited (its memory stays outstanding, a leak, but it frees nothing). a.exe's block at
+-- one address and heap outlived a.exe, so b.exe's free found two owners and became a record of
+-- no process, and b.exe's block a leak
+test("a free without ids: not the block of a process that exited", function()
+  local path = T.tmpname(".etl")
+  local w = assert(heapscript.writer(path, { cpus = 1 }))
+  w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "a.exe" }
+  w:heap { op = "alloc", pid = 100, tid = 101, ts = 1000, heap = 0x200000, addr = 0x6000, size = 32 }
+  w:process { op = "end", pid = 100, ppid = 4, ts = 2000, name = "a.exe" }
+  w:process { op = "start", pid = 200, ppid = 4, ts = 2500, name = "b.exe" }
+  w:heap { op = "alloc", pid = 200, tid = 201, ts = 3000, heap = 0x200000, addr = 0x6000, size = 64 }
+  w:heap { op = "free", pid = 200, tid = 201, ts = 4000, heap = 0x200000, addr = 0x6000, header = "PERFINFO64" }
+  w:process { op = "dcend", pid = 200, ppid = 4, ts = 9000, name = "b.exe" }
+  assert(w:close())
+  local t <close> = assert(heapscript.open(path))
+  local got = {}
+  for a in t:allocations():sorted("alloc_time"):each() do got[#got + 1] = ("%s %d %s"):format(a.process, a.size, a.reason) end
+  eq(table.concat(got, "; "), "a.exe 32 none; b.exe 64 free", "b.exe's block freed; a.exe's outstanding, its leak")
+  eq(t:memory_stats().ids_from_block, 1, "the free's process from the block it frees")
+  t:close()
+  os.remove(path)
+end)
+
 return T.done("test_attrib")
