@@ -73,7 +73,7 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
   uint8_t *walk = NULL;                  /* a StackWalk's payload with its time moved */
   uint32_t wcap = 0;
   int64_t *last = NULL;                  /* per CPU of the new file, its latest time */
-  struct { int64_t from, to; } moved[NMOVED];
+  struct { int64_t from, to; uint32_t tid; } moved[NMOVED];   /* (tid HS_NOID: any thread's) */
   unsigned nmoved = 0, m;
   lostbufs *lost = NULL;
   char why[256];                         /* a file whose flags cannot be read: they are not carried */
@@ -160,18 +160,25 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
     from = ev.timestamp;
     if (ev.timestamp < last[cpu]) {
       ev.timestamp = last[cpu];
-      moved[nmoved % NMOVED].from = from;
-      moved[nmoved % NMOVED].to = ev.timestamp;
-      nmoved++;
       c->moved++;
+      if (!hsi_stacks_names_event(&ev)) {     /* an event a StackWalk may name (not a StackWalk) */
+        moved[nmoved % NMOVED].from = from;
+        moved[nmoved % NMOVED].to = ev.timestamp;
+        moved[nmoved % NMOVED].tid = ev.tid;
+        nmoved++;
+      }
     }
     last[cpu] = ev.timestamp;
     /* and so has the event a StackWalk names (its EventTimeStamp): the
        payload, copied, says the new time */
     if ((clocks || nmoved) && hsi_stacks_names_event(&ev) && ev.payload_len >= 8) {
       int64_t ets = hsi_rebase_ts(r, clocks, ev.file, (int64_t)rd64(ev.payload));
-      for (m = 0; m < NMOVED && m < nmoved; m++)
-        if (moved[m].from == ets) { ets = moved[m].to; break; }
+      /* the newest move of an event of this time and the StackWalk's thread */
+      for (m = 0; m < NMOVED && m < nmoved; m++) {
+        unsigned j = (nmoved - 1 - m) % NMOVED;
+        if (moved[j].from == ets && (moved[j].tid == HS_NOID || ev.payload_len < 16
+                                     || moved[j].tid == rd32(ev.payload + 12))) { ets = moved[j].to; break; }
+      }
       if (ets != (int64_t)rd64(ev.payload)) {
         if (ev.payload_len > wcap) {
           uint8_t *nw = (uint8_t *)realloc(walk, ev.payload_len);
