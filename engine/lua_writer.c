@@ -168,6 +168,15 @@ static lua_Integer checkint(lua_State *L, int v, const char *k, lua_Integer min,
   return x;
 }
 
+/* t[k] without metamethods, pushed; its type.  Every field is read so:
+   no __index runs while a record's fields are read, so the strings taken
+   from the table stay the table's until the writer has copied them. */
+static int rawfield(lua_State *L, int t, const char *k) {
+  t = lua_absindex(L, t);
+  lua_pushstring(L, k);
+  return lua_rawget(L, t);
+}
+
 /*
 ** Integer field k of the table at t: def when absent (an error when req),
 ** checked against [min, max] when min <= max.
@@ -175,7 +184,7 @@ static lua_Integer checkint(lua_State *L, int v, const char *k, lua_Integer min,
 static lua_Integer ifield(lua_State *L, int t, const char *k, lua_Integer min, lua_Integer max,
                           lua_Integer def, int req) {
   lua_Integer v;
-  if (lua_getfield(L, t, k) == LUA_TNIL) {
+  if (rawfield(L, t, k) == LUA_TNIL) {
     lua_pop(L, 1);
     if (req) fielderr(L, t, k, "missing");
     return def;
@@ -197,7 +206,7 @@ static uint32_t u32field(lua_State *L, int t, const char *k, lua_Integer def, in
 /* String field, NULL when absent (an error when req); valid while the table holds it. */
 static const char *sfield(lua_State *L, int t, const char *k, size_t *len, int req) {
   const char *s;
-  int ty = lua_getfield(L, t, k);
+  int ty = rawfield(L, t, k);
   if (ty == LUA_TNIL) {
     lua_pop(L, 1);
     if (req) fielderr(L, t, k, "missing");
@@ -207,12 +216,12 @@ static const char *sfield(lua_State *L, int t, const char *k, size_t *len, int r
   if (ty != LUA_TSTRING)
     fielderr(L, t, k, lua_pushfstring(L, "string expected, got %s", luaL_typename(L, -1)));
   s = lua_tolstring(L, -1, len);
-  lua_pop(L, 1);                   /* the table still refers to the string */
+  lua_pop(L, 1);                   /* the table still refers to the string (rawfield) */
   return s;
 }
 
 static int bfield(lua_State *L, int t, const char *k) {
-  int ty = lua_getfield(L, t, k), v;
+  int ty = rawfield(L, t, k), v;
   if (ty != LUA_TNIL && ty != LUA_TBOOLEAN)
     fielderr(L, t, k, lua_pushfstring(L, "boolean expected, got %s", luaL_typename(L, -1)));
   v = lua_toboolean(L, -1);
@@ -226,7 +235,7 @@ static int bfield(lua_State *L, int t, const char *k) {
 */
 static int choice(lua_State *L, int t, const char *k, const char *const *names, const int *values,
                   int ints, int def, int req) {
-  int ty = lua_getfield(L, t, k), i;
+  int ty = rawfield(L, t, k), i;
   if (ty == LUA_TNIL) {
     lua_pop(L, 1);
     if (req) fielderr(L, t, k, "missing");
@@ -264,7 +273,7 @@ static int choice(lua_State *L, int t, const char *k, const char *const *names, 
 
 /* Header type by name ("SYSTEM64", "EVENT_HEADER32", ...) or number; def if absent. */
 static int hfield(lua_State *L, int t, const char *k, int def) {
-  int ty = lua_getfield(L, t, k), i;
+  int ty = rawfield(L, t, k), i;
   if (ty == LUA_TNIL) {
     lua_pop(L, 1);
     return def;
@@ -295,7 +304,7 @@ static hs_guid gfield(lua_State *L, int t, const char *k) {
 /* Frames of the list at field k into W->frames; their number (0 if absent). */
 static size_t frames(lua_State *L, Writer *W, int t, const char *k) {
   lua_Integer n, i;
-  int ty = lua_getfield(L, t, k);
+  int ty = rawfield(L, t, k);
   if (ty == LUA_TNIL) {
     lua_pop(L, 1);
     return 0;
@@ -397,7 +406,7 @@ static int w_new(lua_State *L) {
     o.start_time = (int64_t)ifield(L, 2, "start_time", ANY, 0, 0);
     o.start_ticks = (int64_t)ifield(L, 2, "start_ticks", ANY, 0, 0);
     o.old_layout = bfield(L, 2, "old_layout");
-    if (lua_getfield(L, 2, "compress") == LUA_TBOOLEAN && !lua_toboolean(L, -1)) o.compress = 0;
+    if (rawfield(L, 2, "compress") == LUA_TBOOLEAN && !lua_toboolean(L, -1)) o.compress = 0;
     else o.compress = choice(L, 2, "compress", compress_names, compress_values, 1, 0, 0);
     lua_pop(L, 1);
     o.log_file_mode = u32field(L, 2, "log_file_mode", 0, 0);
@@ -417,7 +426,7 @@ static int w_new(lua_State *L) {
       o.time_zone = (const uint8_t *)sfield(L, 2, "time_zone", &tzl, 0);
       if (o.time_zone && tzl != 0xAC) fielderr(L, 2, "time_zone", "a string of 172 bytes (TIME_ZONE_INFORMATION) expected");
     }
-    if (lua_getfield(L, 2, "group_masks") != LUA_TNIL) {
+    if (rawfield(L, 2, "group_masks") != LUA_TNIL) {
       int i, mt = lua_gettop(L);
       if (!lua_istable(L, mt) || luaL_len(L, mt) != 8)
         fielderr(L, 2, "group_masks", "a list of 8 integers expected");
@@ -651,7 +660,7 @@ static int w_event(lua_State *L) {
   st = choice(L, 2, "stack_type", stack_type_names, stack_type_values, 1,
               ht == HS_HT_EVENT32 ? HS_EXT_STACK_TRACE32 : HS_EXT_STACK_TRACE64, 0);
   cpu = cpufield(L, W, 2, "cpu", 0);
-  if (lua_getfield(L, 2, "ext") != LUA_TNIL) {
+  if (rawfield(L, 2, "ext") != LUA_TNIL) {
     int et = lua_gettop(L);
     lua_Integer i, ne;
     if (!lua_istable(L, et)) fielderr(L, 2, "ext", "list of {type=, data=} expected");
@@ -823,7 +832,7 @@ static const uint32_t mem_flag_values[] = {
 
 /* MEM_* flags from a number, a name or a list of names. */
 static uint32_t memflags(lua_State *L, int t, uint32_t def) {
-  int ty = lua_getfield(L, t, "flags"), ft = lua_gettop(L);
+  int ty = rawfield(L, t, "flags"), ft = lua_gettop(L);
   uint32_t v = 0;
   lua_Integer i, n;
   if (ty == LUA_TNIL) {
@@ -907,7 +916,7 @@ static uint32_t tagfield(lua_State *L, int t) {
   size_t n, i;
   uint32_t v = 0;
   const char *s;
-  if (lua_getfield(L, t, "tag") == LUA_TNUMBER) {
+  if (rawfield(L, t, "tag") == LUA_TNUMBER) {
     lua_pop(L, 1);
     return u32field(L, t, "tag", 0, 1);
   }
