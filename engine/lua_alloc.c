@@ -1791,12 +1791,14 @@ static int a_group(lua_State *L) {
   if (by == HSI_BY_KEY) {
     /* one call per record in the window; keys interned to small integers */
     Cursor *c = newcursor(L, anidx, t1, t2);                /* 7 */
-    lua_toclose(L, 7);         /* an error in the key function leaves it without a record too */
-    uint64_t *keys = (uint64_t *)newbuf(L, A->n, sizeof *keys);      /* 8 */
-    uint32_t *recs = (uint32_t *)newbuf(L, A->n, sizeof *recs);      /* 9 */
+    uint64_t *keys;
+    uint32_t *recs;
     hsi_sel sub;
     lua_Integer nvals = 0;
     size_t m = 0;
+    lua_toclose(L, 7);         /* an error in the key function leaves it without a record too */
+    keys = (uint64_t *)newbuf(L, A->n, sizeof *keys);                /* 8 */
+    recs = (uint32_t *)newbuf(L, A->n, sizeof *recs);                /* 9 */
     lua_newtable(L);                                        /* 10: value -> id */
     lua_newtable(L);                                        /* 11: id -> value */
     values = 11;

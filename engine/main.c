@@ -222,6 +222,8 @@ static void put_line(const line *o, int cols) {
     if (n - pos <= lim) { fwrite(b + pos, 1, n - pos, stdout); fputc('\n', stdout); return; }
     for (k = brk; k > pos; k--) if (b[k] == ' ') break;
     if (k > pos) brk = k;
+    else   /* no blank: cut between two UTF-8 characters, not inside one */
+      while (brk > pos + 1 && ((unsigned char)b[brk] & 0xC0) == 0x80) brk--;
     while (brk > pos && b[brk - 1] == ' ') brk--;     /* no trailing blanks */
     if (brk == pos) brk = pos + lim;                    /* blanks only: cannot be */
     fwrite(b + pos, 1, brk - pos, stdout);

@@ -119,8 +119,11 @@ static void print_status_lines(const char *st, int cols) {
   if (w < 16) w = 16;
   while (n > 0) {
     int take = (int)n <= w ? (int)n : w, k;
-    if ((int)n > w)
+    if ((int)n > w) {
       for (k = take; k > w / 2; k--) if (st[k] == ' ') { take = k; break; }
+      /* no blank: cut between two UTF-8 characters, not inside one */
+      while (take > 1 && ((unsigned char)st[take] & 0xC0) == 0x80) take--;
+    }
     printf("%s%.*s\n", ind, take, st);
     st += take;
     n -= (size_t)take;

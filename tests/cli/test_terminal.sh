@@ -130,6 +130,15 @@ for cols in 60 80; do
     "$HS" dump $f | tr -s ' ' | cmp -s - "$T/joined" || no "dump $f on $cols columns: not the piped lines, cut: $(head -n 4 "$T/pty")"
   done
 done
+# a status wrapped where it has no blank (a PDB's path of non-ASCII names) is cut between two UTF-8
+# characters, never inside one: on 60 and 62 columns the cut split an 'Å'
+D="$T/$(printf 'Å%.0s' $(seq 1 45))"
+mkdir -p "$D" && cp examples/MemoryTestApp.pdb "$D/"
+for cols in 60 61 62 63; do
+  pty "COLUMNS=$cols $HS symbols $M --symbol-path '$D'" | sed "s/\r//g" >"$T/pty"
+  grep -q "found $T" "$T/pty" || no "symbols with the PDB under $D: not found there: $(head -n 4 "$T/pty")"
+  iconv -f UTF-8 -t UTF-8 "$T/pty" >/dev/null 2>&1 || no "symbols on $cols columns: a line cut inside a UTF-8 character"
+done
 for s in leaks transient growth pool peak churn policy events; do
   pty "COLUMNS=80 $HS $s --help" | sed "s/\r//g" >"$T/pty"
   long=$(awk 'length($0) > 80' "$T/pty" | head -n 1)
