@@ -71,6 +71,15 @@ static hsi_writer *open_w(const char *path, const hsi_writer_opts *o) {
   return w;
 }
 
+/* A writer of two CPUs and 4 KiB buffers, the tests' usual. */
+static hsi_writer *open_small(const char *path) {
+  hsi_writer_opts o;
+  memset(&o, 0, sizeof o);
+  o.buffer_size = 4096;
+  o.cpus = 2;
+  return open_w(path, &o);
+}
+
 /* ------------------------------------------------------------------ */
 
 TEST(header64) {
@@ -392,16 +401,12 @@ TEST(interleave) {
 }
 
 TEST(timestamps) {
-  hsi_writer_opts o;
   const char *path = tmp_path("ts");
   hsi_writer *w;
   uint8_t *b;
   size_t n;
 
-  memset(&o, 0, sizeof o);
-  o.buffer_size = 4096;
-  o.cpus = 2;
-  CHECK((w = open_w(path, &o)) != NULL);
+  CHECK((w = open_small(path)) != NULL);
   if (!w) return;
   CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_PERFINFO64, 2, 98, 2, 0, 0, 100, NULL, 0), 0);
   CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_PERFINFO64, 2, 98, 2, 0, 0, 99, NULL, 0), HS_EARG);
@@ -640,16 +645,12 @@ TEST(header_more) {
    a second mark has a buffer of its own (merge carries each flagged
    input buffer; they were dropped). */
 TEST(marked_buffers) {
-  hsi_writer_opts o;
   const char *path = tmp_path("mark");
   hsi_writer *w;
   uint8_t *b;
   size_t n;
 
-  memset(&o, 0, sizeof o);
-  o.buffer_size = 4096;
-  o.cpus = 2;
-  CHECK((w = open_w(path, &o)) != NULL);
+  CHECK((w = open_small(path)) != NULL);
   if (!w) return;
   CHECK_EQ(hsi_writer_kernel(w, 0, HS_HT_SYSTEM64, 5, 36, 2, 4, 5, 10, NULL, 0), 0);
   CHECK_EQ(hsi_writer_mark(w, 0, 0x2), 0);
@@ -673,7 +674,6 @@ TEST(marked_buffers) {
 }
 
 TEST(rundown_payloads) {
-  hsi_writer_opts o;
   const char *path = tmp_path("rd");
   hsi_writer *w;
   uint8_t *b, *r, *p;
@@ -681,10 +681,7 @@ TEST(rundown_payloads) {
   /* "é" is one UTF-16 unit, U+1F600 a surrogate pair. */
   const char *cmd = "a \xC3\xA9 \xF0\x9F\x98\x80";
 
-  memset(&o, 0, sizeof o);
-  o.buffer_size = 4096;
-  o.cpus = 2;
-  CHECK((w = open_w(path, &o)) != NULL);
+  CHECK((w = open_small(path)) != NULL);
   if (!w) return;
   CHECK_EQ(hsi_writer_process(w, 0, 1, 8, 0x1234, 0x10, 10, "app.exe", cmd), 0);
   CHECK_EQ(hsi_writer_thread(w, 0, 3, 0, 0x1234, 0x99, 0x7FF600001000u, 11), 0);
