@@ -79,10 +79,16 @@ try{
   document.querySelectorAll("g.mark a").forEach(function(a){if(!document.getElementById(a.getAttribute("href").slice(1)))broken++;});
   var th=document.querySelector("#findings th[data-sort=count]"),unsorted=0;
   if(th){
-    sortBy(th);sortBy(th);   /* ascending, then descending: check the order the table shows */
+    /* sort as a click does, check the order, then put the rows back: the
+       page opens in the report's own order (the text's, the CSV's), with
+       no column marked as sorted */
+    var body=th.closest("table").tBodies[0],kept=Array.prototype.slice.call(body.rows);
+    sortBy(th);sortBy(th);   /* ascending, then descending */
     var col=Array.prototype.indexOf.call(th.parentNode.children,th),prev=Infinity;
-    Array.prototype.forEach.call(th.closest("table").tBodies[0].rows,function(r){
+    Array.prototype.forEach.call(body.rows,function(r){
       var v=val(r.cells[col]);if(v>prev)unsorted++;prev=v;});
+    kept.forEach(function(r){body.appendChild(r);});
+    Array.prototype.forEach.call(th.parentNode.children,function(h){h.classList.remove("asc","desc");});
   }
   var bad=broken?"broken-links="+broken:unsorted?"unsorted="+unsorted:"ok";
   out.textContent="selfcheck "+bad+" charts="+charts+" findings="+findings+" marks="+marks+" boxes="+boxes;

@@ -3,8 +3,9 @@
 # traces, opened in headless Chromium: the page loads with no console
 # message at all (errors, CSP violations, failed loads), its own script ran
 # and counted what it drew (a self-check written into the DOM, read back
-# with --dump-dom; it also sorts the findings by a click on Count and checks
-# the order), the charts, marks and findings are there with their
+# with --dump-dom; it also sorts the findings as a click on Count does,
+# checks the order and puts the rows back), the page opens in the order
+# of the report, the charts, marks and findings are there with their
 # content, the page names nothing outside itself, and a screenshot is taken
 # for a person to look at ($HS_BUILD/html/*.png).
 # Without chromium it says SKIP, and fails when CI=true.
@@ -89,6 +90,28 @@ page churn-memorytestapp "^selfcheck ok charts=1 findings=5 " \
   "MemoryTestApp.exe!ParseRecord+0x27" "allocation churn" "597.5 KiB" "Bytes allocated by stack"
 $HS events $M -- --html "$out/events-memorytestapp.html" >/dev/null || bad "events --html"
 page events-memorytestapp "^selfcheck ok charts=2 findings=[1-9]" "Heap"
+
+# the page opens in the report's order (the text's #1 first), whatever
+# its self-check sorted: one 1 MiB block above a hundred of 10 B
+cat >"$out/order.lua" <<'EOF'
+local w = assert(heapscript.writer(arg[1]))
+w:process{op = "dcstart", pid = 10, ts = 1, name = "o.exe"}
+w:image{op = "dcstart", pid = 10, base = 0x7ff700000000, size = 0x10000, ts = 2, path = "o.exe"}
+w:heap{op = "alloc", pid = 10, tid = 11, ts = 100, heap = 1, addr = 0x100000, size = 1048576, stack = {0x7ff700001000}}
+for i = 1, 100 do
+  w:heap{op = "alloc", pid = 10, tid = 11, ts = 100 + i * 1000, heap = 1, addr = 0x200000 + i * 16, size = 10,
+         stack = {0x7ff700002000}}
+end
+assert(w:close())
+EOF
+$HS "$out/order.lua" -- "$out/order.etl" >/dev/null || bad "order.lua writes its trace"
+$HS leaks "$out/order.etl" -- --html "$out/leaks-order.html" >/dev/null || bad "leaks order --html"
+page leaks-order "^selfcheck ok charts=1 findings=2 " "1.00 MiB"
+rows=$(grep -o '<tr id="f[0-9]*"' "$out/leaks-order.dom" | tr -dc 'f0-9')
+if [ "$rows" = "f1f2" ]; then ok "leaks-order: rows in the report's order after load"
+else bad "leaks-order: rows after load '$rows', expected f1f2 (the 1 MiB block first)"; fi
+if grep -Eq '<th[^>]*class="[^"]*(asc|desc)' "$out/leaks-order.dom"; then bad "leaks-order: a column marked sorted on load"
+else ok "leaks-order: no column marked sorted on load"; fi
 
 # a damaged trace: the page says so at its top, with the damage
 head -c $((0x60000 + 3000)) $N >"$out/cut.etl"
