@@ -24,9 +24,11 @@ H.DEPTH = 48            -- rows of the icicle
 
 local esc = F.xml
 
+-- A cell's sort key (data-v): the whole number, not the text the cell
+-- shows, so times 1 ms apart sort in their order.
 local function num(v)
   if math.type(v) == "integer" then return tostring(v) end
-  return ("%.2f"):format(v)
+  return ("%.17g"):format(v)
 end
 
 local CSS = [[

@@ -937,6 +937,45 @@ T.test("HTML of 100,000 stacks stays small", function()
         "diff --html of 100,000 new stacks: 500 listed, the processes too, the rest counted", stacks .. " " .. procs)
 end)
 
+-- A small trace for the report writers: process 10 (o.exe, unless name is
+-- false: a process with no name and no start event) allocating blocks
+-- {size, ts (100 ns units), frame address} on the heap.
+local function blocks_trace(path, blocks, name)
+  local w = assert(heapscript.writer(path))
+  if name ~= false then
+    w:process{op = "dcstart", pid = 10, ts = 1, name = name or "o.exe"}
+    w:image{op = "dcstart", pid = 10, base = 0x7ff700000000, size = 0x10000, ts = 2, path = "o.exe"}
+  end
+  for i, b in ipairs(blocks) do
+    w:heap{op = "alloc", pid = b.pid or 10, tid = 11, ts = b[2], heap = 1, addr = 0x100000 + i * 0x100, size = b[1],
+           stack = {b[3] or 0x7ff700001000}}
+  end
+  assert(w:close())
+  return path
+end
+
+-- the sort keys (data-v) of the findings' cells, row by row
+local function cell_keys(page)
+  local rows = {}
+  for row in page:gmatch('<tr id="f%d+">(.-)</tr>') do
+    local v = {}
+    for k in row:gmatch('data%-v="([^"]*)"') do v[#v + 1] = k end
+    rows[#rows + 1] = v
+  end
+  return rows
+end
+
+T.test("HTML: times a few ms apart sort by the whole time", function()
+  local tr = blocks_trace(tmp .. "/close.etl", { { 50, 30000, 0x7ff700002000 }, { 100, 70000, 0x7ff700001000 } })
+  local hp = tmp .. "/close.html"
+  local out, code = run("leaks " .. q(tr) .. " -- --html " .. q(hp))
+  local rows = cell_keys(slurp(hp) or "")
+  check(code == 0 and #rows == 2 and tonumber(rows[1][4]) and tonumber(rows[2][4])
+        and math.abs(tonumber(rows[1][4]) - 0.007) < 1e-9 and math.abs(tonumber(rows[2][4]) - 0.003) < 1e-9,
+        "the Time column's data-v: 0.007 and 0.003, not both 0.00",
+        (rows[1] and rows[1][4] or "?") .. " " .. (rows[2] and rows[2][4] or "?") .. out)
+end)
+
 T.test("report.stable_sort: ties keep their order past table.sort's 100 items", function()
   local report = require "report"
   local list = {}
