@@ -44,6 +44,10 @@ svg text{font:11px system-ui,sans-serif;fill:#333}
 table{border-collapse:collapse;width:100%;margin:6px 0}h3{font-size:15px;margin:14px 0 4px}
 th,td{border-bottom:1px solid #e4e4e4;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f4f4f4;cursor:pointer;user-select:none;white-space:nowrap}
+.wide{overflow-x:auto;max-width:100%}.wide>table{margin:0}
+code,summary,pre,td{overflow-wrap:anywhere;word-break:break-word}pre{white-space:pre-wrap}
+td.stack{min-width:16em}figure.chart svg{min-width:880px}svg.flame{min-width:1060px}
+@media (max-width:600px){body{margin:0 8px 30px}nav a{display:inline-block;margin:0 10px 4px 0}}
 th.asc:after{content:" \25B2"}th.desc:after{content:" \25BC"}
 td.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 tr:target{background:#fff3bf}pre{margin:4px 0;font-size:12px}
@@ -92,8 +96,13 @@ try{
     kept.forEach(function(r){body.appendChild(r);});
     Array.prototype.forEach.call(th.parentNode.children,function(h){h.classList.remove("asc","desc");});
   }
-  var bad=broken?"broken-links="+broken:unsorted?"unsorted="+unsorted:"ok";
-  out.textContent="selfcheck "+bad+" charts="+charts+" findings="+findings+" marks="+marks+" boxes="+boxes;
+  /* the page must not run off the window: wide tables and charts scroll
+     in their own box; hidden counts the findings' figures past the right
+     edge of the window (none at a desktop width) */
+  var over=document.documentElement.scrollWidth-document.documentElement.clientWidth,hidden=0;
+  document.querySelectorAll("#findings td.n").forEach(function(td){if(td.getBoundingClientRect().right>window.innerWidth)hidden++;});
+  var bad=broken?"broken-links="+broken:unsorted?"unsorted="+unsorted:over>0?"overflow="+over:"ok";
+  out.textContent="selfcheck "+bad+" charts="+charts+" findings="+findings+" marks="+marks+" boxes="+boxes+" hidden="+hidden;
 }catch(e){out.textContent="selfcheck error: "+e;}
 })();
 ]]
@@ -142,7 +151,7 @@ local function chart(kind, s, marks, t1, t2)
   local o = {}
   o[#o + 1] = ('<figure class="chart" data-kind="%s" data-process="%s"><figcaption>%s — %s: peak %s at %.3f s</figcaption>')
     :format(esc(kind), esc(s.label), esc(kind), esc(s.label), esc(report.bytes(s.peak)), s.peak_time or 0)
-  o[#o + 1] = ('<svg viewBox="0 0 %d %d" width="100%%" role="img" aria-label="%s bytes outstanding over time">')
+  o[#o + 1] = ('<div class="wide"><svg viewBox="0 0 %d %d" width="100%%" role="img" aria-label="%s bytes outstanding over time">')
     :format(W, CH, esc(kind))
   for k = 0, 2 do
     local b = ymax * k / 2
@@ -170,7 +179,7 @@ local function chart(kind, s, marks, t1, t2)
         x, x, MT, CH - MB, x, MT + 8)
     end
   end
-  o[#o + 1] = "</svg></figure>"
+  o[#o + 1] = "</svg></div></figure>"
   return table.concat(o, "\n")
 end
 
@@ -250,14 +259,14 @@ function H.icicle(lines)
     end
   end
   draw(root, 0, 0)
-  return ('<svg class="flame" viewBox="0 0 %d %d" width="100%%" role="img" aria-label="outstanding bytes by stack">%s</svg>')
+  return ('<div class="wide"><svg class="flame" viewBox="0 0 %d %d" width="100%%" role="img" aria-label="outstanding bytes by stack">%s</svg></div>')
     :format(FW, (depth + 1) * RH, table.concat(o)), boxes
 end
 
 -- ------------------------------------------------------------ the page
 
 local function findings_table(fs)
-  local o = { '<table class="sortable" id="findings-table"><thead><tr><th>Finding</th><th>Type</th><th>Kind</th><th>Process</th>'
+  local o = { '<div class="wide"><table class="sortable" id="findings-table"><thead><tr><th>Finding</th><th>Type</th><th>Kind</th><th>Process</th>'
     .. '<th>Stack</th><th data-sort="count">Count</th><th data-sort="bytes">Size</th><th data-sort="impacting">Impacting Size</th>'
     .. '<th data-sort="time">Time (s)</th></tr></thead><tbody>' }
   for i, x in ipairs(fs) do
@@ -265,32 +274,32 @@ local function findings_table(fs)
     local frames = {}
     for j, f in ipairs(x.frames or {}) do frames[j] = esc(f) end
     local t = x.times and x.times[1] or x.first
-    o[#o + 1] = ('<tr id="f%d"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td><details><summary><code>%s</code></summary>'
+    o[#o + 1] = ('<tr id="f%d"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class="stack"><details><summary><code>%s</code></summary>'
       .. '<pre>%s</pre></details></td><td class="n" data-v="%s">%s</td><td class="n" data-v="%s">%s</td>'
       .. '<td class="n" data-v="%s">%s</td><td class="n" data-v="%s">%s</td></tr>')
       :format(i, esc(x.what), esc(x.type), esc(x.kind), esc(x.process), esc(x.headline), table.concat(frames, "\n"),
         num(x.count or 0), tostring(x.count or ""), num(x.bytes or 0), esc(report.bytes(x.bytes)), num(x.impacting or 0),
         x.impacting and esc(report.bytes(x.impacting)) or "", num(t or 0), t and ("%.3f"):format(t) or "")
   end
-  o[#o + 1] = "</tbody></table>"
+  o[#o + 1] = "</tbody></table></div>"
   if #fs > H.ROWS then o[#o + 1] = ("<p>%d more findings not listed (see --csv).</p>"):format(#fs - H.ROWS) end
   return table.concat(o, "\n")
 end
 
 local function rules_table(rules)
-  local o = { '<table class="sortable"><thead><tr><th>Result</th><th>Rule</th><th>Severity</th><th>Message</th></tr></thead><tbody>' }
+  local o = { '<div class="wide"><table class="sortable"><thead><tr><th>Result</th><th>Rule</th><th>Severity</th><th>Message</th></tr></thead><tbody>' }
   for _, x in ipairs(rules) do
     local st = x.skipped and "SKIP" or x.ok and "PASS" or (x.severity == "error" and "FAIL" or "WARN")
     o[#o + 1] = ('<tr><td class="%s">%s</td><td><code>%s</code></td><td>%s</td><td>%s%s</td></tr>'):format(st, st,
       esc(x.name), esc(x.severity), esc((not x.ok or x.skipped) and x.message or ""),
       x.why and (not x.ok) and ("<br><small>" .. esc(x.why) .. "</small>") or "")
   end
-  o[#o + 1] = "</tbody></table>"
+  o[#o + 1] = "</tbody></table></div>"
   return table.concat(o, "\n")
 end
 
 local function deltas_table(ds)
-  local o = { '<table class="sortable"><thead><tr><th>Change</th><th>By</th><th>Kind</th><th>Group</th>'
+  local o = { '<div class="wide"><table class="sortable"><thead><tr><th>Change</th><th>By</th><th>Kind</th><th>Group</th>'
     .. '<th>Leaked base → new</th><th>Δ bytes</th><th>Count base → new</th><th>Impacting base → new</th></tr></thead><tbody>' }
   local n, shown, left = 0, {}, 0          -- up to H.ROWS of each grouping (stacks, tags, processes)
   for _, d in ipairs(ds) do
@@ -312,7 +321,7 @@ local function deltas_table(ds)
     end
     ::next::
   end
-  o[#o + 1] = "</tbody></table>"
+  o[#o + 1] = "</tbody></table></div>"
   if n == 0 then return "<p>No group changed.</p>" end
   if left > 0 then
     o[#o + 1] = ("<p>%d more changed groups not listed (the first %d of each grouping are; see --json).</p>"):format(left, H.ROWS)
@@ -408,6 +417,7 @@ function H.page(r)
   return table.concat({
     "<!DOCTYPE html>",
     '<html lang="en"><head><meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
       .. "script-src 'unsafe-inline'; img-src data:\">",
     '<link rel="icon" href="data:,">',

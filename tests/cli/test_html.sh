@@ -24,23 +24,25 @@ fi
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
 
-# browse PAGE NAME: the DOM after the scripts ran in $out/NAME.dom, the
-# browser's log in $out/NAME.log, a screenshot in $out/NAME.png
+# browse PAGE NAME [WIDTH]: the DOM after the scripts ran in a window
+# WIDTH px wide (1280) in $out/NAME.dom, the browser's log in
+# $out/NAME.log, a screenshot in $out/NAME.png
 browse() {
-  set -- "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")" "$2"
+  set -- "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")" "$2" "${3:-1280}"
   flags="--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking
     --disable-component-update --disable-sync --user-data-dir=$profile"
   # shellcheck disable=SC2086
-  chromium $flags --enable-logging=stderr --v=0 --dump-dom "file://$1" >"$out/$2.dom" 2>"$out/$2.log"
+  chromium $flags --window-size="$3,2000" --enable-logging=stderr --v=0 --dump-dom "file://$1" >"$out/$2.dom" 2>"$out/$2.log"
   # shellcheck disable=SC2086
-  chromium $flags --screenshot="$out/$2.png" --window-size=1280,2000 "file://$1" >/dev/null 2>&1
+  chromium $flags --screenshot="$out/$2.png" --window-size="$3,2000" "file://$1" >/dev/null 2>&1
 }
 
-# page NAME SELFCHECK-PATTERN CONTENT... : checks one page
+# page NAME SELFCHECK-PATTERN CONTENT... : checks one page ($width px wide,
+# 1280 unless set; the file is $out/${file:-NAME}.html)
 page() {
   name=$1; want=$2; shift 2
-  f=$out/$name.html
-  browse "$f" "$name"
+  f=$out/${file:-$name}.html
+  browse "$f" "$name" "${width:-1280}"
   if grep -q ":CONSOLE" "$out/$name.log"; then bad "$name: console messages: $(grep ':CONSOLE' "$out/$name.log" | head -3)"
   else ok "$name: no console message"; fi
   check=$(grep -o 'selfcheck [^<]*' "$out/$name.dom" | head -1)
@@ -92,11 +94,14 @@ $HS events $M -- --html "$out/events-memorytestapp.html" >/dev/null || bad "even
 page events-memorytestapp "^selfcheck ok charts=2 findings=[1-9]" "Heap"
 
 # the page opens in the report's order (the text's #1 first), whatever
-# its self-check sorted: one 1 MiB block above a hundred of 10 B
+# its self-check sorted: one 1 MiB block above a hundred of 10 B.  Its
+# module's name is 150 characters long: at 1280 px the page still fits the
+# window with every figure of the table in sight (hidden=0), at 420 px the
+# page fits and the table scrolls in its own box.
 cat >"$out/order.lua" <<'EOF'
 local w = assert(heapscript.writer(arg[1]))
 w:process{op = "dcstart", pid = 10, ts = 1, name = "o.exe"}
-w:image{op = "dcstart", pid = 10, base = 0x7ff700000000, size = 0x10000, ts = 2, path = "o.exe"}
+w:image{op = "dcstart", pid = 10, base = 0x7ff700000000, size = 0x10000, ts = 2, path = "o_" .. ("RuntimeClassImpl<RuntimeClassFlags<2>,1,0,0,IVectorView<StorageFile>>"):rep(2) .. ".dll"}
 w:heap{op = "alloc", pid = 10, tid = 11, ts = 100, heap = 1, addr = 0x100000, size = 1048576, stack = {0x7ff700001000}}
 for i = 1, 100 do
   w:heap{op = "alloc", pid = 10, tid = 11, ts = 100 + i * 1000, heap = 1, addr = 0x200000 + i * 16, size = 10,
@@ -106,7 +111,10 @@ assert(w:close())
 EOF
 $HS "$out/order.lua" -- "$out/order.etl" >/dev/null || bad "order.lua writes its trace"
 $HS leaks "$out/order.etl" -- --html "$out/leaks-order.html" >/dev/null || bad "leaks order --html"
-page leaks-order "^selfcheck ok charts=1 findings=2 " "1.00 MiB"
+page leaks-order "^selfcheck ok charts=1 findings=2 .* hidden=0$" "1.00 MiB"
+width=420 file=leaks-order page leaks-order-420 "^selfcheck ok charts=1 findings=2 " "1.00 MiB"
+if grep -q 'name="viewport" content="width=device-width' "$out/leaks-order.html"; then ok "leaks-order: a viewport for phones"
+else bad "leaks-order: no viewport meta"; fi
 rows=$(grep -o '<tr id="f[0-9]*"' "$out/leaks-order.dom" | tr -dc 'f0-9')
 if [ "$rows" = "f1f2" ]; then ok "leaks-order: rows in the report's order after load"
 else bad "leaks-order: rows after load '$rows', expected f1f2 (the 1 MiB block first)"; fi
