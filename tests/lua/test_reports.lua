@@ -976,6 +976,43 @@ T.test("HTML: times a few ms apart sort by the whole time", function()
         (rows[1] and rows[1][4] or "?") .. " " .. (rows[2] and rows[2][4] or "?") .. out)
 end)
 
+T.test("Markdown: names with line breaks, backticks, HTML and bytes that are not UTF-8 stay in their row", function()
+  local tr = tmp .. "/md.etl"
+  local w = assert(heapscript.writer(tr))
+  local names = { "cr\rlf\r\n.exe", "<b>bold</b>&amp;|pipe.exe", "caf\xe9\x01\x7f.exe" }
+  for i, name in ipairs(names) do
+    w:process{op = "dcstart", pid = 10 + i, ts = 2 * i, name = name}
+    w:image{op = "dcstart", pid = 10 + i, base = 0x7ff700000000, size = 0x10000, ts = 2 * i + 1,
+            path = i == 2 and "Drv`Alloc``x`.dll" or "o.exe"}
+  end
+  for i = 1, #names do
+    w:heap{op = "alloc", pid = 10 + i, tid = 1, ts = 1000 + 100 * i, heap = 1, addr = 0x1000 * i, size = 10 * i,
+           stack = {0x7ff700000000 + 0x1000 * i}}
+  end
+  assert(w:close())
+  -- a symbol map in Latin-1, with control characters: its names are bytes
+  local f = assert(io.open(tmp .. "/md.sym", "wb"))
+  f:write("o.exe 3000 100 Gr\xf6\xdf\x01Leak\x7f\n")
+  f:close()
+  local md, code = run("leaks " .. q(tr) .. " -- --markdown -")
+  local rows = {}
+  for l in md:gmatch("[^\n]*") do if l:find("^| leak") then rows[#rows + 1] = l end end
+  check(code == 0 and #rows == 3, "three rows, each on its line", md)
+  check(not md:find("[\r%z\1-\8\11-\31\127]"), "no control character left (\\r, \\1, DEL)", md)
+  check(utf8.len(md) and md:find("`o.exe!Gr\u{FFFD}\u{FFFD}?Leak?`", 1, true), "not UTF-8: U+FFFD, as in the JUnit file", md)
+  check(md:find("| &lt;b>bold&lt;/b>&amp;amp;\\|pipe.exe (12) |", 1, true), "HTML and '&' in a cell escaped", md)
+  check(md:find("| ``` Drv`Alloc``x`.dll+0x2000 ``` |", 1, true), "a code span fenced past the name's backticks", md)
+  if os.execute("command -v cmark-gfm >/dev/null 2>&1") then
+    local f = assert(io.open(tmp .. "/md.md", "wb")); f:write(md); f:close()
+    local p = assert(io.popen("cmark-gfm -e table " .. q(tmp .. "/md.md")))
+    local html = p:read("a"); p:close()
+    local _, trs = html:gsub("<tr>", "")
+    local _, bold = html:gsub("<b>", "")
+    check(trs == 4 and bold == 0 and html:find("<code>Drv`Alloc``x`.dll+0x2000</code>", 1, true),
+          "cmark-gfm: a header and three rows, no <b>, the name in one code span", html)
+  end
+end)
+
 T.test("report.stable_sort: ties keep their order past table.sort's 100 items", function()
   local report = require "report"
   local list = {}
