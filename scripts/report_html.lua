@@ -122,7 +122,7 @@ local function subjects(T, filters, kind)
   local list = {}
   for _, g in ipairs(A:group("process", { sort = "peak" })) do
     if #list >= H.CHARTS then break end
-    list[#list + 1] = { label = ("%s (%s)"):format(g.process or "?", tostring(g.pid)), process = g.process, pid = g.pid,
+    list[#list + 1] = { label = report.process_label(g.process, g.pid), process = g.process, pid = g.pid,
                         allocs = g.allocs, peak = g.peak, peak_time = g.peak_time }
   end
   return list

@@ -1013,6 +1013,22 @@ T.test("Markdown: names with line breaks, backticks, HTML and bytes that are not
   end
 end)
 
+T.test("a record with no process is '?', not '? (nil)', in the text, the Markdown and the page", function()
+  local tr = tmp .. "/nopid.etl"
+  local w = assert(heapscript.writer(tr))
+  -- pid 0xFFFFFFFF: the event names no process
+  w:pool{op = "alloc", pid = 0xFFFFFFFF, tid = 212, ts = 1000, tag = "Leak", size = 65536, entry = 0xffffc30f41200000,
+         stack = {0xfffff8055d4a1000}}
+  assert(w:close())
+  local hp = tmp .. "/nopid.html"
+  local text, code = run("leaks " .. q(tr) .. " -- --html " .. q(hp))
+  local md = run("leaks " .. q(tr) .. " -- --markdown -")
+  local page = slurp(hp) or ""
+  check(code == 0 and text:find("0.000..0.000 s, ?, tag Leak", 1, true) and not text:find("nil", 1, true), "the text", text)
+  check(md:find("| leak | pool | ? |", 1, true) and not md:find("nil", 1, true), "the Markdown", md)
+  check(page:find("pool — ?: peak 64.0 KiB", 1, true) and not page:find("(nil)", 1, true), "the page's chart", #page)
+end)
+
 T.test("report.stable_sort: ties keep their order past table.sort's 100 items", function()
   local report = require "report"
   local list = {}
