@@ -218,27 +218,29 @@ end
 -- recording lost (r.lost) and the kinds whose event layout does not fit
 -- the trace (r.doubtful).  A list of
 -- {head =, text = "...", items = {...}, case = its JUnit test case,
--- severity = "error" (the run exits 1 for it) or "warning"}.
+-- id = its id in the page (one per caveat: "damage", "unchecked", "lost",
+-- "doubtful-heap", ...), severity = "error" (the run exits 1 for it) or
+-- "warning"}.
 function F.caveats(r)
   local out, dmg = {}, r.damage or {}
   if #dmg > 0 then
-    out[#out + 1] = { head = "Damaged trace", items = report.damage_lines(dmg), case = "trace damage", severity = "error",
+    out[#out + 1] = { head = "Damaged trace", id = "damage", items = report.damage_lines(dmg), case = "trace damage", severity = "error",
       text = ("%s skipped; the figures leave out what %s held"):format(report.count(#dmg, "damaged part"),
                                                                        #dmg == 1 and "it" or "they") }
   end
   if r.unchecked then
-    out[#out + 1] = { head = "Nothing checked", items = {}, case = "trace events", severity = "error",
+    out[#out + 1] = { head = "Nothing checked", id = "unchecked", items = {}, case = "trace events", severity = "error",
       text = r.unchecked:gsub("^nothing checked: ", "") }
   end
   if r.lost then
-    out[#out + 1] = { head = "Lost events", items = {}, case = "lost events", severity = "warning",
+    out[#out + 1] = { head = "Lost events", id = "lost", items = {}, case = "lost events", severity = "warning",
       text = report.lost_text(r.lost) }
   end
   local kinds = {}
   for k in pairs(r.doubtful or {}) do kinds[#kinds + 1] = k end
   table.sort(kinds)
   for _, k in ipairs(kinds) do
-    out[#out + 1] = { head = "Doubtful", items = { r.doubtful[k] }, case = "event layouts", severity = "warning",
+    out[#out + 1] = { head = "Doubtful", id = "doubtful-" .. k, items = { r.doubtful[k] }, case = "event layouts", severity = "warning",
       text = ("the %s figures: the %s event layout does not fit this trace"):format(k, k) }
   end
   return out

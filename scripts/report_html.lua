@@ -375,7 +375,7 @@ function H.page(r)
     local items = {}
     for i, it in ipairs(c.items) do items[i] = "<li>" .. esc(it) .. "</li>" end
     add(('<div class="caveat" id="%s"><strong>%s</strong>: %s<ul>%s</ul></div>'):format(
-      c.head == "Damaged trace" and "damage" or "doubtful", esc(c.head), esc(c.text), table.concat(items)))
+      esc(c.id), esc(c.head), esc(c.text), table.concat(items)))
   end
   add('<nav><a href="#charts">Memory over time</a>' .. (r.rules and '<a href="#rules">Rules</a>' or "")
     .. (r.deltas and '<a href="#baseline">Against the baseline</a>' or "")

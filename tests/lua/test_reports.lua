@@ -1029,6 +1029,24 @@ T.test("a record with no process is '?', not '? (nil)', in the text, the Markdow
   check(page:find("pool — ?: peak 64.0 KiB", 1, true) and not page:find("(nil)", 1, true), "the page's chart", #page)
 end)
 
+T.test("HTML: each warning box has an id of its own", function()
+  -- no allocation and lost events: policy says Nothing checked and Lost events
+  local tr = tmp .. "/emptylost.etl"
+  local w = assert(heapscript.writer(tr, { events_lost = 3 }))
+  w:process{op = "dcstart", pid = 10, ts = 1, name = "o.exe"}
+  assert(w:close())
+  local hp = tmp .. "/emptylost.html"
+  local out, code = run("policy " .. q(tr) .. " -- --html " .. q(hp))
+  local page, ids, seen, dup = slurp(hp) or "", {}, {}, false
+  for id in page:gmatch('<div class="caveat" id="([^"]*)"') do
+    ids[#ids + 1] = id
+    dup = dup or seen[id]
+    seen[id] = true
+  end
+  check(code == 1 and table.concat(ids, " ") == "unchecked lost" and not dup, "two boxes: unchecked, lost",
+        table.concat(ids, " ") .. out)
+end)
+
 T.test("report.stable_sort: ties keep their order past table.sort's 100 items", function()
   local report = require "report"
   local list = {}
