@@ -242,9 +242,12 @@ function H.icicle(lines)
     local w = n.bytes / root.bytes * FW
     boxes = boxes + 1
     if d > depth then depth = d end
-    local label = n.name
+    -- room and cut in characters, not bytes: a cut inside a character
+    -- would show U+FFFD, and a name in Cyrillic would get half the room
+    local label = report.utf8(n.name)
     local room = math.floor(w / 6.2)
-    local shown = #label <= room and label or (room > 3 and label:sub(1, room - 1) .. "…" or "")
+    local chars = utf8.len(label)
+    local shown = chars <= room and label or (room > 3 and label:sub(1, utf8.offset(label, room) - 1) .. "…" or "")
     o[#o + 1] = ('<g><title>%s\n%s (%.1f%%)</title><rect x="%.2f" y="%d" width="%.2f" height="%d" fill="hsl(%d,60%%,%d%%)"/>%s</g>')
       :format(esc(n.name), esc(report.bytes(n.bytes)), n.bytes / root.bytes * 100, x, d * RH, w, RH - 1, hue(n.name),
         d == 0 and 85 or 72, shown ~= "" and ('<text x="%.2f" y="%d">%s</text>'):format(x + 3, d * RH + 12, esc(shown)) or "")

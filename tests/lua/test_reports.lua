@@ -1047,6 +1047,27 @@ T.test("HTML: each warning box has an id of its own", function()
         table.concat(ids, " ") .. out)
 end)
 
+T.test("HTML: icicle labels are cut by characters, not bytes", function()
+  -- 90 and 10 blocks of 100 B: the second box is 120 of 1200 units wide,
+  -- room for 19 characters, so 18 and an ellipsis
+  local blocks = {}
+  for i = 1, 100 do blocks[i] = { 100, 1000 * i, i <= 90 and 0x7ff700001000 or 0x7ff700002000 } end
+  local tr = blocks_trace(tmp .. "/utf.etl", blocks)
+  local f = assert(io.open(tmp .. "/utf.sym", "wb"))
+  f:write("o.exe 1000 100 ОченьДлинноеИмяФункции\n", "o.exe 2000 100 XВыделитьПамятьДляБуфераОбработкиЗапросов\n")
+  f:close()
+  local hp = tmp .. "/utf.html"
+  local out, code = run("leaks " .. q(tr) .. " -- --html " .. q(hp))
+  local page = slurp(hp) or ""
+  local labels = {}
+  for l in page:gmatch('<svg class="flame".-</svg>') do
+    for t in l:gmatch("<text[^>]*>([^<]*)</text>") do labels[#labels + 1] = t end
+  end
+  check(code == 0 and utf8.len(page) and not page:find("\u{FFFD}", 1, true), "no character cut in two", out)
+  check(labels[4] == "o.exe!XВыделитьПам…", "the narrow box: 18 characters and '…', as a name in ASCII would get",
+        table.concat(labels, " | "))
+end)
+
 T.test("report.stable_sort: ties keep their order past table.sort's 100 items", function()
   local report = require "report"
   local list = {}
