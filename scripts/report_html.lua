@@ -48,7 +48,7 @@ th{background:#f4f4f4;cursor:pointer;user-select:none;white-space:nowrap}
 code,summary,pre,td{overflow-wrap:anywhere;word-break:break-word}pre{white-space:pre-wrap}
 td.stack{min-width:16em}figure.chart svg{min-width:880px}svg.flame{min-width:1060px}
 @media (max-width:600px){body{margin:0 8px 30px}nav a{display:inline-block;margin:0 10px 4px 0}}
-th.asc:after{content:" \25B2"}th.desc:after{content:" \25BC"}
+th.n{text-align:right}th.asc:after{content:" \25B2"}th.desc:after{content:" \25BC"}
 td.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 tr:target{background:#fff3bf}pre{margin:4px 0;font-size:12px}
 details summary{cursor:pointer}code{font-size:12px}
@@ -289,6 +289,33 @@ local function findings_table(fs)
   return table.concat(o, "\n")
 end
 
+-- A script's own table (r.table: events' counts), with its columns
+-- capitalised as the CSV has them; numbers sort as numbers.
+local function script_table(t)
+  local o = { '<div class="wide"><table class="sortable" id="script-table"><thead><tr>' }
+  for i, c in ipairs(t.columns) do
+    o[#o + 1] = ('<th%s>%s</th>'):format(t.numeric[i] and (' class="n" data-sort="%s"'):format(esc(c)) or "",
+      esc(c:sub(1, 1):upper() .. c:sub(2)))
+  end
+  o[#o + 1] = "</tr></thead><tbody>"
+  for n, row in ipairs(t.rows) do
+    if n > H.ROWS then break end
+    local cells = {}
+    for i = 1, #t.columns do
+      local v = row[i]
+      if t.numeric[i] and type(v) == "number" then
+        cells[i] = ('<td class="n" data-v="%s">%s</td>'):format(num(v), esc(tostring(v)))
+      else
+        cells[i] = "<td>" .. esc(v == nil and "" or tostring(v)) .. "</td>"
+      end
+    end
+    o[#o + 1] = "<tr>" .. table.concat(cells) .. "</tr>"
+  end
+  o[#o + 1] = "</tbody></table></div>"
+  if #t.rows > H.ROWS then o[#o + 1] = ("<p>%d more rows not listed (see --csv).</p>"):format(#t.rows - H.ROWS) end
+  return table.concat(o, "\n")
+end
+
 local function rules_table(rules)
   local o = { '<div class="wide"><table class="sortable"><thead><tr><th>Result</th><th>Rule</th><th>Severity</th><th>Message</th></tr></thead><tbody>' }
   for _, x in ipairs(rules) do
@@ -380,9 +407,11 @@ function H.page(r)
     add(('<div class="caveat" id="%s"><strong>%s</strong>: %s<ul>%s</ul></div>'):format(
       esc(c.id), esc(c.head), esc(c.text), table.concat(items)))
   end
+  -- a script with a table of its own (events) shows that, not findings and an icicle of stacks
+  local own = r.table
   add('<nav><a href="#charts">Memory over time</a>' .. (r.rules and '<a href="#rules">Rules</a>' or "")
     .. (r.deltas and '<a href="#baseline">Against the baseline</a>' or "")
-    .. '<a href="#findings">Findings</a><a href="#flame">' .. esc(flame[2]) .. '</a></nav>')
+    .. (own and '<a href="#findings">Counts</a></nav>' or ('<a href="#findings">Findings</a><a href="#flame">' .. esc(flame[2]) .. '</a></nav>')))
   add('<section id="charts"><h2>Outstanding memory over time</h2>')
   if #charts == 0 then add("<p>No heap, VirtualAlloc or pool records.</p>") end
   for _, c in ipairs(charts) do add(c) end
@@ -395,6 +424,13 @@ function H.page(r)
       ns[#ns + 1] = '<p class="meta">Without a stack (no stack walk matched): ' .. esc(report.no_stack_text(x, "→")) .. "</p>"
     end
     add('<section id="baseline"><h2>Against the baseline</h2>' .. deltas_table(r.deltas) .. table.concat(ns) .. "</section>")
+  end
+  if own then
+    add(('<section id="findings"><h2>Counts (%d)</h2>'):format(#own.rows))
+    add(#own.rows > 0 and script_table(own) or "<p>Nothing counted.</p><table><tbody></tbody></table>")
+    add("</section>")
+    add('<p id="selfcheck">selfcheck pending</p>')
+    return H.wrap(title, body)
   end
   add(('<section id="findings"><h2>Findings (%d)</h2>'):format(#fs))
   add(#fs > 0 and findings_table(fs) or "<p>No findings.</p><table><tbody></tbody></table>")
@@ -416,7 +452,11 @@ function H.page(r)
   end
   add("</section>")
   add('<p id="selfcheck">selfcheck pending</p>')
+  return H.wrap(title, body)
+end
 
+-- The page around its body: the head, the styles and the script.
+function H.wrap(title, body)
   return table.concat({
     "<!DOCTYPE html>",
     '<html lang="en"><head><meta charset="utf-8">',

@@ -91,7 +91,14 @@ $HS churn $M -- --html "$out/churn-memorytestapp.html" >/dev/null || bad "churn 
 page churn-memorytestapp "^selfcheck ok charts=1 findings=5 " \
   "MemoryTestApp.exe!ParseRecord+0x27" "allocation churn" "597.5 KiB" "Bytes allocated by stack"
 $HS events $M -- --html "$out/events-memorytestapp.html" >/dev/null || bad "events --html"
-page events-memorytestapp "^selfcheck ok charts=2 findings=[1-9]" "Heap"
+# events: its own table of counts (the columns of its text and CSV), no
+# findings of stacks and no icicle
+page events-memorytestapp "^selfcheck ok charts=2 findings=13 marks=0 boxes=0 " "Counts (13)" \
+  '<th class="n" data-sort="count">Count</th>' '<th class="n" data-sort="id">Id</th>' '<th>Event</th>' \
+  '<td class="n" data-v="5000">5000</td><td>Heap</td><td class="n" data-v="0">0</td><td class="n" data-v="33">33</td><td>HeapAlloc</td>'
+if grep -Eq 'Heap 0/33|class="flame"|id="flame"' "$out/events-memorytestapp.dom"; then
+  bad "events-memorytestapp: rows as findings, or an icicle"
+else ok "events-memorytestapp: no findings of stacks, no icicle"; fi
 
 # the page opens in the report's order (the text's #1 first), whatever
 # its self-check sorted: one 1 MiB block above a hundred of 10 B.  Its
