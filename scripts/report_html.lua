@@ -45,7 +45,7 @@ table{border-collapse:collapse;width:100%;margin:6px 0}h3{font-size:15px;margin:
 th,td{border-bottom:1px solid #e4e4e4;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f4f4f4;cursor:pointer;user-select:none;white-space:nowrap}
 .wide{overflow-x:auto;max-width:100%}.wide>table{margin:0}
-code,summary,pre,td{overflow-wrap:anywhere;word-break:break-word}pre{white-space:pre-wrap}
+code,summary,pre{overflow-wrap:anywhere}td{overflow-wrap:break-word}pre{white-space:pre-wrap}
 td.stack{min-width:16em}figure.chart svg{min-width:880px}svg.flame{min-width:1060px}
 @media (max-width:600px){body{margin:0 8px 30px}nav a{display:inline-block;margin:0 10px 4px 0}}
 th.n{text-align:right}th.asc:after{content:" \25B2"}th.desc:after{content:" \25BC"}
@@ -130,6 +130,46 @@ end
 
 local W, CH, ML, MR, MT, MB = 1000, 150, 70, 12, 8, 22
 
+-- A round step for an axis: the smallest of 1, 2 and 5 times a power of
+-- ten that is at least raw, and the decimals it needs.
+local function round_step(raw)
+  if not (raw > 0) then return 1, 0 end
+  local mag = 10 ^ math.floor(math.log(raw, 10))
+  local step = 10 * mag
+  for _, m in ipairs({ 1, 2, 5 }) do
+    if m * mag >= raw * (1 - 1e-9) then step = m * mag; break end
+  end
+  return step, math.max(0, -math.floor(math.log(step, 10) + 1e-9))
+end
+H.round_step = round_step
+
+-- The byte axis in one unit (that of its top): {bytes, label} at round steps.
+local UNITS = { { 2 ^ 30, "GiB" }, { 2 ^ 20, "MiB" }, { 2 ^ 10, "KiB" }, { 1, "B" } }
+function H.byte_ticks(ymax)
+  local size, name = 1, "B"
+  for _, u in ipairs(UNITS) do
+    if ymax >= u[1] then size, name = u[1], u[2]; break end
+  end
+  local step, places = round_step(ymax / size / 5)
+  if name == "B" and step < 1 then step, places = 1, 0 end
+  local out = {}
+  for k = 0, math.floor(ymax / size / step + 1e-9) do
+    out[#out + 1] = { k * step * size, ("%." .. places .. "f %s"):format(k * step, name) }
+  end
+  return out
+end
+
+-- The time axis: {time, label} at round steps within t1..t2.
+function H.time_ticks(t1, t2)
+  local step, places = round_step((t2 - t1) / 5)
+  local out = {}
+  for k = math.ceil(t1 / step - 1e-9), math.floor(t2 / step + 1e-9) do
+    local t = k * step
+    out[#out + 1] = { t, ("%." .. places .. "f s"):format(t) }
+  end
+  return out
+end
+
 local function chart(kind, s, marks, t1, t2)
   -- the highest level in each of H.POINTS columns (series' peaks): a
   -- spike shorter than a column still reaches its height
@@ -153,17 +193,16 @@ local function chart(kind, s, marks, t1, t2)
     :format(esc(kind), esc(s.label), esc(kind), esc(s.label), esc(report.bytes(s.peak)), s.peak_time or 0)
   o[#o + 1] = ('<div class="wide"><svg viewBox="0 0 %d %d" width="100%%" role="img" aria-label="%s bytes outstanding over time">')
     :format(W, CH, esc(kind))
-  for k = 0, 2 do
-    local b = ymax * k / 2
+  -- round steps (1, 2, 5 x 10^n), one unit per axis
+  for _, tick in ipairs(H.byte_ticks(ymax)) do
+    local b = tick[1]
     o[#o + 1] = ('<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/><text x="%d" y="%.1f" text-anchor="end">%s</text>')
-      :format(ML, W - MR, Y(b), Y(b), ML - 4, Y(b) + 4, esc(report.bytes(math.floor(b))))
+      :format(ML, W - MR, Y(b), Y(b), ML - 4, Y(b) + 4, esc(tick[2]))
   end
-  local places = 1                    -- enough decimals that the six labels differ (a 15 ms trace)
-  while places < 6 and span / 5 < 2 * 10 ^ -places do places = places + 1 end
-  for k = 0, 5 do
-    local t = t1 + span * k / 5
-    o[#o + 1] = ('<text x="%.1f" y="%d" text-anchor="%s">%.' .. places .. 'f s</text>'):format(X(t), CH - 6,
-      k == 0 and "start" or k == 5 and "end" or "middle", t)
+  for _, tick in ipairs(H.time_ticks(t1, t1 + span)) do
+    local x = X(tick[1])
+    o[#o + 1] = ('<text x="%.1f" y="%d" text-anchor="%s">%s</text>'):format(x, CH - 6,
+      x - ML < 25 and "start" or W - MR - x < 25 and "end" or "middle", tick[2])
   end
   o[#o + 1] = ('<line class="axis" x1="%d" x2="%d" y1="%d" y2="%d"/>'):format(ML, W - MR, CH - MB, CH - MB)
   if #pts > 0 then
