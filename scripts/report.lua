@@ -701,6 +701,15 @@ function M.span(A)
   return first, last
 end
 
+-- A process as the reports name it: "name (pid)"; "?" for a name not
+-- known, and no "(pid)" for a record with no process at all (its event
+-- carried no ids), rather than "(nil)".
+function M.process_label(name, pid)
+  name = (name and name ~= "") and name or "?"
+  if pid == nil then return name end
+  return ("%s (%s)"):format(name, tostring(pid))
+end
+
 -- What a group of allocations (A:group's g) holds, for its line and its
 -- finding: { sizes, processes ("name (pid)"), tags, each sorted, and first,
 -- last: its earliest and latest alloc times }, and its sizes as text
@@ -710,7 +719,7 @@ function M.facts(g)
   for a in g.allocs:each() do
     if a.tag then tags[a.tag] = true end
     if a.size then sizes[a.size] = true end
-    procs[(a.process ~= "" and a.process or "?") .. " (" .. tostring(a.pid) .. ")"] = true
+    procs[M.process_label(a.process, a.pid)] = true
   end
   local f = { sizes = {}, processes = {}, tags = {} }
   for t in pairs(tags) do f.tags[#f.tags + 1] = t end

@@ -173,9 +173,35 @@ function F.csv_table(t)
   return table.concat(rows, "\r\n") .. "\r\n"
 end
 
--- Markdown for a pull-request comment: short, the worst first.
+-- Markdown for a pull-request comment: short, the worst first.  A name
+-- is bytes from the trace or a symbol map: it becomes UTF-8 (invalid bytes
+-- U+FFFD, as in the JUnit file), its line breaks and tabs spaces and its
+-- other control characters (C0, DEL, C1) '?', so that a row stays one row.
+-- '|' is escaped in both text and code: a GFM table needs it even inside
+-- a code span.
+local function md_clean(s)
+  s = report.utf8(tostring(s or "")):gsub("\r\n", " "):gsub("[\r\n\t]", " "):gsub("[%z\1-\31\127]", "?")
+  return (s:gsub("\194[\128-\159]", "?"))
+end
+
+-- Text in a cell or a line: also what Markdown would read as HTML ('<b>',
+-- '&amp;') or as a code span (a backtick) is escaped; '>' is left as it
+-- is ("a -> b"): no tag starts with it and no line of ours does.
 local function mdq(s)
-  return (tostring(s or ""):gsub("|", "\\|"):gsub("\n", " "))
+  return (md_clean(s):gsub("[\\<&`|]", { ["\\"] = "\\\\", ["<"] = "&lt;", ["&"] = "&amp;", ["`"] = "\\`", ["|"] = "\\|" }))
+end
+
+-- A name as a code span: fenced by one backtick more than the longest run
+-- of backticks it holds, with a space either side when it holds any
+-- (CommonMark strips one each side), so a backtick in a C++ name neither
+-- ends the span nor starts another.
+local function mdcode(s)
+  s = md_clean(s):gsub("|", "\\|")
+  local run = 0
+  for ticks in s:gmatch("`+") do if #ticks > run then run = #ticks end end
+  if run == 0 then return "`" .. s .. "`" end
+  local fence = ("`"):rep(run + 1)
+  return fence .. " " .. s .. " " .. fence
 end
 
 function F.title(r)
@@ -192,27 +218,29 @@ end
 -- recording lost (r.lost) and the kinds whose event layout does not fit
 -- the trace (r.doubtful).  A list of
 -- {head =, text = "...", items = {...}, case = its JUnit test case,
--- severity = "error" (the run exits 1 for it) or "warning"}.
+-- id = its id in the page (one per caveat: "damage", "unchecked", "lost",
+-- "doubtful-heap", ...), severity = "error" (the run exits 1 for it) or
+-- "warning"}.
 function F.caveats(r)
   local out, dmg = {}, r.damage or {}
   if #dmg > 0 then
-    out[#out + 1] = { head = "Damaged trace", items = report.damage_lines(dmg), case = "trace damage", severity = "error",
+    out[#out + 1] = { head = "Damaged trace", id = "damage", items = report.damage_lines(dmg), case = "trace damage", severity = "error",
       text = ("%s skipped; the figures leave out what %s held"):format(report.count(#dmg, "damaged part"),
                                                                        #dmg == 1 and "it" or "they") }
   end
   if r.unchecked then
-    out[#out + 1] = { head = "Nothing checked", items = {}, case = "trace events", severity = "error",
+    out[#out + 1] = { head = "Nothing checked", id = "unchecked", items = {}, case = "trace events", severity = "error",
       text = r.unchecked:gsub("^nothing checked: ", "") }
   end
   if r.lost then
-    out[#out + 1] = { head = "Lost events", items = {}, case = "lost events", severity = "warning",
+    out[#out + 1] = { head = "Lost events", id = "lost", items = {}, case = "lost events", severity = "warning",
       text = report.lost_text(r.lost) }
   end
   local kinds = {}
   for k in pairs(r.doubtful or {}) do kinds[#kinds + 1] = k end
   table.sort(kinds)
   for _, k in ipairs(kinds) do
-    out[#out + 1] = { head = "Doubtful", items = { r.doubtful[k] }, case = "event layouts", severity = "warning",
+    out[#out + 1] = { head = "Doubtful", id = "doubtful-" .. k, items = { r.doubtful[k] }, case = "event layouts", severity = "warning",
       text = ("the %s figures: the %s event layout does not fit this trace"):format(k, k) }
   end
   return out
@@ -240,7 +268,7 @@ function F.markdown(r, top)
       L[#L + 1] = "| rule | severity | what |"
       L[#L + 1] = "| --- | --- | --- |"
       for _, x in ipairs(broken) do
-        L[#L + 1] = ("| `%s` | %s | %s |"):format(mdq(x.name), x.severity, mdq(x.message or x.why))
+        L[#L + 1] = ("| %s | %s | %s |"):format(mdcode(x.name), mdq(x.severity), mdq(x.message or x.why))
       end
       L[#L + 1] = ""
     end
@@ -251,7 +279,7 @@ function F.markdown(r, top)
     L[#L + 1] = ("**Against the baseline**: %d %s changed"):format(#changed, #changed == 1 and "stack" or "stacks")
     L[#L + 1] = ""
     for _, x in ipairs(r.no_stack or {}) do
-      L[#L + 1] = "Without a stack (no stack walk matched): " .. report.no_stack_text(x, "→")
+      L[#L + 1] = "Without a stack (no stack walk matched): " .. mdq(report.no_stack_text(x, "→"))
       L[#L + 1] = ""
     end
     if #changed > 0 then
@@ -259,7 +287,7 @@ function F.markdown(r, top)
       L[#L + 1] = "| --- | --- | --- | ---: | ---: | ---: |"
       for i, d in ipairs(changed) do
         if i > top then L[#L + 1] = ("| … | | %d more | | | |"):format(#changed - top); break end
-        L[#L + 1] = ("| %s | %s | `%s` | %s → %s | %s%s | %d → %d |"):format(d.status, d.kind, mdq(d.headline),
+        L[#L + 1] = ("| %s | %s | %s | %s → %s | %s%s | %d → %d |"):format(d.status, d.kind, mdcode(d.headline),
           report.bytes(d.base.bytes), report.bytes(d.new.bytes), d.delta >= 0 and "+" or "−",
           report.bytes(math.abs(d.delta)), d.base.count, d.new.count)
       end
@@ -283,7 +311,7 @@ function F.markdown(r, top)
       local cells = {}
       for j = 1, #t.columns do
         local v = row[j] == nil and "" or tostring(row[j])
-        cells[j] = (t.numeric[j] or v == "") and mdq(v) or ("`" .. mdq(v) .. "`")
+        cells[j] = (t.numeric[j] or v == "") and mdq(v) or mdcode(v)
       end
       L[#L + 1] = "| " .. table.concat(cells, " | ") .. " |"
     end
@@ -293,8 +321,8 @@ function F.markdown(r, top)
     L[#L + 1] = "| --- | --- | --- | --- | ---: | ---: | ---: |"
     for i, x in ipairs(fs) do
       if i > top then L[#L + 1] = ("| … | | | %s more | | | |"):format(report.count(#fs - top, "finding")); break end
-      L[#L + 1] = ("| %s | %s | %s | `%s` | %s | %s | %s |"):format(mdq(x.what or x.type), mdq(x.kind), mdq(x.process),
-        mdq(x.headline), x.count or "", report.bytes(x.bytes), x.impacting and report.bytes(x.impacting) or "")
+      L[#L + 1] = ("| %s | %s | %s | %s | %s | %s | %s |"):format(mdq(x.what or x.type), mdq(x.kind), mdq(x.process),
+        mdcode(x.headline), x.count or "", report.bytes(x.bytes), x.impacting and report.bytes(x.impacting) or "")
     end
     L[#L + 1] = ""
   elseif not r.rules and not r.deltas then

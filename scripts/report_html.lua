@@ -24,9 +24,11 @@ H.DEPTH = 48            -- rows of the icicle
 
 local esc = F.xml
 
+-- A cell's sort key (data-v): the whole number, not the text the cell
+-- shows, so times 1 ms apart sort in their order.
 local function num(v)
   if math.type(v) == "integer" then return tostring(v) end
-  return ("%.2f"):format(v)
+  return ("%.17g"):format(v)
 end
 
 local CSS = [[
@@ -42,7 +44,11 @@ svg text{font:11px system-ui,sans-serif;fill:#333}
 table{border-collapse:collapse;width:100%;margin:6px 0}h3{font-size:15px;margin:14px 0 4px}
 th,td{border-bottom:1px solid #e4e4e4;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f4f4f4;cursor:pointer;user-select:none;white-space:nowrap}
-th.asc:after{content:" \25B2"}th.desc:after{content:" \25BC"}
+.wide{overflow-x:auto;max-width:100%}.wide>table{margin:0}
+code,summary,pre{overflow-wrap:anywhere}td{overflow-wrap:break-word}pre{white-space:pre-wrap}
+td.stack{min-width:16em}figure.chart svg{min-width:880px}svg.flame{min-width:1060px}
+@media (max-width:600px){body{margin:0 8px 30px}nav a{display:inline-block;margin:0 10px 4px 0}}
+th.n{text-align:right}th.asc:after{content:" \25B2"}th.desc:after{content:" \25BC"}
 td.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 tr:target{background:#fff3bf}pre{margin:4px 0;font-size:12px}
 details summary{cursor:pointer}code{font-size:12px}
@@ -79,13 +85,24 @@ try{
   document.querySelectorAll("g.mark a").forEach(function(a){if(!document.getElementById(a.getAttribute("href").slice(1)))broken++;});
   var th=document.querySelector("#findings th[data-sort=count]"),unsorted=0;
   if(th){
-    sortBy(th);sortBy(th);   /* ascending, then descending: check the order the table shows */
+    /* sort as a click does, check the order, then put the rows back: the
+       page opens in the report's own order (the text's, the CSV's), with
+       no column marked as sorted */
+    var body=th.closest("table").tBodies[0],kept=Array.prototype.slice.call(body.rows);
+    sortBy(th);sortBy(th);   /* ascending, then descending */
     var col=Array.prototype.indexOf.call(th.parentNode.children,th),prev=Infinity;
-    Array.prototype.forEach.call(th.closest("table").tBodies[0].rows,function(r){
+    Array.prototype.forEach.call(body.rows,function(r){
       var v=val(r.cells[col]);if(v>prev)unsorted++;prev=v;});
+    kept.forEach(function(r){body.appendChild(r);});
+    Array.prototype.forEach.call(th.parentNode.children,function(h){h.classList.remove("asc","desc");});
   }
-  var bad=broken?"broken-links="+broken:unsorted?"unsorted="+unsorted:"ok";
-  out.textContent="selfcheck "+bad+" charts="+charts+" findings="+findings+" marks="+marks+" boxes="+boxes;
+  /* the page must not run off the window: wide tables and charts scroll
+     in their own box; hidden counts the findings' figures past the right
+     edge of the window (none at a desktop width) */
+  var over=document.documentElement.scrollWidth-document.documentElement.clientWidth,hidden=0;
+  document.querySelectorAll("#findings td.n").forEach(function(td){if(td.getBoundingClientRect().right>window.innerWidth)hidden++;});
+  var bad=broken?"broken-links="+broken:unsorted?"unsorted="+unsorted:over>0?"overflow="+over:"ok";
+  out.textContent="selfcheck "+bad+" charts="+charts+" findings="+findings+" marks="+marks+" boxes="+boxes+" hidden="+hidden;
 }catch(e){out.textContent="selfcheck error: "+e;}
 })();
 ]]
@@ -105,13 +122,53 @@ local function subjects(T, filters, kind)
   local list = {}
   for _, g in ipairs(A:group("process", { sort = "peak" })) do
     if #list >= H.CHARTS then break end
-    list[#list + 1] = { label = ("%s (%s)"):format(g.process or "?", tostring(g.pid)), process = g.process, pid = g.pid,
+    list[#list + 1] = { label = report.process_label(g.process, g.pid), process = g.process, pid = g.pid,
                         allocs = g.allocs, peak = g.peak, peak_time = g.peak_time }
   end
   return list
 end
 
 local W, CH, ML, MR, MT, MB = 1000, 150, 70, 12, 8, 22
+
+-- A round step for an axis: the smallest of 1, 2 and 5 times a power of
+-- ten that is at least raw, and the decimals it needs.
+local function round_step(raw)
+  if not (raw > 0) then return 1, 0 end
+  local mag = 10 ^ math.floor(math.log(raw, 10))
+  local step = 10 * mag
+  for _, m in ipairs({ 1, 2, 5 }) do
+    if m * mag >= raw * (1 - 1e-9) then step = m * mag; break end
+  end
+  return step, math.max(0, -math.floor(math.log(step, 10) + 1e-9))
+end
+H.round_step = round_step
+
+-- The byte axis in one unit (that of its top): {bytes, label} at round steps.
+local UNITS = { { 2 ^ 30, "GiB" }, { 2 ^ 20, "MiB" }, { 2 ^ 10, "KiB" }, { 1, "B" } }
+function H.byte_ticks(ymax)
+  local size, name = 1, "B"
+  for _, u in ipairs(UNITS) do
+    if ymax >= u[1] then size, name = u[1], u[2]; break end
+  end
+  local step, places = round_step(ymax / size / 5)
+  if name == "B" and step < 1 then step, places = 1, 0 end
+  local out = {}
+  for k = 0, math.floor(ymax / size / step + 1e-9) do
+    out[#out + 1] = { k * step * size, ("%." .. places .. "f %s"):format(k * step, name) }
+  end
+  return out
+end
+
+-- The time axis: {time, label} at round steps within t1..t2.
+function H.time_ticks(t1, t2)
+  local step, places = round_step((t2 - t1) / 5)
+  local out = {}
+  for k = math.ceil(t1 / step - 1e-9), math.floor(t2 / step + 1e-9) do
+    local t = k * step
+    out[#out + 1] = { t, ("%." .. places .. "f s"):format(t) }
+  end
+  return out
+end
 
 local function chart(kind, s, marks, t1, t2)
   -- the highest level in each of H.POINTS columns (series' peaks): a
@@ -134,19 +191,18 @@ local function chart(kind, s, marks, t1, t2)
   local o = {}
   o[#o + 1] = ('<figure class="chart" data-kind="%s" data-process="%s"><figcaption>%s — %s: peak %s at %.3f s</figcaption>')
     :format(esc(kind), esc(s.label), esc(kind), esc(s.label), esc(report.bytes(s.peak)), s.peak_time or 0)
-  o[#o + 1] = ('<svg viewBox="0 0 %d %d" width="100%%" role="img" aria-label="%s bytes outstanding over time">')
+  o[#o + 1] = ('<div class="wide"><svg viewBox="0 0 %d %d" width="100%%" role="img" aria-label="%s bytes outstanding over time">')
     :format(W, CH, esc(kind))
-  for k = 0, 2 do
-    local b = ymax * k / 2
+  -- round steps (1, 2, 5 x 10^n), one unit per axis
+  for _, tick in ipairs(H.byte_ticks(ymax)) do
+    local b = tick[1]
     o[#o + 1] = ('<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/><text x="%d" y="%.1f" text-anchor="end">%s</text>')
-      :format(ML, W - MR, Y(b), Y(b), ML - 4, Y(b) + 4, esc(report.bytes(math.floor(b))))
+      :format(ML, W - MR, Y(b), Y(b), ML - 4, Y(b) + 4, esc(tick[2]))
   end
-  local places = 1                    -- enough decimals that the six labels differ (a 15 ms trace)
-  while places < 6 and span / 5 < 2 * 10 ^ -places do places = places + 1 end
-  for k = 0, 5 do
-    local t = t1 + span * k / 5
-    o[#o + 1] = ('<text x="%.1f" y="%d" text-anchor="%s">%.' .. places .. 'f s</text>'):format(X(t), CH - 6,
-      k == 0 and "start" or k == 5 and "end" or "middle", t)
+  for _, tick in ipairs(H.time_ticks(t1, t1 + span)) do
+    local x = X(tick[1])
+    o[#o + 1] = ('<text x="%.1f" y="%d" text-anchor="%s">%s</text>'):format(x, CH - 6,
+      x - ML < 25 and "start" or W - MR - x < 25 and "end" or "middle", tick[2])
   end
   o[#o + 1] = ('<line class="axis" x1="%d" x2="%d" y1="%d" y2="%d"/>'):format(ML, W - MR, CH - MB, CH - MB)
   if #pts > 0 then
@@ -162,7 +218,7 @@ local function chart(kind, s, marks, t1, t2)
         x, x, MT, CH - MB, x, MT + 8)
     end
   end
-  o[#o + 1] = "</svg></figure>"
+  o[#o + 1] = "</svg></div></figure>"
   return table.concat(o, "\n")
 end
 
@@ -225,9 +281,12 @@ function H.icicle(lines)
     local w = n.bytes / root.bytes * FW
     boxes = boxes + 1
     if d > depth then depth = d end
-    local label = n.name
+    -- room and cut in characters, not bytes: a cut inside a character
+    -- would show U+FFFD, and a name in Cyrillic would get half the room
+    local label = report.utf8(n.name)
     local room = math.floor(w / 6.2)
-    local shown = #label <= room and label or (room > 3 and label:sub(1, room - 1) .. "…" or "")
+    local chars = utf8.len(label)
+    local shown = chars <= room and label or (room > 3 and label:sub(1, utf8.offset(label, room) - 1) .. "…" or "")
     o[#o + 1] = ('<g><title>%s\n%s (%.1f%%)</title><rect x="%.2f" y="%d" width="%.2f" height="%d" fill="hsl(%d,60%%,%d%%)"/>%s</g>')
       :format(esc(n.name), esc(report.bytes(n.bytes)), n.bytes / root.bytes * 100, x, d * RH, w, RH - 1, hue(n.name),
         d == 0 and 85 or 72, shown ~= "" and ('<text x="%.2f" y="%d">%s</text>'):format(x + 3, d * RH + 12, esc(shown)) or "")
@@ -242,14 +301,14 @@ function H.icicle(lines)
     end
   end
   draw(root, 0, 0)
-  return ('<svg class="flame" viewBox="0 0 %d %d" width="100%%" role="img" aria-label="outstanding bytes by stack">%s</svg>')
+  return ('<div class="wide"><svg class="flame" viewBox="0 0 %d %d" width="100%%" role="img" aria-label="outstanding bytes by stack">%s</svg></div>')
     :format(FW, (depth + 1) * RH, table.concat(o)), boxes
 end
 
 -- ------------------------------------------------------------ the page
 
 local function findings_table(fs)
-  local o = { '<table class="sortable" id="findings-table"><thead><tr><th>Finding</th><th>Type</th><th>Kind</th><th>Process</th>'
+  local o = { '<div class="wide"><table class="sortable" id="findings-table"><thead><tr><th>Finding</th><th>Type</th><th>Kind</th><th>Process</th>'
     .. '<th>Stack</th><th data-sort="count">Count</th><th data-sort="bytes">Size</th><th data-sort="impacting">Impacting Size</th>'
     .. '<th data-sort="time">Time (s)</th></tr></thead><tbody>' }
   for i, x in ipairs(fs) do
@@ -257,32 +316,59 @@ local function findings_table(fs)
     local frames = {}
     for j, f in ipairs(x.frames or {}) do frames[j] = esc(f) end
     local t = x.times and x.times[1] or x.first
-    o[#o + 1] = ('<tr id="f%d"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td><details><summary><code>%s</code></summary>'
+    o[#o + 1] = ('<tr id="f%d"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class="stack"><details><summary><code>%s</code></summary>'
       .. '<pre>%s</pre></details></td><td class="n" data-v="%s">%s</td><td class="n" data-v="%s">%s</td>'
       .. '<td class="n" data-v="%s">%s</td><td class="n" data-v="%s">%s</td></tr>')
       :format(i, esc(x.what), esc(x.type), esc(x.kind), esc(x.process), esc(x.headline), table.concat(frames, "\n"),
         num(x.count or 0), tostring(x.count or ""), num(x.bytes or 0), esc(report.bytes(x.bytes)), num(x.impacting or 0),
         x.impacting and esc(report.bytes(x.impacting)) or "", num(t or 0), t and ("%.3f"):format(t) or "")
   end
-  o[#o + 1] = "</tbody></table>"
+  o[#o + 1] = "</tbody></table></div>"
   if #fs > H.ROWS then o[#o + 1] = ("<p>%d more findings not listed (see --csv).</p>"):format(#fs - H.ROWS) end
   return table.concat(o, "\n")
 end
 
+-- A script's own table (r.table: events' counts), with its columns
+-- capitalised as the CSV has them; numbers sort as numbers.
+local function script_table(t)
+  local o = { '<div class="wide"><table class="sortable" id="script-table"><thead><tr>' }
+  for i, c in ipairs(t.columns) do
+    o[#o + 1] = ('<th%s>%s</th>'):format(t.numeric[i] and (' class="n" data-sort="%s"'):format(esc(c)) or "",
+      esc(c:sub(1, 1):upper() .. c:sub(2)))
+  end
+  o[#o + 1] = "</tr></thead><tbody>"
+  for n, row in ipairs(t.rows) do
+    if n > H.ROWS then break end
+    local cells = {}
+    for i = 1, #t.columns do
+      local v = row[i]
+      if t.numeric[i] and type(v) == "number" then
+        cells[i] = ('<td class="n" data-v="%s">%s</td>'):format(num(v), esc(tostring(v)))
+      else
+        cells[i] = "<td>" .. esc(v == nil and "" or tostring(v)) .. "</td>"
+      end
+    end
+    o[#o + 1] = "<tr>" .. table.concat(cells) .. "</tr>"
+  end
+  o[#o + 1] = "</tbody></table></div>"
+  if #t.rows > H.ROWS then o[#o + 1] = ("<p>%d more rows not listed (see --csv).</p>"):format(#t.rows - H.ROWS) end
+  return table.concat(o, "\n")
+end
+
 local function rules_table(rules)
-  local o = { '<table class="sortable"><thead><tr><th>Result</th><th>Rule</th><th>Severity</th><th>Message</th></tr></thead><tbody>' }
+  local o = { '<div class="wide"><table class="sortable"><thead><tr><th>Result</th><th>Rule</th><th>Severity</th><th>Message</th></tr></thead><tbody>' }
   for _, x in ipairs(rules) do
     local st = x.skipped and "SKIP" or x.ok and "PASS" or (x.severity == "error" and "FAIL" or "WARN")
     o[#o + 1] = ('<tr><td class="%s">%s</td><td><code>%s</code></td><td>%s</td><td>%s%s</td></tr>'):format(st, st,
       esc(x.name), esc(x.severity), esc((not x.ok or x.skipped) and x.message or ""),
       x.why and (not x.ok) and ("<br><small>" .. esc(x.why) .. "</small>") or "")
   end
-  o[#o + 1] = "</tbody></table>"
+  o[#o + 1] = "</tbody></table></div>"
   return table.concat(o, "\n")
 end
 
 local function deltas_table(ds)
-  local o = { '<table class="sortable"><thead><tr><th>Change</th><th>By</th><th>Kind</th><th>Group</th>'
+  local o = { '<div class="wide"><table class="sortable"><thead><tr><th>Change</th><th>By</th><th>Kind</th><th>Group</th>'
     .. '<th>Leaked base → new</th><th>Δ bytes</th><th>Count base → new</th><th>Impacting base → new</th></tr></thead><tbody>' }
   local n, shown, left = 0, {}, 0          -- up to H.ROWS of each grouping (stacks, tags, processes)
   for _, d in ipairs(ds) do
@@ -304,7 +390,7 @@ local function deltas_table(ds)
     end
     ::next::
   end
-  o[#o + 1] = "</tbody></table>"
+  o[#o + 1] = "</tbody></table></div>"
   if n == 0 then return "<p>No group changed.</p>" end
   if left > 0 then
     o[#o + 1] = ("<p>%d more changed groups not listed (the first %d of each grouping are; see --json).</p>"):format(left, H.ROWS)
@@ -358,11 +444,13 @@ function H.page(r)
     local items = {}
     for i, it in ipairs(c.items) do items[i] = "<li>" .. esc(it) .. "</li>" end
     add(('<div class="caveat" id="%s"><strong>%s</strong>: %s<ul>%s</ul></div>'):format(
-      c.head == "Damaged trace" and "damage" or "doubtful", esc(c.head), esc(c.text), table.concat(items)))
+      esc(c.id), esc(c.head), esc(c.text), table.concat(items)))
   end
+  -- a script with a table of its own (events) shows that, not findings and an icicle of stacks
+  local own = r.table
   add('<nav><a href="#charts">Memory over time</a>' .. (r.rules and '<a href="#rules">Rules</a>' or "")
     .. (r.deltas and '<a href="#baseline">Against the baseline</a>' or "")
-    .. '<a href="#findings">Findings</a><a href="#flame">' .. esc(flame[2]) .. '</a></nav>')
+    .. (own and '<a href="#findings">Counts</a></nav>' or ('<a href="#findings">Findings</a><a href="#flame">' .. esc(flame[2]) .. '</a></nav>')))
   add('<section id="charts"><h2>Outstanding memory over time</h2>')
   if #charts == 0 then add("<p>No heap, VirtualAlloc or pool records.</p>") end
   for _, c in ipairs(charts) do add(c) end
@@ -375,6 +463,13 @@ function H.page(r)
       ns[#ns + 1] = '<p class="meta">Without a stack (no stack walk matched): ' .. esc(report.no_stack_text(x, "→")) .. "</p>"
     end
     add('<section id="baseline"><h2>Against the baseline</h2>' .. deltas_table(r.deltas) .. table.concat(ns) .. "</section>")
+  end
+  if own then
+    add(('<section id="findings"><h2>Counts (%d)</h2>'):format(#own.rows))
+    add(#own.rows > 0 and script_table(own) or "<p>Nothing counted.</p><table><tbody></tbody></table>")
+    add("</section>")
+    add('<p id="selfcheck">selfcheck pending</p>')
+    return H.wrap(title, body)
   end
   add(('<section id="findings"><h2>Findings (%d)</h2>'):format(#fs))
   add(#fs > 0 and findings_table(fs) or "<p>No findings.</p><table><tbody></tbody></table>")
@@ -396,10 +491,15 @@ function H.page(r)
   end
   add("</section>")
   add('<p id="selfcheck">selfcheck pending</p>')
+  return H.wrap(title, body)
+end
 
+-- The page around its body: the head, the styles and the script.
+function H.wrap(title, body)
   return table.concat({
     "<!DOCTYPE html>",
     '<html lang="en"><head><meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
       .. "script-src 'unsafe-inline'; img-src data:\">",
     '<link rel="icon" href="data:,">',

@@ -85,5 +85,7 @@ for _, kind in ipairs(o.kind) do
       :format(kind, report.bytes(o.min_size), maxlife))
   end
 end
-report.finish(o, out, { script = "transient", findings = findings, folded = folded, filters = report.filters(o) })
+-- the flame view draws the spikes' bytes (allocated and freed), not what is outstanding
+report.finish(o, out, { script = "transient", findings = findings, folded = folded, filters = report.filters(o),
+                        flame = { "Bytes of the transient spikes by stack", "Spikes by stack" } })
 return 0

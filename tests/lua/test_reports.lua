@@ -902,8 +902,31 @@ T.test("HTML chart labels of a short window differ", function()
   local out, code = run("leaks " .. M .. " -- --window 1,1.015 --html " .. q(hp))
   local labels = {}
   for l in (slurp(hp) or ""):gmatch(">([%d.]+) s</text>") do labels[#labels + 1] = l end
-  check(code == 0 and #labels >= 6 and labels[1] == "1.000" and labels[2] == "1.003" and labels[6] == "1.015",
-        "a 15 ms window: its time labels in ms (all six read 1.0 s)", table.concat(labels, " ") .. out)
+  check(code == 0 and table.concat(labels, " ", 1, 4) == "1.000 1.005 1.010 1.015",
+        "a 15 ms window: its time labels in ms, at round steps (not all 1.0 s)", table.concat(labels, " ") .. out)
+end)
+
+T.test("HTML axes: round steps, one unit per axis; the transient page's flame view is the spikes'", function()
+  local hp = tmp .. "/axes.html"
+  local out, code = run("transient " .. M .. " -- --html " .. q(hp))
+  local page = slurp(hp) or ""
+  local charts = {}
+  for svg in page:gmatch('<figure class="chart".-</figure>') do
+    local l = {}
+    for t in svg:gmatch('text%-anchor="[a-z]+">([^<]*)</text>') do l[#l + 1] = t end
+    charts[#charts + 1] = table.concat(l, " | ")
+  end
+  eq(charts[1], "0 KiB | 10 KiB | 20 KiB | 30 KiB | 0 s | 5 s | 10 s | 15 s | 20 s", "heap: KiB in tens, seconds in fives")
+  eq(charts[2], "0 MiB | 10 MiB | 20 MiB | 30 MiB | 0 s | 5 s | 10 s | 15 s | 20 s", "virtual: MiB only")
+  check(code == 0 and page:find("<h2>Bytes of the transient spikes by stack</h2>", 1, true)
+        and not page:find("Outstanding bytes by stack", 1, true), "the icicle is headed as what it draws", out)
+  local H = require "report_html"
+  local got = {}
+  for _, t in ipairs(H.byte_ticks(20070)) do got[#got + 1] = t[2] end
+  eq(table.concat(got, " | "), "0 KiB | 5 KiB | 10 KiB | 15 KiB", "19.6 KiB: KiB throughout, not 10028 B")
+  got = {}
+  for _, t in ipairs(H.time_ticks(0, 1.37)) do got[#got + 1] = t[2] end
+  eq(table.concat(got, " | "), "0.0 s | 0.5 s | 1.0 s", "1.37 s: steps of 0.5 s, not 0.27")
 end)
 
 T.test("HTML of 100,000 stacks stays small", function()
@@ -935,6 +958,137 @@ T.test("HTML of 100,000 stacks stays small", function()
         and tonumber(page:match("(%d+) more changed groups not listed %(the first 500 of each grouping are; see %-%-json%)%.")
                      or 0) == 100003 - 500,
         "diff --html of 100,000 new stacks: 500 listed, the processes too, the rest counted", stacks .. " " .. procs)
+end)
+
+-- A small trace for the report writers: process 10 (o.exe, unless name is
+-- false: a process with no name and no start event) allocating blocks
+-- {size, ts (100 ns units), frame address} on the heap.
+local function blocks_trace(path, blocks, name)
+  local w = assert(heapscript.writer(path))
+  if name ~= false then
+    w:process{op = "dcstart", pid = 10, ts = 1, name = name or "o.exe"}
+    w:image{op = "dcstart", pid = 10, base = 0x7ff700000000, size = 0x10000, ts = 2, path = "o.exe"}
+  end
+  for i, b in ipairs(blocks) do
+    w:heap{op = "alloc", pid = b.pid or 10, tid = 11, ts = b[2], heap = 1, addr = 0x100000 + i * 0x100, size = b[1],
+           stack = {b[3] or 0x7ff700001000}}
+  end
+  assert(w:close())
+  return path
+end
+
+-- the sort keys (data-v) of the findings' cells, row by row
+local function cell_keys(page)
+  local rows = {}
+  for row in page:gmatch('<tr id="f%d+">(.-)</tr>') do
+    local v = {}
+    for k in row:gmatch('data%-v="([^"]*)"') do v[#v + 1] = k end
+    rows[#rows + 1] = v
+  end
+  return rows
+end
+
+T.test("HTML: times a few ms apart sort by the whole time", function()
+  local tr = blocks_trace(tmp .. "/close.etl", { { 50, 30000, 0x7ff700002000 }, { 100, 70000, 0x7ff700001000 } })
+  local hp = tmp .. "/close.html"
+  local out, code = run("leaks " .. q(tr) .. " -- --html " .. q(hp))
+  local rows = cell_keys(slurp(hp) or "")
+  check(code == 0 and #rows == 2 and tonumber(rows[1][4]) and tonumber(rows[2][4])
+        and math.abs(tonumber(rows[1][4]) - 0.007) < 1e-9 and math.abs(tonumber(rows[2][4]) - 0.003) < 1e-9,
+        "the Time column's data-v: 0.007 and 0.003, not both 0.00",
+        (rows[1] and rows[1][4] or "?") .. " " .. (rows[2] and rows[2][4] or "?") .. out)
+end)
+
+T.test("Markdown: names with line breaks, backticks, HTML and bytes that are not UTF-8 stay in their row", function()
+  local tr = tmp .. "/md.etl"
+  local w = assert(heapscript.writer(tr))
+  local names = { "cr\rlf\r\n.exe", "<b>bold</b>&amp;|pipe.exe", "caf\xe9\x01\x7f.exe" }
+  for i, name in ipairs(names) do
+    w:process{op = "dcstart", pid = 10 + i, ts = 2 * i, name = name}
+    w:image{op = "dcstart", pid = 10 + i, base = 0x7ff700000000, size = 0x10000, ts = 2 * i + 1,
+            path = i == 2 and "Drv`Alloc``x`.dll" or "o.exe"}
+  end
+  for i = 1, #names do
+    w:heap{op = "alloc", pid = 10 + i, tid = 1, ts = 1000 + 100 * i, heap = 1, addr = 0x1000 * i, size = 10 * i,
+           stack = {0x7ff700000000 + 0x1000 * i}}
+  end
+  assert(w:close())
+  -- a symbol map in Latin-1, with control characters: its names are bytes
+  local f = assert(io.open(tmp .. "/md.sym", "wb"))
+  f:write("o.exe 3000 100 Gr\xf6\xdf\x01Leak\x7f\n")
+  f:close()
+  local md, code = run("leaks " .. q(tr) .. " -- --markdown -")
+  local rows = {}
+  for l in md:gmatch("[^\n]*") do if l:find("^| leak") then rows[#rows + 1] = l end end
+  check(code == 0 and #rows == 3, "three rows, each on its line", md)
+  check(not md:find("[\r%z\1-\8\11-\31\127]"), "no control character left (\\r, \\1, DEL)", md)
+  check(utf8.len(md) and md:find("`o.exe!Gr\u{FFFD}\u{FFFD}?Leak?`", 1, true), "not UTF-8: U+FFFD, as in the JUnit file", md)
+  check(md:find("| &lt;b>bold&lt;/b>&amp;amp;\\|pipe.exe (12) |", 1, true), "HTML and '&' in a cell escaped", md)
+  check(md:find("| ``` Drv`Alloc``x`.dll+0x2000 ``` |", 1, true), "a code span fenced past the name's backticks", md)
+  if os.execute("command -v cmark-gfm >/dev/null 2>&1") then
+    local f = assert(io.open(tmp .. "/md.md", "wb")); f:write(md); f:close()
+    local p = assert(io.popen("cmark-gfm -e table " .. q(tmp .. "/md.md")))
+    local html = p:read("a"); p:close()
+    local _, trs = html:gsub("<tr>", "")
+    local _, bold = html:gsub("<b>", "")
+    check(trs == 4 and bold == 0 and html:find("<code>Drv`Alloc``x`.dll+0x2000</code>", 1, true),
+          "cmark-gfm: a header and three rows, no <b>, the name in one code span", html)
+  end
+end)
+
+T.test("a record with no process is '?', not '? (nil)', in the text, the Markdown and the page", function()
+  local tr = tmp .. "/nopid.etl"
+  local w = assert(heapscript.writer(tr))
+  -- pid 0xFFFFFFFF: the event names no process
+  w:pool{op = "alloc", pid = 0xFFFFFFFF, tid = 212, ts = 1000, tag = "Leak", size = 65536, entry = 0xffffc30f41200000,
+         stack = {0xfffff8055d4a1000}}
+  assert(w:close())
+  local hp = tmp .. "/nopid.html"
+  local text, code = run("leaks " .. q(tr) .. " -- --html " .. q(hp))
+  local md = run("leaks " .. q(tr) .. " -- --markdown -")
+  local page = slurp(hp) or ""
+  check(code == 0 and text:find("0.000..0.000 s, ?, tag Leak", 1, true) and not text:find("nil", 1, true), "the text", text)
+  check(md:find("| leak | pool | ? |", 1, true) and not md:find("nil", 1, true), "the Markdown", md)
+  check(page:find("pool — ?: peak 64.0 KiB", 1, true) and not page:find("(nil)", 1, true), "the page's chart", #page)
+end)
+
+T.test("HTML: each warning box has an id of its own", function()
+  -- no allocation and lost events: policy says Nothing checked and Lost events
+  local tr = tmp .. "/emptylost.etl"
+  local w = assert(heapscript.writer(tr, { events_lost = 3 }))
+  w:process{op = "dcstart", pid = 10, ts = 1, name = "o.exe"}
+  assert(w:close())
+  local hp = tmp .. "/emptylost.html"
+  local out, code = run("policy " .. q(tr) .. " -- --html " .. q(hp))
+  local page, ids, seen, dup = slurp(hp) or "", {}, {}, false
+  for id in page:gmatch('<div class="caveat" id="([^"]*)"') do
+    ids[#ids + 1] = id
+    dup = dup or seen[id]
+    seen[id] = true
+  end
+  check(code == 1 and table.concat(ids, " ") == "unchecked lost" and not dup, "two boxes: unchecked, lost",
+        table.concat(ids, " ") .. out)
+end)
+
+T.test("HTML: icicle labels are cut by characters, not bytes", function()
+  -- 90 and 10 blocks of 100 B: the second box is 120 of 1200 units wide,
+  -- room for 19 characters, so 18 and an ellipsis
+  local blocks = {}
+  for i = 1, 100 do blocks[i] = { 100, 1000 * i, i <= 90 and 0x7ff700001000 or 0x7ff700002000 } end
+  local tr = blocks_trace(tmp .. "/utf.etl", blocks)
+  local f = assert(io.open(tmp .. "/utf.sym", "wb"))
+  f:write("o.exe 1000 100 ОченьДлинноеИмяФункции\n", "o.exe 2000 100 XВыделитьПамятьДляБуфераОбработкиЗапросов\n")
+  f:close()
+  local hp = tmp .. "/utf.html"
+  local out, code = run("leaks " .. q(tr) .. " -- --html " .. q(hp))
+  local page = slurp(hp) or ""
+  local labels = {}
+  for l in page:gmatch('<svg class="flame".-</svg>') do
+    for t in l:gmatch("<text[^>]*>([^<]*)</text>") do labels[#labels + 1] = t end
+  end
+  check(code == 0 and utf8.len(page) and not page:find("\u{FFFD}", 1, true), "no character cut in two", out)
+  check(labels[4] == "o.exe!XВыделитьПам…", "the narrow box: 18 characters and '…', as a name in ASCII would get",
+        table.concat(labels, " | "))
 end)
 
 T.test("report.stable_sort: ties keep their order past table.sort's 100 items", function()
