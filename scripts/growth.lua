@@ -42,11 +42,18 @@ for kind, A in report.kinds(o) do
     local k = { kind = kind, start = s.outstanding_start, ["end"] = s.outstanding_end, growth = s.impacting,
                 window = s.window, baseline = {}, steps = {}, steady = {},
                 in_flight = { bytes = 0, count = 0, stacks = 0 }, below = 0 }
-    -- what each stack allocated in the window and freed there too (AIFI): a stack that frees at
-    -- least as many as it keeps turns its memory over (a cache that evicts, a queue, a sawtooth
-    -- caught mid-cycle); what it holds at the end is in flight, not growth
-    local freed = {}
-    for _, g in ipairs(A:group("stack", { fields = { "AIFI" } })) do freed[g.key] = g.AIFI.count end
+    -- A stack that frees in the window at least as many blocks as it keeps, and keeps only blocks
+    -- of the last quarter of its allocations, turns its memory over (a cache that evicts, a queue,
+    -- a sawtooth caught mid-cycle): what it holds at the end is in flight, not growth.  One that
+    -- mostly frees but keeps blocks from all along (a path that leaks now and then) still grows.
+    local made = {}
+    for _, g in ipairs(A:group("stack", { fields = { "AIFI", "allocs" } })) do made[g.key] = g end
+    local function in_flight(g, kept_first)
+      local m = made[g.key]
+      if not m or m.AIFI.count < g.count then return false end
+      local f, l = report.span(m.allocs)
+      return f ~= nil and kept_first >= f + (l - f) * 0.75
+    end
     out.kinds[#out.kinds + 1] = k
     -- a stack's frames are named only when it is kept: a trace of 100,000
     -- leaking stacks would otherwise name every frame of each
@@ -60,7 +67,7 @@ for kind, A in report.kinds(o) do
       if last - first <= span then
         if g.bytes >= o.min_step then keep(first < base_end and k.baseline or k.steps, e)
         else k.below = k.below + g.bytes end
-      elseif (freed[g.key] or 0) >= g.count then
+      elseif in_flight(g, first) then
         k.in_flight.bytes, k.in_flight.count = k.in_flight.bytes + g.bytes, k.in_flight.count + g.count
         k.in_flight.stacks = k.in_flight.stacks + 1
       else
@@ -91,7 +98,7 @@ for kind, A in report.kinds(o) do
         report.print_stack(e.stack, "        ", o.frames)
       end
       if k.in_flight.count > 0 then
-        print(("  in flight at the end, not growth: %s in %s (%s, each freeing in the window as many as it kept)")
+        print(("  in flight at the end, not growth: %s in %s (%s, each freeing as many as it keeps, late ones)")
           :format(report.bytes(k.in_flight.bytes), report.count(k.in_flight.count, "allocation"),
                   report.count(k.in_flight.stacks, "stack")))
       end
