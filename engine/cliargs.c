@@ -6,8 +6,19 @@
 #include <string.h>
 #include "cliargs.h"
 
-int hsi_cli_option_like(const char *w) {
+static int option_like(const char *w) {
   return w[0] == '-' && w[1] != '\0';
+}
+
+int hsi_cli_trace(int argc, char **argv, int *i, char **traces, int *n) {
+  if (strcmp(argv[*i], "--") == 0) {
+    while (++*i < argc) traces[(*n)++] = argv[*i];
+    *i = argc - 1;
+    return 1;
+  }
+  if (option_like(argv[*i])) return 0;
+  traces[(*n)++] = argv[*i];
+  return 1;
 }
 
 int hsi_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...) {
@@ -37,7 +48,7 @@ void hsi_cli_classify(int n, char *const *words, int (*is_file)(const char *),
       if (k > 1 && i + 1 < n) kind[++i] = HSI_ARG_OWN;
       continue;
     }
-    if (hsi_cli_option_like(w)) {
+    if (option_like(w)) {
       kind[i] = HSI_ARG_SCRIPT;
       in_opts = 1;
       value_next = strchr(w, '=') == NULL;

@@ -30,8 +30,10 @@ void hsi_cli_classify(int n, char *const *words, int (*is_file)(const char *),
 
 /* The C commands' (info, dump, symbols, merge) rule: up to `--`, a word
    starting with '-' (not '-' alone) is an option; after it every word is
-   a trace. */
-int hsi_cli_option_like(const char *w);
+   a trace.  1 when argv[*i] is a trace, put in traces[(*n)++], or `--`,
+   the rest put there and *i on the last word; 0 for an option, the
+   caller's. */
+int hsi_cli_trace(int argc, char **argv, int *i, char **traces, int *n);
 
 /* A usage error of the command cmd ("dump"): "heapscript CMD: MESSAGE",
    then the command's usage text, on stderr.  Returns 2, the exit status. */

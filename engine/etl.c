@@ -68,6 +68,7 @@ typedef struct bufinfo {
   uint16_t cpu;
   uint8_t compressed;
   uint8_t truncated;  /* stored bytes cut by the end of the file */
+  uint8_t lost;       /* BufferFlag's lost bits (0x2 EVENTS_LOST, 0x4 BUFFER_LOST) */
 } bufinfo;
 
 typedef struct etlfile {
@@ -519,11 +520,6 @@ static int add_buf(etlfile *f, const bufinfo *bi) {
    BuffersWritten and its LogFileMode first). */
 static uint32_t lf_payload_at(const uint8_t *d) { return BUFHDR + (d[BUFHDR + 2] <= 2 ? 0x20 : 0x10); }
 
-/* LogFileMode bits (ETL-FORMAT.md §2.4) besides heapscript.h's */
-#define LOGMODE_APPEND   0x4u
-#define LOGMODE_NEWFILE  0x8u
-#define LOGMODE_NO_PER_PROCESSOR_BUFFERING 0x10000000u
-
 /* Does the buffer at b (avail bytes there) start with a logfile header
    record (SYSTEM header, group 0, type 0), as buffer 0 does? */
 static int starts_logfile(const uint8_t *b, uint64_t avail) {
@@ -661,7 +657,8 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
       }
       if (bi.end > bi.size) bi.end = bi.size;
     }
-    if (flag & 0x6) f->st.buffers_lost_flag++;
+    bi.lost = (uint8_t)(flag & 0x6);
+    if (bi.lost) f->st.buffers_lost_flag++;
     if (bi.end > 0 || !bi.compressed) {
       if ((rc = add_buf(f, &bi)) != 0) { snprintf(err, errlen, "%s: out of memory", f->path); return rc; }
     }
@@ -683,7 +680,7 @@ static int index_file(etlreader *r, int fi, char *err, size_t errlen) {
     uint64_t at = lf_payload_at(d);
     if (f->nidmg == 0 && at + 0x28 <= f->size && at + 0x28 <= rd32(d)) {
       uint32_t mode = rd32(d + at + 0x20), written = rd32(d + at + 0x24);
-      if (!(mode & (HS_LOGMODE_CIRCULAR | LOGMODE_APPEND | LOGMODE_NEWFILE)) && written > idx) {
+      if (!(mode & (HS_LOGMODE_CIRCULAR | HS_LOGMODE_APPEND | HS_LOGMODE_NEWFILE)) && written > idx) {
         snprintf(msg, sizeof msg, "%u more buffer%s: the header says %u were written, the file ends after %u",
                  written - idx, written - idx == 1 ? "" : "s", written, idx);
         if ((rc = index_damage(r, fi, f->size, idx, msg, err, errlen)) != 0) return rc;
@@ -1053,7 +1050,7 @@ static int behind(const etlreader *r, const etlfile *f, const stream *s) {
   const char *why;
   int64_t key;
   /* (without per-processor buffering, a buffer is no one CPU's: no order to hold) */
-  if (s->last_key == INT64_MIN || s->tail || (f->lf.log_file_mode & LOGMODE_NO_PER_PROCESSOR_BUFFERING)) return 0;
+  if (s->last_key == INT64_MIN || s->tail || (f->lf.log_file_mode & HS_LOGMODE_NO_PER_PROCESSOR_BUFFERING)) return 0;
   if (hsi_record_decode(s->base, s->pos, s->cur->end, f->file_ptr, &ev, &next, &why) != 1) return 0;
   if (ev.header_type == HS_HT_ERROR || (ev.header_type == HS_HT_MESSAGE && !(ev.header_flags & 0x18))) return 0;
   key = r->by_filetime ? hs_time_filetime(&f->lf, ev.timestamp) : ev.timestamp;
@@ -1411,6 +1408,7 @@ static inline EVERY_EVENT void head_decode(const etlreader *r, const stream *s, 
   ev->buffer = bi->index;
   ev->offset = off;
   ev->buffer_pos = bi->pos;
+  ev->buffer_flags = bi->lost;
 }
 
 /* Back to before the first record (no workers running). */

@@ -503,7 +503,8 @@ static void set_arg(lua_State *L, const cli *c) {
 static int pmain(lua_State *L) {
   cli *c = (cli *)lua_touserdata(L, 1);
   const char *name = c->argv[c->script];
-  int st, dirs, i;
+  int st, dirs, i, named = is_file(name);   /* a file, else a name on the search path */
+  size_t len = strlen(name);
 
   c->code = EXIT_SCRIPT;
   luaL_checkversion(L);
@@ -523,7 +524,7 @@ static int pmain(lua_State *L) {
   }
   push_dirs(L, c->idirs, c->nidirs);
   dirs = lua_gettop(L);
-  if (is_file(name)) {      /* then the script's own directory, as the sandbox reads it */
+  if (named) {              /* then the script's own directory, as the sandbox reads it */
     hsi_lua_push_dir(L, name);
     lua_rawseti(L, dirs, (lua_Integer)luaL_len(L, dirs) + 1);
   }
@@ -533,13 +534,13 @@ static int pmain(lua_State *L) {
   /* the script: a file, else a name on the search path; `heapscript t.etl`
      left the script out: said before Lua reads the trace as source (a
      syntax error at its line 1 said nothing useful) */
-  if (is_file(name) && strlen(name) > 4 && hsi_strieq(name + strlen(name) - 4, ".etl")) {
+  if (named && len > 4 && hsi_strieq(name + len - 4, ".etl")) {
     fprintf(stderr, PROG ": %s is a trace, not a script: name a script first (heapscript leaks %s; "
                     "heapscript --list names the bundled ones)\n", name, name);
     c->code = EXIT_USAGE;
     return 0;
   }
-  if (is_file(name)) {
+  if (named) {
     st = luaL_loadfilex(L, name, hsi_lua_load_mode());
     if (st == LUA_OK) hsi_lua_sandbox_file(L, name);   /* under --sandbox */
   } else {

@@ -42,6 +42,14 @@ static int columns(void) { return columns_of(stdout); }
 
 int hsi_term_columns(void) { return isatty(fileno(stdout)) ? columns() : 0; }
 
+size_t hsi_term_cut(const char *s, size_t n, size_t w, size_t min) {
+  size_t k;
+  if (n <= w) return n;
+  for (k = w; k > min; k--) if (s[k] == ' ') return k;
+  for (k = w; k > 1 && ((unsigned char)s[k] & 0xC0) == 0x80; k--) {}
+  return k;
+}
+
 int hsi_term_color(void) {
   const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
   if (nc && *nc) return 0;

@@ -122,10 +122,8 @@ static int cmd_info(int argc, char **argv) {
   if (!files) return 2;
   for (i = 0; i < argc; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "--") == 0) {                  /* the rest are traces (cliargs.h) */
-      while (++i < argc) files[nfiles++] = argv[i];
-    } else if (!hsi_cli_option_like(a)) files[nfiles++] = argv[i];
-    else if (strcmp(a, "--json") == 0) json = 1;
+    if (hsi_cli_trace(argc, argv, &i, files, &nfiles)) continue;
+    if (strcmp(a, "--json") == 0) json = 1;
     else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(info_usage, stdout); free(files); return 0; }
     else { free(files); return hsi_cli_usage_error("info", info_usage, "unknown option %s", a); }
   }
@@ -218,12 +216,9 @@ static void put_line(const line *o, int cols) {
   size_t n = o->n - 1, pos = 0, lim = (size_t)cols;
   if (cols <= DUMP_CONT + 8 || n <= lim) { fwrite(o->b, 1, o->n, stdout); return; }
   for (;;) {
-    size_t brk = pos + lim, k;
+    size_t brk;
     if (n - pos <= lim) { fwrite(b + pos, 1, n - pos, stdout); fputc('\n', stdout); return; }
-    for (k = brk; k > pos; k--) if (b[k] == ' ') break;
-    if (k > pos) brk = k;
-    else   /* no blank: cut between two UTF-8 characters, not inside one */
-      while (brk > pos + 1 && ((unsigned char)b[brk] & 0xC0) == 0x80) brk--;
+    brk = pos + hsi_term_cut(b + pos, n - pos, lim, 0);
     while (brk > pos && b[brk - 1] == ' ') brk--;     /* no trailing blanks */
     if (brk == pos) brk = pos + lim;                    /* blanks only: cannot be */
     fwrite(b + pos, 1, brk - pos, stdout);
@@ -334,11 +329,7 @@ static int cmd_dump(int argc, char **argv) {
     const char *a = argv[i], *val;
     long long v;
     int ok;
-    if (strcmp(a, "--") == 0) {                  /* the rest are traces (cliargs.h) */
-      while (++i < argc) files[nfiles++] = argv[i];
-      break;
-    }
-    if (!hsi_cli_option_like(a)) { files[nfiles++] = argv[i]; continue; }
+    if (hsi_cli_trace(argc, argv, &i, files, &nfiles)) continue;
     if (strcmp(a, "--jsonl") == 0) { jsonl = 1; continue; }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(dump_usage, stdout); free(files); return 0; }
     if (strcmp(a, "--kernel") == 0 || strcmp(a, "--no-kernel") == 0) {
@@ -432,13 +423,12 @@ static int cmd_merge(int argc, char **argv) {
   if (!in) return 2;
   for (i = 0; i < argc; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "--") == 0) {                  /* the rest are traces (cliargs.h) */
-      while (++i < argc) in[n++] = argv[i];
-    } else if (!hsi_cli_option_like(a)) in[n++] = argv[i];
-    else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      printf("usage: heapscript merge -o OUT.etl TRACE...\n"
+    if (hsi_cli_trace(argc, argv, &i, in, &n)) continue;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      printf("%s"
              "Writes the traces of one run (e.g. the kernel and heap sessions of `heapscript record`)\n"
-             "as one .etl in time order, as xperf -merge does; WPP records are left out (counted).\n");
+             "as one .etl in time order, as xperf -merge does; WPP records are left out (counted).\n",
+             merge_usage);
       free(in); return 0;
     } else if (strcmp(a, "-o") == 0) {
       const char *why = i + 1 >= argc ? "-o needs an output file and at least one trace"

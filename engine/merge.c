@@ -7,7 +7,6 @@
 #include <string.h>
 #include "heapscript.h"
 #include "bytes.h"
-#include "mapfile.h"
 #include "merge.h"
 #include "osfile.h"
 #include "source.h"
@@ -15,35 +14,29 @@
 #include "writer.h"
 
 #define MAX_ITEMS 64
-#define LOGMODE_SEQUENTIAL 0x00000001u
 /* LogFileMode bits that say how a session's file was laid out, which the
-   new file is not: CIRCULAR, APPEND, NEWFILE (one of a series),
-   PREALLOCATE, REAL_TIME, DELAY_OPEN_FILE, BUFFERING (no file), COMPRESSED,
-   NO_PER_PROCESSOR_BUFFERING (evntrace.h) */
-#define MODE_OF_THE_FILE (0x2u | 0x4u | 0x8u | 0x20u | 0x100u | 0x200u | 0x400u | HS_LOGMODE_COMPRESSED | 0x10000000u)
+   new file is not (NEWFILE: one of a series; BUFFERING: no file) */
+#define MODE_OF_THE_FILE (HS_LOGMODE_CIRCULAR | HS_LOGMODE_APPEND | HS_LOGMODE_NEWFILE | HS_LOGMODE_PREALLOCATE \
+                          | HS_LOGMODE_REAL_TIME | HS_LOGMODE_DELAY_OPEN_FILE | HS_LOGMODE_BUFFERING \
+                          | HS_LOGMODE_COMPRESSED | HS_LOGMODE_NO_PER_PROCESSOR_BUFFERING)
 #define NMOVED 64                        /* events moved later, remembered for their StackWalks */
 
 /*
-** An input's buffers flagged as having lost events (BufferFlag 0x2
-** EVENTS_LOST, 0x4 BUFFER_LOST; what `info` counts as "flagged lost" and
-** the reports as "buffers marked as having lost events"): each is carried
-** to the buffer of the new file that holds its first record copied
-** (hsi_writer_mark), so the new file has as many, next to the same events.
-** The flag is read from the file at the buffer's offset, once a buffer,
-** and only in the files that have any (the reader counted them at open).
+** An input's buffers flagged as having lost events (ev.buffer_flags;
+** what `info` counts as "flagged lost" and the reports as "buffers marked
+** as having lost events"): each is carried to the buffer of the new file
+** that holds its first record copied (hsi_writer_mark), so the new file
+** has as many, next to the same events.  A bit per buffer index of a file
+** says it was carried.
 */
 typedef struct lostbufs {
-  hsi_map map;
-  int open;
-  uint8_t *seen;                         /* a bit per buffer index: looked at */
+  uint8_t *seen;                         /* a bit per buffer index: carried */
   uint32_t nseen;                        /* bytes of seen */
 } lostbufs;
 
-/* The lost flags of ev's buffer if ev is the first of it met, else 0. */
-static uint16_t lost_flags(lostbufs *l, const hs_event *ev) {
+/* Is ev the first record met of its flagged buffer? */
+static int first_of_lost(lostbufs *l, const hs_event *ev) {
   uint32_t i = ev->buffer / 8;
-  uint8_t f[2];
-  if (!l->open) return 0;
   if (i >= l->nseen) {
     uint32_t n = i + 1 > 2 * l->nseen ? i + 1 : 2 * l->nseen;
     uint8_t *p = (uint8_t *)realloc(l->seen, n);
@@ -54,11 +47,7 @@ static uint16_t lost_flags(lostbufs *l, const hs_event *ev) {
   }
   if (l->seen[i] & (1u << (ev->buffer & 7))) return 0;
   l->seen[i] |= (uint8_t)(1u << (ev->buffer & 7));
-  if (hsi_map_read(&l->map, ev->buffer_pos + 0x34, f, 2) != 0) {
-    if (ev->buffer_pos + 0x36 > l->map.size) return 0;
-    memcpy(f, l->map.data + ev->buffer_pos + 0x34, 2);
-  }
-  return (uint16_t)((f[0] | f[1] << 8) & 0x6);
+  return 1;
 }
 
 int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_opts *ro,
@@ -75,8 +64,7 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
   int64_t *last = NULL;                  /* per CPU of the new file, its latest time */
   struct { int64_t from, to; uint32_t tid; } moved[NMOVED];   /* (tid HS_NOID: any thread's) */
   unsigned nmoved = 0, m;
-  lostbufs *lost = NULL;
-  char why[256];                         /* a file whose flags cannot be read: they are not carried */
+  lostbufs *lost = NULL;                 /* per file, made at the first flagged buffer */
   int i, n, rc;
   memset(c, 0, sizeof *c);
   for (i = 0; i < nin; i++)       /* writing it would destroy it under the reader */
@@ -126,7 +114,7 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
   /* The sessions' modes that still hold, as a relogger's file has them
      (ETL-FORMAT.md 1.7, 8.2): written start to end, per-CPU buffers,
      uncompressed, RELOG */
-  o.log_file_mode = (o.log_file_mode & ~MODE_OF_THE_FILE) | LOGMODE_SEQUENTIAL | HS_LOGMODE_RELOG;
+  o.log_file_mode = (o.log_file_mode & ~MODE_OF_THE_FILE) | HS_LOGMODE_SEQUENTIAL | HS_LOGMODE_RELOG;
   if (o.cpus == 0) o.cpus = 1;
   if (hsi_reader_clocks(r, &clocks) != 0) {
     snprintf(err, errlen, "%s: out of memory", out);
@@ -141,14 +129,8 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
   }
   for (i = 0; i < (int)o.cpus; i++) last[i] = INT64_MIN;
   if ((rc = hsi_writer_open(&w, out, &o, err, errlen)) < 0) { free(last); free((void *)clocks); hs_reader_close(r); return rc; }
-  for (i = 0; i < hs_reader_nfiles(r); i++) {
-    if (hs_reader_stats(r, i)->buffers_lost_flag == 0) continue;
-    if (!lost && !(lost = (lostbufs *)calloc((size_t)hs_reader_nfiles(r), sizeof *lost))) break;
-    lost[i].open = hsi_map_open(&lost[i].map, hs_reader_path(r, i), why, sizeof why) == 0;
-  }
   while (rc == 0 && (n = hs_reader_next(r, &ev)) == 1) {
     int cpu = ev.cpu < o.cpus ? ev.cpu : 0;
-    uint16_t flags;
     int64_t from;
     hsi_rebase(r, clocks, &ev);             /* the new file has the first file's clock */
     /* Files of other clocks are merged on FILETIME, 100 ns at a time: an
@@ -194,8 +176,10 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
     /* The header fields the event does not decode are read from the
        record as it is: the new record's header equals it but for the time. */
     memset(&more, 0, sizeof more);
-    if (lost && ev.file < hs_reader_nfiles(r) && (flags = lost_flags(&lost[ev.file], &ev)) != 0)
-      hsi_writer_mark(w, cpu, flags);
+    if (ev.buffer_flags && ev.file < hs_reader_nfiles(r)
+        && (lost || (lost = (lostbufs *)calloc((size_t)hs_reader_nfiles(r), sizeof *lost)) != NULL)
+        && first_of_lost(&lost[ev.file], &ev))
+      hsi_writer_mark(w, cpu, ev.buffer_flags);
     switch (ev.header_type) {
       case HS_HT_SYSTEM32: case HS_HT_SYSTEM64: case HS_HT_COMPACT32: case HS_HT_COMPACT64:
       case HS_HT_PERFINFO32: case HS_HT_PERFINFO64: {
@@ -253,10 +237,7 @@ int hsi_merge(const char *const *in, int nin, const char *out, const hs_reader_o
   }
   free(walk);
   free(last);
-  for (i = 0; lost && i < hs_reader_nfiles(r); i++) {
-    if (lost[i].open) hsi_map_close(&lost[i].map);
-    free(lost[i].seen);
-  }
+  for (i = 0; lost && i < hs_reader_nfiles(r); i++) free(lost[i].seen);
   free(lost);
   if (rc == HS_ENOMEM) {}                /* said above */
   else if (rc < 0) snprintf(err, errlen, "%s: %s", out, hsi_writer_error(w));

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "heapscript.h"
 #include "source.h"
+#include "satmath.h"
 #include "osfile.h"
 #include "thread.h"
 
@@ -117,7 +118,8 @@ void hsi_timebase_free(hsi_timebase *tb) {
 
 int64_t hsi_timebase_ns(const hsi_timebase *tb, const hs_reader *r, const hs_event *ev) {
   const hs_logfile *lf = hs_reader_logfile(r, 0);
-  return lf ? hs_time_ns(lf, hsi_rebase_ts(r, tb->clocks, ev->file, ev->timestamp)) + tb->start0 : 0;
+  /* saturated as the analysis' record times are (lua_alloc.c): a damaged time stays in range */
+  return lf ? hsi_add_sat(hs_time_ns(lf, hsi_rebase_ts(r, tb->clocks, ev->file, ev->timestamp)), tb->start0) : 0;
 }
 
 int64_t hsi_reader_start_ns(const hs_reader *r, int file) {

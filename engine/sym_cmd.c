@@ -111,19 +111,14 @@ static const char *fit(const char *s, int w, char *buf, size_t cap) {
 
 /* The status of a row on its own lines under it, indented, each at most
    cols columns: cut at a space where one falls in a line's second half,
-   else at the width (a path has none). */
+   else at the width (a path has none; hsi_term_cut). */
 static void print_status_lines(const char *st, int cols) {
   const char *ind = "    ";
   int w = cols - (int)strlen(ind);
   size_t n = strlen(st);
   if (w < 16) w = 16;
   while (n > 0) {
-    int take = (int)n <= w ? (int)n : w, k;
-    if ((int)n > w) {
-      for (k = take; k > w / 2; k--) if (st[k] == ' ') { take = k; break; }
-      /* no blank: cut between two UTF-8 characters, not inside one */
-      while (take > 1 && ((unsigned char)st[take] & 0xC0) == 0x80) take--;
-    }
+    int take = (int)hsi_term_cut(st, n, (size_t)w, (size_t)w / 2);
     printf("%s%.*s\n", ind, take, st);
     st += take;
     n -= (size_t)take;
@@ -231,10 +226,8 @@ int hsi_sym_cmd(int argc, char **argv) {
   if (!files) return 2;
   for (i = 0; i < argc; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "--") == 0) {                  /* the rest are traces (cliargs.h) */
-      while (++i < argc) files[nfiles++] = argv[i];
-    } else if (!hsi_cli_option_like(a)) files[nfiles++] = argv[i];
-    else if (strcmp(a, "--json") == 0) json = 1;
+    if (hsi_cli_trace(argc, argv, &i, files, &nfiles)) continue;
+    if (strcmp(a, "--json") == 0) json = 1;
     else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(usage, stdout); free(files); return 0; }
     else if (strcmp(a, "--symbol-path") == 0 || strcmp(a, "--symbols") == 0) {
       if (i + 1 >= argc) { free(files); return hsi_cli_usage_error("symbols", usage, "%s needs a value", a); }

@@ -29,7 +29,6 @@
 #define BT_HEADER  4
 #define BS_FLUSH   3
 
-#define LOGMODE_SEQUENTIAL 0x00000001u
 
 /* Offsets inside buffer 0 of the fields rewritten at close. */
 #define HDR_PAYLOAD (BUFHDR + 0x20u)
@@ -301,8 +300,7 @@ static int write_header_buffer(hsi_writer *w, const char *path) {
   wr32(h + 0x00, o->buffer_size);
   h[4] = o->os_major;
   h[5] = o->os_minor;
-  if (o->old_layout) { h[6] = 1; h[7] = 5; }
-  else if (o->compress) { h[6] = 2; h[7] = 0; }
+  if (o->compress && !o->old_layout) { h[6] = 2; h[7] = 0; }   /* the layout written */
   else { h[6] = 1; h[7] = 5; }
   wr32(h + 0x08, o->os_build);
   wr32(h + 0x0C, o->cpus);
@@ -374,8 +372,8 @@ static int check_opts(hsi_writer *w, hsi_writer_opts *o) {
   if (!o->start_time) o->start_time = 132223104000000000; /* 2020-01-01 00:00 UTC */
   if (!o->start_ticks && o->clock_type == 2) o->start_ticks = o->start_time;
   if (!o->log_file_mode)
-    o->log_file_mode = o->compress ? LOGMODE_SEQUENTIAL | HS_LOGMODE_RELOG | HS_LOGMODE_COMPRESSED
-                                   : LOGMODE_SEQUENTIAL;
+    o->log_file_mode = o->compress ? HS_LOGMODE_SEQUENTIAL | HS_LOGMODE_RELOG | HS_LOGMODE_COMPRESSED
+                                   : HS_LOGMODE_SEQUENTIAL;
 
   if (o->pointer_size != 4 && o->pointer_size != 8)
     return fail(w, HS_EARG, "pointer_size must be 4 or 8, not %d", o->pointer_size);

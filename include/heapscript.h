@@ -103,6 +103,7 @@ typedef struct hs_event {
   uint8_t header_type;     /* HS_HT_* */
   uint8_t pointer_size;    /* 4 or 8: payload pointer width */
   uint8_t flags;           /* HS_EVF_* */
+  uint8_t buffer_flags;    /* its buffer's lost bits: 0x2 EVENTS_LOST, 0x4 BUFFER_LOST */
   uint16_t file;           /* index of the file among those opened */
   uint32_t buffer;         /* index of the buffer in its file */
   uint32_t offset;         /* offset of the record in the (decompressed) buffer */
@@ -170,9 +171,18 @@ typedef struct hs_logfile {
   char log_file_name[512];   /* UTF-8 */
 } hs_logfile;
 
-#define HS_LOGMODE_CIRCULAR   0x00000002u
-#define HS_LOGMODE_RELOG      0x00010000u
-#define HS_LOGMODE_COMPRESSED 0x04000000u
+/* LogFileMode bits (ETL-FORMAT.md §2.4; evntrace.h's EVENT_TRACE_*_MODE) */
+#define HS_LOGMODE_SEQUENTIAL      0x00000001u
+#define HS_LOGMODE_CIRCULAR        0x00000002u
+#define HS_LOGMODE_APPEND          0x00000004u
+#define HS_LOGMODE_NEWFILE         0x00000008u
+#define HS_LOGMODE_PREALLOCATE     0x00000020u
+#define HS_LOGMODE_REAL_TIME       0x00000100u
+#define HS_LOGMODE_DELAY_OPEN_FILE 0x00000200u
+#define HS_LOGMODE_BUFFERING       0x00000400u
+#define HS_LOGMODE_RELOG           0x00010000u
+#define HS_LOGMODE_COMPRESSED      0x04000000u
+#define HS_LOGMODE_NO_PER_PROCESSOR_BUFFERING 0x10000000u
 
 /* Compression formats (MS-XCA / RtlCompressBuffer numbering). */
 #define HS_XCA_LZNT1       2
