@@ -34,6 +34,21 @@
 #define PROBE 4096
 #define PROBE_PART 10                /* of the matcher's window */
 
+/*
+** One event has one StackWalk, whatever records it made or ended: a
+** ReAlloc's new block (its alloc stack) and old block (its free stack),
+** the pieces of a commit over pages partly committed.  It is one target
+** to the matcher, so that the StackWalk reaches every record, and a
+** second event at the same (time, thread) gets its own StackWalk, not
+** the first one's.  A target of one record is rec * 2 + which; of
+** several, GROUP | its index in a->groups.
+*/
+#define GROUP ((uint64_t)1 << 40)
+typedef struct tgroup {
+  uint32_t first, count;      /* records given the stack as their alloc stack */
+  uint32_t freed;             /* the record given it as its free stack, or HSI_NOREC */
+} tgroup;
+
 typedef struct probe {
   uint64_t wanted;
   int seen;                   /* a StackWalk was matched to a target of this kind */
@@ -56,6 +71,8 @@ struct hsi_analysis {
   int threaded;                  /* read on a prefetch thread (pass_threaded) */
   hsi_prefetch_counts ring;      /* where its two threads waited (zero without) */
   hs_event walk;                 /* a kernel StackWalk (op 32), for walk_event */
+  tgroup *groups;                /* targets of several records (group_target) */
+  uint32_t ngroups, capgroups;
 };
 
 static int kind_of(int op) {
@@ -94,25 +111,40 @@ static probe *probe_of(hsi_analysis *a, uint32_t rec, int which) {
   return &a->pr[which * HSI_KIND_COUNT + hsi_life_recs(a->lt)->kind[rec]];
 }
 
-/* A stack target names a record and which of its stacks: rec * 2 + which. */
+/* A stack target names a record and which of its stacks (rec * 2 +
+   which), or a group of them. */
 static void on_stack(void *ud, uint64_t target, uint32_t stack) {
   hsi_analysis *a = (hsi_analysis *)ud;
+  if (target & GROUP) {
+    const tgroup *g = &a->groups[(uint32_t)(target & ~GROUP)];
+    uint32_t i;
+    for (i = 0; i < g->count; i++) hsi_life_set_stack(a->lt, g->first + i, HSI_STACK_ALLOC, stack);
+    if (g->freed != HSI_NOREC) hsi_life_set_stack(a->lt, g->freed, HSI_STACK_FREE, stack);
+    return;
+  }
   hsi_life_set_stack(a->lt, (uint32_t)(target >> 1), (int)(target & 1), stack);
 }
 
 /* A StackWalk part was matched to target: its kind has stacks.  The
    matcher is told to stop calling once no probe is asking (most of a
    trace); want() starts it again for a probe that opens later. */
+static void seen(hsi_analysis *a, uint32_t rec, int which) {
+  probe *pr = probe_of(a, rec, which);
+  if (!pr->seen && !pr->off) { pr->seen = 1; a->open--; }
+}
+
 static void on_part(void *ud, uint64_t target) {
   hsi_analysis *a = (hsi_analysis *)ud;
-  probe *pr = probe_of(a, (uint32_t)(target >> 1), (int)(target & 1));
-  if (!pr->seen && !pr->off) { pr->seen = 1; a->open--; }
+  if (target & GROUP) {
+    const tgroup *g = &a->groups[(uint32_t)(target & ~GROUP)];
+    if (g->count) seen(a, g->first, HSI_STACK_ALLOC);
+    if (g->freed != HSI_NOREC) seen(a, g->freed, HSI_STACK_FREE);
+  } else seen(a, (uint32_t)(target >> 1), (int)(target & 1));
   if (!a->open) hsi_stacks_on_part(a->st, NULL, NULL);
 }
 
-/* ts, pid, tid: the event as its StackWalk names it (header ids, else the
-   ids attrib.c took from that StackWalk, else the payload pid alone). */
-static int want(hsi_analysis *a, int64_t ts, uint32_t pid, uint32_t tid, uint32_t rec, int which) {
+/* Does the probe of rec's kind ask for its stack `which` at ts? */
+static int asks(hsi_analysis *a, int64_t ts, uint32_t rec, int which) {
   probe *pr = probe_of(a, rec, which);
   if (!pr->seen) {
     if (pr->off) return 0;
@@ -126,7 +158,35 @@ static int want(hsi_analysis *a, int64_t ts, uint32_t pid, uint32_t tid, uint32_
     }
   }
   pr->wanted++;
-  return hsi_stacks_want(a->st, ts, pid, tid, (uint64_t)rec * 2 + (uint64_t)which);
+  return 1;
+}
+
+/* The event's target (above): `count` records from `first` for their
+   alloc stack, `freed` (or HSI_NOREC) for its free stack.  ts, pid, tid:
+   the event as its StackWalk names it (header ids, else the ids attrib.c
+   took from that StackWalk, else the payload pid alone).  0 or HS_ENOMEM. */
+static int want(hsi_analysis *a, int64_t ts, uint32_t pid, uint32_t tid, uint32_t first, uint32_t count,
+                uint32_t freed) {
+  uint64_t target;
+  if (count && !asks(a, ts, first, HSI_STACK_ALLOC)) count = 0;
+  if (freed != HSI_NOREC && !asks(a, ts, freed, HSI_STACK_FREE)) freed = HSI_NOREC;
+  if (count == 1 && freed == HSI_NOREC) target = (uint64_t)first * 2 + HSI_STACK_ALLOC;
+  else if (count == 0 && freed != HSI_NOREC) target = (uint64_t)freed * 2 + HSI_STACK_FREE;
+  else if (count == 0) return 0;
+  else {
+    if (a->ngroups == a->capgroups) {
+      uint32_t nc = a->capgroups ? a->capgroups * 2 : 64;
+      tgroup *ng = nc > a->capgroups ? (tgroup *)realloc(a->groups, (size_t)nc * sizeof *ng) : NULL;
+      if (!ng) return HS_ENOMEM;
+      a->groups = ng;
+      a->capgroups = nc;
+    }
+    a->groups[a->ngroups].first = first;
+    a->groups[a->ngroups].count = count;
+    a->groups[a->ngroups].freed = freed;
+    target = GROUP | a->ngroups++;
+  }
+  return hsi_stacks_want(a->st, ts, pid, tid, target) < 0 ? HS_ENOMEM : 0;
 }
 
 /*
@@ -161,8 +221,14 @@ static int memory_event(hsi_analysis *a, hsi_memop *op, const hsi_ids *ids) {
   if (!in_scope(a, op, inst)) { a->c.out_of_scope++; return 0; }
   if (hsi_life_feed(a->lt, op, inst, &res)) return HS_ENOMEM;
   /* A free's stack belongs to the record it ended; a HeapDestroy or a
-     release ending many records gives none (it is not theirs alone). */
+     release ending many records gives none (it is not theirs alone).  A
+     ReAlloc ends its old block (the first it ends) as it starts the new
+     one: the old block's free stack is the ReAlloc's, as its alloc stack
+     is the new block's. */
   freed = res.nended == 1 && res.count == 0;
+  if (op->kind == HSI_OP_HEAP_REALLOC && res.nended >= 1
+      && hsi_life_recs(a->lt)->reason[res.ended[0]] == HSI_END_REALLOC)
+    freed = 1;
   if ((res.count || freed) && spid != op->pid && kind_of(op->kind) == HSI_KIND_VIRTUAL) {
     /* VirtualAllocEx, VirtualFreeEx: the memory is the target's, the
        stack the caller's */
@@ -172,10 +238,7 @@ static int memory_event(hsi_analysis *a, hsi_memop *op, const hsi_ids *ids) {
       if (freed) hsi_life_set_stack_inst(a->lt, res.ended[0], HSI_STACK_FREE, sinst);
     }
   }
-  for (i = 0; i < res.count; i++)
-    if (want(a, op->ts, spid, op->tid, res.first + i, HSI_STACK_ALLOC)) return HS_ENOMEM;
-  if (freed && want(a, op->ts, spid, op->tid, res.ended[0], HSI_STACK_FREE)) return HS_ENOMEM;
-  return 0;
+  return want(a, op->ts, spid, op->tid, res.first, res.count, freed ? res.ended[0] : HSI_NOREC);
 }
 
 static int is_process_end(const hs_event *ev) { return (ev->flags & HS_EVF_KERNEL) && ev->hook == 0x0302; }
@@ -486,6 +549,7 @@ void hsi_analysis_free(hsi_analysis *a) {
   hsi_stacks_free(a->st);
   hsi_syms_free(a->sy);
   hsi_procmap_free(a->pm);
+  free(a->groups);
   hsi_line_free(a);
 }
 

@@ -221,6 +221,8 @@ test("heap: the cursor", function()
   eq(new.free_time, nil, "the new block is never freed")
   eq(new.reason, "none", "reason 'none' when never freed")
   eq(#new.stack, 3, "the new block has the ReAlloc's stack")
+  check(old.free_stack ~= nil and rawequal(old.free_stack, new.stack),
+        "... and the block it ended has it as its free stack", tostring(old.free_stack))
   -- break keeps the cursor on its record; the cursor is read-only
   local kept
   for a in A:each() do if a.size == 400 then kept = a break end end

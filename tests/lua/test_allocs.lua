@@ -499,6 +499,48 @@ end)
 -- a pid that starts again without an End (the End lost): its earlier instance ended the tick
 -- before, as at an End; what each instance held stays outstanding in that instance (an exit frees
 -- nothing: LIFETIMES.md), so none of it is the next instance's
+-- One event, one StackWalk, whatever records it makes or ends: a ReAlloc
+-- gives its new block its alloc stack and the block it ends its free
+-- stack, a commit over pages partly committed gives every piece the
+-- stack; and an event at the same (time, thread) right after keeps its own.
+test("an event's one stack reaches each record it makes or ends", function()
+  local S = 10000000
+  local path = T.tmpname(".etl")
+  local w = assert(heapscript.writer(path, { cpus = 1 }))
+  -- each StackWalk right after its event, on its CPU, at its time (as the kernel writes them)
+  w:process { op = "dcstart", pid = 100, ts = 1, name = "a.exe" }
+  w:heap { op = "alloc", pid = 100, tid = 101, ts = 1 * S, heap = 0x10000, addr = 0x1000, size = 10, stack = { 0x401000 }, stack_delay = 0 }
+  w:heap { op = "alloc", pid = 100, tid = 101, ts = 1 * S + 9, heap = 0x10000, addr = 0x5000, size = 50, stack = { 0x405000 }, stack_delay = 0 }
+  -- a ReAlloc moving 0x1000 to 0x2000, an Alloc at the same tick on the same thread
+  w:heap { op = "realloc", pid = 100, tid = 101, ts = 2 * S, heap = 0x10000, addr = 0x2000, size = 20,
+           old_addr = 0x1000, old_size = 10, stack = { 0x402000 }, stack_delay = 0 }
+  w:heap { op = "alloc", pid = 100, tid = 101, ts = 2 * S, heap = 0x10000, addr = 0x3000, size = 30, stack = { 0x403000 }, stack_delay = 0 }
+  -- in place, then a Free at its tick
+  w:heap { op = "realloc", pid = 100, tid = 101, ts = 3 * S, heap = 0x10000, addr = 0x3000, size = 40,
+           old_addr = 0x3000, old_size = 30, stack = { 0x404000 }, stack_delay = 0 }
+  w:heap { op = "free", pid = 100, tid = 101, ts = 3 * S, heap = 0x10000, addr = 0x5000, stack = { 0x406000 }, stack_delay = 0 }
+  -- a commit of three pages, the middle one committed already: two pieces; a commit at its tick
+  w:virtual { op = "alloc", pid = 100, tid = 101, ts = 4 * S, addr = 0x40001000, size = 0x1000, flags = { "commit" },
+              stack = { 0x407000 }, stack_delay = 0 }
+  w:virtual { op = "alloc", pid = 100, tid = 101, ts = 5 * S, addr = 0x40000000, size = 0x3000, flags = { "commit" },
+              stack = { 0x408000 }, stack_delay = 0 }
+  w:virtual { op = "alloc", pid = 100, tid = 101, ts = 5 * S, addr = 0x50000000, size = 0x1000, flags = { "commit" },
+              stack = { 0x409000 }, stack_delay = 0 }
+  assert(w:close())
+  local t <close> = assert(heapscript.open(path))
+  local got = {}
+  for a in t:allocations():each() do
+    got[#got + 1] = ("%s 0x%x %s/%s"):format(a.kind, a.address, a.stack and a.stack:frame(1) or "-",
+                                             a.free_stack and a.free_stack:frame(1) or "-")
+  end
+  eq(table.concat(got, "; "), "heap 0x1000 0x401000/0x402000; heap 0x5000 0x405000/0x406000; "
+     .. "heap 0x2000 0x402000/-; heap 0x3000 0x403000/0x404000; heap 0x3000 0x404000/-; "
+     .. "virtual 0x40001000 0x407000/-; virtual 0x40000000 0x408000/-; virtual 0x40002000 0x408000/-; "
+     .. "virtual 0x50000000 0x409000/-", "each record its event's stack")
+  t:close()
+  os.remove(path)
+end)
+
 test("a process started again: each instance keeps its own memory", function()
   local S = 10000000
   local path = T.tmpname(".etl")
