@@ -4,8 +4,9 @@
 **
 ** A StackWalk op 32, and the key references 37/38, start with
 ** EventTimeStamp u64, StackProcess u32, StackThread u32 [V: ETL-FORMAT.md
-** §6.4], so the held event it names is the first waiting one with that
-** timestamp.  Several CPUs' events interleave between an event and its
+** §6.4], so the held event it names is a waiting one with that
+** timestamp: of several, the one on the StackWalk's CPU, or of its
+** process, else the first.  Several CPUs' events interleave between an event and its
 ** stack (the stack is stamped after the walk), so the match is on the
 ** timestamp, not on adjacency.  A StackWalk whose (timestamp, thread) is
 ** also that of an event with ids is that event's (ambiguous, counted): it
@@ -195,11 +196,30 @@ static hookstat *stat_of(hsi_attrib *at, uint16_t hook) {
   return &at->hs[hsi_memev_group_slot(hook >> 8)][hook & 0xFF];
 }
 
+/* How well held event x fits a StackWalk of process pid on cpu, when
+   several wait at its timestamp: on the StackWalk's CPU (where the kernel
+   writes it, most of the time: ETL-FORMAT.md §6.4), and of its process
+   (a VirtualAlloc event's payload names one; it is the caller's but for
+   VirtualAllocEx). */
+static int fit(const hsi_attrib *at, const held *x, uint32_t pid, uint16_t cpu) {
+  hs_event e = x->ev;
+  hsi_memop op;
+  int score = x->ev.cpu == cpu;
+  e.record = x->rec == NOOFF ? NULL : at->buf + x->rec;
+  e.payload = x->pay == NOOFF ? NULL : at->buf + x->pay;
+  e.ext = x->ext == NOOFF ? NULL : at->buf + x->ext;
+  if (hsi_memev_decode(&e, &op) == 1 && (op.kind == HSI_OP_VALLOC || op.kind == HSI_OP_VFREE)
+      && op.pid == pid)
+    score += 2;
+  return score;
+}
+
 /* A StackWalk (op 32, 37, 38) names (ts, pid, tid): give them to the
-   first waiting event stamped ts, unless a held event with ids is its. */
+   waiting event stamped ts, unless a held event with ids is its; of
+   several, the one that fits it best (fit), else the first. */
 static void on_stackwalk(hsi_attrib *at, const hs_event *ev) {
   int64_t ts;
-  uint32_t pid, tid, k, first = HSI_ATTRIB_AHEAD;
+  uint32_t pid, tid, k, first = HSI_ATTRIB_AHEAD, nwait = 0;
   int theirs = 0;
   if (!hsi_stacks_names_event(ev) || ev->payload_len < 16) return;
   ts = (int64_t)rd64(ev->payload);
@@ -210,7 +230,7 @@ static void on_stackwalk(hsi_attrib *at, const hs_event *ev) {
     uint32_t j;
     if (x->ev.timestamp != ts) continue;
     if (x->ids.how == HSI_IDS_HEADER && x->ids.tid == tid) theirs = 1;
-    else if (x->waiting && first == HSI_ATTRIB_AHEAD) first = k;
+    else if (x->waiting && nwait++ == 0) first = k;
     /* an event with ids of its tick that passed before it, on that thread:
        the first StackWalk naming the thread is that event's (a second one,
        of the same thread, may be the waiting event's own) */
@@ -220,6 +240,16 @@ static void on_stackwalk(hsi_attrib *at, const hs_event *ev) {
   if (theirs) {
     if (first < HSI_ATTRIB_AHEAD) at->c.ambiguous++;
     return;
+  }
+  if (nwait > 1) {
+    int best = -1;
+    at->c.ambiguous++;
+    for (k = 0; k + 1 < at->n; k++) {
+      const held *x = &at->q[(at->head + k) % HSI_ATTRIB_AHEAD];
+      int f;
+      if (x->ev.timestamp != ts || !x->waiting || x->ids.how == HSI_IDS_HEADER) continue;
+      if ((f = fit(at, x, pid, ev->cpu)) > best) { best = f; first = k; }
+    }
   }
   if (first < HSI_ATTRIB_AHEAD) {
     held *x = &at->q[(at->head + first) % HSI_ATTRIB_AHEAD];

@@ -42,7 +42,8 @@ typedef struct hsi_attrib_counts {
   uint64_t from_stack;     /* ... that got the ids of their StackWalk */
   uint64_t no_stack;       /* memory events without header ids that got none (not waited
                               for, or no StackWalk within the look-ahead) */
-  uint64_t ambiguous;      /* StackWalks naming a held event with ids as well as one without */
+  uint64_t ambiguous;      /* StackWalks naming a held event with ids as well as one without,
+                              or several without (given the one on their CPU, of their process) */
   uint32_t held_max;       /* most events held at once */
 } hsi_attrib_counts;
 

@@ -323,6 +323,39 @@ test("one tick, an event with ids before one without", function()
   end
 end)
 
+-- Several events without ids at one tick, on different CPUs, some without a StackWalk: each
+-- StackWalk goes to the waiting event on its CPU (where the kernel writes it), or of its process (a
+-- VirtualAlloc names one); it went to the first waiting, whose process and stack it then took
+test("one tick, several events without ids: each StackWalk to its own", function()
+  for _, P in ipairs { 4, 8 } do
+    local path = T.tmpname()
+    local w = assert(heapscript.writer(path, { cpus = 4, pointer_size = P }))
+    w:process { op = "dcstart", pid = APP, ppid = 4, ts = 10, name = "app.exe" }
+    w:process { op = "dcstart", pid = OTHER, ppid = 4, ts = 11, name = "other.exe" }
+    -- VirtualAlloc of both processes at 5000; only other.exe's has a StackWalk (on another CPU)
+    w:virtual { op = "alloc", pid = APP, tid = 101, ts = 5000, addr = 0x100000, size = 0x1000,
+                flags = { "commit" }, header = "PERFINFO" .. P * 8, cpu = 0 }
+    w:virtual { op = "alloc", pid = OTHER, tid = 201, ts = 5000, addr = 0x200000, size = 0x2000,
+                flags = { "commit" }, header = "PERFINFO" .. P * 8, cpu = 1, stack = { 0x402000 }, stack_cpu = 3 }
+    -- HeapAlloc of both at 6000: no pid in the payload; app.exe's StackWalk alone, on its CPU
+    w:heap { op = "alloc", pid = OTHER, tid = 201, ts = 6000, heap = 0x10000, addr = 0x3000, size = 30,
+             header = "PERFINFO" .. P * 8, cpu = 1 }
+    w:heap { op = "alloc", pid = APP, tid = 101, ts = 6000, heap = 0x10000, addr = 0x4000, size = 40,
+             header = "PERFINFO" .. P * 8, cpu = 2, stack = { 0x404000 }, stack_cpu = 2 }
+    assert(w:close())
+    local t <close> = assert(heapscript.open(path))
+    local got = {}
+    for a in t:allocations():each() do
+      got[#got + 1] = ("%s 0x%x %s"):format(tostring(a.pid), a.address, a.stack and a.stack:frame(1) or "-")
+    end
+    table.sort(got)
+    eq(table.concat(got, "; "), ("%d 0x100000 -; %d 0x4000 0x404000; %d 0x200000 0x402000; nil 0x3000 -")
+       :format(APP, APP, OTHER), ("each StackWalk to its own event (%d-bit)"):format(P * 8))
+    t:close()
+    os.remove(path)
+  end
+end)
+
 -- A heap free without ids or stack goes to the one live block it frees: not a block of a process
 -- that has exited (its memory stays outstanding, a leak, but it frees nothing). a.exe's block at
 -- one address and heap outlived a.exe, so b.exe's free found two owners and became a record of
