@@ -409,7 +409,9 @@ static int check_logfile(etlreader *r, int fi, uint32_t payload, int say, char *
   }
   /* with system time the header record is stamped StartTime itself (9 of 9
      files, ETL-FORMAT.md §2); ten years from it is another clock's count
-     (QPC ticks since boot), and every record would fall outside the span */
+     (QPC ticks since boot), and every record would fall outside the span;
+     a StartTime of 0 (a session that never set it) is that stamp */
+  if (lf->clock_type == 2 && lf->start_time == 0) lf->start_time = lf->header_ts;
   away = hsi_sub_sat(lf->header_ts, lf->start_time);
   if (lf->clock_type == 2 && lf->perf_freq > 0 && (away > 3155760000000000LL || away < -3155760000000000LL)) {
     snprintf(msg, sizeof msg, "ClockType 2 (system time) with the header record stamped at StartTime, found it "
@@ -1071,6 +1073,17 @@ static int buffer_done(stream *s, chunk *c) {
   return 0;
 }
 
+/* The latest key of s's buffers so far, behind()'s mark, from the last
+   record in c when it is of s's current buffer: at the end of the buffer,
+   or where a chunk ends inside it (the next chunk may find no record of
+   it left).  Buffer 0's header record is the session's start, and a
+   writer may stamp records before it: only data buffers set the mark. */
+static void mark(stream *s, const chunk *c) {
+  if (c->n && s->cur && s->cur->index > 0 && c->bufs[c->cb[c->n - 1]] == s->cur
+      && c->key[c->n - 1] > s->last_key)
+    s->last_key = c->key[c->n - 1];
+}
+
 /* Decode the stream's next records into c.  A chunk ends full, at the
    end of a compressed buffer (its events point into one scratch slot),
    with its notes full, or at the end of the stream (c->last). */
@@ -1088,7 +1101,7 @@ static void fill(etlreader *r, stream *s, chunk *c) {
     uint32_t next = 0, cb;
     int rc;
     hs_event tmp;
-    if (c->n >= r->chunk_max || c->nnotes > MAX_NOTES - 2 || c->nrel == MAX_NOTES) return;
+    if (c->n >= r->chunk_max || c->nnotes > MAX_NOTES - 2 || c->nrel == MAX_NOTES) { mark(s, c); return; }
     if (!s->cur) {
       rc = load_buffer(r, s, c);
       if (rc < 0) return;
@@ -1100,7 +1113,7 @@ static void fill(etlreader *r, stream *s, chunk *c) {
       }
     }
     if (c->nbufs == 0 || c->bufs[c->nbufs - 1] != s->cur || c->base[c->nbufs - 1] != s->base) {
-      if (c->nbufs == MAX_CBUFS) return;
+      if (c->nbufs == MAX_CBUFS) { mark(s, c); return; }
       c->bufs[c->nbufs] = s->cur;
       c->base[c->nbufs++] = s->base;
     }
@@ -1145,9 +1158,7 @@ static void fill(etlreader *r, stream *s, chunk *c) {
       note_damage(c, at, s->cur->index, msg, 1, rc != -2);
       if (rc == -2) { s->pos = next; continue; }
     }
-    /* end of this buffer (buffer 0's header record is the session's start,
-       and a writer may stamp records before it: only data buffers set the mark) */
-    if (c->n && s->cur->index > 0 && c->key[c->n - 1] > s->last_key) s->last_key = c->key[c->n - 1];
+    mark(s, c);                               /* the end of this buffer */
     if (buffer_done(s, c)) return;
   }
 }
@@ -1488,8 +1499,9 @@ static int cmp_bufts(const void *pa, const void *pb) {
   return a->order < b->order ? -1 : a->order > b->order;
 }
 
-/* A circular logger wraps: in file order a CPU's oldest buffer may sit in
-   the middle.  Order each stream's buffers by their first record's
+/* A circular logger wraps (a file, or the ring in memory of a session in
+   buffering mode, flushed to a file): in file order a CPU's oldest buffer
+   may sit in the middle.  Order each stream's buffers by their first record's
    timestamp (a compressed or empty buffer keeps its place after the one
    before it). */
 static int order_circular(etlfile *f, stream *s) {
@@ -1543,7 +1555,9 @@ static int build_streams(etlreader *r, int fi) {
     if (push_buf(&r->streams[si], i)) { free(of_cpu); return -1; }
   }
   free(of_cpu);
-  if (f->lf.log_file_mode & HS_LOGMODE_CIRCULAR) {
+  /* a circular file wraps, and so does the ring in memory that a session
+     in buffering mode has flushed to a file */
+  if (f->lf.log_file_mode & (HS_LOGMODE_CIRCULAR | HS_LOGMODE_BUFFERING)) {
     int k;
     for (k = base; k < r->nstreams; k++)
       if (!r->streams[k].tail && order_circular(f, &r->streams[k])) return -1;
@@ -1551,8 +1565,21 @@ static int build_streams(etlreader *r, int fi) {
   return 0;
 }
 
-/* Timestamps of the buffer-0 tail records, to recognise their repeats. */
+static int collect_tail_ts(etlreader *r);
+
+/* Timestamps of the buffer-0 tail records, to recognise their repeats.
+   Damage met on the way is the walk's to report, once (it was reported
+   here too). */
 static int collect_tail(etlreader *r) {
+  int k;
+  hs_damage_fn said = r->opts.on_damage;
+  r->opts.on_damage = NULL;
+  k = collect_tail_ts(r);
+  r->opts.on_damage = said;
+  return k;
+}
+
+static int collect_tail_ts(etlreader *r) {
   int k;
   for (k = 0; k < r->nstreams; k++) {
     stream *s = &r->streams[k];

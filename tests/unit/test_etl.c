@@ -260,6 +260,13 @@ TEST(buffer0_tail_repeats_counted_once_unique_kept) {
   make_tail(1);
   w = read_mem(img, imglen, &rc);
   CHECK_EQ(w.n, 102);                                   /* found nowhere else: it counts */
+  /* a damaged tail record is reported once (the look at the tail's times,
+     at open, reported it too) */
+  load(path);
+  make_tail(1);
+  wr16(img + rd32(img + 4) + 4, 0x7FF8);               /* its Size: past the buffer */
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(rc, 0); CHECK_EQ(w.damage, 1); CHECK_EQ(w.n, 101);
   remove(path);
 }
 
@@ -365,23 +372,96 @@ TEST(end_marker_ends_a_buffer) {
   remove(path);
 }
 
+/* A circular file, and the ring in memory of a session in buffering mode
+   flushed to a file (the buffers of 0x400 were read as damage, "behind"). */
 TEST(circular_logger_wraps) {
+  static const uint32_t modes[] = { 0x2, 0x400, 0x400 | 0x2000000 };   /* CIRCULAR, BUFFERING (+ SYSTEM_LOGGER) */
   int rc;
+  size_t k;
+  for (k = 0; k < sizeof modes / sizeof *modes; k++) {
+    walk w;
+    size_t b1, b2, b3, n1, n2;
+    uint8_t *tmp;
+    CHECK_EQ(write_trace(tmp_path("circ"), 1, 60, modes[k], 0), 0);
+    load(path);
+    /* swap buffers 1 and 2 (same size): the oldest now sits second */
+    b1 = buffer_at(1); b2 = buffer_at(2); b3 = buffer_at(3);
+    n1 = b2 - b1; n2 = b3 - b2;
+    CHECK_EQ(n1, n2);
+    tmp = (uint8_t *)malloc(n1);
+    memcpy(tmp, img + b1, n1); memcpy(img + b1, img + b2, n1); memcpy(img + b2, tmp, n1);
+    free(tmp);
+    w = read_mem(img, imglen, &rc);
+    CHECK_EQ(rc, 0); CHECK_EQ(w.n, 61); CHECK(w.ordered); CHECK_EQ(w.damage, 0);
+    remove(path);
+  }
+}
+
+/* A system-time file whose StartTime is 0 (a session that never set it):
+   the header record's stamp is its start, not a sign of another clock
+   (which was reported as damage, the times read as QPC). */
+TEST(system_time_without_start_time) {
+  hsi_writer *wr;
+  hsi_writer_opts o;
+  hs_reader *r;
+  hs_event ev;
+  uint8_t pl[40];
+  const int64_t T0 = 132223104000000000;                  /* 2020-01-01, FILETIME */
+  int i, rc;
   walk w;
-  size_t b1, b2, b3, n1, n2;
-  uint8_t *tmp;
-  CHECK_EQ(write_trace(tmp_path("circ"), 1, 60, 0x2, 0), 0);   /* CIRCULAR */
+  int64_t last = -1;
+  memset(&o, 0, sizeof o);
+  o.clock_type = 2; o.start_time = T0; o.buffer_size = 4096;
+  CHECK_EQ(hsi_writer_open(&wr, tmp_path("st0"), &o, NULL, 0), 0);
+  for (i = 1; i <= 3; i++) {
+    memset(pl, 0, sizeof pl);
+    hsi_writer_kernel(wr, 0, HS_HT_SYSTEM64, 0x05, 36, 2, 4, 1000, T0 + i * 10000000LL, pl, sizeof pl);
+  }
+  CHECK_EQ(hsi_writer_close(wr), 0);
   load(path);
-  /* swap buffers 1 and 2 (same size): the oldest now sits second */
-  b1 = buffer_at(1); b2 = buffer_at(2); b3 = buffer_at(3);
-  n1 = b2 - b1; n2 = b3 - b2;
-  CHECK_EQ(n1, n2);
-  tmp = (uint8_t *)malloc(n1);
-  memcpy(tmp, img + b1, n1); memcpy(img + b1, img + b2, n1); memcpy(img + b2, tmp, n1);
-  free(tmp);
-  w = read_mem(img, imglen, &rc);
-  CHECK_EQ(rc, 0); CHECK_EQ(w.n, 61); CHECK(w.ordered);
   remove(path);
+  CHECK_EQ(rd64(img + 0x68 + 0x108), (uint64_t)T0);    /* StartTime of the 64-bit header */
+  wr64(img + 0x68 + 0x108, 0);
+  w = read_mem(img, imglen, &rc);
+  CHECK_EQ(rc, 0); CHECK_EQ(w.damage, 0); CHECK_EQ(w.n, 4);
+  CHECK_EQ(hs_reader_open_mem(&r, img, imglen, "t", NULL, NULL, 0), 0);
+  CHECK_EQ(hs_reader_logfile(r, 0)->clock_type, 2);
+  CHECK_EQ(hs_reader_logfile(r, 0)->start_time, T0);
+  while (hs_reader_next(r, &ev) == 1) last = hs_time_ns(hs_reader_logfile(r, 0), ev.timestamp);
+  CHECK_EQ(last, 3000000000LL);
+  hs_reader_close(r);
+}
+
+/* A copy of a buffer right after it is damage ("behind"), also when the
+   reader's chunk of events (1,024 on one CPU) filled at the original's
+   last record: the next chunk then had no record of it, and the mark the
+   copy is compared with was not set.  Buffer sizes around 0x12000 put
+   buffers 0 and 1 at 1,024 records together for one of them. */
+TEST(copied_buffer_at_a_chunk_end) {
+  uint32_t bs;
+  int exact = 0;
+  for (bs = 0x11F00; bs <= 0x12100; bs += 0x10) {
+    int rc;
+    walk w;
+    hs_reader *r;
+    hs_event ev;
+    uint64_t in01 = 0;
+    size_t b1, b2;
+    CHECK_EQ(write_trace_in(tmp_path("copy"), 1, 2500, 0, 0, bs), 0);
+    load(path);
+    remove(path);
+    CHECK_EQ(hs_reader_open_mem(&r, img, imglen, "t", NULL, NULL, 0), 0);
+    while (hs_reader_next(r, &ev) == 1) in01 += ev.buffer <= 1;
+    hs_reader_close(r);
+    exact += in01 == 1024;
+    b1 = buffer_at(1); b2 = buffer_at(2);
+    if (b2 + (b2 - b1) > imglen) { CHECK(0); break; }
+    memcpy(img + b2, img + b1, b2 - b1);               /* buffer 2 a copy of buffer 1 */
+    w = read_mem(img, imglen, &rc);
+    CHECK_EQ(rc, 0); CHECK_EQ(w.damage, 1); CHECK(w.ordered);
+    CHECK_EQ(w.first_damage, b2);
+  }
+  CHECK(exact > 0);                                    /* the case itself was met */
 }
 
 TEST(damage_is_reported_with_offsets) {
@@ -676,6 +756,8 @@ int main(void) {
   RUN(stats_first_damage_and_rewind);
   RUN(end_marker_ends_a_buffer);
   RUN(circular_logger_wraps);
+  RUN(copied_buffer_at_a_chunk_end);
+  RUN(system_time_without_start_time);
   RUN(damage_is_reported_with_offsets);
   RUN(buffer_header_fields);
   RUN(logfile_header_32_minimum);
