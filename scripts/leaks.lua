@@ -92,8 +92,10 @@ if text then
   if #out.kinds == 0 then print(report.none(o, report.kind_words(o.kind), o.kind)) end
   local n = out.notes
   if n.frees_of_unknown_blocks > 0 or n.reallocs_of_unknown_blocks > 0 or n.double_frees > 0 then
-    print(("note: %s%s of blocks allocated before the trace, %s%s")
-      :format(report.count(n.frees_of_unknown_blocks, "free"),
+    -- (the trace's counts: a free of a block never seen, a double free, make no record to select)
+    print(("note: %s%s%s of blocks allocated before the trace, %s%s")
+      :format((o.process or o.pid or o.tag or o.window) and "in the whole trace, " or "",
+              report.count(n.frees_of_unknown_blocks, "free"),
               n.reallocs_of_unknown_blocks > 0 and " and " .. report.count(n.reallocs_of_unknown_blocks, "realloc") or "",
               report.count(n.double_frees, "double free"),
               n.double_frees > 0 and #report.damage() > 0

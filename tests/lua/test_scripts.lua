@@ -1322,6 +1322,9 @@ do
   out = run("leaks " .. re)
   check(out:find("note: 1 free and 1 realloc of blocks allocated before the trace, 0 double frees", 1, true),
         "leaks: a realloc of a block allocated before the trace is in the note", out)
+  out = run("leaks " .. re .. " --pid 100")
+  check(out:find("note: in the whole trace, 1 free and 1 realloc of blocks allocated before the trace", 1, true),
+        "... which says it counts the whole trace when the report is of a part of it", out)
   r = report("leaks " .. re .. " --")
   check(r and r.notes.reallocs_of_unknown_blocks == 1 and r.notes.frees_of_unknown_blocks == 1, "... and in the JSON's notes")
   os.remove(re)
