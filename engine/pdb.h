@@ -40,9 +40,9 @@
 **    PDBs: this is ours);
 **  - lines from the module's C13 line table for the outermost frame, from
 **    the inlinee's line (DEBUG_S_INLINEELINES) plus the binary
-**    annotations' line deltas for inline frames, computed as LLVM 14 does
-**    (deltas summed up to the first annotation whose code offset reaches
-**    the address; LLVM 15 changed this, see pdb_sym.c).
+**    annotations' line program for inline frames (the line of the last
+**    row at or before the address, as LLVM 15 and the debuggers read it;
+**    llvm-symbolizer 14 names the next row's inside a row, see pdb_sym.c).
 ** Where a function's line subsection has blocks of several files, lines
 ** follow the rows' own addresses; llvm-symbolizer 14 answers there from
 ** whichever block it sorted first (see pdb_line.c), so there the oracle
@@ -84,6 +84,9 @@ void hsi_pdb_identity(const hsi_pdb *p, hs_guid *guid, uint32_t *age);
    With fewer than cap levels, the innermost ones are kept and the function is
    always last.  A frame whose function is unknown but whose line is has name "". */
 int  hsi_pdb_lookup(hsi_pdb *p, uint64_t rva, hsi_pdb_frame *out, int cap);
+/* Inline frames' lines as llvm-symbolizer 14 reads the annotations (for
+   every PDB of the process, from then on): for the oracle test alone. */
+void hsi_pdb_lines_llvm14(int on);
 /* "" or "PATH: offset 0x...: what was expected" (the first damage met). */
 const char *hsi_pdb_error(const hsi_pdb *p);
 

@@ -522,47 +522,68 @@ static int site_contains(const uint8_t *q, const uint8_t *e, uint32_t x, uint32_
   return 0;
 }
 
-/* Line and file offsets of the inline site at offset x, as LLVM 14's
-   native reader (llvm-symbolizer, the oracle) computes them: the line and
-   file deltas summed up to the first annotation whose code offset reaches
-   x.  Not the full state machine of the format (LLVM 15 moved closer to
-   it): inside a range with several line changes this can name the next
-   line, and it is kept so because the oracle does so. */
+/*
+** Line and file offsets of the inline site at offset x.  The annotations
+** are a line program: each op that moves the code offset (1, 3, 11, 12)
+** starts a row there, with the line and file as the ops before it left
+** them; the answer is the last row at or before x.  llvm-symbolizer 14
+** (Debian 12's, the oracle) instead sums the deltas up to the first op
+** whose code offset reaches x, which inside a row names the next row's
+** line (LLVM 15 reads the program); hsi_pdb_lines_llvm14 turns that
+** reading on, for tests/cli/test_pdb_oracle.sh to compare the rest of the
+** frames with it.
+*/
+static int llvm14_lines;
+
+void hsi_pdb_lines_llvm14(int on) { llvm14_lines = on; }
+
 static void site_line(const uint8_t *q, const uint8_t *e, uint32_t x, uint32_t *lineoff, uint32_t *fileoff) {
-  uint32_t code = 0;
-  int32_t line = 0;
+  uint32_t code = 0, file = 0, rowfile = 0;
+  int32_t line = 0, rowline = 0;
+  int have = 0;
   annot a;
-  *fileoff = 0;
   while (annot_next(&q, e, &a)) {
+    int row = 0;
     switch (a.op) {
-    case 1: case 3: case 4: code += a.u1; break;
-    case 12: code += a.u2; break;
+    case 1: case 3: code += a.u1; row = 1; break;
+    case 4: code += a.u1; break;
+    case 12: code += a.u2; row = 1; break;
     case 6: line += a.s1; break;
-    case 11: code += a.u1; line += a.s1; break;
-    case 5: *fileoff = a.u1; break;
+    case 11: code += a.u1; line += a.s1; row = 1; break;
+    case 5: file = a.u1; break;
     default: break;
     }
-    if (code >= x) break;
+    if (llvm14_lines) {
+      if (code >= x) break;
+    } else if (row) {
+      if (code > x) break;
+      rowline = line; rowfile = file; have = 1;
+    }
   }
-  *lineoff = (uint32_t)line;
+  if (llvm14_lines || !have) { rowline = line; rowfile = file; }
+  *lineoff = (uint32_t)rowline;
+  *fileoff = rowfile;
 }
 
+#define NSITE 64                         /* inline levels kept (the innermost) */
+
 int hsi_pdb_inline_frames(hsi_pdb *p, pdb_module *m, const pdb_proc *pr, uint32_t rva, hsi_pdb_frame *out, int cap) {
-  /* Sites found, outermost first: record offset and range start. */
-  uint32_t site[64], sstart[64];
+  /* Sites found, outermost first: record offset and range start; past
+     NSITE levels the outer ones give way, so the innermost are kept */
+  uint32_t site[NSITE], sstart[NSITE];
   int n = 0, i, w = 0;
   uint32_t x = rva - pr->rva, o = pr->rec, end = pr->end, lim = m->symbytes;
   const uint8_t *s = m->s.p;
   if (end <= o || end > lim) return 0;
-  while (n < 64) {
+  for (;;) {
     int found = 0;
     while (o < end && o + 4 <= lim) {
       uint32_t len = rd16(s + o), kind = rd16(s + o + 2), send;
       if (len < 2 || o + 2 + len > lim) { hsi_pdb_damage(p, &m->s, o, "expected a symbol record within "
                                                           "the module's symbols, found %u bytes", len + 2); return 0; }
       if (kind != S_INLINESITE || len + 2 < 16) { o += 2 + len; continue; }
-      if (site_contains(s + o + 16, s + o + 2 + len, x, &sstart[n])) {
-        site[n++] = o;
+      if (site_contains(s + o + 16, s + o + 2 + len, x, &sstart[n % NSITE])) {
+        site[n++ % NSITE] = o;
         send = rd32(s + o + 8);
         o += 2 + len;
         if (send <= o || send > end) send = end;      /* damaged: stay inside the parent */
@@ -579,15 +600,15 @@ int hsi_pdb_inline_frames(hsi_pdb *p, pdb_module *m, const pdb_proc *pr, uint32_
     if (!found) break;
   }
   /* innermost first; a frame without an inlinee line ends the list there */
-  for (i = n - 1; i >= 0 && w < cap; i--) {
-    const uint8_t *r = s + site[i];
+  for (i = n - 1; i >= 0 && i >= n - NSITE && w < cap; i--) {
+    const uint8_t *r = s + site[i % NSITE];
     uint32_t len = rd16(r) + 2u, inlinee = rd32(r + 12), lineoff, fileoff, base, chk;
     const char *name;
     if (!hsi_pdb_inlinee_line(p, m, inlinee, &base, &chk)) break;
     site_line(r + 16, r + len, x, &lineoff, &fileoff);
     name = inlinee_name(p, m, inlinee);
     out[w].name = name;
-    out[w].start_rva = pr->rva + sstart[i];
+    out[w].start_rva = pr->rva + sstart[i % NSITE];
     out[w].file = hsi_pdb_chk_file(p, m, fileoff ? fileoff : chk);
     out[w].line = base + lineoff;
     out[w].from_public = 0;

@@ -468,7 +468,12 @@ static int resolve_new(hsi_syms *sy, ident *d, uint64_t rva) {
       if (!last && i >= HSI_SYM_MAXDEPTH - 1) continue;
       memset(&f, 0, sizeof f);
       f.kind = (uint8_t)(last ? HSI_SYMF_FUNC : HSI_SYMF_INLINE);
-      if (x86 && last && name && pf[i].from_public) name = undecorate_x86(name, plain, sizeof plain);
+      char *big = NULL;                  /* a name longer than plain */
+      if (x86 && last && name && pf[i].from_public) {
+        size_t need = strlen(name) + 1;
+        if (need > sizeof plain && (big = (char *)malloc(need)) != NULL) name = undecorate_x86(name, big, need);
+        else name = undecorate_x86(name, plain, sizeof plain);
+      }
       if (name && *name) {
         f.name = intern(&sy->s, name);
         f.off = last && rva >= pf[i].start_rva ? rva - pf[i].start_rva : 0;
@@ -478,6 +483,7 @@ static int resolve_new(hsi_syms *sy, ident *d, uint64_t rva) {
       } else {
         f.name = intern(&sy->s, "?");
       }
+      free(big);
       f.file = pf[i].file ? intern(&sy->s, pf[i].file) : NULL;
       f.line = pf[i].line;
       if (push_frame(sy, &f) != 0) { sy->nframes = start; return -1; }

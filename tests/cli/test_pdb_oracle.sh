@@ -22,7 +22,13 @@
 #    it, and lines with the line table as `llvm-pdbutil dump -l` prints it
 #    (tests/cli/pdb_lines.awk);
 #  - it crashes on inline sites whose inlinee is a cross-module id (high
-#    bit set): then the outermost frame is compared without --inlining.
+#    bit set): then the outermost frame is compared without --inlining;
+#  - inside a row of an inline site's line program it names the next
+#    row's line (LLVM 15 reads the program): these comparisons run pdbdump
+#    with HSI_PDB_LLVM14=1, which reads the annotations as LLVM 14 does,
+#    and the lines heapscript gives (the program's) are compared with the
+#    rows llvm-pdbutil decodes (tests/cli/pdb_inlines.awk) on the PDBs
+#    made here, at every byte of every inline site.
 B=${HS_BUILD:-build/rel}
 PD=$B/tests/pdbdump; PM=$B/tests/pdbmangle
 S=${HEAPSCRIPT_PDBS:-../shared/pdbs}
@@ -32,6 +38,27 @@ no() { echo "not ok: $*"; fails=$((fails + 1)); }
 skip() { echo "SKIP: $*"; skips=$((skips + 1)); }
 
 [ -x "$PD" ] || { echo "$PD missing (make builds it)"; exit 1; }
+export HSI_PDB_LLVM14=1
+
+# program NAME EXE PDB: at every byte of every inline site (of one file),
+# the innermost inline frame's line as the site's line program gives it
+# from llvm-pdbutil's decoding of the annotations; prints how many bytes
+# LLVM 14's reading would have named otherwise.
+program() {
+  name=$1; exe=$2; pdb=$3; d=$T/$name.prog
+  mkdir -p "$d"
+  text=$(llvm-readobj --sections "$exe" | awk '/Name: .text/ { f = 1 } f && /VirtualAddress:/ { print $2; exit }')
+  llvm-pdbutil dump --symbols --il "$pdb" | awk -v text=$((text)) -f tests/cli/pdb_inlines.awk \
+    | sort -k1,1 -k2,2nr | awk '$1 != last { print; last = $1 }' > "$d/want"
+  [ -s "$d/want" ] || { no "$name: no inline site bytes from llvm-pdbutil"; return; }
+  line2() { awk 'NF == 0 { k = 0; next } { k++; if (k == 2) { sub(/.*:/, ""); print } }'; }
+  awk '{ print "0x" $1 }' "$d/want" | HSI_PDB_LLVM14=0 "$PD" lookup "$pdb" | line2 > "$d/ours"
+  awk '{ print "0x" $1 }' "$d/want" | "$PD" lookup "$pdb" | line2 > "$d/llvm14"
+  bad=$(paste -d' ' "$d/want" "$d/ours" | awk '$4 != $5' | wc -l)
+  n14=$(paste -d' ' "$d/want" "$d/llvm14" | awk '$4 != $5' | wc -l)
+  [ "$bad" -eq 0 ] || { no "$name: inline lines differ from the line program at $bad bytes:"; paste -d' ' "$d/want" "$d/ours" | awk '$4 != $5' | head -5; }
+  echo "ok $name: $(wc -l < "$d/want") bytes of inline sites on their line program's rows ($n14 where LLVM 14 names the next row)"
+}
 if ! command -v llvm-symbolizer >/dev/null || ! command -v llvm-pdbutil >/dev/null \
    || ! command -v llvm-readobj >/dev/null; then
   [ "$CI" = true ] && { echo "llvm-symbolizer/llvm-pdbutil missing and CI=true"; exit 1; }
@@ -148,6 +175,7 @@ if command -v clang >/dev/null && command -v ld.lld >/dev/null; then
         no "clang $t $s failed: $(head -n 3 "$T/cc.err")"; continue
       fi
       oracle "clang-$t-$s" "$T/app-$t-$s.exe" "$T/app-$t-$s.pdb"
+      program "clang-$t-$s" "$T/app-$t-$s.exe" "$T/app-$t-$s.pdb"
       # inline frames must be there: the oracle check alone would pass without them
       grep -q '^mix$' "$T/clang-$t-$s/ours" 2>/dev/null || grep -q '^geo::' "$T/clang-$t-$s/ours" 2>/dev/null \
         || no "clang-$t-$s: no inline frame found"
@@ -179,6 +207,18 @@ if command -v clang >/dev/null && command -v ld.lld >/dev/null; then
     else
       no "pdbmangle strip failed"
     fi
+  fi
+  # two calls on one line of an inlined function: their return addresses, inside a row
+  # of the site's line program, are on that line (LLVM 14 names the next one)
+  d=$T/inlline; mkdir -p "$d"
+  if clang --target=x86_64-pc-windows-msvc -g -gcodeview -O2 -c tests/pdb/inlline.c -o "$d/inl.obj" 2>"$T/cc.err" \
+     && lld-link /nologo /debug /entry:entry /subsystem:console /nodefaultlib /out:"$d/inl.exe" /pdb:"$d/inl.pdb" \
+          "$d/inl.obj" 2>>"$T/cc.err"; then
+    program inlline "$d/inl.exe" "$d/inl.pdb"
+    [ "$n14" -gt 0 ] || no "inlline: LLVM 14's reading names no byte otherwise (the case is not met)"
+    [ "$(awk '{ print $4 }' "$T/inlline.prog/want" | sort -u | wc -l)" -eq 2 ] || no "inlline: expected rows of two lines"
+  else
+    no "clang/lld-link inlline.c failed: $(head -n 3 "$T/cc.err")"
   fi
   # an inline site that changes file (its body includes inlfile.inc): at every byte
   # of every function, the frames as llvm-symbolizer --inlining gives them

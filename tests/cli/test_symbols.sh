@@ -156,7 +156,8 @@ grep -qF 'renamed.dll!RtlAllocateHeap+0x3e' "$T/leaks.txt" || no "a renamed imag
 
 # more inline levels than a frame list keeps (HSI_SYM_MAXDEPTH, 16): the innermost 15
 # and the function, named as llvm-symbolizer --inlining names them.  The PDB is made
-# here (clang + lld-link): thirty always_inline levels around one call.
+# here (clang + lld-link): eighty always_inline levels around one call, more than the
+# PDB reader's 64 (it kept the outermost 64: the innermost were lost).
 PD=${HS_BUILD:-build/rel}/tests/pdbdump
 lib=$(ls -d /usr/lib/gcc/x86_64-w64-mingw32/*-win32 2>/dev/null | head -n 1)
 if command -v clang >/dev/null && command -v ld.lld >/dev/null && command -v llvm-symbolizer >/dev/null \
@@ -165,10 +166,10 @@ if command -v clang >/dev/null && command -v ld.lld >/dev/null && command -v llv
   { echo 'volatile int sink;'
     echo '__attribute__((noinline)) void leaf(int x) { sink = x; }'
     echo 'static inline __attribute__((always_inline)) void f0(int x) { leaf(x); sink = 0; }'
-    for i in $(seq 1 29); do
+    for i in $(seq 1 79); do
       echo "static inline __attribute__((always_inline)) void f$i(int x) { sink = $i; f$((i - 1))(x); sink = $i; }"
     done
-    echo 'int main(void) { f29(1); return 0; }'; } >"$D/deep.c"
+    echo 'int main(void) { f79(1); return 0; }'; } >"$D/deep.c"
   if clang --target=x86_64-w64-mingw32 -g -gcodeview -O2 -fuse-ld=lld -Wl,--pdb="$D/deep.pdb" -L"$lib" \
        -o "$D/deep.exe" "$D/deep.c" 2>"$T/cc.err"; then
     # the address with the most levels, and the oracle's names there (innermost first)
@@ -199,7 +200,7 @@ assert(w:close())
 LUA
     "$HS" "$T/deep.lua" -- "$D" "$guid" "$age" "$rva" || no "writing the deep trace"
     "$HS" "$T/deep.lua" -- "$D/deep.etl" >"$D/ours" 2>&1 || no "reading the deep trace"
-    [ "$(wc -l <"$D/oracle")" -gt 17 ] || no "deep.exe: llvm-symbolizer finds more than 17 levels at $rva: $(wc -l <"$D/oracle")"
+    [ "$(wc -l <"$D/oracle")" -gt 65 ] || no "deep.exe: llvm-symbolizer finds more than 65 levels at $rva: $(wc -l <"$D/oracle")"
     cmp -s "$D/want" "$D/ours" || { no "deep.exe at $rva: the innermost 15 levels and the function:"; diff "$D/want" "$D/ours" | head; }
   else
     no "clang failed: $(head -n 3 "$T/cc.err")"
@@ -266,6 +267,45 @@ elif [ "$CI" = true ]; then
   no "x86 PDB ($P), pdbdump or llvm-symbolizer missing and CI=true"
 else
   echo "SKIP: x86 names: no $P/getsentry_symbolic__crash.pdb, pdbdump or llvm-symbolizer"
+fi
+
+# x86: a C function only the publics name, whose name is 600 characters long, is undecorated as a
+# short one is (its "_" was kept past 511 characters)
+if command -v clang >/dev/null && command -v lld-link >/dev/null && [ -x "$PD" ]; then
+  X=$T/x86long; mkdir -p "$X"
+  long=f_$(printf '%0600d' 0 | tr 0 a)
+  echo "int __attribute__((noinline)) $long(int x) { return x * 3 + 1; }" >"$X/nodbg.c"
+  echo "int $long(int); int entry(void) { return $long(4); }" >"$X/main.c"
+  if clang --target=i686-pc-windows-msvc -O1 -c "$X/nodbg.c" -o "$X/nodbg.obj" 2>"$T/cc.err" \
+     && clang --target=i686-pc-windows-msvc -g -gcodeview -O1 -c "$X/main.c" -o "$X/main.obj" 2>>"$T/cc.err" \
+     && lld-link /nologo /debug /entry:entry /subsystem:console /nodefaultlib /out:"$X/x86long.exe" \
+          /pdb:"$X/x86long.pdb" "$X/main.obj" "$X/nodbg.obj" 2>>"$T/cc.err"; then
+    rva=$("$PD" publics "$X/x86long.pdb" | awk -v n="_$long" '$2 == n { split($1, a, ":"); print 4096 + a[2] }')
+    guid=$("$PD" info "$X/x86long.pdb" | sed -n 's/^guid //p'); age=$("$PD" info "$X/x86long.pdb" | sed -n 's/^age //p')
+    cat >"$T/x86long.lua" <<'LUA'
+local dir, guid, age, rva = arg[1], arg[2], tonumber(arg[3]), tonumber(arg[4])
+local rsds = dofile(arg[0]:gsub("[^/]*$", "") .. "rsds.lua")
+local w = assert(heapscript.writer(dir .. "/x86long.etl", { pointer_size = 4 }))
+w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "x86long.exe" }
+w:image { op = "dcstart", pid = 100, base = 0x400000, size = 0x4000, ts = 11, path = "C:\\app\\x86long.exe" }
+rsds(w, { pid = 100, tid = 104, ts = 11, base = 0x400000, guid = guid, age = age, pdb = "x86long.pdb" })
+w:heap { op = "alloc", pid = 100, tid = 104, ts = 100, heap = 0x10000, addr = 0x100000, size = 16, stack = { 0x400000 + rva + 2 } }
+assert(w:close())
+local t <close> = assert(heapscript.open(dir .. "/x86long.etl"))
+for a in t:allocations():each() do print(a.stack:frame(1)) end
+LUA
+    if [ -n "$rva" ] && "$HS" "$T/x86long.lua" -- "$X" "$guid" "$age" "$rva" >"$X/out" 2>"$T/err"; then
+      grep -qx "x86long.exe!$long+0x2" "$X/out" || no "x86: a 600-character public C name undecorated: $(head -c 300 "$X/out")"
+    else
+      no "x86long: no public _$long ($rva) or the trace failed: $(head -c 300 "$T/err")"
+    fi
+  else
+    no "clang/lld-link x86long failed: $(head -n 3 "$T/cc.err")"
+  fi
+elif [ "$CI" = true ]; then
+  no "clang, lld-link or pdbdump missing and CI=true"
+else
+  echo "SKIP: x86 long names: no clang, lld-link or pdbdump"
 fi
 
 # a PDB name that is not ASCII: UTF-8 as lld-link writes it, and Latin-1 (an ANSI code page) alike

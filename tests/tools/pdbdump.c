@@ -45,6 +45,8 @@ int main(int argc, char **argv) {
   const char *cmd;
   if (argc < 3) { fprintf(stderr, "usage: pdbdump info|publics|functions|addrs|orphans|lookup|outer|outerline|locate PDB\n"); return 2; }
   cmd = argv[1];
+  /* HSI_PDB_LLVM14=1: inline frames' lines as llvm-symbolizer 14 reads them (pdb.h) */
+  if (getenv("HSI_PDB_LLVM14") && !strcmp(getenv("HSI_PDB_LLVM14"), "1")) hsi_pdb_lines_llvm14(1);
   if (hsi_pdb_open(&p, argv[2], err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); return 1; }
   if (!strcmp(cmd, "info")) {
     hs_guid g;
