@@ -173,7 +173,16 @@ int hsi_record_decode(const uint8_t *b, uint32_t pos, uint32_t end, int file_ptr
   r = b + pos;
   avail = end - pos;
   marker = rd32(r);
-  if (marker == 0xFFFFFFFFu) return 0;
+  if (marker == 0xFFFFFFFFu) {
+    /* the end marker ends the buffer's records where its padding starts
+       (ETL-FORMAT.md §1.5); before Offset, with data after it, it ends
+       nothing the buffer holds: records would be lost unsaid */
+    uint32_t k = pos + 4;
+    while (k < end && b[k] == 0xFF) k++;
+    if (k == end) return 0;
+    *why = "the end marker 0xFFFFFFFF only where the buffer's records end (its Offset), found it before more data";
+    return -1;
+  }
   ht = r[2];
   if ((r[3] & 0xC0) == 0xC0 && ht < (int)sizeof khlen && khlen[ht]) {
     /* the kernel headers first: a table instead of switches */
