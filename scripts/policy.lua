@@ -254,14 +254,17 @@ for _, r in ipairs(rules) do
       end
     end
     -- a kind the run recorded and the baseline did not (heap tracing off then): its every
-    -- group would be "new"; it is left out of the comparison, and the result says so
+    -- group would be "new"; it is left out of the comparison, and the result says so.  Only
+    -- the kinds both recorded are compared: one neither did is nothing compared, and a rule
+    -- left with none is SKIP, not a PASS that compared nothing
     local bsel = r.select or {}
     local brec = vs_base and (base.trace and report.recorded(base.trace) or base.recorded)
     if brec then
       local k = bsel.kind
       local keep, miss = {}, {}
       for _, kind in ipairs(k == nil and report.KINDS or type(k) == "string" and { k } or k) do
-        if recorded[kind] and not brec[kind] then miss[#miss + 1] = kind else keep[#keep + 1] = kind end
+        if recorded[kind] and not brec[kind] then miss[#miss + 1] = kind
+        elseif recorded[kind] then keep[#keep + 1] = kind end
       end
       if #miss > 0 then
         res.note = ("the baseline has no %s records (not recorded?): not compared"):format(report.kind_words(miss))

@@ -779,6 +779,31 @@ do
         "... the text counts it apart from 'no --baseline'", out2)
   os.remove(vj)
 end
+-- a run of heap alone against a baseline of pool alone: no kind was recorded by both, so the rule
+-- over every kind (leak-growth) compares nothing and is SKIP, not a PASS counted as checked
+do
+  local stk = { 0x7FF700001010, 0x7FF700002000 }
+  local heap = written(function(w)
+    w:heap { op = "alloc", pid = 100, tid = 101, ts = 1000, heap = 0x10000, addr = 0x1000, size = 64, stack = stk }
+  end)
+  local pool = written(function(w)
+    w:pool { op = "alloc", pid = 100, tid = 101, ts = 1000, tag = "Leak", size = 64, entry = -0x3cf0bee00000, stack = stk }
+  end)
+  local pj = T.tmpname()
+  run("leaks " .. pool .. " -- --json " .. T.q(pj))
+  for _, b in ipairs { pool, pj } do
+    local r2, code2, raw2 = report("policy " .. heap .. " -- --baseline " .. T.q(b))
+    local lg = index(r2 and r2.results, "name")["leak-growth"]
+    check(code2 == 0 and lg and lg.skipped and lg.message == "the baseline has no heap records (not recorded?): not compared"
+          and r2.base_unrecorded == 2, "policy of heap alone against a baseline of pool alone: leak-growth SKIP ("
+          .. (b == pj and "JSON" or "trace") .. ")", raw2)
+  end
+  local xml = T.tmpname()
+  run("policy " .. heap .. " -- --baseline " .. T.q(pool) .. " --junit " .. T.q(xml))
+  local x = T.slurp(xml) or ""
+  check(x:find('name="leak%-growth">%s*<skipped'), "... and a skipped JUnit case", x)
+  for _, p in ipairs { heap, pool, pj, xml } do os.remove(p) end
+end
 -- exactly at the limit is allowed: 115 bytes against 100 and +15% (100 x 1.15 is 114.99999999999999
 -- in floating point)
 do
