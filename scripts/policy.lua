@@ -184,6 +184,7 @@ local function unrecorded(sel)
 end
 local by_kind = {}                        -- results skipped for a kind not recorded
 local kind_of = {}                         -- result -> the kinds its rule selects (the CSV's Kind)
+local left_only, base_left = {}, 0        -- results skipped for kinds a JSON baseline left out (its --kind)
 -- The run as a baseline is: the figures of each of its kinds made once,
 -- when a rule compared with the baseline first needs them, and summed
 -- for every such rule that selects by kind alone (a window or another
@@ -261,13 +262,23 @@ for _, r in ipairs(rules) do
     local brec = vs_base and (base.trace and report.recorded(base.trace) or base.recorded)
     if brec then
       local k = bsel.kind
-      local keep, miss = {}, {}
+      -- (a JSON baseline made with leaks --kind says which kinds it holds: another is left out, not unrecorded)
+      local made = base.made_kinds
+      local keep, miss, left = {}, {}, {}
       for _, kind in ipairs(k == nil and report.KINDS or type(k) == "string" and { k } or k) do
-        if recorded[kind] and not brec[kind] then miss[#miss + 1] = kind
+        if recorded[kind] and made and not baseline.has(made, kind) then left[#left + 1] = kind
+        elseif recorded[kind] and not brec[kind] then miss[#miss + 1] = kind
         elseif recorded[kind] then keep[#keep + 1] = kind end
       end
-      if #miss > 0 then
-        res.note = ("the baseline has no %s records (not recorded?): not compared"):format(report.kind_words(miss))
+      if #miss + #left > 0 then
+        local why = {}
+        if #miss > 0 then why[1] = ("the baseline has no %s records (not recorded?)"):format(report.kind_words(miss)) end
+        if #left > 0 then
+          why[#why + 1] = ("%s records are not in the baseline (made with --kind %s)"):format(report.kind_words(left),
+            table.concat(made, ","))
+        end
+        res.note = table.concat(why, "; ") .. ": not compared"
+        left_only[res] = #miss == 0
         bsel = {}
         for key, v in pairs(r.select or {}) do bsel[key] = v end
         bsel.kind = keep
@@ -334,7 +345,10 @@ for _, r in ipairs(rules) do
   if res.skipped then
     out.skipped = (out.skipped or 0) + 1
     if res.unrecorded then out.unrecorded = (out.unrecorded or 0) + 1 end
-    if res.base_unrecorded then out.base_unrecorded = (out.base_unrecorded or 0) + 1 end
+    if res.base_unrecorded then
+      out.base_unrecorded = (out.base_unrecorded or 0) + 1
+      if left_only[res] then base_left = base_left + 1 end
+    end
   end
   if not r.check then limited = limited + 1 end
   if not r.check and not res.skipped then checked = checked + 1 end
@@ -362,7 +376,8 @@ if text then
   local several = (out.unrecorded and 1 or 0) + (out.base_unrecorded and 1 or 0) + (nb > 0 and 1 or 0) > 1
   if out.unrecorded then why[#why + 1] = ("%d: nothing of theirs recorded"):format(out.unrecorded) end
   if out.base_unrecorded then
-    why[#why + 1] = (several and "%d: " or ""):format(out.base_unrecorded) .. "not recorded in the baseline"
+    why[#why + 1] = (several and "%d: " or ""):format(out.base_unrecorded)
+      .. (base_left == out.base_unrecorded and "not in the baseline" or "not recorded in the baseline")
   end
   if nb > 0 then why[#why + 1] = (several and "%d: " or ""):format(nb) .. "no --baseline" end
   report.heading(("%s: %d broken, %s%s"):format(report.count(#rules, "rule"), out.failed, report.count(out.warnings, "warning"),

@@ -763,21 +763,55 @@ local g = r and r.results[1].violations[1]
 check(code == 1 and not r.results[1].ok and g and g.value == 12760 and g.max == 12100 and r.results[2].ok,
       "policy max_leaked_growth: 16% over the baseline breaks 10% (allowed 12,100), holds at 20%", raw)
 os.remove(bfile)
--- a baseline that never recorded a kind the run has (its leaks --kind virtual): that kind is not
--- compared (its every stack was "new"), and the rule says so; with nothing left to compare, SKIP
+-- a baseline without a kind the run has (its leaks --kind virtual): that kind is not compared (its
+-- every stack was "new"), and the rule says so; with nothing left to compare, SKIP.  The JSON says
+-- the baseline left heap out; one without its "filters" (made before they were written) cannot
+-- tell that from heap not recorded
 do
-  local vj = T.tmpname()
+  local vj, old = T.tmpname(), T.tmpname()
   run("leaks " .. M .. " -- --kind virtual --json " .. T.q(vj))
-  local r2, code2, raw2 = report("policy " .. M .. " -- --baseline " .. T.q(vj))
-  local res2 = index(r2 and r2.results, "name")
-  local nn, lg = res2["no-new-leak-stack"], res2["leak-growth"]
-  check(r2 and nn and nn.skipped and nn.message == "the baseline has no heap records (not recorded?): not compared"
-        and lg and lg.ok and #lg.violations == 0,
-        "policy against a baseline without heap records: the heap not compared (no stack 'new'), said", raw2)
-  local out2 = run("policy " .. M .. " -- --baseline " .. T.q(vj))
-  check(out2:find("2 skipped (1: nothing of theirs recorded; 1: not recorded in the baseline)", 1, true),
-        "... the text counts it apart from 'no --baseline'", out2)
-  os.remove(vj)
+  local j = T.slurp(vj)
+  local f = io.open(old, "w"); f:write((j:gsub('"filters": %b{},', ""))); f:close()
+  for _, c in ipairs {
+    { vj, "heap records are not in the baseline (made with --kind virtual): not compared", "not in the baseline" },
+    { old, "the baseline has no heap records (not recorded?): not compared", "not recorded in the baseline" },
+  } do
+    local r2, code2, raw2 = report("policy " .. M .. " -- --baseline " .. T.q(c[1]))
+    local res2 = index(r2 and r2.results, "name")
+    local nn, lg = res2["no-new-leak-stack"], res2["leak-growth"]
+    check(r2 and nn and nn.skipped and nn.message == c[2] and lg and lg.ok and #lg.violations == 0,
+          "policy against a baseline without heap records: the heap not compared (no stack 'new'), said: " .. c[2], raw2)
+    local out2 = run("policy " .. M .. " -- --baseline " .. T.q(c[1]))
+    check(out2:find("2 skipped (1: nothing of theirs recorded; 1: " .. c[3] .. ")", 1, true),
+          "... the text counts it apart from 'no --baseline'", out2)
+  end
+  check(not T.slurp(old):find('"filters"', 1, true), "... (the old baseline has no filters)")
+  os.remove(vj); os.remove(old)
+end
+-- a JSON baseline of a part of a trace (leaks --process, --pid, --tag, --window) is no whole-trace
+-- baseline: policy and diff refuse it, naming the file and the option (each group outside the part
+-- read as new)
+do
+  local two = written(function(w)
+    w:process { op = "dcstart", pid = 200, ppid = 4, ts = 11, name = "other.exe" }
+    w:heap { op = "alloc", pid = 100, tid = 101, ts = 1000, heap = 0x10000, addr = 0x1000, size = 64, stack = { 0x1010 } }
+    w:heap { op = "alloc", pid = 200, tid = 201, ts = 1100, heap = 0x10000, addr = 0x1000, size = 64, stack = { 0x2010 } }
+    w:pool { op = "alloc", pid = 100, tid = 101, ts = 1200, tag = "Leak", size = 64, entry = -0x3cf0bee00000, stack = { 0x3010 } }
+  end)
+  local sj = T.tmpname()
+  for _, c in ipairs { { "--process app.exe", "--process app.exe" }, { "--pid 100", "--pid 100" },
+                       { "--tag Leak", "--tag Leak" }, { "--window 0,1", "--window 0,1" } } do
+    run("leaks " .. two .. " -- " .. c[1] .. " --json " .. T.q(sj))
+    local out2, code2 = run("policy " .. two .. " -- --baseline " .. T.q(sj))
+    check(code2 == 2 and out2:find(sj .. ": made with " .. c[2], 1, true),
+          "policy --baseline of leaks " .. c[1] .. " --json: refused (exit 2), naming the file and the option", out2)
+    out2, code2 = run("diff " .. two .. " -- --baseline " .. T.q(sj))
+    check(code2 == 2 and out2:find(sj .. ": made with " .. c[2], 1, true), "... and diff", out2)
+  end
+  run("leaks " .. two .. " -- --kind heap --json " .. T.q(sj))
+  local r2, code2, raw2 = report("policy " .. two .. " -- --baseline " .. T.q(sj))
+  check(code2 == 0 and r2 and r2.failed == 0, "policy --baseline of leaks --kind heap: the whole trace's heap, nothing new", raw2)
+  os.remove(two); os.remove(sj)
 end
 -- a run of heap alone against a baseline of pool alone: no kind was recorded by both, so the rule
 -- over every kind (leak-growth) compares nothing and is SKIP, not a PASS counted as checked
