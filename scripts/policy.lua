@@ -249,7 +249,7 @@ for _, r in ipairs(rules) do
             res.ok = false
             res.violations[#res.violations + 1] = { limit = lim, max = r[lim], value = v,
               group = r.per and describe_group(g, r.per) or "all", stack = r.per == "stack" and report.frames(g.stack) or nil,
-              stack_object = r.per == "stack" and g.stack or nil }
+              stack_object = r.per == "stack" and g.stack or nil, id = g }
           end
         end
       end
@@ -302,7 +302,7 @@ for _, r in ipairs(rules) do
           if r.no_new_leaks and (not b or b.count == 0) then
             local name = baseline_name(r.per, k, c)
             res.ok = false
-            res.violations[#res.violations + 1] = { limit = "no_new_leaks", max = 0, value = c.bytes, group = name,
+            res.violations[#res.violations + 1] = { limit = "no_new_leaks", max = 0, value = c.bytes, group = name, id = k,
               baseline = 0, stack = c.frames, message = ("%s: a new leak, %s in %s"):format(name,
                 report.bytes(c.bytes), report.count(c.count, "allocation")) }
           end
@@ -313,7 +313,7 @@ for _, r in ipairs(rules) do
             local name = baseline_name(r.per, k, c)
             res.ok = false
             res.violations[#res.violations + 1] = { limit = "max_leaked_growth", max = allowed, value = c.bytes,
-              group = name, baseline = b and b.bytes or 0, stack = c.frames,
+              group = name, id = k, baseline = b and b.bytes or 0, stack = c.frames,
               message = ("%s: leaked %s, baseline %s, limit +%g%%"):format(name, report.bytes(c.bytes),
                 report.bytes(b and b.bytes or 0), r.max_leaked_growth * 100) }
           end
@@ -323,9 +323,14 @@ for _, r in ipairs(rules) do
     -- worst first; equal ones in the order they were found
     report.stable_sort(res.violations, function(a, b) return a.value - a.max > b.value - b.max end)
     if #res.violations > 0 then
-      local v = res.violations[1]
+      -- "(and N more)" counts the other groups that broke the rule: a group over two limits is one
+      local v, seen, more = res.violations[1], {}, 0
+      seen[v.id] = true
+      for _, w in ipairs(res.violations) do
+        if not seen[w.id] then seen[w.id], more = true, more + 1 end
+      end
       res.message = (v.message or ("%s: %s = %d, limit %d"):format(v.group, v.limit:gsub("^max_", ""), v.value, v.max))
-        .. (#res.violations > 1 and (" (and %d more)"):format(#res.violations - 1) or "")
+        .. (more > 0 and (" (and %d more)"):format(more) or "")
     end
   end
   if not res.ok then
@@ -341,7 +346,7 @@ for _, r in ipairs(rules) do
       if v and (v.stack_object or v.stack) then report.print_stack(v.stack_object or v.stack, "        ", o.frames) end
     end
   end
-  for _, v in ipairs(res.violations) do v.stack_object, v.message = nil, nil end
+  for _, v in ipairs(res.violations) do v.stack_object, v.message, v.id = nil, nil, nil end
   if res.skipped then
     out.skipped = (out.skipped or 0) + 1
     if res.unrecorded then out.unrecorded = (out.unrecorded or 0) + 1 end

@@ -788,6 +788,34 @@ do
   check(not T.slurp(old):find('"filters"', 1, true), "... (the old baseline has no filters)")
   os.remove(vj); os.remove(old)
 end
+-- "(and N more)" counts the other groups that broke the rule, not its violations: three stacks
+-- each over two limits are "(and 2 more)", the whole selection over two limits no more at all
+do
+  local three = written(function(w)
+    for i = 1, 3 do
+      for j = 1, 2 do
+        w:heap { op = "alloc", pid = 100, tid = 101, ts = 1000 + 100 * i + 10 * j, heap = 0x10000, addr = 0x1000 * (2 * i + j),
+                 size = 100 + i, stack = { 0x1010 + 0x1000 * i } }
+      end
+    end
+  end)
+  local rf, xml = T.tmpname(), T.tmpname()
+  f = io.open(rf, "w")
+  f:write([[return { { name = "per-stack", per = "stack", max_leaked_bytes = 150, max_leaked_count = 1 },
+                     { name = "all", max_leaked_bytes = 150, max_leaked_count = 1 } }]])
+  f:close()
+  local r2, code2, raw2 = report("policy " .. three .. " -- --rules " .. T.q(rf))
+  local res2 = index(r2 and r2.results, "name")
+  local ps, al = res2["per-stack"], res2["all"]
+  check(code2 == 1 and ps and #ps.violations == 6 and ps.message:find("(and 2 more)", 1, true),
+        "policy: three stacks over two limits: (and 2 more)", raw2)
+  check(al and #al.violations == 2 and not al.message:find("more", 1, true),
+        "... the selection over two limits: no (and 1 more)", raw2)
+  run("policy " .. three .. " -- --rules " .. T.q(rf) .. " --junit " .. T.q(xml))
+  local x = T.slurp(xml) or ""
+  check(x:find(" (and 2 more)\"", 1, true) and not x:find("(and 1 more)", 1, true), "... the same in JUnit", x)
+  for _, p in ipairs { three, rf, xml } do os.remove(p) end
+end
 -- a JSON baseline of a part of a trace (leaks --process, --pid, --tag, --window) is no whole-trace
 -- baseline: policy and diff refuse it, naming the file and the option (each group outside the part
 -- read as new)
