@@ -394,14 +394,16 @@ if base and (o.markdown or o.html) then   -- the changes against the baseline: o
   deltas = baseline.diff(base.groups, baseline.collect(trace, nil, true, run and run.kinds))
 end
 -- the CSV file's rows: one per broken limit of each rule (a rule with a
--- check of its own, one), the worst first as above
+-- check of its own, one), the worst first as above; the value of a limit
+-- on a count goes in Count, of any other (bytes) in Size
+local COUNTS = { max_leaked_count = true, max_allocations = true }
 local rows = {}
 for _, res in ipairs(out.results) do
   if not res.ok and not res.skipped then
     local ty = res.severity == "error" and "FAIL" or "WARN"
     if #res.violations == 0 then rows[#rows + 1] = { type = ty, what = res.name .. ": " .. (res.message or res.why or "") } end
     for _, v in ipairs(res.violations) do
-      local counted = v.limit:find("count", 1, true) ~= nil
+      local counted = COUNTS[v.limit] == true
       rows[#rows + 1] = { type = ty, kind = kind_of[res], frames = v.stack, count = counted and v.value or nil,
         bytes = not counted and v.value or nil,
         what = ("%s: %s: %s = %s, limit %s"):format(res.name, v.group or "all", v.limit:gsub("^max_", ""), v.value, v.max) }

@@ -845,6 +845,22 @@ T.test("policy's CSV: a row for each broken limit", function()
         "... the repeated leak: its stack, its count, its kind", rows[2])
   check((rows[3] or ""):find("^FAIL,.-,,6912,,heap,\"no%-new%-leak%-stack: MemoryTestApp%.exe!CacheRecord") ~= nil,
         "... the new leaking stack: its bytes", rows[3])
+  -- a limit on a count puts its value in Count, on bytes in Size, whatever the limit's name says
+  local rf = tmp .. "/csvlim.lua"
+  local f = assert(io.open(rf, "w"))
+  f:write([[return { { name = "al", select = { kind = "heap" }, max_allocations = 1 },
+                     { name = "lc", select = { kind = "heap" }, max_leaked_count = 1 },
+                     { name = "ab", select = { kind = "heap" }, max_allocated_bytes = 1 } }]])
+  f:close()
+  out, code = run("policy " .. M .. " -- --rules " .. q(rf) .. " --csv -")
+  local by = {}
+  for l in out:gmatch("([^\r\n]+)\r\n") do
+    local name = l:match(',"(%a+): ')
+    if name then by[name] = l end
+  end
+  check(code == 1 and (by.al or ""):find("^FAIL,,,5000,,,heap,") ~= nil, "... max_allocations' value in Count", by.al)
+  check((by.lc or ""):find("^FAIL,,,319,,,heap,") ~= nil, "... max_leaked_count's in Count", by.lc)
+  check((by.ab or ""):find("^FAIL,,,,%d+,,heap,") ~= nil, "... max_allocated_bytes' in Size", by.ab)
 end)
 
 T.test("events' CSV and Markdown carry the text's columns: count, provider, id, opcode, event", function()
