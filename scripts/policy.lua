@@ -48,6 +48,20 @@ local sandbox = heapscript.sandbox
 local function untrusted(path) return sandbox.enabled or (path ~= nil and sandbox.inside(path) ~= nil) end
 local ok, rules
 if o.rules:find("[/\\]") or o.rules:match("%.lua$") then
+  if not untrusted(o.rules) then
+    -- a rule set may require modules beside it: the sandbox reads the rule file's directory
+    -- (sandbox.loadfile allows it), and a trusted file's looks there too, after -I and
+    -- HEAPSCRIPT_PATH (package.searchers[2]) and before the bundled files, in the same order
+    local dir = o.rules:match("^(.*)[/\\]") or "."
+    if dir == "" then dir = "/" end
+    table.insert(package.searchers, 3, function(name)
+      local path, tried = package.searchpath(name, dir .. "/?.lua")
+      if not path then return tried end
+      local chunk, err = loadfile(path)
+      if not chunk then error(("error loading module '%s' from file '%s':\n\t%s"):format(name, path, err), 0) end
+      return chunk, path
+    end)
+  end
   local chunk, err = (untrusted(o.rules) and sandbox.loadfile or loadfile)(o.rules)
   if not chunk then io.stderr:write("heapscript: " .. err .. "\n"); return 2 end
   ok, rules = pcall(chunk)
