@@ -248,6 +248,22 @@ function M.load(path, f)
       io.stderr:write(("heapscript: %s: a report made from a damaged trace (%s skipped): the baseline's figures "
         .. "leave out what the damage held\n"):format(path, n == 1 and "1 damaged part" or n .. " damaged parts"))
     end
+    -- a baseline made of a part of a trace (leaks --process, --pid, --tag, --window): compared
+    -- with a whole run, each group outside that part would read as new
+    local filters = type(v.filters) == "table" and v.filters or {}
+    for _, name in ipairs { "process", "pid", "tag", "window" } do
+      local x = filters[name]
+      if x ~= nil then
+        if type(x) == "table" then x = ("%s,%s"):format(x[1] or "", x[2] or "") end
+        return nil, ("%s: made with --%s %s (leaks --json): a JSON baseline holds whole-trace figures by kind; "
+          .. "make it without --process, --pid, --tag and --window"):format(path, name, tostring(x))
+      end
+    end
+    -- the kinds it was made with (leaks --kind): one left out is not in it, rather than not recorded
+    if type(filters.kind) == "table" then
+      b.made_kinds = {}
+      for _, k in ipairs(filters.kind) do if type(k) == "string" then b.made_kinds[#b.made_kinds + 1] = k end end
+    end
     if type(v.kinds) == "table" then         -- the kinds its run had records of, when it says
       b.recorded = {}
       for _, k in ipairs(v.kinds) do

@@ -119,6 +119,8 @@ if text then
 end
 local f = report.filters(o)
 f.kind = o.kind
-if o.json then out.groups = require("baseline").collect(trace, f) end
+-- the selection the groups were made under: a baseline made of a part of
+-- a trace is no whole-trace baseline (baseline.load refuses it)
+if o.json then out.groups, out.filters = require("baseline").collect(trace, f), f end
 report.finish(o, out, { script = "leaks", findings = findings, filters = f })
 return 0

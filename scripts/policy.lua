@@ -48,6 +48,20 @@ local sandbox = heapscript.sandbox
 local function untrusted(path) return sandbox.enabled or (path ~= nil and sandbox.inside(path) ~= nil) end
 local ok, rules
 if o.rules:find("[/\\]") or o.rules:match("%.lua$") then
+  if not untrusted(o.rules) then
+    -- a rule set may require modules beside it: the sandbox reads the rule file's directory
+    -- (sandbox.loadfile allows it), and a trusted file's looks there too, after -I and
+    -- HEAPSCRIPT_PATH (package.searchers[2]) and before the bundled files, in the same order
+    local dir = o.rules:match("^(.*)[/\\]") or "."
+    if dir == "" then dir = "/" end
+    table.insert(package.searchers, 3, function(name)
+      local path, tried = package.searchpath(name, dir .. "/?.lua")
+      if not path then return tried end
+      local chunk, err = loadfile(path)
+      if not chunk then error(("error loading module '%s' from file '%s':\n\t%s"):format(name, path, err), 0) end
+      return chunk, path
+    end)
+  end
   local chunk, err = (untrusted(o.rules) and sandbox.loadfile or loadfile)(o.rules)
   if not chunk then io.stderr:write("heapscript: " .. err .. "\n"); return 2 end
   ok, rules = pcall(chunk)
@@ -184,6 +198,7 @@ local function unrecorded(sel)
 end
 local by_kind = {}                        -- results skipped for a kind not recorded
 local kind_of = {}                         -- result -> the kinds its rule selects (the CSV's Kind)
+local left_only, base_left = {}, 0        -- results skipped for kinds a JSON baseline left out (its --kind)
 -- The run as a baseline is: the figures of each of its kinds made once,
 -- when a rule compared with the baseline first needs them, and summed
 -- for every such rule that selects by kind alone (a window or another
@@ -248,23 +263,36 @@ for _, r in ipairs(rules) do
             res.ok = false
             res.violations[#res.violations + 1] = { limit = lim, max = r[lim], value = v,
               group = r.per and describe_group(g, r.per) or "all", stack = r.per == "stack" and report.frames(g.stack) or nil,
-              stack_object = r.per == "stack" and g.stack or nil }
+              stack_object = r.per == "stack" and g.stack or nil, id = g }
           end
         end
       end
     end
     -- a kind the run recorded and the baseline did not (heap tracing off then): its every
-    -- group would be "new"; it is left out of the comparison, and the result says so
+    -- group would be "new"; it is left out of the comparison, and the result says so.  Only
+    -- the kinds both recorded are compared: one neither did is nothing compared, and a rule
+    -- left with none is SKIP, not a PASS that compared nothing
     local bsel = r.select or {}
     local brec = vs_base and (base.trace and report.recorded(base.trace) or base.recorded)
     if brec then
       local k = bsel.kind
-      local keep, miss = {}, {}
+      -- (a JSON baseline made with leaks --kind says which kinds it holds: another is left out, not unrecorded)
+      local made = base.made_kinds
+      local keep, miss, left = {}, {}, {}
       for _, kind in ipairs(k == nil and report.KINDS or type(k) == "string" and { k } or k) do
-        if recorded[kind] and not brec[kind] then miss[#miss + 1] = kind else keep[#keep + 1] = kind end
+        if recorded[kind] and made and not baseline.has(made, kind) then left[#left + 1] = kind
+        elseif recorded[kind] and not brec[kind] then miss[#miss + 1] = kind
+        elseif recorded[kind] then keep[#keep + 1] = kind end
       end
-      if #miss > 0 then
-        res.note = ("the baseline has no %s records (not recorded?): not compared"):format(report.kind_words(miss))
+      if #miss + #left > 0 then
+        local why = {}
+        if #miss > 0 then why[1] = ("the baseline has no %s records (not recorded?)"):format(report.kind_words(miss)) end
+        if #left > 0 then
+          why[#why + 1] = ("%s records are not in the baseline (made with --kind %s)"):format(report.kind_words(left),
+            table.concat(made, ","))
+        end
+        res.note = table.concat(why, "; ") .. ": not compared"
+        left_only[res] = #miss == 0
         bsel = {}
         for key, v in pairs(r.select or {}) do bsel[key] = v end
         bsel.kind = keep
@@ -288,7 +316,7 @@ for _, r in ipairs(rules) do
           if r.no_new_leaks and (not b or b.count == 0) then
             local name = baseline_name(r.per, k, c)
             res.ok = false
-            res.violations[#res.violations + 1] = { limit = "no_new_leaks", max = 0, value = c.bytes, group = name,
+            res.violations[#res.violations + 1] = { limit = "no_new_leaks", max = 0, value = c.bytes, group = name, id = k,
               baseline = 0, stack = c.frames, message = ("%s: a new leak, %s in %s"):format(name,
                 report.bytes(c.bytes), report.count(c.count, "allocation")) }
           end
@@ -299,7 +327,7 @@ for _, r in ipairs(rules) do
             local name = baseline_name(r.per, k, c)
             res.ok = false
             res.violations[#res.violations + 1] = { limit = "max_leaked_growth", max = allowed, value = c.bytes,
-              group = name, baseline = b and b.bytes or 0, stack = c.frames,
+              group = name, id = k, baseline = b and b.bytes or 0, stack = c.frames,
               message = ("%s: leaked %s, baseline %s, limit +%g%%"):format(name, report.bytes(c.bytes),
                 report.bytes(b and b.bytes or 0), r.max_leaked_growth * 100) }
           end
@@ -309,9 +337,14 @@ for _, r in ipairs(rules) do
     -- worst first; equal ones in the order they were found
     report.stable_sort(res.violations, function(a, b) return a.value - a.max > b.value - b.max end)
     if #res.violations > 0 then
-      local v = res.violations[1]
+      -- "(and N more)" counts the other groups that broke the rule: a group over two limits is one
+      local v, seen, more = res.violations[1], {}, 0
+      seen[v.id] = true
+      for _, w in ipairs(res.violations) do
+        if not seen[w.id] then seen[w.id], more = true, more + 1 end
+      end
       res.message = (v.message or ("%s: %s = %d, limit %d"):format(v.group, v.limit:gsub("^max_", ""), v.value, v.max))
-        .. (#res.violations > 1 and (" (and %d more)"):format(#res.violations - 1) or "")
+        .. (more > 0 and (" (and %d more)"):format(more) or "")
     end
   end
   if not res.ok then
@@ -327,11 +360,14 @@ for _, r in ipairs(rules) do
       if v and (v.stack_object or v.stack) then report.print_stack(v.stack_object or v.stack, "        ", o.frames) end
     end
   end
-  for _, v in ipairs(res.violations) do v.stack_object, v.message = nil, nil end
+  for _, v in ipairs(res.violations) do v.stack_object, v.message, v.id = nil, nil, nil end
   if res.skipped then
     out.skipped = (out.skipped or 0) + 1
     if res.unrecorded then out.unrecorded = (out.unrecorded or 0) + 1 end
-    if res.base_unrecorded then out.base_unrecorded = (out.base_unrecorded or 0) + 1 end
+    if res.base_unrecorded then
+      out.base_unrecorded = (out.base_unrecorded or 0) + 1
+      if left_only[res] then base_left = base_left + 1 end
+    end
   end
   if not r.check then limited = limited + 1 end
   if not r.check and not res.skipped then checked = checked + 1 end
@@ -359,7 +395,8 @@ if text then
   local several = (out.unrecorded and 1 or 0) + (out.base_unrecorded and 1 or 0) + (nb > 0 and 1 or 0) > 1
   if out.unrecorded then why[#why + 1] = ("%d: nothing of theirs recorded"):format(out.unrecorded) end
   if out.base_unrecorded then
-    why[#why + 1] = (several and "%d: " or ""):format(out.base_unrecorded) .. "not recorded in the baseline"
+    why[#why + 1] = (several and "%d: " or ""):format(out.base_unrecorded)
+      .. (base_left == out.base_unrecorded and "not in the baseline" or "not recorded in the baseline")
   end
   if nb > 0 then why[#why + 1] = (several and "%d: " or ""):format(nb) .. "no --baseline" end
   report.heading(("%s: %d broken, %s%s"):format(report.count(#rules, "rule"), out.failed, report.count(out.warnings, "warning"),
@@ -371,14 +408,16 @@ if base and (o.markdown or o.html) then   -- the changes against the baseline: o
   deltas = baseline.diff(base.groups, baseline.collect(trace, nil, true, run and run.kinds))
 end
 -- the CSV file's rows: one per broken limit of each rule (a rule with a
--- check of its own, one), the worst first as above
+-- check of its own, one), the worst first as above; the value of a limit
+-- on a count goes in Count, of any other (bytes) in Size
+local COUNTS = { max_leaked_count = true, max_allocations = true }
 local rows = {}
 for _, res in ipairs(out.results) do
   if not res.ok and not res.skipped then
     local ty = res.severity == "error" and "FAIL" or "WARN"
     if #res.violations == 0 then rows[#rows + 1] = { type = ty, what = res.name .. ": " .. (res.message or res.why or "") } end
     for _, v in ipairs(res.violations) do
-      local counted = v.limit:find("count", 1, true) ~= nil
+      local counted = COUNTS[v.limit] == true
       rows[#rows + 1] = { type = ty, kind = kind_of[res], frames = v.stack, count = counted and v.value or nil,
         bytes = not counted and v.value or nil,
         what = ("%s: %s: %s = %s, limit %s"):format(res.name, v.group or "all", v.limit:gsub("^max_", ""), v.value, v.max) }

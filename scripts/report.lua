@@ -16,6 +16,11 @@ local function hex(s)
   return n >= 0 and n or nil            -- past 0x7fff... it wraps to below 0
 end
 
+-- The report options (M.emit writes them), in the order they are checked.
+local REPORT_LIST = { "json", "html", "csv", "markdown", "folded", "junit" }
+local REPORTS = {}
+for _, k in ipairs(REPORT_LIST) do REPORTS[k] = true end
+
 -- A wrong command line: the script's name, msg and its usage on standard
 -- error, and exit status 2 (what report.options does with a bad option).
 function M.usage_error(msg, usage)
@@ -37,6 +42,7 @@ function M.options(spec, defaults, argv, usage)
   for k, v in pairs(own) do spec[k] = v end
   for k, v in pairs(defaults or {}) do o[k] = v end
   local i = 1
+  local given = {}                      -- report option -> its value, to refuse it twice
   local function fail(msg) M.usage_error(msg, usage) end
   while i <= #argv do
     local a = argv[i]
@@ -60,6 +66,10 @@ function M.options(spec, defaults, argv, usage)
       local v = inline
       if v == nil then i = i + 1; v = argv[i] end
       if v == nil then fail(flag .. " needs a value") end
+      -- a report given twice would keep only the last file, the first asked for never written
+      if REPORTS[name] and given[name] then
+        fail(("%s given twice (%s and %s): one file per report"):format(flag, given[name], v))
+      end
       if type(kind) == "table" then        -- a list of these words, in any case
         local l, ok = {}, {}
         for _, w in ipairs(kind) do ok[w] = true end
@@ -117,18 +127,38 @@ function M.options(spec, defaults, argv, usage)
       else
         o[name] = v
       end
+      if REPORTS[name] then given[name] = v end
     end
     i = i + 1
   end
   local dash = {}
-  for _, k in ipairs({ "json", "html", "csv", "markdown", "folded", "junit" }) do
+  for _, k in ipairs(REPORT_LIST) do
     if o[k] == "-" then dash[#dash + 1] = "--" .. k end
   end
   if #dash > 1 then fail(table.concat(dash, " and ") .. ": only one report can go to standard output") end
+  -- the files a report must not be written over (a typo would destroy them):
+  -- the baseline, the rule file, the symbol maps (the trace's own files are
+  -- asked of at write time, M.write)
+  local inputs = {}
+  if type(o.baseline) == "string" then
+    inputs[#inputs + 1] = { "the --baseline", o.baseline }
+    if o.baseline:match("%.[eE][tT][lL]$") then
+      inputs[#inputs + 1] = { "the symbol map beside the --baseline", (o.baseline:gsub("%.[eE][tT][lL]$", "") .. ".sym") }
+    end
+  end
+  if type(o.rules) == "string" and (o.rules:find("[/\\]") or o.rules:match("%.lua$")) then  -- a path, not a module
+    inputs[#inputs + 1] = { "the --rules file", o.rules }
+  end
+  if type(o.symbols) == "string" then inputs[#inputs + 1] = { "the --symbols map", o.symbols } end
+  for _, p in ipairs(trace and trace:files() or {}) do
+    inputs[#inputs + 1] = { "the symbol map beside the trace", (p:gsub("%.[eE][tT][lL]$", "") .. ".sym") }
+  end
   -- a report file that cannot be made is said now, not after the analysis:
-  -- one not there yet is made and removed (one that is there, which may be
-  -- a pipe, is not opened before its report is written)
-  for _, k in ipairs({ "json", "html", "csv", "markdown", "folded", "junit" }) do
+  -- one not there yet is made, and removed once every report is checked
+  -- (one that is there, which may be a pipe, is not opened before its
+  -- report is written); two reports naming one file would keep the last
+  local made, reports, err = {}, {}, nil
+  for _, k in ipairs(REPORT_LIST) do
     local path = o[k]
     local there                          -- (a rename onto itself asks without opening it)
     if type(path) == "string" and path ~= "-" then
@@ -140,19 +170,33 @@ function M.options(spec, defaults, argv, usage)
         there = os.rename(path, path)
         -- a directory renames onto itself too; with a "/" after it only a directory does
         if there and os.rename(path .. "/", path .. "/") then
-          fail(("--%s: cannot write %s (Is a directory)"):format(k, path))
+          err = ("--%s: cannot write %s (Is a directory)"):format(k, path)
+          break
         end
       end
-    end
-    if there and type(o.baseline) == "string" and heapscript.same_file(path, o.baseline) then
-      fail(("--%s %s: is the --baseline; a report is written to another file"):format(k, path))
-    end
-    if type(path) == "string" and path ~= "-" and not there then
-      local f, err = io.open(path, "wb")
-      if f then f:close(); os.remove(path) end
-      if not f then fail(("--%s: cannot write %s (%s)"):format(k, path, tostring(err):gsub("^.-: ", ""))) end
+      for _, x in ipairs(there and inputs or {}) do
+        if heapscript.same_file(path, x[2]) then
+          err = ("--%s %s: is %s; a report is written to another file"):format(k, path, x[1])
+        end
+      end
+      if err then break end
+      if not there then
+        local f, oerr = io.open(path, "wb")
+        if not f then err = ("--%s: cannot write %s (%s)"):format(k, path, tostring(oerr):gsub("^.-: ", "")); break end
+        f:close()
+        made[#made + 1] = path
+      end
+      for _, r in ipairs(reports) do
+        if r[2] == path or heapscript.same_file(r[2], path) then
+          err = ("--%s and --%s: both name %s; one file per report"):format(r[1], k, path)
+        end
+      end
+      if err then break end
+      reports[#reports + 1] = { k, path }
     end
   end
+  for _, p in ipairs(made) do os.remove(p) end
+  if err then fail(err) end
   if o.symbol_path and trace then trace:symbols{path = o.symbol_path} end
   return o
 end

@@ -337,8 +337,11 @@ end
 -- a rule that could not run (a baseline rule without --baseline) is
 -- <skipped>.  tests/junit.xsd is the schema the tests validate against.
 function F.xml(s)
-  -- names that are not UTF-8 as U+FFFD: a JUnit file that is not UTF-8 is refused whole by the CI
-  s = report.utf8(tostring(s or "")):gsub("[%z\1-\8\11\12\14-\31]", "?")
+  -- names that are not UTF-8 as U+FFFD: a JUnit file that is not UTF-8 is refused whole by the CI.
+  -- XML 1.0 also refuses characters that are UTF-8 (its Char production): the C0 controls but
+  -- tab and line breaks, and U+FFFE and U+FFFF (bytes EF BF BE/BF; surrogates and code points
+  -- past U+10FFFF are not UTF-8 to utf8.len, so report.utf8 has replaced them already)
+  s = report.utf8(tostring(s or "")):gsub("[%z\1-\8\11\12\14-\31]", "?"):gsub("\239\191[\190\191]", "\u{FFFD}")
   return (s:gsub("[<>&\"']", { ["<"] = "&lt;", [">"] = "&gt;", ["&"] = "&amp;", ['"'] = "&quot;", ["'"] = "&apos;" }))
 end
 

@@ -135,6 +135,18 @@ LUA
   else echo "not ok - a run against its own JSON baseline, a frame name not UTF-8 (exit $code): $(head -3 "$tmp/u8n.out")"; fail=1; fi
 fi
 
+# names that are UTF-8 but not XML 1.0 characters: U+FFFE and U+FFFF (and a surrogate, which is
+# not UTF-8) as U+FFFD in the JUnit file, which stays valid
+if [ $regen = 0 ]; then
+  cp "$tmp/u8.etl" "$tmp/nc.etl"
+  printf 'app.exe 1000 100 Non\357\277\277char\357\277\276x\355\240\200s\n' >"$tmp/nc.sym"
+  $HS policy "$tmp/nc.etl" -- --rules "$tmp/u8r.lua" --junit "$tmp/nc.xml" >/dev/null 2>&1; code=$?
+  if [ $code = 1 ] && grep -qF "$(printf 'Non\357\277\275char\357\277\275x\357\277\275')" "$tmp/nc.xml"; then
+    echo "ok - JUnit: U+FFFE and U+FFFF in a name written as U+FFFD"
+  else echo "not ok - JUnit: U+FFFE and U+FFFF in a name (exit $code): $(grep -a failure "$tmp/nc.xml")"; fail=1; fi
+  valid_junit "$tmp/nc.xml" || fail=1
+fi
+
 # the schema itself rejects what it should
 if [ $have_xmllint = 1 ] && [ $regen = 0 ]; then
   printf '<testsuites><testsuite name="s"><testcase name="a"><failure message="m"/><bogus/></testcase></testsuite></testsuites>\n' >"$tmp/bad.xml"

@@ -177,6 +177,11 @@ cp "$T/repo/ci/evil.lua" "$T/outside/trusted.lua"
 expect "a rule file outside the repository is trusted" 0 "1 rule: 0 broken" policy "$M" -- --rules "$T/outside/trusted.lua"
 [ -e "$T/owned" ] || no "the trusted rule file outside the repository could not use io"
 rm -f "$T/owned"
+# a trusted rule file requires a module beside it, as a sandboxed one does
+mkdir -p "$T/outside/tm"
+printf 'local c = require "tmshared"\nreturn { { name = "sibling", check = function() return rawget(_G, "io") ~= nil and c.v == 7, "trusted" end } }\n' >"$T/outside/tm/rules.lua"
+printf 'return { v = 7 }\n' >"$T/outside/tm/tmshared.lua"
+expect "a trusted rule file requires a module beside it" 0 "^PASS  sibling" policy "$M" -- --rules "$T/outside/tm/rules.lua"
 ln -s "$T/outside/trusted.lua" "$T/repo/ci/link.lua"
 expect "a symbolic link inside the repository to a rule file outside: sandboxed" 2 "io is not available" policy "$M" -- --rules ci/link.lua
 [ -e "$T/owned" ] && no "the linked rule file wrote a file"

@@ -845,6 +845,22 @@ T.test("policy's CSV: a row for each broken limit", function()
         "... the repeated leak: its stack, its count, its kind", rows[2])
   check((rows[3] or ""):find("^FAIL,.-,,6912,,heap,\"no%-new%-leak%-stack: MemoryTestApp%.exe!CacheRecord") ~= nil,
         "... the new leaking stack: its bytes", rows[3])
+  -- a limit on a count puts its value in Count, on bytes in Size, whatever the limit's name says
+  local rf = tmp .. "/csvlim.lua"
+  local f = assert(io.open(rf, "w"))
+  f:write([[return { { name = "al", select = { kind = "heap" }, max_allocations = 1 },
+                     { name = "lc", select = { kind = "heap" }, max_leaked_count = 1 },
+                     { name = "ab", select = { kind = "heap" }, max_allocated_bytes = 1 } }]])
+  f:close()
+  out, code = run("policy " .. M .. " -- --rules " .. q(rf) .. " --csv -")
+  local by = {}
+  for l in out:gmatch("([^\r\n]+)\r\n") do
+    local name = l:match(',"(%a+): ')
+    if name then by[name] = l end
+  end
+  check(code == 1 and (by.al or ""):find("^FAIL,,,5000,,,heap,") ~= nil, "... max_allocations' value in Count", by.al)
+  check((by.lc or ""):find("^FAIL,,,319,,,heap,") ~= nil, "... max_leaked_count's in Count", by.lc)
+  check((by.ab or ""):find("^FAIL,,,,%d+,,heap,") ~= nil, "... max_allocated_bytes' in Size", by.ab)
 end)
 
 T.test("events' CSV and Markdown carry the text's columns: count, provider, id, opcode, event", function()
@@ -895,6 +911,38 @@ T.test("a report never replaces its trace", function()
   end
   local out, code = run("leaks " .. q(copy) .. " -- --json " .. q(tmp .. "/own.json"))
   check(code == 0 and (slurp(tmp .. "/own.json") or ""):find('"groups"', 1, true), "another path: written", out:sub(1, 200))
+end)
+
+T.test("two reports never name one file, nor a report the rule file or a symbol map", function()
+  local one = tmp .. "/one.out"
+  -- two options naming one file, as typed or spelled another way, kept only the last report written
+  for _, c in ipairs { { "--json " .. q(one) .. " --junit " .. q(one), "--json and --junit: both name " .. one },
+                       { "--csv " .. q(one) .. " --markdown " .. q(tmp .. "/./one.out"), "--csv and --markdown: both name" },
+                       { "--json " .. q(one) .. " --json " .. q(tmp .. "/two.out"), "--json given twice (" .. one .. " and " } } do
+    os.remove(one)
+    local out, code = run("policy " .. M .. " -- " .. c[1])
+    check(code == 2 and out:find(c[2], 1, true) and not T.exists(one), "policy " .. c[1] .. ": exit 2, said, nothing left",
+          out:sub(1, 300))
+  end
+  -- the rule file, a --symbols map, the map beside the trace and the one beside a --baseline trace
+  local dir = tmp .. "/inputs"
+  os.execute("mkdir " .. q(dir))
+  local trace, rules, sym = dir .. "/t.etl", dir .. "/r.lua", dir .. "/m.sym"
+  os.execute(("cp %s %s && cp examples/memorytestapp.sym %s && cp examples/memorytestapp.sym %s")
+    :format(q(M), q(trace), q(dir .. "/t.sym"), q(sym)))
+  local f = assert(io.open(rules, "w")); f:write("return { { name = 'r', max_leaked_bytes = 1 } }\n"); f:close()
+  for _, c in ipairs { { "--rules " .. q(rules) .. " --json " .. q(rules), rules, "the --rules file" },
+                       { "--symbols " .. q(sym) .. " --csv " .. q(sym), sym, "the --symbols map" },
+                       { "--junit " .. q(dir .. "/t.sym"), dir .. "/t.sym", "the symbol map beside the trace" } } do
+    local before = slurp(c[2])
+    local out, code = run("policy " .. q(trace) .. " -- " .. c[1])
+    check(code == 2 and out:find(": is " .. c[3] .. "; a report is written to another file", 1, true)
+          and slurp(c[2]) == before, "policy " .. c[1] .. ": exit 2, " .. c[3] .. " unchanged", out:sub(1, 300))
+  end
+  local before = slurp(dir .. "/t.sym")
+  local out, code = run("policy " .. NEW .. " -- --baseline " .. q(trace) .. " --html " .. q(dir .. "/t.sym"))
+  check(code == 2 and out:find("is the symbol map beside the --baseline", 1, true) and slurp(dir .. "/t.sym") == before,
+        "policy --baseline TRACE --html its map: exit 2, unchanged", out:sub(1, 300))
 end)
 
 T.test("HTML chart labels of a short window differ", function()

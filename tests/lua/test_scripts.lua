@@ -763,21 +763,108 @@ local g = r and r.results[1].violations[1]
 check(code == 1 and not r.results[1].ok and g and g.value == 12760 and g.max == 12100 and r.results[2].ok,
       "policy max_leaked_growth: 16% over the baseline breaks 10% (allowed 12,100), holds at 20%", raw)
 os.remove(bfile)
--- a baseline that never recorded a kind the run has (its leaks --kind virtual): that kind is not
--- compared (its every stack was "new"), and the rule says so; with nothing left to compare, SKIP
+-- a baseline without a kind the run has (its leaks --kind virtual): that kind is not compared (its
+-- every stack was "new"), and the rule says so; with nothing left to compare, SKIP.  The JSON says
+-- the baseline left heap out; one without its "filters" (made before they were written) cannot
+-- tell that from heap not recorded
 do
-  local vj = T.tmpname()
+  local vj, old = T.tmpname(), T.tmpname()
   run("leaks " .. M .. " -- --kind virtual --json " .. T.q(vj))
-  local r2, code2, raw2 = report("policy " .. M .. " -- --baseline " .. T.q(vj))
+  local j = T.slurp(vj)
+  local f = io.open(old, "w"); f:write((j:gsub('"filters": %b{},', ""))); f:close()
+  for _, c in ipairs {
+    { vj, "heap records are not in the baseline (made with --kind virtual): not compared", "not in the baseline" },
+    { old, "the baseline has no heap records (not recorded?): not compared", "not recorded in the baseline" },
+  } do
+    local r2, code2, raw2 = report("policy " .. M .. " -- --baseline " .. T.q(c[1]))
+    local res2 = index(r2 and r2.results, "name")
+    local nn, lg = res2["no-new-leak-stack"], res2["leak-growth"]
+    check(r2 and nn and nn.skipped and nn.message == c[2] and lg and lg.ok and #lg.violations == 0,
+          "policy against a baseline without heap records: the heap not compared (no stack 'new'), said: " .. c[2], raw2)
+    local out2 = run("policy " .. M .. " -- --baseline " .. T.q(c[1]))
+    check(out2:find("2 skipped (1: nothing of theirs recorded; 1: " .. c[3] .. ")", 1, true),
+          "... the text counts it apart from 'no --baseline'", out2)
+  end
+  check(not T.slurp(old):find('"filters"', 1, true), "... (the old baseline has no filters)")
+  os.remove(vj); os.remove(old)
+end
+-- "(and N more)" counts the other groups that broke the rule, not its violations: three stacks
+-- each over two limits are "(and 2 more)", the whole selection over two limits no more at all
+do
+  local three = written(function(w)
+    for i = 1, 3 do
+      for j = 1, 2 do
+        w:heap { op = "alloc", pid = 100, tid = 101, ts = 1000 + 100 * i + 10 * j, heap = 0x10000, addr = 0x1000 * (2 * i + j),
+                 size = 100 + i, stack = { 0x1010 + 0x1000 * i } }
+      end
+    end
+  end)
+  local rf, xml = T.tmpname(), T.tmpname()
+  f = io.open(rf, "w")
+  f:write([[return { { name = "per-stack", per = "stack", max_leaked_bytes = 150, max_leaked_count = 1 },
+                     { name = "all", max_leaked_bytes = 150, max_leaked_count = 1 } }]])
+  f:close()
+  local r2, code2, raw2 = report("policy " .. three .. " -- --rules " .. T.q(rf))
   local res2 = index(r2 and r2.results, "name")
-  local nn, lg = res2["no-new-leak-stack"], res2["leak-growth"]
-  check(r2 and nn and nn.skipped and nn.message == "the baseline has no heap records (not recorded?): not compared"
-        and lg and lg.ok and #lg.violations == 0,
-        "policy against a baseline without heap records: the heap not compared (no stack 'new'), said", raw2)
-  local out2 = run("policy " .. M .. " -- --baseline " .. T.q(vj))
-  check(out2:find("2 skipped (1: nothing of theirs recorded; 1: not recorded in the baseline)", 1, true),
-        "... the text counts it apart from 'no --baseline'", out2)
-  os.remove(vj)
+  local ps, al = res2["per-stack"], res2["all"]
+  check(code2 == 1 and ps and #ps.violations == 6 and ps.message:find("(and 2 more)", 1, true),
+        "policy: three stacks over two limits: (and 2 more)", raw2)
+  check(al and #al.violations == 2 and not al.message:find("more", 1, true),
+        "... the selection over two limits: no (and 1 more)", raw2)
+  run("policy " .. three .. " -- --rules " .. T.q(rf) .. " --junit " .. T.q(xml))
+  local x = T.slurp(xml) or ""
+  check(x:find(" (and 2 more)\"", 1, true) and not x:find("(and 1 more)", 1, true), "... the same in JUnit", x)
+  for _, p in ipairs { three, rf, xml } do os.remove(p) end
+end
+-- a JSON baseline of a part of a trace (leaks --process, --pid, --tag, --window) is no whole-trace
+-- baseline: policy and diff refuse it, naming the file and the option (each group outside the part
+-- read as new)
+do
+  local two = written(function(w)
+    w:process { op = "dcstart", pid = 200, ppid = 4, ts = 11, name = "other.exe" }
+    w:heap { op = "alloc", pid = 100, tid = 101, ts = 1000, heap = 0x10000, addr = 0x1000, size = 64, stack = { 0x1010 } }
+    w:heap { op = "alloc", pid = 200, tid = 201, ts = 1100, heap = 0x10000, addr = 0x1000, size = 64, stack = { 0x2010 } }
+    w:pool { op = "alloc", pid = 100, tid = 101, ts = 1200, tag = "Leak", size = 64, entry = -0x3cf0bee00000, stack = { 0x3010 } }
+  end)
+  local sj = T.tmpname()
+  for _, c in ipairs { { "--process app.exe", "--process app.exe" }, { "--pid 100", "--pid 100" },
+                       { "--tag Leak", "--tag Leak" }, { "--window 0,1", "--window 0,1" } } do
+    run("leaks " .. two .. " -- " .. c[1] .. " --json " .. T.q(sj))
+    local out2, code2 = run("policy " .. two .. " -- --baseline " .. T.q(sj))
+    check(code2 == 2 and out2:find(sj .. ": made with " .. c[2], 1, true),
+          "policy --baseline of leaks " .. c[1] .. " --json: refused (exit 2), naming the file and the option", out2)
+    out2, code2 = run("diff " .. two .. " -- --baseline " .. T.q(sj))
+    check(code2 == 2 and out2:find(sj .. ": made with " .. c[2], 1, true), "... and diff", out2)
+  end
+  run("leaks " .. two .. " -- --kind heap --json " .. T.q(sj))
+  local r2, code2, raw2 = report("policy " .. two .. " -- --baseline " .. T.q(sj))
+  check(code2 == 0 and r2 and r2.failed == 0, "policy --baseline of leaks --kind heap: the whole trace's heap, nothing new", raw2)
+  os.remove(two); os.remove(sj)
+end
+-- a run of heap alone against a baseline of pool alone: no kind was recorded by both, so the rule
+-- over every kind (leak-growth) compares nothing and is SKIP, not a PASS counted as checked
+do
+  local stk = { 0x7FF700001010, 0x7FF700002000 }
+  local heap = written(function(w)
+    w:heap { op = "alloc", pid = 100, tid = 101, ts = 1000, heap = 0x10000, addr = 0x1000, size = 64, stack = stk }
+  end)
+  local pool = written(function(w)
+    w:pool { op = "alloc", pid = 100, tid = 101, ts = 1000, tag = "Leak", size = 64, entry = -0x3cf0bee00000, stack = stk }
+  end)
+  local pj = T.tmpname()
+  run("leaks " .. pool .. " -- --json " .. T.q(pj))
+  for _, b in ipairs { pool, pj } do
+    local r2, code2, raw2 = report("policy " .. heap .. " -- --baseline " .. T.q(b))
+    local lg = index(r2 and r2.results, "name")["leak-growth"]
+    check(code2 == 0 and lg and lg.skipped and lg.message == "the baseline has no heap records (not recorded?): not compared"
+          and r2.base_unrecorded == 2, "policy of heap alone against a baseline of pool alone: leak-growth SKIP ("
+          .. (b == pj and "JSON" or "trace") .. ")", raw2)
+  end
+  local xml = T.tmpname()
+  run("policy " .. heap .. " -- --baseline " .. T.q(pool) .. " --junit " .. T.q(xml))
+  local x = T.slurp(xml) or ""
+  check(x:find('name="leak%-growth">%s*<skipped'), "... and a skipped JUnit case", x)
+  for _, p in ipairs { heap, pool, pj, xml } do os.remove(p) end
 end
 -- exactly at the limit is allowed: 115 bytes against 100 and +15% (100 x 1.15 is 114.99999999999999
 -- in floating point)
