@@ -82,6 +82,9 @@ local limits = {
   max_allocations = { function(s) return s.AIFI.count + s.AIFO.count end, "AIFI", "AIFO" },   -- made in the window (churn)
   max_allocated_bytes = { function(s) return s.size end, "size" },
 }
+-- (in this order, so that of two limits broken as far, the one a message names is always the same)
+local LIMITS = { "max_leaked_bytes", "max_leaked_count", "max_impacting_bytes", "max_peak_bytes", "max_transient_bytes",
+                 "max_allocations", "max_allocated_bytes" }
 local known = { name = true, select = true, window = true, per = true, check = true, severity = true, why = true,
                 no_new_leaks = true, max_leaked_growth = true }
 for k in pairs(limits) do known[k] = true end
@@ -237,7 +240,8 @@ for _, r in ipairs(rules) do
     res.message = msg
   else
     local groups, fields = {}, {}
-    for lim, l in pairs(limits) do
+    for _, lim in ipairs(LIMITS) do
+      local l = limits[lim]
       if r[lim] ~= nil then table.move(l, 2, #l, #fields + 1, fields) end
     end
     if #fields == 0 then                     -- only baseline limits: no group of its own needed
@@ -256,7 +260,8 @@ for _, r in ipairs(rules) do
       groups = with
     end
     for _, g in ipairs(groups) do
-      for lim, l in pairs(limits) do
+      for _, lim in ipairs(LIMITS) do
+        local l = limits[lim]
         if r[lim] then
           local v = l[1](g)
           if v > r[lim] then
