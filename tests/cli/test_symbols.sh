@@ -360,6 +360,33 @@ got=$("$HS" "$T/twin.lua" -- "$T/twin" 2>&1 | tr '\n' ';')
 [ "$got" = "MemoryTestApp.exe!InnerLoopOperation+0x1f [memorytestapp.c:53];Renamed.exe!InnerLoopOperation+0x1f [memorytestapp.c:53];first.dll!FirstFunc+0x10;second.dll!SecondFunc+0x10;" ] \
   || no "images of one PDB identity under two names: each by its own: $got"
 
+# a plug-in rebuilt and reloaded at its base (same name and size, no link timestamp or checksum, another
+# PDB GUID): the same stack before and after is named from each load's own PDB, and is two groups
+mkdir -p "$T/rebuilt"
+cp examples/MemoryTestApp.pdb "$T/rebuilt/"
+cat >"$T/rebuilt.lua" <<'LUA'
+local dir = arg[1]
+local rsds = dofile(arg[0]:gsub("[^/]*$", "") .. "rsds.lua")
+local w = assert(heapscript.writer(dir .. "/rebuilt.etl"))
+local base = 0x180000000
+w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
+for i, guid in ipairs { "73530e7b-1169-d7af-4c4c-44205044422e", "11111111-2222-3333-4444-555555555555" } do
+  local ts = 100 * i
+  w:image { op = "load", pid = 100, base = base, size = 0x6000, ts = ts, path = "C:\\app\\plugin.dll" }
+  rsds(w, { pid = 100, tid = 104, ts = ts, base = base, guid = guid, age = 1, pdb = "MemoryTestApp.pdb" })
+  w:heap { op = "alloc", pid = 100, tid = 104, ts = ts + 10, heap = 0x10000, addr = 0x100000 + i * 16, size = i,
+           stack = { base + 0x14bf } }
+  if i == 1 then w:image { op = "unload", pid = 100, base = base, size = 0x6000, ts = ts + 20, path = "C:\\app\\plugin.dll" } end
+end
+assert(w:close())
+local t <close> = assert(heapscript.open(dir .. "/rebuilt.etl"))
+for a in t:allocations():sorted("size"):each() do print(a.stack:frame(1)) end
+print(#t:allocations():group("stack") .. " groups")
+LUA
+got=$("$HS" "$T/rebuilt.lua" -- "$T/rebuilt" 2>/dev/null | tr '\n' ';')
+[ "$got" = "plugin.dll!InnerLoopOperation+0x1f [memorytestapp.c:53];plugin.dll+0x14bf;2 groups;" ] \
+  || no "a rebuilt plug-in reloaded at its base: each load named from its own PDB: $got"
+
 # more PDBs than the soft limit of open files (each found PDB stays open): heapscript raises its
 # limit to the hard one, so 48 PDBs under a soft limit of 32 are all found and the report is written
 mkdir -p "$T/fds"
