@@ -1019,14 +1019,16 @@ static void apply_id(hsi_procmap *pm, hsi_image *im, const pending_id *d) {
 
 /* The image a KernelTraceControl record describes: the Image record just
    fed with the same base and timestamp (the relogger writes them side by
-   side, §6.8), else the live image at that base in the named process,
-   else in the system process. */
+   side, §6.8) when it is of the named process (or none is named: two
+   processes' images at one base and tick are not the other's), else the
+   live image at that base in the named process, else in the system
+   process. */
 static hsi_image *id_target(hsi_procmap *pm, uint64_t base, uint32_t pid, int64_t ts) {
   uint32_t inst;
   hsi_image *im;
   if (pm->last_img && pm->last_img_ts == ts) {
     im = IMG(pm, pm->last_img - 1);
-    if (im->base == base) return im;
+    if (im->base == base && (pid == 0 || hsi_procmap_pid(pm, im->instance) == pid)) return im;
   }
   if (pid != 0 && (inst = hsi_procmap_find(pm, pid, ts)) != 0
       && (im = image_at_base(pm, &pm->procs[inst], base, ts)) != NULL)
