@@ -50,7 +50,8 @@ static void dir_of(const char *path, char *out, size_t cap) {
   out[n] = '\0';
 }
 
-/* NAME.sym beside NAME.etl (any case of .etl), else NAME.sym appended. */
+/* NAME.sym beside NAME.etl (any case of .etl), else NAME.sym appended;
+   one that cannot be read is said and left out, as the scripts do. */
 static hsi_symmap *map_beside(const char *trace) {
   char p[1024], err[HS_ERRLEN];
   size_t n = strlen(trace);
@@ -64,7 +65,9 @@ static hsi_symmap *map_beside(const char *trace) {
   memcpy(p + n, ".sym", 5);
   if (!(f = fopen(p, "rb"))) return NULL;
   fclose(f);
-  return hsi_symmap_load(&sm, p, err, sizeof err) == 0 ? sm : NULL;
+  if (hsi_symmap_load(&sm, p, err, sizeof err) == 0) return sm;
+  fprintf(stderr, "heapscript: ignoring %s: %s\n", p, err);
+  return NULL;
 }
 
 static void status_text(const hsi_sym_image *r, char *out, size_t cap) {

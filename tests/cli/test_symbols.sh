@@ -121,6 +121,16 @@ cp "$E" "$T/upper/MEMORYTESTAPP.ETL"; cp examples/memorytestapp.sym "$T/upper/ME
 "$HS" symbols "$T/upper/MEMORYTESTAPP.ETL" >"$T/out"
 [ "$(grep -c '; symbol map: ' "$T/out")" = 3 ] || no "symbols: the map beside MEMORYTESTAPP.ETL names 3 images: $(cat "$T/out")"
 
+# a malformed map beside the trace: symbols says it is ignored, with the line, as leaks does
+mkdir -p "$T/badmap"
+cp "$E" "$T/badmap/"; printf 'MemoryTestApp.exe 1000 100 MapMain\nMemoryTestApp.exe zz 10 Bad\n' >"$T/badmap/memorytestapp.sym"
+"$HS" symbols "$T/badmap/memorytestapp.etl" >"$T/out" 2>"$T/err" || no "symbols with a malformed map beside the trace exits 0"
+"$HS" leaks "$T/badmap/memorytestapp.etl" >/dev/null 2>"$T/err2"
+msg="heapscript: ignoring $T/badmap/memorytestapp.sym: $T/badmap/memorytestapp.sym:2: expected the RVA in hex after the module name, got 'zz'"
+{ [ "$(cat "$T/err")" = "$msg" ] && [ "$(cat "$T/err2")" = "$msg" ]; } \
+  || no "a malformed map beside the trace: symbols says so as leaks does: $(cat "$T/err") / $(cat "$T/err2")"
+grep -q '^4 images: ' "$T/out" || no "a malformed map beside the trace: the report is made: $(tail -1 "$T/out")"
+
 # one PDB at two ages in two processes: two image identities, each with its own answer;
 # a renamed copy of ntdll named from the map by its ImageId's OriginalFileName
 mkdir -p "$T/ids"
