@@ -97,18 +97,33 @@ static void status_text(const hsi_sym_image *r, char *out, size_t cap) {
   }
 }
 
-/* s cut to w columns, its last kept character replaced by '~' when cut:
-   a table line stays within a terminal whatever the names. */
-static const char *fit(const char *s, int w, char *buf, size_t cap) {
-  size_t n = strlen(s);
-  if ((int)n <= w || (size_t)w >= cap) return s;
-  memcpy(buf, s, (size_t)w - 1);
-  buf[w - 1] = '~';
-  buf[w] = '\0';
+/* Columns of s: its UTF-8 characters (hsi_term_width). */
+static int width(const char *s) { return (int)hsi_term_width(s, strlen(s)); }
+
+#define COLW 24          /* module and pdb columns at most */
+#define FITCAP (4 * COLW + 2)   /* COLW characters of up to 4 bytes each, and the NUL */
+
+/* s cut to w columns (w <= COLW), its last kept character replaced by '~'
+   when cut: a table line stays within a terminal whatever the names, and
+   a name is cut between two characters, never inside one. */
+static const char *fit(const char *s, int w, char *buf) {
+  size_t n = strlen(s), k;
+  if (width(s) <= w || w < 1 || w > COLW) return s;
+  k = hsi_term_take(s, n, (size_t)w - 1);
+  memcpy(buf, s, k);
+  buf[k] = '~';
+  buf[k + 1] = '\0';
   return buf;
 }
 
-#define COLW 24          /* module and pdb columns at most */
+/* s in a column of w characters, then the two blanks between columns
+   (printf's %-*s counts bytes). */
+static void cell(const char *s, int w) {
+  int k = width(s);
+  fputs(s, stdout);
+  printf("%*s  ", k < w ? w - k : 0, "");
+}
+
 #define MINW 8           /* module and pdb columns at least, when cut for a terminal */
 static const char keyhead[] = "GUID+age (symbol store key)";
 
@@ -135,10 +150,10 @@ static void print_wrapped(const char *st, int cols, const char *first, const cha
 static void print_text(const hsi_sym_image *rep, long n, int cols) {
   long i;
   int wm = 6, wp = 3, wk = (int)strlen(keyhead), counts[8] = { 0 }, stacked = 0, widest = 0;
-  char key[HSI_SYMKEY_LEN], st[2600], b1[COLW + 1], b2[COLW + 1];
+  char key[HSI_SYMKEY_LEN], st[2600], b1[FITCAP], b2[FITCAP];
   size_t sn;
   for (i = 0; i < n; i++) {
-    int a = (int)strlen(rep[i].module), b = (int)strlen(hsi_sym_basename(rep[i].pdb_name));
+    int a = width(rep[i].module), b = width(hsi_sym_basename(rep[i].pdb_name));
     if (a > wm) wm = a > COLW ? COLW : a;
     if (b > wp) wp = b > COLW ? COLW : b;
     if (rep[i].has_id) {               /* 32 hex digits of the GUID and 1 to 8 of the age */
@@ -146,7 +161,7 @@ static void print_text(const hsi_sym_image *rep, long n, int cols) {
       if ((int)strlen(key) > wk) wk = (int)strlen(key);
     }
     status_text(&rep[i], st, sizeof st);
-    if ((int)strlen(st) > widest) widest = (int)strlen(st);
+    if (width(st) > widest) widest = width(st);
   }
   if (cols > 0 && wm + 2 + wp + 2 + wk + 2 + widest > cols) {
     stacked = 1;
@@ -159,16 +174,17 @@ static void print_text(const hsi_sym_image *rep, long n, int cols) {
   else printf("%-*s  %-*s  %-*s  %s\n", wm, "module", wp, "pdb", wk, keyhead, "status");
   for (i = 0; i < n; i++) {
     const hsi_sym_image *r = &rep[i];
-    const char *m = fit(r->module, wm, b1, sizeof b1), *p = fit(r->has_id ? hsi_sym_basename(r->pdb_name) : "-",
-                                                                 wp, b2, sizeof b2);
+    const char *m = fit(r->module, wm, b1), *p = fit(r->has_id ? hsi_sym_basename(r->pdb_name) : "-", wp, b2);
     if (r->has_id) hsi_sym_key(&r->guid, r->age, key);
     else snprintf(key, sizeof key, "-");
     status_text(r, st, sizeof st);
+    cell(m, wm);
+    cell(p, wp);
     if (stacked) {
-      printf("%-*s  %-*s  %s\n", wm, m, wp, p, key);
+      printf("%s\n", key);
       print_wrapped(st, cols, "    ", "    ");
     } else {
-      printf("%-*s  %-*s  %-*s  %s\n", wm, m, wp, p, wk, key, st);
+      printf("%-*s  %s\n", wk, key, st);
     }
     if (r->status >= 0 && r->status < 8) counts[r->status]++;
   }

@@ -157,6 +157,34 @@ for cols in 60 80; do
   [ "$(sed -n '/^5 images:/,$p' "$T/pty" | sed 's/^ *//' | tr '\n' ' ' | sed 's/ $//')" = "$sum" ] \
     || no "symbols on $cols columns: the summary wrapped: $(sed -n '/^5 images:/,$p' "$T/pty")"
 done
+# symbols: module and PDB names not ASCII are cut between characters and their columns counted in
+# characters (a cut split 'ü' into a lone byte, and a column of such names was short by a blank per
+# byte past the first of each); into a pipe as on 60 and 80 columns
+cat >"$T/utf.lua" <<'LUA'
+local w = assert(heapscript.writer(arg[1]))
+w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
+for i, m in ipairs { "ÜberprüfungsmodulÄÖÜäöüß.dll", "Ωμέγα.dll", "plain.dll" } do
+  local base, h = 0x7FF000000000 + i * 0x100000, "73530e7b1169d7af4c4c44205044422e"
+  w:image { op = "dcstart", pid = 100, base = base, size = 0x6000, ts = 10 + i, path = "C:\\app\\" .. m }
+  w:mof { provider = "b3e675d7-2554-4f18-830b-2762732560de", opcode = 36, version = 2, pid = 100, tid = 104, ts = 10 + i,
+          payload = string.pack("<I8I4I4I2I2", base, 100, tonumber(h:sub(1, 8), 16), tonumber(h:sub(9, 12), 16),
+                                tonumber(h:sub(13, 16), 16))
+                    .. h:sub(17):gsub("%x%x", function(x) return string.char(tonumber(x, 16)) end)
+                    .. string.pack("<I4z", 1, (m:gsub("dll$", "pdb"))) }
+end
+assert(w:close())
+LUA
+"$HS" "$T/utf.lua" -- "$T/utf.etl" || no "writing the trace of non-ASCII names"
+for cols in 0 60 80; do
+  if [ $cols = 0 ]; then "$HS" symbols "$T/utf.etl" >"$T/pty"; else pty "COLUMNS=$cols $HS symbols $T/utf.etl" | sed "s/\r//g" >"$T/pty"; fi
+  iconv -f UTF-8 -t UTF-8 "$T/pty" >/dev/null 2>&1 || no "symbols of non-ASCII names on $cols columns: a name cut inside a character"
+  LC_ALL=C sed 's/[\x80-\xbf]//g' "$T/pty" >"$T/chars"          # one byte a character
+  long=$(awk -v c=$cols 'c > 0 && length($0) > c' "$T/chars" | head -n 1)
+  [ -z "$long" ] || no "symbols of non-ASCII names on $cols columns: a line longer: $long"
+  at=$(awk '{ k = index($0, "73530E7B") } k { print k }' "$T/chars" | sort -u | tr '\n' ' ')
+  [ "$(echo $at | wc -w)" = 1 ] || no "symbols of non-ASCII names on $cols columns: the keys not in one column (characters $at): $(cat "$T/pty")"
+  grep -q "^Überprüf.*~  Überprüf.*~  " "$T/pty" || no "symbols on $cols columns: the long name cut with '~': $(cat "$T/pty")"
+done
 # heapscript dump: on a terminal each event's line cut at spaces to the width, the rest
 # under the header type; the pieces joined again are the line it writes into a pipe
 for cols in 60 80; do
