@@ -397,6 +397,29 @@ got=$("$HS" "$T/rebuilt.lua" -- "$T/rebuilt" 2>/dev/null | tr '\n' ';')
 [ "$got" = "plugin.dll!InnerLoopOperation+0x1f [memorytestapp.c:53];plugin.dll+0x14bf;2 groups;" ] \
   || no "a rebuilt plug-in reloaded at its base: each load named from its own PDB: $got"
 
+# "processes" counts the process instances that loaded an image, not its loads: a DLL loaded three
+# times by one process and once by another is 2
+mkdir -p "$T/reload"
+cat >"$T/reload.lua" <<'LUA'
+local dir = arg[1]
+local rsds = dofile(arg[0]:gsub("[^/]*$", "") .. "rsds.lua")
+local w = assert(heapscript.writer(dir .. "/reload.etl"))
+local ts = 20
+w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "a.exe" }
+w:process { op = "dcstart", pid = 200, ppid = 4, ts = 10, name = "b.exe" }
+for i, pid in ipairs { 100, 100, 100, 200 } do
+  local base = 0x180000000 + i * 0x1000000
+  w:image { op = "load", pid = pid, base = base, size = 0x6000, ts = ts, path = "C:\\app\\plugin.dll" }
+  rsds(w, { pid = pid, tid = pid + 4, ts = ts, base = base, guid = "73530e7b-1169-d7af-4c4c-44205044422e", age = 1,
+            pdb = "MemoryTestApp.pdb" })
+  if pid == 100 then w:image { op = "unload", pid = pid, base = base, size = 0x6000, ts = ts + 10, path = "C:\\app\\plugin.dll" } end
+  ts = ts + 20
+end
+assert(w:close())
+LUA
+"$HS" "$T/reload.lua" -- "$T/reload" || no "writing the reload trace"
+"$HS" symbols --json "$T/reload/reload.etl" | grep -q '"module": "plugin.dll", .*"processes": 2}' \
+  || no "symbols --json: processes counts process instances: $("$HS" symbols --json "$T/reload/reload.etl")"
 # more PDBs than the soft limit of open files (each found PDB stays open): heapscript raises its
 # limit to the hard one, so 48 PDBs under a soft limit of 32 are all found and the report is written
 mkdir -p "$T/fds"
