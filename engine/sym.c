@@ -106,7 +106,6 @@ struct hsi_syms {
   char **dirs;               /* hsi_syms_add_dir, in order */
   size_t ndirs;
   hsi_sympath sp;            /* path entries, then dirs */
-  int urls_said;
   ident *ids;
   size_t nids, capids;
   uint32_t *idmap;           /* open-addressed index of ids by id_hash (ident + 1) */
@@ -197,11 +196,36 @@ static void say(hsi_syms *sy, const char *text) {
   sy->msg(sy->msg_ud, m);
 }
 
+/*
+** The URLs said, for the whole run: a URL of the symbol path is said
+** once, however many traces take that path (diff's two, a script's
+** several), where say() is once a trace.  Their hashes, each slot
+** claimed with a compare-and-swap so that two threads never both say
+** one; past NURLS distinct URLs, one may be said again.
+*/
+#define NURLS 32
+static uint64_t urls_said[NURLS];
+
+static int url_first(const char *url) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  int i;
+  for (; *url; url++) h = (h ^ (unsigned char)*url) * 0x100000001b3ull;   /* FNV-1a */
+  h |= 1;                                                                 /* 0: a free slot */
+  for (i = 0; i < NURLS; i++) {
+    uint64_t cur = __atomic_load_n(&urls_said[i], __ATOMIC_ACQUIRE);
+    if (cur == 0 && __atomic_compare_exchange_n(&urls_said[i], &cur, h, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return 1;
+    if (cur == h) return 0;
+  }
+  return 1;
+}
+
 static void say_urls(hsi_syms *sy) {
   size_t i;
   char m[1200];
+  if (!sy->msg) return;                   /* not said: a later trace's messages will say it */
   for (i = 0; i < sy->sp.n; i++)
-    if (sy->sp.e[i].kind == HSI_SP_URL) {
+    if (sy->sp.e[i].kind == HSI_SP_URL && url_first(sy->sp.e[i].path)) {
       snprintf(m, sizeof m, "symbols: %s ignored: there is no network here and heapscript never "
                "downloads; PDBs are read from local directories and stores only", sy->sp.e[i].path);
       say(sy, m);

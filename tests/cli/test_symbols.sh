@@ -45,6 +45,11 @@ cp examples/MemoryTestApp.pdb "$T/store2/Me/MemoryTestApp.pdb/$KEY/"
   >"$T/out" 2>"$T/err"
 grep -qF "found $T/store/MemoryTestApp.pdb/$KEY/MemoryTestApp.pdb" "$T/out" || no "--symbol-path srv*STORE: found in the store: $(cat "$T/out")"
 [ "$(grep -c 'https://msdl.microsoft.com/download/symbols ignored: there is no network' "$T/err")" = 1 ] || no "the URL is said once: $(cat "$T/err")"
+# ... once a run, not once a trace: diff's two traces take the one path
+_NT_SYMBOL_PATH="srv*$T/store*https://msdl.microsoft.com/download/symbols" "$HS" diff "$T/away/memorytestapp.etl" \
+  examples/memorytestapp-newleak.etl >/dev/null 2>"$T/err"
+[ "$(grep -c 'https://msdl.microsoft.com/download/symbols ignored: there is no network' "$T/err")" = 1 ] \
+  || no "the URL is said once a run (diff of two traces): $(cat "$T/err")"
 _NT_SYMBOL_PATH="cache*$T/store2" "$HS" symbols "$T/away/memorytestapp.etl" \
   | grep -qF "found $T/store2/Me/MemoryTestApp.pdb/$KEY/MemoryTestApp.pdb" || no "_NT_SYMBOL_PATH, a two-tier store (index2.txt)"
 "$HS" --symbol-path "srv*$T/store" leaks "$T/away/memorytestapp.etl" 2>/dev/null \
