@@ -478,6 +478,20 @@ cp "$T/fds/m00.pdb" "$T/kd/MemoryTestApp.pdb"
 grep -q "^MemoryTestApp.exe .* damaged: $T/kd/store/MemoryTestApp.pdb/$KEY/MemoryTestApp.pdb: offset 0x" "$T/out" \
   || no "a damaged PDB at its store key, a mismatched one beside the trace: the damaged one said: $(grep MemoryTestApp "$T/out")"
 
+# a store entry compressed (NAME.pd_ at the key, as symstore /compress writes it) is found and said to
+# be expanded, not "missing"; a FIFO named NAME.pdb is not opened (it would block): unreadable
+mkdir -p "$T/cab/store/MemoryTestApp.pdb/$KEY" "$T/fifo"
+cp examples/MemoryTestApp.pdb "$T/cab/store/MemoryTestApp.pdb/$KEY/MemoryTestApp.pd_"
+"$HS" symbols --symbol-path "srv*$T/cab/store" "$T/away/memorytestapp.etl" >"$T/out" 2>&1
+grep -q "^MemoryTestApp.exe .* unreadable: $T/cab/store/MemoryTestApp.pdb/$KEY/MemoryTestApp.pd_: compressed, not read: expand it to MemoryTestApp.pdb$" "$T/out" \
+  || no "a compressed store entry: said to be expanded: $(grep MemoryTestApp "$T/out")"
+cp "$E" "$T/fifo/"
+if mkfifo "$T/fifo/MemoryTestApp.pdb" 2>/dev/null; then
+  timeout 20 "$HS" symbols "$T/fifo/memorytestapp.etl" >"$T/out" 2>&1
+  grep -q "^MemoryTestApp.exe .* unreadable: $T/fifo/MemoryTestApp.pdb: not a regular file$" "$T/out" \
+    || no "a FIFO named as the PDB: unreadable, not a regular file: $(grep MemoryTestApp "$T/out")"
+fi
+
 # a real trace: hundreds of images, every one on its own line within a terminal's width
 C=${HEAPSCRIPT_CORPUS:-../shared/traces}/microsoft_perfview__net.4.5.2.x64.etl
 if [ -f "$C" ]; then
