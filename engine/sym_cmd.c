@@ -260,6 +260,7 @@ int hsi_sym_cmd(int argc, char **argv) {
       if (i + 1 >= argc) { free(files); return hsi_cli_usage_error("symbols", usage, "%s needs a value", a); }
       if (strcmp(a, "--symbol-path") == 0) sympath = argv[++i]; else mappath = argv[++i];
     } else if (strncmp(a, "--symbol-path=", 14) == 0) sympath = a + 14;
+    else if (strncmp(a, "--symbols=", 10) == 0) mappath = a + 10;
     else { free(files); return hsi_cli_usage_error("symbols", usage, "unknown option %s", a); }
   }
   if (nfiles == 0) {

@@ -514,6 +514,10 @@ for cmd in "symbols --symbols $d $E" "leaks $E --symbols $d"; do
   [ $rc -eq 2 ] && [ "$err" = "heapscript: $d: is a directory, not a symbol map" ] || no "$cmd: exit $rc: $err"
 done
 rmdir "$d"
+# --symbols=MAP as --symbol-path=P: the map's names counted (it was an unknown option)
+mkdir -p "$T/eqmap"; cp "$E" "$T/eqmap/"
+"$HS" symbols --symbols="examples/memorytestapp.sym" "$T/eqmap/memorytestapp.etl" >"$T/out" 2>"$T/err" \
+  && [ "$(grep -c '; symbol map: ' "$T/out")" = 3 ] || no "symbols --symbols=MAP: $(cat "$T/err" "$T/out")"
 "$HS" symbols "$T/nonexistent.etl" >/dev/null 2>&1; [ $? -eq 2 ] || no "symbols: a missing trace: exit 2"
 "$HS" symbols --help | grep -q "usage: heapscript symbols" || no "symbols --help"
 
