@@ -42,12 +42,25 @@ static int columns(void) { return columns_of(stdout); }
 
 int hsi_term_columns(void) { return isatty(fileno(stdout)) ? columns() : 0; }
 
+size_t hsi_term_width(const char *s, size_t n) {
+  size_t i, w = 0;
+  for (i = 0; i < n; i++) w += ((unsigned char)s[i] & 0xC0) != 0x80;
+  return w;
+}
+
+size_t hsi_term_take(const char *s, size_t n, size_t w) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    if (((unsigned char)s[i] & 0xC0) != 0x80 && w-- == 0) return i;
+  return n;
+}
+
 size_t hsi_term_cut(const char *s, size_t n, size_t w, size_t min) {
-  size_t k;
-  if (n <= w) return n;
-  for (k = w; k > min; k--) if (s[k] == ' ') return k;
-  for (k = w; k > 1 && ((unsigned char)s[k] & 0xC0) == 0x80; k--) {}
-  return k;
+  size_t end = hsi_term_take(s, n, w), lo, k;
+  if (end == n) return n;
+  lo = hsi_term_take(s, end, min);
+  for (k = end; k > lo; k--) if (s[k] == ' ') return k;   /* a blank is one byte */
+  return end ? end : hsi_term_take(s, n, 1);               /* w 0: one character */
 }
 
 int hsi_term_color(void) {

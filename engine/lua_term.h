@@ -9,10 +9,16 @@
    terminal's own; 80 when neither is within 20..1000), 0 when it is a file
    or a pipe: text into those is not fitted, one line per item. */
 int hsi_term_columns(void);
-/* Where to cut s[0..n) for a line of at most w bytes: n when it fits;
-   else at its last blank s[k], min < k <= w; else at w, moved back to the
-   start of a UTF-8 character.  The line is s[0..cut); the blanks at the
-   cut are the caller's to drop. */
+/* Columns of s[0..n) in UTF-8: its characters (a byte 10xxxxxx continues
+   one).  Every character is taken as one column. */
+size_t hsi_term_width(const char *s, size_t n);
+/* The bytes of s[0..n)'s first w characters (n when it has no more). */
+size_t hsi_term_take(const char *s, size_t n, size_t w);
+/* Where to cut s[0..n) (a byte offset) for a line of at most w
+   characters: n when it fits; else at its last blank, the line before it
+   more than min characters and at most w; else after w characters, never
+   inside one.  The line is s[0..cut); the blanks at the cut are the
+   caller's to drop. */
 size_t hsi_term_cut(const char *s, size_t n, size_t w, size_t min);
 /* 1 when standard output takes colour: a terminal, NO_COLOR unset or empty, TERM not "dumb". */
 int hsi_term_color(void);

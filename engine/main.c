@@ -207,20 +207,20 @@ static void put_secs(line *o, long long ns, int places, int width) {
 }
 
 /* The text line o (its '\n' last) on a terminal of cols columns: cut at
-   spaces into lines of at most cols, the rest under the header type
+   spaces into lines of at most cols characters, the rest under the header type
    (DUMP_CONT columns in: right of the time), a word wider than that cut
    where it must.  Into a file or a pipe (cols 0), the line as it is. */
 #define DUMP_CONT 15
 static void put_line(const line *o, int cols) {
   const char *b = o->b;
   size_t n = o->n - 1, pos = 0, lim = (size_t)cols;
-  if (cols <= DUMP_CONT + 8 || n <= lim) { fwrite(o->b, 1, o->n, stdout); return; }
+  if (cols <= DUMP_CONT + 8 || hsi_term_width(b, n) <= lim) { fwrite(o->b, 1, o->n, stdout); return; }
   for (;;) {
     size_t brk;
-    if (n - pos <= lim) { fwrite(b + pos, 1, n - pos, stdout); fputc('\n', stdout); return; }
+    if (hsi_term_width(b + pos, n - pos) <= lim) { fwrite(b + pos, 1, n - pos, stdout); fputc('\n', stdout); return; }
     brk = pos + hsi_term_cut(b + pos, n - pos, lim, 0);
     while (brk > pos && b[brk - 1] == ' ') brk--;     /* no trailing blanks */
-    if (brk == pos) brk = pos + lim;                    /* blanks only: cannot be */
+    if (brk == pos) brk = pos + hsi_term_take(b + pos, n - pos, lim);   /* blanks only: cannot be */
     fwrite(b + pos, 1, brk - pos, stdout);
     fprintf(stdout, "\n%*s", DUMP_CONT, "");
     for (pos = brk; pos < n && b[pos] == ' '; pos++) ;

@@ -19,6 +19,8 @@ static inline int hsi_fileid_eq(const hsi_fileid *a, const hsi_fileid *b) {
   return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime == b->mtime;
 }
 
+enum { HSI_PATH_NONE, HSI_PATH_FILE, HSI_PATH_DIR, HSI_PATH_OTHER };
+
 #ifdef _WIN32
 #include <wchar.h>
 FILE *hsi_fopen(const char *path, const char *mode);
@@ -30,6 +32,10 @@ int hsi_rename(const char *from, const char *to);
 int hsi_tmpname(char *buf, size_t len);
 /* 1 when path names a regular file. */
 int hsi_is_file(const char *path);
+/* What path names: HSI_PATH_NONE (nothing, or it cannot be looked at),
+   _FILE (a regular file), _DIR or _OTHER (a FIFO, a device, a socket:
+   not to be opened as a file; Windows reports none). */
+int hsi_path_kind(const char *path);
 /* 1 when both paths name the same existing file (links included). */
 int hsi_same_file(const char *a, const char *b);
 /* 0 and *id for an existing file, -1 when it cannot be looked at. */
@@ -53,6 +59,11 @@ char *hsi_realpath(const char *path);
 static inline int hsi_is_file(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+static inline int hsi_path_kind(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) return HSI_PATH_NONE;
+  return S_ISREG(st.st_mode) ? HSI_PATH_FILE : S_ISDIR(st.st_mode) ? HSI_PATH_DIR : HSI_PATH_OTHER;
 }
 static inline int hsi_same_file(const char *a, const char *b) {
   struct stat sa, sb;

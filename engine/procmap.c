@@ -822,17 +822,30 @@ static int proc_eras(hsi_procmap *pm, proc *p) {
 
 /*
 ** Identities (hsi_image_sig).  The images in order of file name, base
-** and size; in each run of one (name, base, size) the checksums and the
-** timestamps known, and where a run knows one alone, it is the image's
-** that lacks it.
+** and size, and in each run of one (name, base, size) by PDB identity
+** (DbgID_RSDS: GUID and age).  Where a run knows one PDB identity, an
+** image lacking one (its DbgID lost) has it; where it knows several (a
+** plug-in rebuilt and reloaded at its base, name and size unchanged),
+** each is another image, and so is one lacking any.  In each part of
+** one PDB identity the checksums and the timestamps known, and where it
+** knows one alone, it is the image's that lacks it: a timestamp is not
+** given across PDB identities.
 */
-typedef struct idkey { uint32_t module, id; uint64_t base, size; } idkey;
+typedef struct idkey { uint32_t module, id, age, pdb; uint64_t base, size; hs_guid guid; } idkey;
+
+static int by_pdb(const idkey *x, const idkey *y) {
+  if (x->pdb != y->pdb) return x->pdb < y->pdb ? -1 : 1;
+  if (x->age != y->age) return x->age < y->age ? -1 : 1;
+  return memcmp(&x->guid, &y->guid, sizeof x->guid);
+}
 
 static int by_file(const void *a, const void *b) {
   const idkey *x = (const idkey *)a, *y = (const idkey *)b;
+  int c;
   if (x->module != y->module) return x->module < y->module ? -1 : 1;
   if (x->base != y->base) return x->base < y->base ? -1 : 1;
   if (x->size != y->size) return x->size < y->size ? -1 : 1;
+  if ((c = by_pdb(x, y)) != 0) return c;
   return (x->id > y->id) - (x->id < y->id);
 }
 
@@ -849,26 +862,45 @@ static uint32_t only_known(const hsi_procmap *pm, const idkey *k, uint32_t n, in
   return v;
 }
 
+/* The identity of the images k[0..n) of one (name, base, size, PDB identity). */
+static void identity(hsi_procmap *pm, const idkey *k, uint32_t n, const idkey *pdb) {
+  uint32_t ck = only_known(pm, k, n, 0), tds = only_known(pm, k, n, 1), m;
+  uint64_t h = 0;
+  if (pdb->pdb) {
+    uint64_t g[2];
+    memcpy(g, &pdb->guid, sizeof g);
+    h = hsi_mix64(hsi_mix64(g[0] ^ pdb->age) ^ g[1]);
+  }
+  for (m = 0; m < n; m++) {
+    hsi_image *im = IMG(pm, k[m].id);
+    uint32_t c = im->checksum ? im->checksum : ck, t = im->time_date_stamp ? im->time_date_stamp : tds;
+    im->sig = hsi_mix64(hsi_mix64((uint64_t)im->module << 32 ^ im->size) ^ im->base) ^ ((uint64_t)c << 32 | t) ^ h;
+  }
+}
+
 static int identities(hsi_procmap *pm) {
-  uint32_t i, j;
+  uint32_t i, j, a, b;
   idkey *k;
   if (!pm->nimages) return 0;
-  if (!(k = malloc((size_t)pm->nimages * sizeof *k))) return HS_ENOMEM;
+  if (!(k = calloc(pm->nimages, sizeof *k))) return HS_ENOMEM;
   for (i = 0; i < pm->nimages; i++) {
     const hsi_image *im = IMG(pm, i);
     k[i].module = im->module; k[i].base = im->base; k[i].size = im->size; k[i].id = i;
+    if (im->flags & HSI_IMG_PDB) { k[i].pdb = 1; k[i].guid = im->pdb_guid; k[i].age = im->pdb_age; }
   }
   qsort(k, pm->nimages, sizeof *k, by_file);
   for (i = 0; i < pm->nimages; i = j) {
-    uint32_t ck, tds, m;
     for (j = i + 1; j < pm->nimages && k[j].module == k[i].module && k[j].base == k[i].base
                     && k[j].size == k[i].size; j++) {}
-    ck = only_known(pm, k + i, j - i, 0);
-    tds = only_known(pm, k + i, j - i, 1);
-    for (m = i; m < j; m++) {
-      hsi_image *im = IMG(pm, k[m].id);
-      uint32_t c = im->checksum ? im->checksum : ck, t = im->time_date_stamp ? im->time_date_stamp : tds;
-      im->sig = hsi_mix64(hsi_mix64((uint64_t)im->module << 32 ^ im->size) ^ im->base) ^ ((uint64_t)c << 32 | t);
+    for (a = i; a < j && !k[a].pdb; a++) {}          /* k[i..a): no PDB identity */
+    if (a < j && by_pdb(&k[a], &k[j - 1]) == 0) {     /* one PDB identity: the run is one */
+      identity(pm, k + i, j - i, &k[a]);
+      continue;
+    }
+    if (a > i) identity(pm, k + i, a - i, &k[i]);
+    for (; a < j; a = b) {
+      for (b = a + 1; b < j && by_pdb(&k[a], &k[b]) == 0; b++) {}
+      identity(pm, k + a, b - a, &k[a]);
     }
   }
   free(k);
@@ -987,14 +1019,16 @@ static void apply_id(hsi_procmap *pm, hsi_image *im, const pending_id *d) {
 
 /* The image a KernelTraceControl record describes: the Image record just
    fed with the same base and timestamp (the relogger writes them side by
-   side, §6.8), else the live image at that base in the named process,
-   else in the system process. */
+   side, §6.8) when it is of the named process (or none is named: two
+   processes' images at one base and tick are not the other's), else the
+   live image at that base in the named process, else in the system
+   process. */
 static hsi_image *id_target(hsi_procmap *pm, uint64_t base, uint32_t pid, int64_t ts) {
   uint32_t inst;
   hsi_image *im;
   if (pm->last_img && pm->last_img_ts == ts) {
     im = IMG(pm, pm->last_img - 1);
-    if (im->base == base) return im;
+    if (im->base == base && (pid == 0 || hsi_procmap_pid(pm, im->instance) == pid)) return im;
   }
   if (pid != 0 && (inst = hsi_procmap_find(pm, pid, ts)) != 0
       && (im = image_at_base(pm, &pm->procs[inst], base, ts)) != NULL)

@@ -143,12 +143,15 @@ uint32_t hsi_procmap_nimages(const hsi_procmap *pm);
 const hsi_image *hsi_procmap_image(const hsi_procmap *pm, uint32_t id);  /* 0..n-1 */
 
 /* An image as the names of its frames depend on it, hashed: its file
-   name, base (a frame is named by its offset from it), size, checksum and
-   link timestamp, so that the same DLL at one base in two processes is
-   one.  A checksum or timestamp that a record lacks (0: rundown records
-   of some systems carry no timestamp) is the one the other records of
-   that file name, base and size have, when they agree on one.  Set by
-   hsi_procmap_settle (0 before). */
+   name, base (a frame is named by its offset from it), size, checksum,
+   link timestamp and PDB identity (GUID and age, where a DbgID_RSDS gave
+   one), so that the same DLL at one base in two processes is one and a
+   rebuild of it is another.  A PDB identity that an image lacks is the
+   one the other images of that file name, base and size have, when they
+   agree on one.  A checksum or timestamp that a record lacks (0: rundown
+   records of some systems carry no timestamp) is the one the other
+   records of that file name, base, size and PDB identity have, when they
+   agree on one.  Set by hsi_procmap_settle (0 before). */
 static inline uint64_t hsi_image_sig(const hsi_image *im) { return im ? im->sig : 0; }
 
 /* The end of an image's range: base + size, kept from wrapping. */

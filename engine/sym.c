@@ -92,7 +92,6 @@ typedef struct ident {
   int has_id, searched, status;
   const char *path, *detail; /* interned report texts */
   hsi_pdb *pdb;
-  uint32_t processes;
   /* address cache: rva -> frames[first .. first + count) */
   uint64_t *rva;
   uint32_t *first;           /* first frame + 1; 0 = empty slot */
@@ -107,7 +106,6 @@ struct hsi_syms {
   char **dirs;               /* hsi_syms_add_dir, in order */
   size_t ndirs;
   hsi_sympath sp;            /* path entries, then dirs */
-  int urls_said;
   ident *ids;
   size_t nids, capids;
   uint32_t *idmap;           /* open-addressed index of ids by id_hash (ident + 1) */
@@ -198,11 +196,36 @@ static void say(hsi_syms *sy, const char *text) {
   sy->msg(sy->msg_ud, m);
 }
 
+/*
+** The URLs said, for the whole run: a URL of the symbol path is said
+** once, however many traces take that path (diff's two, a script's
+** several), where say() is once a trace.  Their hashes, each slot
+** claimed with a compare-and-swap so that two threads never both say
+** one; past NURLS distinct URLs, one may be said again.
+*/
+#define NURLS 32
+static uint64_t urls_said[NURLS];
+
+static int url_first(const char *url) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  int i;
+  for (; *url; url++) h = (h ^ (unsigned char)*url) * 0x100000001b3ull;   /* FNV-1a */
+  h |= 1;                                                                 /* 0: a free slot */
+  for (i = 0; i < NURLS; i++) {
+    uint64_t cur = __atomic_load_n(&urls_said[i], __ATOMIC_ACQUIRE);
+    if (cur == 0 && __atomic_compare_exchange_n(&urls_said[i], &cur, h, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return 1;
+    if (cur == h) return 0;
+  }
+  return 1;
+}
+
 static void say_urls(hsi_syms *sy) {
   size_t i;
   char m[1200];
+  if (!sy->msg) return;                   /* not said: a later trace's messages will say it */
   for (i = 0; i < sy->sp.n; i++)
-    if (sy->sp.e[i].kind == HSI_SP_URL) {
+    if (sy->sp.e[i].kind == HSI_SP_URL && url_first(sy->sp.e[i].path)) {
       snprintf(m, sizeof m, "symbols: %s ignored: there is no network here and heapscript never "
                "downloads; PDBs are read from local directories and stores only", sy->sp.e[i].path);
       say(sy, m);
@@ -351,7 +374,6 @@ static ident *ident_of(hsi_syms *sy, const hsi_image *im) {
     if (idmap_add(sy, sy->nids) != 0) return NULL;
     sy->nids++;
   }
-  sy->ids[i].processes++;
   sy->img[im->id] = (uint32_t)i + 1;
   return &sy->ids[i];
 }
@@ -684,8 +706,30 @@ const char *hsi_sym_status_name(int status) {
   }
 }
 
-long hsi_syms_report(hsi_syms *sy, const hsi_sym_image **out) {
+static int by_pair(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The process instances that loaded each identity, into procs[nids]: an
+   image loaded three times by one process is one. */
+static int count_processes(hsi_syms *sy, uint32_t *procs) {
   uint32_t i, n = hsi_procmap_nimages(sy->pm);
+  size_t m = 0, j;
+  uint64_t *pair = (uint64_t *)malloc((n ? n : 1) * sizeof *pair);   /* ident << 32 | instance */
+  if (!pair) return HS_ENOMEM;
+  for (i = 0; i < n; i++) {
+    const hsi_image *im = hsi_procmap_image(sy->pm, i);
+    if (im->id < sy->nimg && sy->img[im->id]) pair[m++] = (uint64_t)(sy->img[im->id] - 1) << 32 | im->instance;
+  }
+  qsort(pair, m, sizeof *pair, by_pair);
+  for (j = 0; j < m; j++) if (j == 0 || pair[j] != pair[j - 1]) procs[pair[j] >> 32]++;
+  free(pair);
+  return 0;
+}
+
+long hsi_syms_report(hsi_syms *sy, const hsi_sym_image **out) {
+  uint32_t i, n = hsi_procmap_nimages(sy->pm), *procs;
   hsi_sym_image *rep;
   unsigned char *seen;
   size_t k = 0;
@@ -696,7 +740,11 @@ long hsi_syms_report(hsi_syms *sy, const hsi_sym_image **out) {
   }
   if (!(rep = (hsi_sym_image *)realloc(sy->rep, (sy->nids ? sy->nids : 1) * sizeof *rep))) return HS_ENOMEM;
   sy->rep = rep;
-  if (!(seen = (unsigned char *)calloc(sy->nids ? sy->nids : 1, 1))) return HS_ENOMEM;
+  if (!(procs = (uint32_t *)calloc(sy->nids ? sy->nids : 1, sizeof *procs))) return HS_ENOMEM;
+  if (count_processes(sy, procs) != 0 || !(seen = (unsigned char *)calloc(sy->nids ? sy->nids : 1, 1))) {
+    free(procs);
+    return HS_ENOMEM;
+  }
   /* in the order of the images' first appearance in the trace */
   for (i = 0; i < n; i++) {
     const hsi_image *im = hsi_procmap_image(sy->pm, i);
@@ -722,9 +770,10 @@ long hsi_syms_report(hsi_syms *sy, const hsi_sym_image **out) {
     r->damage = d->pdb ? intern(&sy->s, hsi_pdb_error(d->pdb)) : "";
     r->map_symbols = sy->sm ? hsi_symmap_module_symbols(sy->sm, d->module) : 0;
     if (!r->map_symbols && sy->sm && d->orig) r->map_symbols = hsi_symmap_module_symbols(sy->sm, d->orig);
-    r->processes = d->processes;
+    r->processes = procs[di];
   }
   free(seen);
+  free(procs);
   *out = rep;
   return (long)k;
 }

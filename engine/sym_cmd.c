@@ -50,7 +50,8 @@ static void dir_of(const char *path, char *out, size_t cap) {
   out[n] = '\0';
 }
 
-/* NAME.sym beside NAME.etl (any case of .etl), else NAME.sym appended. */
+/* NAME.sym beside NAME.etl (any case of .etl), else NAME.sym appended;
+   one that cannot be read is said and left out, as the scripts do. */
 static hsi_symmap *map_beside(const char *trace) {
   char p[1024], err[HS_ERRLEN];
   size_t n = strlen(trace);
@@ -64,7 +65,9 @@ static hsi_symmap *map_beside(const char *trace) {
   memcpy(p + n, ".sym", 5);
   if (!(f = fopen(p, "rb"))) return NULL;
   fclose(f);
-  return hsi_symmap_load(&sm, p, err, sizeof err) == 0 ? sm : NULL;
+  if (hsi_symmap_load(&sm, p, err, sizeof err) == 0) return sm;
+  fprintf(stderr, "heapscript: ignoring %s: %s\n", p, err);
+  return NULL;
 }
 
 static void status_text(const hsi_sym_image *r, char *out, size_t cap) {
@@ -94,35 +97,50 @@ static void status_text(const hsi_sym_image *r, char *out, size_t cap) {
   }
 }
 
-/* s cut to w columns, its last kept character replaced by '~' when cut:
-   a table line stays within a terminal whatever the names. */
-static const char *fit(const char *s, int w, char *buf, size_t cap) {
-  size_t n = strlen(s);
-  if ((int)n <= w || (size_t)w >= cap) return s;
-  memcpy(buf, s, (size_t)w - 1);
-  buf[w - 1] = '~';
-  buf[w] = '\0';
+/* Columns of s: its UTF-8 characters (hsi_term_width). */
+static int width(const char *s) { return (int)hsi_term_width(s, strlen(s)); }
+
+#define COLW 24          /* module and pdb columns at most */
+#define FITCAP (4 * COLW + 2)   /* COLW characters of up to 4 bytes each, and the NUL */
+
+/* s cut to w columns (w <= COLW), its last kept character replaced by '~'
+   when cut: a table line stays within a terminal whatever the names, and
+   a name is cut between two characters, never inside one. */
+static const char *fit(const char *s, int w, char *buf) {
+  size_t n = strlen(s), k;
+  if (width(s) <= w || w < 1 || w > COLW) return s;
+  k = hsi_term_take(s, n, (size_t)w - 1);
+  memcpy(buf, s, k);
+  buf[k] = '~';
+  buf[k + 1] = '\0';
   return buf;
 }
 
-#define COLW 24          /* module and pdb columns at most */
-#define KEYW 33          /* the symbol store key: 32 hex digits of the GUID, the age's */
-#define MINW 8           /* module and pdb columns at least, when cut for a terminal */
+/* s in a column of w characters, then the two blanks between columns
+   (printf's %-*s counts bytes). */
+static void cell(const char *s, int w) {
+  int k = width(s);
+  fputs(s, stdout);
+  printf("%*s  ", k < w ? w - k : 0, "");
+}
 
-/* The status of a row on its own lines under it, indented, each at most
-   cols columns: cut at a space where one falls in a line's second half,
+#define MINW 8           /* module and pdb columns at least, when cut for a terminal */
+static const char keyhead[] = "GUID+age (symbol store key)";
+
+/* st on lines of at most cols columns, the first after first, the rest
+   after ind: cut at a space where one falls in a line's second half,
    else at the width (a path has none; hsi_term_cut). */
-static void print_status_lines(const char *st, int cols) {
-  const char *ind = "    ";
-  int w = cols - (int)strlen(ind);
+static void print_wrapped(const char *st, int cols, const char *first, const char *ind) {
   size_t n = strlen(st);
-  if (w < 16) w = 16;
   while (n > 0) {
-    int take = (int)hsi_term_cut(st, n, (size_t)w, (size_t)w / 2);
-    printf("%s%.*s\n", ind, take, st);
+    int w = cols - (int)strlen(first), take;
+    if (w < 16) w = 16;
+    take = (int)hsi_term_cut(st, n, (size_t)w, (size_t)w / 2);
+    printf("%s%.*s\n", first, take, st);
     st += take;
     n -= (size_t)take;
     while (*st == ' ') { st++; n--; }
+    first = ind;
   }
 }
 
@@ -131,47 +149,56 @@ static void print_status_lines(const char *st, int cols) {
    '~' to fit) and key, then its status under them, wrapped. */
 static void print_text(const hsi_sym_image *rep, long n, int cols) {
   long i;
-  int wm = 6, wp = 3, counts[8] = { 0 }, stacked = 0, widest = 0;
-  char key[HSI_SYMKEY_LEN], st[2600], b1[COLW + 1], b2[COLW + 1];
+  int wm = 6, wp = 3, wk = (int)strlen(keyhead), counts[8] = { 0 }, stacked = 0, widest = 0;
+  char key[HSI_SYMKEY_LEN], st[2600], b1[FITCAP], b2[FITCAP];
+  size_t sn;
   for (i = 0; i < n; i++) {
-    int a = (int)strlen(rep[i].module), b = (int)strlen(hsi_sym_basename(rep[i].pdb_name));
+    int a = width(rep[i].module), b = width(hsi_sym_basename(rep[i].pdb_name));
     if (a > wm) wm = a > COLW ? COLW : a;
     if (b > wp) wp = b > COLW ? COLW : b;
+    if (rep[i].has_id) {               /* 32 hex digits of the GUID and 1 to 8 of the age */
+      hsi_sym_key(&rep[i].guid, rep[i].age, key);
+      if ((int)strlen(key) > wk) wk = (int)strlen(key);
+    }
     status_text(&rep[i], st, sizeof st);
-    if ((int)strlen(st) > widest) widest = (int)strlen(st);
+    if (width(st) > widest) widest = width(st);
   }
-  if (cols > 0 && wm + 2 + wp + 2 + KEYW + 2 + widest > cols) {
+  if (cols > 0 && wm + 2 + wp + 2 + wk + 2 + widest > cols) {
     stacked = 1;
-    while (wm + 2 + wp + 2 + KEYW > cols && (wm > MINW || wp > MINW)) {
+    while (wm + 2 + wp + 2 + wk > cols && (wm > MINW || wp > MINW)) {
       if (wm >= wp && wm > MINW) wm--;
       else wp--;
     }
   }
-  if (stacked) printf("%-*s  %-*s  %s\n    status\n", wm, "module", wp, "pdb", "GUID+age (symbol store key)");
-  else printf("%-*s  %-*s  %-*s  %s\n", wm, "module", wp, "pdb", KEYW, "GUID+age (symbol store key)", "status");
+  if (stacked) printf("%-*s  %-*s  %s\n    status\n", wm, "module", wp, "pdb", keyhead);
+  else printf("%-*s  %-*s  %-*s  %s\n", wm, "module", wp, "pdb", wk, keyhead, "status");
   for (i = 0; i < n; i++) {
     const hsi_sym_image *r = &rep[i];
-    const char *m = fit(r->module, wm, b1, sizeof b1), *p = fit(r->has_id ? hsi_sym_basename(r->pdb_name) : "-",
-                                                                 wp, b2, sizeof b2);
+    const char *m = fit(r->module, wm, b1), *p = fit(r->has_id ? hsi_sym_basename(r->pdb_name) : "-", wp, b2);
     if (r->has_id) hsi_sym_key(&r->guid, r->age, key);
     else snprintf(key, sizeof key, "-");
     status_text(r, st, sizeof st);
+    cell(m, wm);
+    cell(p, wp);
     if (stacked) {
-      printf("%-*s  %-*s  %s\n", wm, m, wp, p, key);
-      print_status_lines(st, cols);
+      printf("%s\n", key);
+      print_wrapped(st, cols, "    ", "    ");
     } else {
-      printf("%-*s  %-*s  %-*s  %s\n", wm, m, wp, p, KEYW, key, st);
+      printf("%-*s  %s\n", wk, key, st);
     }
     if (r->status >= 0 && r->status < 8) counts[r->status]++;
   }
-  printf("%ld images: %d with their PDB", n, counts[HSI_PDB_FOUND]);
-  if (counts[HSI_PDB_MISSING]) printf(", %d missing", counts[HSI_PDB_MISSING]);
+  /* the summary: wrapped on a terminal too */
+  sn = (size_t)snprintf(st, sizeof st, "%ld images: %d with their PDB", n, counts[HSI_PDB_FOUND]);
+  if (counts[HSI_PDB_MISSING]) sn += (size_t)snprintf(st + sn, sizeof st - sn, ", %d missing", counts[HSI_PDB_MISSING]);
   if (counts[HSI_PDB_BADGUID] + counts[HSI_PDB_BADAGE])
-    printf(", %d mismatched", counts[HSI_PDB_BADGUID] + counts[HSI_PDB_BADAGE]);
-  if (counts[HSI_PDB_DAMAGED]) printf(", %d damaged", counts[HSI_PDB_DAMAGED]);
-  if (counts[HSI_PDB_UNREADABLE]) printf(", %d unreadable", counts[HSI_PDB_UNREADABLE]);
-  if (counts[HSI_PDB_NOID]) printf(", %d without a PDB identity", counts[HSI_PDB_NOID]);
-  printf("\n");
+    sn += (size_t)snprintf(st + sn, sizeof st - sn, ", %d mismatched", counts[HSI_PDB_BADGUID] + counts[HSI_PDB_BADAGE]);
+  if (counts[HSI_PDB_DAMAGED]) sn += (size_t)snprintf(st + sn, sizeof st - sn, ", %d damaged", counts[HSI_PDB_DAMAGED]);
+  if (counts[HSI_PDB_UNREADABLE])
+    sn += (size_t)snprintf(st + sn, sizeof st - sn, ", %d unreadable", counts[HSI_PDB_UNREADABLE]);
+  if (counts[HSI_PDB_NOID]) snprintf(st + sn, sizeof st - sn, ", %d without a PDB identity", counts[HSI_PDB_NOID]);
+  if (cols > 0) print_wrapped(st, cols, "", "  ");
+  else printf("%s\n", st);
 }
 
 static void jstr(const char *k, const char *v, int comma) {
@@ -233,6 +260,7 @@ int hsi_sym_cmd(int argc, char **argv) {
       if (i + 1 >= argc) { free(files); return hsi_cli_usage_error("symbols", usage, "%s needs a value", a); }
       if (strcmp(a, "--symbol-path") == 0) sympath = argv[++i]; else mappath = argv[++i];
     } else if (strncmp(a, "--symbol-path=", 14) == 0) sympath = a + 14;
+    else if (strncmp(a, "--symbols=", 10) == 0) mappath = a + 10;
     else { free(files); return hsi_cli_usage_error("symbols", usage, "unknown option %s", a); }
   }
   if (nfiles == 0) {

@@ -123,28 +123,57 @@ typedef struct want {
   int keyed_damage;    /* res is a damaged file found under the identity's own store key */
 } want;
 
+/* A file of the wanted name that could not be used (st DAMAGED or
+   UNREADABLE, err says why): the report's, unless a better one is. */
+static void unusable(want *w, const char *path, int at_key, int st, const char *err) {
+  hsi_pdb_search *r = w->res;
+  if (st < r->status || (at_key && !w->keyed_damage && (r->status == HSI_PDB_BADGUID || r->status == HSI_PDB_BADAGE))) {
+    w->keyed_damage = at_key;
+    r->status = st;
+    snprintf(r->path, sizeof r->path, "%s", path);
+    snprintf(r->detail, sizeof r->detail, "%s", err);
+  }
+}
+
 /* Look at one candidate file; 1 when it is the one (res FOUND).  at_key:
    the file lies under the identity's store key (GUID and age): one that
    does not open is almost surely the wanted PDB damaged, which a file of
-   another identity elsewhere must not hide. */
+   another identity elsewhere must not hide.  A FIFO or a device of that
+   name is not opened (a FIFO would block): unreadable.  Where there is
+   no X.pdb but an X.pd_ (a store's compressed entry, a cabinet): it is
+   not read, and the report says to expand it. */
 static int consider(want *w, const char *path, int at_key) {
   hsi_pdb_search *r = w->res;
   hsi_pdb *p = NULL;
-  char err[HS_ERRLEN];
+  char err[HS_ERRLEN + 1100];
   hs_guid g;
   uint32_t age;
-  int st;
+  int st, kind;
+  size_t n;
   r->tried++;
-  if (!hsi_is_file(path)) return 0;
+  kind = hsi_path_kind(path);
+  if (kind == HSI_PATH_OTHER) {
+    snprintf(err, sizeof err, "%s: not a regular file", path);
+    unusable(w, path, at_key, HSI_PDB_UNREADABLE, err);
+    return 0;
+  }
+  if (kind != HSI_PATH_FILE) {
+    char cab[1024];
+    n = strlen(path);
+    if (kind == HSI_PATH_NONE && n > 4 && n < sizeof cab && path[n - 4] == '.' && lower((unsigned char)path[n - 3]) == 'p'
+        && lower((unsigned char)path[n - 2]) == 'd' && lower((unsigned char)path[n - 1]) == 'b') {
+      memcpy(cab, path, n + 1);
+      cab[n - 1] = '_';
+      if (hsi_path_kind(cab) == HSI_PATH_FILE) {
+        snprintf(err, sizeof err, "%s: compressed, not read: expand it to %s", cab, hsi_sym_basename(path));
+        unusable(w, cab, at_key, HSI_PDB_UNREADABLE, err);
+      }
+    }
+    return 0;
+  }
   if ((st = hsi_pdb_open(&p, path, err, sizeof err)) < 0) {
     /* not opened (the open-file limit, permissions) is not damage */
-    st = st == HS_EIO ? HSI_PDB_UNREADABLE : HSI_PDB_DAMAGED;
-    if (st < r->status || (at_key && !w->keyed_damage && (r->status == HSI_PDB_BADGUID || r->status == HSI_PDB_BADAGE))) {
-      w->keyed_damage = at_key;
-      r->status = st;
-      snprintf(r->path, sizeof r->path, "%s", path);
-      snprintf(r->detail, sizeof r->detail, "%s", err);
-    }
+    unusable(w, path, at_key, st == HS_EIO ? HSI_PDB_UNREADABLE : HSI_PDB_DAMAGED, err);
     return 0;
   }
   hsi_pdb_identity(p, &g, &age);

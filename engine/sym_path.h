@@ -67,7 +67,8 @@ enum {
   HSI_PDB_BADAGE,            /* a PDB with the GUID, another age */
   HSI_PDB_BADGUID,           /* a PDB of that name with another GUID */
   HSI_PDB_DAMAGED,           /* a file was there but does not read as a PDB */
-  HSI_PDB_UNREADABLE,        /* a file was there but could not be opened or mapped */
+  HSI_PDB_UNREADABLE,        /* a file was there but could not be opened or mapped, or is not a
+                                regular file, or is compressed (NAME.pd_) */
   HSI_PDB_MISSING,           /* no file anywhere */
   HSI_PDB_NOID               /* the trace gives no PDB identity for the image */
 };

@@ -123,6 +123,14 @@ int hsi_is_file(const char *path) {
   free(wp);
   return a != INVALID_FILE_ATTRIBUTES && !(a & FILE_ATTRIBUTE_DIRECTORY);
 }
+
+int hsi_path_kind(const char *path) {
+  wchar_t *wp = hsi_wide(path);
+  DWORD a = wp ? GetFileAttributesW(wp) : GetFileAttributesA(path);
+  free(wp);
+  if (a == INVALID_FILE_ATTRIBUTES) return HSI_PATH_NONE;
+  return (a & FILE_ATTRIBUTE_DIRECTORY) ? HSI_PATH_DIR : HSI_PATH_FILE;
+}
 #else
 typedef int hsi_win_file_unused;   /* ISO C: a translation unit is not empty */
 #endif

@@ -45,6 +45,11 @@ cp examples/MemoryTestApp.pdb "$T/store2/Me/MemoryTestApp.pdb/$KEY/"
   >"$T/out" 2>"$T/err"
 grep -qF "found $T/store/MemoryTestApp.pdb/$KEY/MemoryTestApp.pdb" "$T/out" || no "--symbol-path srv*STORE: found in the store: $(cat "$T/out")"
 [ "$(grep -c 'https://msdl.microsoft.com/download/symbols ignored: there is no network' "$T/err")" = 1 ] || no "the URL is said once: $(cat "$T/err")"
+# ... once a run, not once a trace: diff's two traces take the one path
+_NT_SYMBOL_PATH="srv*$T/store*https://msdl.microsoft.com/download/symbols" "$HS" diff "$T/away/memorytestapp.etl" \
+  examples/memorytestapp-newleak.etl >/dev/null 2>"$T/err"
+[ "$(grep -c 'https://msdl.microsoft.com/download/symbols ignored: there is no network' "$T/err")" = 1 ] \
+  || no "the URL is said once a run (diff of two traces): $(cat "$T/err")"
 _NT_SYMBOL_PATH="cache*$T/store2" "$HS" symbols "$T/away/memorytestapp.etl" \
   | grep -qF "found $T/store2/Me/MemoryTestApp.pdb/$KEY/MemoryTestApp.pdb" || no "_NT_SYMBOL_PATH, a two-tier store (index2.txt)"
 "$HS" --symbol-path "srv*$T/store" leaks "$T/away/memorytestapp.etl" 2>/dev/null \
@@ -120,6 +125,16 @@ mkdir -p "$T/upper"
 cp "$E" "$T/upper/MEMORYTESTAPP.ETL"; cp examples/memorytestapp.sym "$T/upper/MEMORYTESTAPP.sym"
 "$HS" symbols "$T/upper/MEMORYTESTAPP.ETL" >"$T/out"
 [ "$(grep -c '; symbol map: ' "$T/out")" = 3 ] || no "symbols: the map beside MEMORYTESTAPP.ETL names 3 images: $(cat "$T/out")"
+
+# a malformed map beside the trace: symbols says it is ignored, with the line, as leaks does
+mkdir -p "$T/badmap"
+cp "$E" "$T/badmap/"; printf 'MemoryTestApp.exe 1000 100 MapMain\nMemoryTestApp.exe zz 10 Bad\n' >"$T/badmap/memorytestapp.sym"
+"$HS" symbols "$T/badmap/memorytestapp.etl" >"$T/out" 2>"$T/err" || no "symbols with a malformed map beside the trace exits 0"
+"$HS" leaks "$T/badmap/memorytestapp.etl" >/dev/null 2>"$T/err2"
+msg="heapscript: ignoring $T/badmap/memorytestapp.sym: $T/badmap/memorytestapp.sym:2: expected the RVA in hex after the module name, got 'zz'"
+{ [ "$(cat "$T/err")" = "$msg" ] && [ "$(cat "$T/err2")" = "$msg" ]; } \
+  || no "a malformed map beside the trace: symbols says so as leaks does: $(cat "$T/err") / $(cat "$T/err2")"
+grep -q '^4 images: ' "$T/out" || no "a malformed map beside the trace: the report is made: $(tail -1 "$T/out")"
 
 # one PDB at two ages in two processes: two image identities, each with its own answer;
 # a renamed copy of ntdll named from the map by its ImageId's OriginalFileName
@@ -360,6 +375,56 @@ got=$("$HS" "$T/twin.lua" -- "$T/twin" 2>&1 | tr '\n' ';')
 [ "$got" = "MemoryTestApp.exe!InnerLoopOperation+0x1f [memorytestapp.c:53];Renamed.exe!InnerLoopOperation+0x1f [memorytestapp.c:53];first.dll!FirstFunc+0x10;second.dll!SecondFunc+0x10;" ] \
   || no "images of one PDB identity under two names: each by its own: $got"
 
+# a plug-in rebuilt and reloaded at its base (same name and size, no link timestamp or checksum, another
+# PDB GUID): the same stack before and after is named from each load's own PDB, and is two groups
+mkdir -p "$T/rebuilt"
+cp examples/MemoryTestApp.pdb "$T/rebuilt/"
+cat >"$T/rebuilt.lua" <<'LUA'
+local dir = arg[1]
+local rsds = dofile(arg[0]:gsub("[^/]*$", "") .. "rsds.lua")
+local w = assert(heapscript.writer(dir .. "/rebuilt.etl"))
+local base = 0x180000000
+w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
+for i, guid in ipairs { "73530e7b-1169-d7af-4c4c-44205044422e", "11111111-2222-3333-4444-555555555555" } do
+  local ts = 100 * i
+  w:image { op = "load", pid = 100, base = base, size = 0x6000, ts = ts, path = "C:\\app\\plugin.dll" }
+  rsds(w, { pid = 100, tid = 104, ts = ts, base = base, guid = guid, age = 1, pdb = "MemoryTestApp.pdb" })
+  w:heap { op = "alloc", pid = 100, tid = 104, ts = ts + 10, heap = 0x10000, addr = 0x100000 + i * 16, size = i,
+           stack = { base + 0x14bf } }
+  if i == 1 then w:image { op = "unload", pid = 100, base = base, size = 0x6000, ts = ts + 20, path = "C:\\app\\plugin.dll" } end
+end
+assert(w:close())
+local t <close> = assert(heapscript.open(dir .. "/rebuilt.etl"))
+for a in t:allocations():sorted("size"):each() do print(a.stack:frame(1)) end
+print(#t:allocations():group("stack") .. " groups")
+LUA
+got=$("$HS" "$T/rebuilt.lua" -- "$T/rebuilt" 2>/dev/null | tr '\n' ';')
+[ "$got" = "plugin.dll!InnerLoopOperation+0x1f [memorytestapp.c:53];plugin.dll+0x14bf;2 groups;" ] \
+  || no "a rebuilt plug-in reloaded at its base: each load named from its own PDB: $got"
+
+# "processes" counts the process instances that loaded an image, not its loads: a DLL loaded three
+# times by one process and once by another is 2
+mkdir -p "$T/reload"
+cat >"$T/reload.lua" <<'LUA'
+local dir = arg[1]
+local rsds = dofile(arg[0]:gsub("[^/]*$", "") .. "rsds.lua")
+local w = assert(heapscript.writer(dir .. "/reload.etl"))
+local ts = 20
+w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "a.exe" }
+w:process { op = "dcstart", pid = 200, ppid = 4, ts = 10, name = "b.exe" }
+for i, pid in ipairs { 100, 100, 100, 200 } do
+  local base = 0x180000000 + i * 0x1000000
+  w:image { op = "load", pid = pid, base = base, size = 0x6000, ts = ts, path = "C:\\app\\plugin.dll" }
+  rsds(w, { pid = pid, tid = pid + 4, ts = ts, base = base, guid = "73530e7b-1169-d7af-4c4c-44205044422e", age = 1,
+            pdb = "MemoryTestApp.pdb" })
+  if pid == 100 then w:image { op = "unload", pid = pid, base = base, size = 0x6000, ts = ts + 10, path = "C:\\app\\plugin.dll" } end
+  ts = ts + 20
+end
+assert(w:close())
+LUA
+"$HS" "$T/reload.lua" -- "$T/reload" || no "writing the reload trace"
+"$HS" symbols --json "$T/reload/reload.etl" | grep -q '"module": "plugin.dll", .*"processes": 2}' \
+  || no "symbols --json: processes counts process instances: $("$HS" symbols --json "$T/reload/reload.etl")"
 # more PDBs than the soft limit of open files (each found PDB stays open): heapscript raises its
 # limit to the hard one, so 48 PDBs under a soft limit of 32 are all found and the report is written
 mkdir -p "$T/fds"
@@ -413,6 +478,20 @@ cp "$T/fds/m00.pdb" "$T/kd/MemoryTestApp.pdb"
 grep -q "^MemoryTestApp.exe .* damaged: $T/kd/store/MemoryTestApp.pdb/$KEY/MemoryTestApp.pdb: offset 0x" "$T/out" \
   || no "a damaged PDB at its store key, a mismatched one beside the trace: the damaged one said: $(grep MemoryTestApp "$T/out")"
 
+# a store entry compressed (NAME.pd_ at the key, as symstore /compress writes it) is found and said to
+# be expanded, not "missing"; a FIFO named NAME.pdb is not opened (it would block): unreadable
+mkdir -p "$T/cab/store/MemoryTestApp.pdb/$KEY" "$T/fifo"
+cp examples/MemoryTestApp.pdb "$T/cab/store/MemoryTestApp.pdb/$KEY/MemoryTestApp.pd_"
+"$HS" symbols --symbol-path "srv*$T/cab/store" "$T/away/memorytestapp.etl" >"$T/out" 2>&1
+grep -q "^MemoryTestApp.exe .* unreadable: $T/cab/store/MemoryTestApp.pdb/$KEY/MemoryTestApp.pd_: compressed, not read: expand it to MemoryTestApp.pdb$" "$T/out" \
+  || no "a compressed store entry: said to be expanded: $(grep MemoryTestApp "$T/out")"
+cp "$E" "$T/fifo/"
+if mkfifo "$T/fifo/MemoryTestApp.pdb" 2>/dev/null; then
+  timeout 20 "$HS" symbols "$T/fifo/memorytestapp.etl" >"$T/out" 2>&1
+  grep -q "^MemoryTestApp.exe .* unreadable: $T/fifo/MemoryTestApp.pdb: not a regular file$" "$T/out" \
+    || no "a FIFO named as the PDB: unreadable, not a regular file: $(grep MemoryTestApp "$T/out")"
+fi
+
 # a real trace: hundreds of images, every one on its own line within a terminal's width
 C=${HEAPSCRIPT_CORPUS:-../shared/traces}/microsoft_perfview__net.4.5.2.x64.etl
 if [ -f "$C" ]; then
@@ -435,6 +514,10 @@ for cmd in "symbols --symbols $d $E" "leaks $E --symbols $d"; do
   [ $rc -eq 2 ] && [ "$err" = "heapscript: $d: is a directory, not a symbol map" ] || no "$cmd: exit $rc: $err"
 done
 rmdir "$d"
+# --symbols=MAP as --symbol-path=P: the map's names counted (it was an unknown option)
+mkdir -p "$T/eqmap"; cp "$E" "$T/eqmap/"
+"$HS" symbols --symbols="examples/memorytestapp.sym" "$T/eqmap/memorytestapp.etl" >"$T/out" 2>"$T/err" \
+  && [ "$(grep -c '; symbol map: ' "$T/out")" = 3 ] || no "symbols --symbols=MAP: $(cat "$T/err" "$T/out")"
 "$HS" symbols "$T/nonexistent.etl" >/dev/null 2>&1; [ $? -eq 2 ] || no "symbols: a missing trace: exit 2"
 "$HS" symbols --help | grep -q "usage: heapscript symbols" || no "symbols --help"
 

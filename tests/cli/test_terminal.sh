@@ -118,6 +118,73 @@ for cols in 60 80; do
 done
 pty "COLUMNS=200 $HS symbols $M" | sed "s/\r//g" | cmp -s - tests/cli/golden/symbols-memorytestapp.txt \
   || no "symbols on 200 columns: not the one-line table of tests/cli/golden/symbols-memorytestapp.txt"
+# symbols: keys of ages past 0xF (up to 40 digits) and a summary of every status fit too; the
+# summary's pieces joined again are the one line written into a pipe
+mkdir -p "$T/wide"
+cp examples/MemoryTestApp.pdb "$T/wide/"; cp examples/MemoryTestApp.pdb "$T/wide/short.pdb"
+head -c 6000 examples/MemoryTestApp.pdb >"$T/wide/dmg.pdb"
+cat >"$T/wide.lua" <<'LUA'
+local w = assert(heapscript.writer(arg[1]))
+local G = "73530e7b-1169-d7af-4c4c-44205044422e"
+local images = { { "Microsoft.VisualStudio.Diagnostics.Something.dll", G, 0x12345678, "Microsoft.VisualStudio.Diagnostics.Something.pdb" },
+                 { "MemoryTestApp.exe", G, 0xABCDEF01, "MemoryTestApp.pdb" },
+                 { "short.dll", "11111111-2222-3333-4444-555555555555", 1, "short.pdb" },
+                 { "noid.dll" }, { "dmg.dll", G, 1, "dmg.pdb" } }
+w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
+for i, m in ipairs(images) do
+  local base = 0x7FF000000000 + i * 0x100000
+  w:image { op = "dcstart", pid = 100, base = base, size = 0x6000, ts = 10 + i, path = "C:\\app\\" .. m[1] }
+  if m[2] then
+    local h = m[2]:gsub("-", "")
+    w:mof { provider = "b3e675d7-2554-4f18-830b-2762732560de", opcode = 36, version = 2, pid = 100, tid = 104, ts = 10 + i,
+            payload = string.pack("<I8I4I4I2I2", base, 100, tonumber(h:sub(1, 8), 16), tonumber(h:sub(9, 12), 16),
+                                  tonumber(h:sub(13, 16), 16))
+                      .. h:sub(17):gsub("%x%x", function(x) return string.char(tonumber(x, 16)) end)
+                      .. string.pack("<I4z", m[3], m[4]) }
+  end
+end
+assert(w:close())
+LUA
+"$HS" "$T/wide.lua" -- "$T/wide/wide.etl" || no "writing the trace of wide keys"
+"$HS" symbols "$T/wide/wide.etl" >"$T/out" 2>/dev/null
+sum="5 images: 0 with their PDB, 1 missing, 2 mismatched, 1 damaged, 1 without a PDB identity"
+[ "$(tail -n 1 "$T/out")" = "$sum" ] || no "symbols into a pipe: the summary one line: $(tail -n 1 "$T/out")"
+for cols in 60 80; do
+  pty "COLUMNS=$cols $HS symbols $T/wide/wide.etl" | sed "s/\r//g" >"$T/pty"
+  long=$(awk -v c=$cols 'length($0) > c' "$T/pty" | head -n 1)
+  [ -z "$long" ] || no "symbols with wide keys on $cols columns: a line longer: $long"
+  grep -q "^Micros.* 73530E7B1169D7AF4C4C44205044422E12345678$" "$T/pty" || no "symbols on $cols columns: the key of age 0x12345678 whole"
+  [ "$(sed -n '/^5 images:/,$p' "$T/pty" | sed 's/^ *//' | tr '\n' ' ' | sed 's/ $//')" = "$sum" ] \
+    || no "symbols on $cols columns: the summary wrapped: $(sed -n '/^5 images:/,$p' "$T/pty")"
+done
+# symbols: module and PDB names not ASCII are cut between characters and their columns counted in
+# characters (a cut split 'ü' into a lone byte, and a column of such names was short by a blank per
+# byte past the first of each); into a pipe as on 60 and 80 columns
+cat >"$T/utf.lua" <<'LUA'
+local w = assert(heapscript.writer(arg[1]))
+w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
+for i, m in ipairs { "ÜberprüfungsmodulÄÖÜäöüß.dll", "Ωμέγα.dll", "plain.dll" } do
+  local base, h = 0x7FF000000000 + i * 0x100000, "73530e7b1169d7af4c4c44205044422e"
+  w:image { op = "dcstart", pid = 100, base = base, size = 0x6000, ts = 10 + i, path = "C:\\app\\" .. m }
+  w:mof { provider = "b3e675d7-2554-4f18-830b-2762732560de", opcode = 36, version = 2, pid = 100, tid = 104, ts = 10 + i,
+          payload = string.pack("<I8I4I4I2I2", base, 100, tonumber(h:sub(1, 8), 16), tonumber(h:sub(9, 12), 16),
+                                tonumber(h:sub(13, 16), 16))
+                    .. h:sub(17):gsub("%x%x", function(x) return string.char(tonumber(x, 16)) end)
+                    .. string.pack("<I4z", 1, (m:gsub("dll$", "pdb"))) }
+end
+assert(w:close())
+LUA
+"$HS" "$T/utf.lua" -- "$T/utf.etl" || no "writing the trace of non-ASCII names"
+for cols in 0 60 80; do
+  if [ $cols = 0 ]; then "$HS" symbols "$T/utf.etl" >"$T/pty"; else pty "COLUMNS=$cols $HS symbols $T/utf.etl" | sed "s/\r//g" >"$T/pty"; fi
+  iconv -f UTF-8 -t UTF-8 "$T/pty" >/dev/null 2>&1 || no "symbols of non-ASCII names on $cols columns: a name cut inside a character"
+  LC_ALL=C sed 's/[\x80-\xbf]//g' "$T/pty" >"$T/chars"          # one byte a character
+  long=$(awk -v c=$cols 'c > 0 && length($0) > c' "$T/chars" | head -n 1)
+  [ -z "$long" ] || no "symbols of non-ASCII names on $cols columns: a line longer: $long"
+  at=$(awk '{ k = index($0, "73530E7B") } k { print k }' "$T/chars" | sort -u | tr '\n' ' ')
+  [ "$(echo $at | wc -w)" = 1 ] || no "symbols of non-ASCII names on $cols columns: the keys not in one column (characters $at): $(cat "$T/pty")"
+  grep -q "^Überprüf.*~  Überprüf.*~  " "$T/pty" || no "symbols on $cols columns: the long name cut with '~': $(cat "$T/pty")"
+done
 # heapscript dump: on a terminal each event's line cut at spaces to the width, the rest
 # under the header type; the pieces joined again are the line it writes into a pipe
 for cols in 60 80; do

@@ -807,6 +807,101 @@ TEST(dbgid_attach) {
   hsi_procmap_free(pm);
 }
 
+/* A plug-in rebuilt and reloaded at its base: same name and size, no
+   timestamp or checksum to tell them apart, another PDB identity
+   (DbgID_RSDS).  The reload is another image, and starts an era; the
+   timestamp one build's record has is not given to the other.  An image
+   whose DbgID was lost is the one PDB identity of its name, base and
+   size that the others have: no era. */
+TEST(pdb_identity_eras) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  uint32_t a, c, d;
+  const hsi_image *i1, *i2;
+  const uint64_t P = 0x180000000ull, Q = 0x190000000ull, R = 0x1A0000000ull;
+  int pid;
+  for (pid = 100; pid <= 300; pid += 100) {
+    process(&b, 4, 8, (uint32_t)pid, 1, 0, 0, "app.exe", "app");
+    ev = kev(0x0303, 4, 8, 1, &b); hsi_procmap_feed(pm, &ev);
+  }
+  a = hsi_procmap_find(pm, 100, 5); c = hsi_procmap_find(pm, 200, 5); d = hsi_procmap_find(pm, 300, 5);
+  load_tds(pm, 0x030A, P, 0x20000, 100, "\\app\\plugin.dll", 10, 0);
+  dbgid(&b, 8, P, 100, 1, "app.pdb");
+  ev = fev(&G_KTC, 36, 2, 8, 10, &b); hsi_procmap_feed(pm, &ev);
+  load_tds(pm, 0x1402, P, 0x20000, 100, "\\app\\plugin.dll", 20, 0);
+  load_tds(pm, 0x030A, P, 0x20000, 100, "\\app\\plugin.dll", 30, 0);
+  dbgid(&b, 8, P, 100, 1, "other.pdb");
+  b.b[12] ^= 0xFF;                                     /* another GUID, the same age */
+  ev = fev(&G_KTC, 36, 2, 8, 30, &b); hsi_procmap_feed(pm, &ev);
+  /* one build has a timestamp, the rebuild none: still two */
+  load_tds(pm, 0x030A, Q, 0x20000, 200, "\\app\\plugin.dll", 10, 0x5A5A5A5A);
+  dbgid(&b, 8, Q, 200, 1, "app.pdb");
+  ev = fev(&G_KTC, 36, 2, 8, 10, &b); hsi_procmap_feed(pm, &ev);
+  load_tds(pm, 0x1402, Q, 0x20000, 200, "\\app\\plugin.dll", 20, 0);
+  load_tds(pm, 0x030A, Q, 0x20000, 200, "\\app\\plugin.dll", 30, 0);
+  dbgid(&b, 8, Q, 200, 2, "app.pdb");                  /* the same GUID at another age */
+  ev = fev(&G_KTC, 36, 2, 8, 30, &b); hsi_procmap_feed(pm, &ev);
+  /* a load whose DbgID was lost, reloaded with it: one image */
+  load_tds(pm, 0x030A, R, 0x20000, 300, "\\app\\plugin.dll", 10, 0);
+  load_tds(pm, 0x1402, R, 0x20000, 300, "\\app\\plugin.dll", 20, 0);
+  load_tds(pm, 0x030A, R, 0x20000, 300, "\\app\\plugin.dll", 30, 0);
+  dbgid(&b, 8, R, 300, 1, "app.pdb");
+  ev = fev(&G_KTC, 36, 2, 8, 30, &b); hsi_procmap_feed(pm, &ev);
+  CHECK_EQ(hsi_procmap_settle(pm), 0);
+  i1 = hsi_procmap_image_at(pm, a, P + 0x10, 15);
+  i2 = hsi_procmap_image_at(pm, a, P + 0x10, 35);
+  CHECK(i1 && i2 && i1 != i2 && hsi_image_sig(i1) != hsi_image_sig(i2));
+  CHECK_EQ(hsi_procmap_era(pm, a, 29), 0u);
+  CHECK(hsi_procmap_era(pm, a, 30) != 0);
+  i1 = hsi_procmap_image_at(pm, c, Q + 0x10, 15);
+  i2 = hsi_procmap_image_at(pm, c, Q + 0x10, 35);
+  CHECK(i1 && i2 && hsi_image_sig(i1) != hsi_image_sig(i2));
+  CHECK_EQ(hsi_procmap_era(pm, c, 29), 0u);
+  CHECK(hsi_procmap_era(pm, c, 30) != 0);
+  i1 = hsi_procmap_image_at(pm, d, R + 0x10, 15);
+  i2 = hsi_procmap_image_at(pm, d, R + 0x10, 35);
+  CHECK(i1 && i2 && hsi_image_sig(i1) == hsi_image_sig(i2));
+  CHECK_EQ(hsi_procmap_era(pm, d, 35), 0u);
+  hsi_procmap_free(pm);
+}
+
+/* Two processes load an image at one base at one tick, then the identity
+   records come, each naming its process: each goes to its own process's
+   image, not to the image fed last (the other process's). */
+TEST(ktc_names_the_process) {
+  hsi_procmap *pm = hsi_procmap_new();
+  buf b;
+  hs_event ev;
+  uint32_t a, c;
+  const hsi_image *ia, *ic;
+  const uint64_t B = 0x180000000ull;
+  process(&b, 4, 8, 100, 1, 0, 0, "a.exe", "a");
+  ev = kev(0x0303, 4, 8, 10, &b); hsi_procmap_feed(pm, &ev);
+  process(&b, 4, 8, 200, 1, 0, 0, "b.exe", "b");
+  ev = kev(0x0303, 4, 8, 10, &b); hsi_procmap_feed(pm, &ev);
+  a = hsi_procmap_find(pm, 100, 10); c = hsi_procmap_find(pm, 200, 10);
+  image(&b, 8, B, 0x20000, 100, "\\a\\plugin.dll");
+  ev = kev(0x1403, 2, 8, 20, &b); hsi_procmap_feed(pm, &ev);
+  image(&b, 8, B, 0x20000, 200, "\\b\\plugin.dll");
+  ev = kev(0x1403, 2, 8, 20, &b); hsi_procmap_feed(pm, &ev);
+  imageid(&b, 8, B, 0x20000, 100, "a.dll");
+  ev = fev(&G_KTC, 0, 2, 8, 20, &b); hsi_procmap_feed(pm, &ev);
+  dbgid(&b, 8, B, 100, 1, "a.pdb");
+  ev = fev(&G_KTC, 36, 2, 8, 20, &b); hsi_procmap_feed(pm, &ev);
+  ia = hsi_procmap_image_at(pm, a, B + 0x10, 21);
+  ic = hsi_procmap_image_at(pm, c, B + 0x10, 21);
+  CHECK(ia && (ia->flags & HSI_IMG_PDB) && ia->pdb_age == 1 && (ia->flags & HSI_IMG_IMAGEID));
+  CHECK(ic && !(ic->flags & (HSI_IMG_PDB | HSI_IMG_IMAGEID)));
+  if (ia) CHECK_STR(hsi_procmap_str(pm, ia->pdb_name), "a.pdb");
+  dbgid(&b, 8, B, 200, 2, "b.pdb");
+  ev = fev(&G_KTC, 36, 2, 8, 20, &b); hsi_procmap_feed(pm, &ev);
+  CHECK(ia && ia->pdb_age == 1);
+  CHECK(ic && (ic->flags & HSI_IMG_PDB) && ic->pdb_age == 2);
+  CHECK_EQ(hsi_procmap_stats(pm)->dbgid_attached, 2);
+  hsi_procmap_free(pm);
+}
+
 /* The identity records of many images, all before the images, at one tick
    (a relogger writing a rundown's records in two runs): each attaches to
    its own image when that comes; a record of an earlier tick whose image
@@ -1061,7 +1156,7 @@ int main(void) {
   RUN(images);
   RUN(eras); RUN(rundown_of_many_images); RUN(images_against_model); RUN(decoder_widths);
   RUN(dbgid_attach);
-  RUN(ktc_batch_before_images);
+  RUN(ktc_batch_before_images); RUN(pdb_identity_eras); RUN(ktc_names_the_process);
   RUN(mof_width_fallback);
   RUN(strings);
   RUN(real_traces);

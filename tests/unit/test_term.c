@@ -2,7 +2,8 @@
 ** test_term.c -- the progress line of a long analysis (lua_term.h):
 ** within the terminal's width less one column whatever the path, so that
 ** its rewrites after '\r' leave no wrapped rows behind; the path cut from
-** the left, the share done always shown.
+** the left, the share done always shown.  Lines cut to a width
+** (hsi_term_cut) count characters, not bytes, and are cut between two.
 */
 #include <string.h>
 #include "unit.h"
@@ -53,9 +54,28 @@ TEST(utf8_not_split) {
   }
 }
 
+/* "ü" and "é" are two bytes, "日" three: widths in characters, cuts between them */
+TEST(cut_counts_characters) {
+  const char *s = "\xc3\xbc\xc3\xa9 \xe6\x97\xa5" "ab cd";   /* "üé 日ab cd": 9 characters, 13 bytes */
+  size_t n = strlen(s);
+  CHECK_EQ(hsi_term_width(s, n), 9u);
+  CHECK_EQ(hsi_term_take(s, n, 0), 0u);
+  CHECK_EQ(hsi_term_take(s, n, 1), 2u);
+  CHECK_EQ(hsi_term_take(s, n, 4), 8u);                 /* "üé 日" */
+  CHECK_EQ(hsi_term_take(s, n, 9), n);
+  CHECK_EQ(hsi_term_take(s, n, 20), n);
+  CHECK_EQ(hsi_term_cut(s, n, 9, 0), n);                /* fits: 9 characters in 13 bytes */
+  CHECK_EQ(hsi_term_cut(s, n, 8, 0), 10u);              /* at the blank after "ab" (8 characters) */
+  CHECK_EQ(hsi_term_cut(s, n, 5, 0), 4u);               /* at the blank after "üé" */
+  CHECK_EQ(hsi_term_cut(s, n, 5, 2), 9u);               /* no blank past 2 characters: after "üé 日a" */
+  CHECK_EQ(hsi_term_cut(s, n, 1, 0), 2u);               /* never inside "ü" */
+  CHECK_EQ(hsi_term_cut(s, n, 4, 3), 8u);               /* after "日", not inside it */
+}
+
 int main(void) {
   RUN(fits_as_it_is);
   RUN(long_path_cut_from_the_left);
   RUN(utf8_not_split);
+  RUN(cut_counts_characters);
   return UNIT_DONE();
 }
