@@ -97,7 +97,14 @@ $(B):
 
 # The tests run the binary of this build ($(B)/heapscript), so a sanitizer
 # run never replaces ./heapscript.
-test: $(B)/heapscript $(UNIT_BIN) $(FUZZ:%=$(B)/tests/fuzz_%) $(B)/tests/pdbdump $(B)/tests/pdbmangle
+# The core linked alone, without Lua (tests/tools/corelink.c): its sources
+# built again without link-time optimisation, which would drop the code
+# nothing calls here before its references are looked for.
+$(B)/tests/corelink: tests/tools/corelink.c $(CORE_SRC) include/heapscript.h $(wildcard engine/*.h) | $(B)
+	@mkdir -p $(B)/tests
+	$(CC) $(CPPFLAGS) -std=c99 -O0 -w -o $@ tests/tools/corelink.c $(CORE_SRC) -lm -lpthread
+
+test: $(B)/tests/corelink $(B)/heapscript $(UNIT_BIN) $(FUZZ:%=$(B)/tests/fuzz_%) $(B)/tests/pdbdump $(B)/tests/pdbmangle
 	HS_BUILD=$(B) HS_BIN=$(B)/heapscript sh tests/run.sh
 
 # The Lua side the JSON target needs (the other targets do not call it).

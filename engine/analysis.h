@@ -54,7 +54,7 @@ typedef struct hsi_analysis_scope {
   const char *const *names;      /* process image names, compared ignoring case; NULL = any */
   size_t nnames;
   /* Called every few thousand events with the current one, for a progress
-     line (lua_term.c); not part of the scope's meaning.  NULL = none. */
+     line (term.c); not part of the scope's meaning.  NULL = none. */
   void (*progress)(void *ud, const hs_event *ev);
   void *progress_ud;
 } hsi_analysis_scope;

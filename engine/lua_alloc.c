@@ -47,7 +47,7 @@
 #include "stackplace.h"
 #include "text.h"
 #include "hash.h"
-#include "lua_term.h"
+#include "term.h"
 
 #define HSI_LUA_ALLOCS "heapscript.Allocs"
 #define HSI_LUA_ALLOC  "heapscript.Alloc"

@@ -15,7 +15,7 @@
 #include "damlog.h"
 #include "info.h"
 #include "lua_run.h"
-#include "lua_term.h"
+#include "term.h"
 #include "memev.h"
 #include "attrib.h"
 #include "layoutcheck.h"

@@ -13,7 +13,7 @@
 #include "cliargs.h"
 #include "damlog.h"
 #include "info.h"
-#include "lua_term.h"
+#include "term.h"
 #include "procmap.h"
 #include "sym.h"
 #include "sym_cmd.h"

@@ -1,5 +1,5 @@
 /*
-** test_term.c -- the progress line of a long analysis (lua_term.h):
+** test_term.c -- the progress line of a long analysis (term.h):
 ** within the terminal's width less one column whatever the path, so that
 ** its rewrites after '\r' leave no wrapped rows behind; the path cut from
 ** the left, the share done always shown.  Lines cut to a width
@@ -7,7 +7,7 @@
 */
 #include <string.h>
 #include "unit.h"
-#include "lua_term.h"
+#include "term.h"
 
 TEST(fits_as_it_is) {
   char out[256];

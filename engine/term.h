@@ -1,6 +1,6 @@
-/* lua_term.h -- terminal facts and the progress line (lua_term.c). */
-#ifndef HS_LUA_TERM_H
-#define HS_LUA_TERM_H
+/* term.h -- terminal facts, lines cut to it and the progress line (term.c). */
+#ifndef HS_TERM_H
+#define HS_TERM_H
 #include "heapscript.h"
 
 #define HSI_TERM_MAXFILES 64
@@ -9,6 +9,9 @@
    terminal's own; 80 when neither is within 20..1000), 0 when it is a file
    or a pipe: text into those is not fitted, one line per item. */
 int hsi_term_columns(void);
+/* The width standard output would have as a terminal (COLUMNS, else the
+   terminal's own, else 80), whatever it is. */
+int hsi_term_stdout_width(void);
 /* Columns of s[0..n) in UTF-8: its characters (a byte 10xxxxxx continues
    one).  Every character is taken as one column. */
 size_t hsi_term_width(const char *s, size_t n);
