@@ -114,6 +114,11 @@ struct hsi_life {
   uint32_t *dead;               /* recent frees: record + 1, direct-mapped */
   struct thr *thr;              /* per-thread heap history, open-addressed by tid */
   uint32_t thr_cap, nthr;
+  /* the last heap Free of no thread (no ids, no StackWalk) that ended a
+     block, for the moving-realloc summary (heap_realloc); heap_ops counts
+     heap memops, so that it is recognised only as one of the last few */
+  struct { uint64_t heap, addr, at; uint32_t inst, rec; } nofree;
+  uint64_t heap_ops;
   struct ivn *nodes;
   uint32_t nnodes, capnodes, freenode, rng;
   size_t live_vm;
@@ -975,6 +980,23 @@ static uint32_t heap_end(hsi_life *L, struct inst *I, uint64_t heap, uint64_t ad
   return r;
 }
 
+#define NOFREE_NEAR 8            /* heap memops within which a Free of no thread is a summary's */
+
+/* A ReAlloc that sums up an Alloc(new) and a Free(old) just before it
+   (records al and fr, or HSI_NOREC): counted once, as those two. */
+static void realloc_summary(hsi_life *L, struct thr *t, const hsi_memop *op, uint32_t al, uint32_t fr) {
+  L->st.heap_realloc_summary++;
+  if (al != HSI_NOREC && al < L->r.n) L->r.flags[al] |= HSI_RF_REALLOC;
+  if (fr != HSI_NOREC && fr < L->r.n) {
+    L->r.reason[fr] = HSI_END_REALLOC;
+    if (L->r.flags[fr] & HSI_RF_SIZE_UNKNOWN) {  /* the summary knows the old size */
+      L->r.flags[fr] &= (uint8_t)~HSI_RF_SIZE_UNKNOWN;
+      L->r.size[fr] = capped(op->old_size);
+    }
+  }
+  hist_push(t, HSI_OP_HEAP_REALLOC, op->heap, op->addr, HSI_NOREC);
+}
+
 static void heap_realloc(hsi_life *L, struct inst *I, struct thr *t, const hsi_memop *op,
                          int64_t ts) {
   uint32_t r;
@@ -988,19 +1010,20 @@ static void heap_realloc(hsi_life *L, struct inst *I, struct thr *t, const hsi_m
       if (x->kind == HSI_OP_HEAP_FREE && x->addr == op->old_addr) fr = x;
     }
     if (al && fr) {  /* Alloc(new) + Free(old) + this summary: count it once */
-      L->st.heap_realloc_summary++;
-      if (al->rec != HSI_NOREC && al->rec < L->r.n) L->r.flags[al->rec] |= HSI_RF_REALLOC;
-      if (fr->rec != HSI_NOREC && fr->rec < L->r.n) {
-        r = fr->rec;
-        L->r.reason[r] = HSI_END_REALLOC;
-        if (L->r.flags[r] & HSI_RF_SIZE_UNKNOWN) {  /* the summary knows the old size */
-          L->r.flags[r] &= (uint8_t)~HSI_RF_SIZE_UNKNOWN;
-          L->r.size[r] = capped(op->old_size);
-        }
-      }
-      hist_push(t, HSI_OP_HEAP_REALLOC, op->heap, op->addr, HSI_NOREC);
+      realloc_summary(L, t, op, al->rec, fr->rec);
       return;
     }
+  }
+  /* The same when the Free had no thread (no ids and no StackWalk: frees
+     are often not stack-walked) and ended the old block a few heap events
+     ago, and this thread's last heap event is the Alloc of the new one. */
+  if (t && t->n >= 1 && op->addr != op->old_addr && L->nofree.rec != HSI_NOREC
+      && t->h[1].kind == HSI_OP_HEAP_ALLOC && t->h[1].heap == op->heap && t->h[1].addr == op->addr
+      && L->nofree.inst == I->id && L->nofree.heap == op->heap && L->nofree.addr == op->old_addr
+      && L->heap_ops - L->nofree.at <= NOFREE_NEAR) {
+    realloc_summary(L, t, op, t->h[1].rec, L->nofree.rec);
+    L->nofree.rec = HSI_NOREC;
+    return;
   }
   if (!op->addr) { L->st.ignored++; hist_push(t, HSI_OP_HEAP_REALLOC, op->heap, 0, HSI_NOREC); return; }
   L->st.heap_realloc_lone++;
@@ -1056,6 +1079,7 @@ hsi_life *hsi_life_new(void) {
   L->dead = calloc((size_t)1 << DEAD_BITS, sizeof *L->dead);
   if (!L->dead) { free(L); return NULL; }
   L->rng = 0x2545F491u;
+  L->nofree.rec = HSI_NOREC;
   return L;
 }
 
@@ -1108,6 +1132,7 @@ int hsi_life_feed(hsi_life *L, const hsi_memop *op, uint32_t instance, hsi_life_
     if (!(I = get_inst(L, instance, op->pid))) break;
     t = get_thr(L, op->tid, instance);
     if (L->err) break;
+    L->heap_ops++;
     switch (op->kind) {
     case HSI_OP_HEAP_CREATE:
       hist_push(t, op->kind, op->heap, 0, HSI_NOREC);
@@ -1121,6 +1146,10 @@ int hsi_life_feed(hsi_life *L, const hsi_memop *op, uint32_t instance, hsi_life_
       if (!op->addr) { L->st.ignored++; r = HSI_NOREC; }
       else r = heap_end(L, I, op->heap, op->addr, ts, HSI_END_FREE, 0, 0);
       hist_push(t, op->kind, op->heap, op->addr, r);
+      if (!t && r != HSI_NOREC) {              /* of no thread: heap_realloc may want it */
+        L->nofree.heap = op->heap; L->nofree.addr = op->addr; L->nofree.at = L->heap_ops;
+        L->nofree.inst = I->id; L->nofree.rec = r;
+      }
       break;
     case HSI_OP_HEAP_REALLOC:
       heap_realloc(L, I, t, op, ts);

@@ -117,6 +117,39 @@ for _, P in ipairs { 8, 4 } do
     check(r[2][1] == 64 and r[2][3] == true, "new block flagged as a realloc's")
   end)
 
+  -- the usual setup stack-walks allocations, not frees: the Free between has no thread, so it was
+  -- never in the thread's history; the ReAlloc was counted again (a double free, a block reused)
+  test(name .. "the moving-realloc summary whose Free had no StackWalk", function()
+    local H = P == 8 and "PERFINFO64" or "PERFINFO32"
+    local p2 = trace(P, 102, function(w)
+      local ustk, hp = { 0x401000, 0x402000 }, 0x200000
+      w:heap { op = "alloc", pid = APP, tid = 102, ts = 4500, heap = hp, addr = 0x4000, size = 32, stack = ustk, header = H }
+      w:heap { op = "alloc", pid = APP, tid = 102, ts = 5000, heap = hp, addr = 0x5000, size = 64, stack = ustk, header = H }
+      w:heap { op = "free", pid = APP, tid = 102, ts = 5010, heap = hp, addr = 0x4000, header = H }
+      w:heap { op = "realloc", pid = APP, tid = 102, ts = 5020, heap = hp, addr = 0x5000, size = 64, old_addr = 0x4000,
+               old_size = 32, stack = ustk, header = H }
+      -- Free first, then the Alloc
+      w:heap { op = "alloc", pid = APP, tid = 102, ts = 6000, heap = hp, addr = 0x7000, size = 8, stack = ustk, header = H }
+      w:heap { op = "free", pid = APP, tid = 102, ts = 6010, heap = hp, addr = 0x7000, header = H }
+      w:heap { op = "alloc", pid = APP, tid = 102, ts = 6020, heap = hp, addr = 0x8000, size = 16, stack = ustk, header = H }
+      w:heap { op = "realloc", pid = APP, tid = 102, ts = 6030, heap = hp, addr = 0x8000, size = 16, old_addr = 0x7000,
+               old_size = 8, stack = ustk, header = H }
+    end)
+    local t <close> = assert(heapscript.open(p2))
+    local L = t:memory_stats().lifetimes
+    eq(L.heap_realloc_summary, 2, "both summaries recognised")
+    eq(L.heap_realloc_lone, 0, "none counted as a lone realloc")
+    eq(L.heap_double_free, 0, "no double free")
+    eq(L.heap_alloc_over_live, 0, "no block reused")
+    local got = {}
+    for a in t:allocations { kind = "heap" }:sorted("alloc_time"):each() do
+      got[#got + 1] = ("%d %s %s"):format(a.size, a.reason, tostring(a.realloc))
+    end
+    eq(table.concat(got, "; "), "32 realloc false; 64 none true; 8 realloc false; 16 none true", "four records, as two moves")
+    t:close()
+    os.remove(p2)
+  end)
+
   test(name .. "a release of memory the trace never saw is an AOFI record", function()
     local t <close> = assert(heapscript.open(path))
     local V = t:allocations { kind = "virtual", class = "AOFI" }
