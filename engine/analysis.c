@@ -135,11 +135,8 @@ static void seen(hsi_analysis *a, uint32_t rec, int which) {
 
 static void on_part(void *ud, uint64_t target) {
   hsi_analysis *a = (hsi_analysis *)ud;
-  if (target & GROUP) {
-    const tgroup *g = &a->groups[(uint32_t)(target & ~GROUP)];
-    if (g->count) seen(a, g->first, HSI_STACK_ALLOC);
-    if (g->freed != HSI_NOREC) seen(a, g->freed, HSI_STACK_FREE);
-  } else seen(a, (uint32_t)(target >> 1), (int)(target & 1));
+  if (target & GROUP) seen(a, a->groups[(uint32_t)(target & ~GROUP)].first, HSI_STACK_ALLOC);
+  else seen(a, (uint32_t)(target >> 1), (int)(target & 1));
   if (!a->open) hsi_stacks_on_part(a->st, NULL, NULL);
 }
 
@@ -162,30 +159,36 @@ static int asks(hsi_analysis *a, int64_t ts, uint32_t rec, int which) {
 }
 
 /* The event's target (above): `count` records from `first` for their
-   alloc stack, `freed` (or HSI_NOREC) for its free stack.  ts, pid, tid:
-   the event as its StackWalk names it (header ids, else the ids attrib.c
-   took from that StackWalk, else the payload pid alone).  0 or HS_ENOMEM. */
+   alloc stack, `freed` (or HSI_NOREC) for its free stack.  The probe of
+   the records' kind for alloc stacks decides for them all: a ReAlloc's
+   StackWalk is its own, whether Frees are stack-walked or not, and it
+   says nothing of whether they are (the probe for free stacks is the
+   Frees' alone: kept open by ReAllocs, it had every Free ask for a
+   StackWalk that never comes, and take the next event's at its tick).
+   ts, pid, tid: the event as its StackWalk names it (header ids, else
+   the ids attrib.c took from that StackWalk, else the payload pid
+   alone).  0 or HS_ENOMEM. */
 static int want(hsi_analysis *a, int64_t ts, uint32_t pid, uint32_t tid, uint32_t first, uint32_t count,
                 uint32_t freed) {
   uint64_t target;
-  if (count && !asks(a, ts, first, HSI_STACK_ALLOC)) count = 0;
-  if (freed != HSI_NOREC && !asks(a, ts, freed, HSI_STACK_FREE)) freed = HSI_NOREC;
-  if (count == 1 && freed == HSI_NOREC) target = (uint64_t)first * 2 + HSI_STACK_ALLOC;
-  else if (count == 0 && freed != HSI_NOREC) target = (uint64_t)freed * 2 + HSI_STACK_FREE;
-  else if (count == 0) return 0;
-  else {
-    if (a->ngroups == a->capgroups) {
-      uint32_t nc = a->capgroups ? a->capgroups * 2 : 64;
-      tgroup *ng = nc > a->capgroups ? (tgroup *)realloc(a->groups, (size_t)nc * sizeof *ng) : NULL;
-      if (!ng) return HS_ENOMEM;
-      a->groups = ng;
-      a->capgroups = nc;
+  if (count && asks(a, ts, first, HSI_STACK_ALLOC)) {
+    if (count == 1 && freed == HSI_NOREC) target = (uint64_t)first * 2 + HSI_STACK_ALLOC;
+    else {
+      if (a->ngroups == a->capgroups) {
+        uint32_t nc = a->capgroups ? a->capgroups * 2 : 64;
+        tgroup *ng = nc > a->capgroups ? (tgroup *)realloc(a->groups, (size_t)nc * sizeof *ng) : NULL;
+        if (!ng) return HS_ENOMEM;
+        a->groups = ng;
+        a->capgroups = nc;
+      }
+      a->groups[a->ngroups].first = first;
+      a->groups[a->ngroups].count = count;
+      a->groups[a->ngroups].freed = freed;
+      target = GROUP | a->ngroups++;
     }
-    a->groups[a->ngroups].first = first;
-    a->groups[a->ngroups].count = count;
-    a->groups[a->ngroups].freed = freed;
-    target = GROUP | a->ngroups++;
-  }
+  } else if (count == 0 && freed != HSI_NOREC && asks(a, ts, freed, HSI_STACK_FREE))
+    target = (uint64_t)freed * 2 + HSI_STACK_FREE;
+  else return 0;
   return hsi_stacks_want(a->st, ts, pid, tid, target) < 0 ? HS_ENOMEM : 0;
 }
 
@@ -522,6 +525,9 @@ int hsi_analysis_run(hs_reader *r, const hsi_analysis_scope *scope, hsi_analysis
     rc = n;
   }
   if (rc == 0 && hsi_stacks_finish(a->st) < 0) rc = HS_ENOMEM;
+  free(a->groups);                       /* every target is settled: they are read no more */
+  a->groups = NULL;
+  a->ngroups = a->capgroups = 0;
   if (rc) {
     if (rc == HS_ENOMEM) snprintf(err, errlen, "out of memory while analysing the trace");
     if (rc == HSI_ESTOPPED) snprintf(err, errlen, "stopped by a time limit");

@@ -541,6 +541,39 @@ test("an event's one stack reaches each record it makes or ends", function()
   os.remove(path)
 end)
 
+-- Frees not stack-walked (HeapAlloc and HeapReAlloc stacks only, a common setup): a ReAlloc's
+-- StackWalk, which is also its old block's free stack, says nothing of the Frees. It kept them asking
+-- for a StackWalk that never came, and a Free at an Alloc's tick on its thread took the Alloc's.
+test("a ReAlloc's stack keeps no Free waiting for one", function()
+  local path = T.tmpname(".etl")
+  local w = assert(heapscript.writer(path))
+  w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
+  w:heap { op = "alloc", pid = 100, tid = 101, ts = 100, heap = 0x10000, addr = 0x9000000, size = 8, stack = { 0x401100 } }
+  w:heap { op = "realloc", pid = 100, tid = 101, ts = 200, heap = 0x10000, addr = 0x9100000, old_addr = 0x9000000,
+           size = 16, old_size = 8, stack = { 0x401200 } }
+  local ts = 1000
+  for i = 1, 5000 do                       -- past the probe's 4,096 targets and 100 ms
+    w:heap { op = "alloc", pid = 100, tid = 101, ts = ts, heap = 0x10000, addr = 0x100000 + i * 16, size = 16, stack = { 0x401000 } }
+    w:heap { op = "free", pid = 100, tid = 101, ts = ts + 500, heap = 0x10000, addr = 0x100000 + i * 16 }
+    ts = ts + 1000
+  end
+  w:heap { op = "alloc", pid = 100, tid = 101, ts = ts, heap = 0x10000, addr = 0x8000000, size = 32, stack = { 0x402000 } }
+  w:heap { op = "free", pid = 100, tid = 101, ts = ts + 5000, heap = 0x10000, addr = 0x8000000 }
+  w:heap { op = "alloc", pid = 100, tid = 101, ts = ts + 5000, heap = 0x10000, addr = 0x8800000, size = 48, stack = { 0x403000 } }
+  assert(w:close())
+  local t <close> = assert(heapscript.open(path))
+  local got = {}
+  for a in t:allocations():each() do
+    if a.address >= 0x8000000 then
+      got[#got + 1] = ("0x%x %s/%s"):format(a.address, a.stack and a.stack:frame(1) or "-", a.free_stack and a.free_stack:frame(1) or "-")
+    end
+  end
+  eq(table.concat(got, "; "), "0x9000000 0x401100/0x401200; 0x9100000 0x401200/-; 0x8000000 0x402000/-; 0x8800000 0x403000/-",
+     "the ReAlloc's stack on both its blocks; the last Alloc keeps its own")
+  t:close()
+  os.remove(path)
+end)
+
 test("a process started again: each instance keeps its own memory", function()
   local S = 10000000
   local path = T.tmpname(".etl")
