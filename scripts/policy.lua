@@ -51,10 +51,12 @@ if o.rules:find("[/\\]") or o.rules:match("%.lua$") then
   if not untrusted(o.rules) then
     -- a rule set may require modules beside it: the sandbox reads the rule file's directory
     -- (sandbox.loadfile allows it), and a trusted file's looks there too, after -I and
-    -- HEAPSCRIPT_PATH (package.searchers[2]) and before the bundled files, in the same order
+    -- HEAPSCRIPT_PATH (package.searchers[2]) and after the bundled files ([3]): a file there
+    -- named as one of heapscript's own modules (report_formats, report_html, required later)
+    -- must not take its place
     local dir = o.rules:match("^(.*)[/\\]") or "."
     if dir == "" then dir = "/" end
-    table.insert(package.searchers, 3, function(name)
+    table.insert(package.searchers, 4, function(name)
       local path, tried = package.searchpath(name, dir .. "/?.lua")
       if not path then return tried end
       local chunk, err = loadfile(path)

@@ -182,6 +182,11 @@ mkdir -p "$T/outside/tm"
 printf 'local c = require "tmshared"\nreturn { { name = "sibling", check = function() return rawget(_G, "io") ~= nil and c.v == 7, "trusted" end } }\n' >"$T/outside/tm/rules.lua"
 printf 'return { v = 7 }\n' >"$T/outside/tm/tmshared.lua"
 expect "a trusted rule file requires a module beside it" 0 "^PASS  sibling" policy "$M" -- --rules "$T/outside/tm/rules.lua"
+# ... but one beside it named as heapscript's own (report_html, required for --html) is not taken for it
+printf 'return { page = function() return "NOT OURS" end }\n' >"$T/outside/tm/report_html.lua"
+expect "a file beside a trusted rule file does not replace heapscript's module" 0 "^PASS  sibling" \
+  policy "$M" -- --rules "$T/outside/tm/rules.lua" --html "$T/outside/tm/out.html"
+grep -q '<html' "$T/outside/tm/out.html" 2>/dev/null || no "the HTML report was not heapscript's: $(head -c 200 "$T/outside/tm/out.html" 2>&1)"
 ln -s "$T/outside/trusted.lua" "$T/repo/ci/link.lua"
 expect "a symbolic link inside the repository to a rule file outside: sandboxed" 2 "io is not available" policy "$M" -- --rules ci/link.lua
 [ -e "$T/owned" ] && no "the linked rule file wrote a file"

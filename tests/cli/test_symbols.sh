@@ -230,7 +230,7 @@ fi
 # llvm-symbolizer does ("_memset" memset, "__CxxThrowException@8" _CxxThrowException); a
 # procedure's own name is not, with or without lines ("__security_check_cookie", "_RTC_Initialize")
 P=${HEAPSCRIPT_PDBS:-../shared/pdbs}
-PD=build/rel/tests/pdbdump
+PD=${HS_BUILD:-build/rel}/tests/pdbdump
 if [ -f "$P/getsentry_symbolic__crash.pdb" ] && [ -x "$PD" ] && command -v llvm-symbolizer >/dev/null; then
   mkdir -p "$T/x86"
   cp "$P/getsentry_symbolic__crash.exe" "$T/x86/crash.exe"; cp "$P/getsentry_symbolic__crash.pdb" "$T/x86/crash.pdb"
