@@ -6,7 +6,10 @@
 ** EventTimeStamp u64, StackProcess u32, StackThread u32 [V: ETL-FORMAT.md
 ** §6.4], so the held event it names is a waiting one with that
 ** timestamp: of several, the one on the StackWalk's CPU, or of its
-** process, else the first.  Several CPUs' events interleave between an event and its
+** process, else the first.  A walk can come in two parts, its kernel
+** frames then its user frames: the user part of a walk whose kernel part
+** gave a waiting event its ids is that event's (kp), even once it has
+** been handed on.  Several CPUs' events interleave between an event and its
 ** stack (the stack is stamped after the walk), so the match is on the
 ** timestamp, not on adjacency.  A StackWalk whose (timestamp, thread) is
 ** also that of an event with ids is that event's (ambiguous, counted): it
@@ -26,6 +29,7 @@
 
 #define NOOFF ((size_t)-1)
 #define TICK_IDS 4          /* threads of events with ids kept for the tick that is passing */
+#define CONT 4              /* kernel parts remembered for their user parts (kp) */
 
 typedef struct held {
   hs_event ev;             /* record/payload/ext pointers are rebuilt from the offsets */
@@ -54,6 +58,11 @@ struct hsi_attrib {
   int64_t tick;
   uint32_t tick_tid[TICK_IDS];
   uint32_t ntick;
+  /* waiting events given their ids by a kernel part of a StackWalk: the
+     user part of the same walk (same time and ids) may follow, once the
+     event has been handed on too; it is that event's, not another's */
+  struct { int64_t ts; uint32_t pid, tid; } kp[CONT];
+  uint32_t nkp;
   hookstat hs[3][256];
   hsi_attrib_counts c;
 };
@@ -80,6 +89,7 @@ void hsi_attrib_reset(hsi_attrib *at) {
   at->eof = at->err = 0;
   memset(at->hs, 0, sizeof at->hs);
   memset(&at->c, 0, sizeof at->c);
+  at->nkp = 0;
 }
 
 const hsi_attrib_counts *hsi_attrib_counts_get(const hsi_attrib *at) { return &at->c; }
@@ -214,17 +224,34 @@ static int fit(const hsi_attrib *at, const held *x, uint32_t pid, uint16_t cpu) 
   return score;
 }
 
+/* Is StackWalk part ev a kernel one (op 37, or op 32 whose innermost
+   frame is a kernel address), after which a user part of the same walk
+   may come (op 38, or op 32 of user frames: ETL-FORMAT.md §6.4)? */
+static int kernel_part(const hs_event *ev) {
+  int w = ev->pointer_size == 4 ? 4 : 8;
+  if (ev->hook != 0x1820) return ev->hook == 0x1825;
+  if (ev->payload_len < 16u + (uint32_t)w) return 0;
+  return hsi_addr_is_kernel(w == 4 ? rd32(ev->payload + 16) : rd64(ev->payload + 16), w);
+}
+
 /* A StackWalk (op 32, 37, 38) names (ts, pid, tid): give them to the
    waiting event stamped ts, unless a held event with ids is its; of
    several, the one that fits it best (fit), else the first. */
 static void on_stackwalk(hsi_attrib *at, const hs_event *ev) {
   int64_t ts;
   uint32_t pid, tid, k, first = HSI_ATTRIB_AHEAD, nwait = 0;
-  int theirs = 0;
+  int theirs = 0, kpart;
   if (!hsi_stacks_names_event(ev) || ev->payload_len < 16) return;
   ts = (int64_t)rd64(ev->payload);
   pid = rd32(ev->payload + 8);
   tid = rd32(ev->payload + 12);
+  kpart = kernel_part(ev);
+  if (!kpart)                            /* the user part of a walk whose kernel part gave ids */
+    for (k = 0; k < at->nkp && k < CONT; k++)
+      if (at->kp[k].ts == ts && at->kp[k].pid == pid && at->kp[k].tid == tid) {
+        at->kp[k].ts = INT64_MIN;
+        return;
+      }
   for (k = 0; k + 1 < at->n; k++) {      /* the last one held is this StackWalk */
     held *x = &at->q[(at->head + k) % HSI_ATTRIB_AHEAD];
     uint32_t j;
@@ -254,6 +281,10 @@ static void on_stackwalk(hsi_attrib *at, const hs_event *ev) {
   if (first < HSI_ATTRIB_AHEAD) {
     held *x = &at->q[(at->head + first) % HSI_ATTRIB_AHEAD];
     x->waiting = 0;
+    if (kpart) {
+      uint32_t i = at->nkp++ % CONT;
+      at->kp[i].ts = ts; at->kp[i].pid = pid; at->kp[i].tid = tid;
+    }
     x->ids.pid = pid;
     x->ids.tid = tid;
     x->ids.how = HSI_IDS_STACK;

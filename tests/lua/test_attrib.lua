@@ -389,6 +389,38 @@ test("one tick, several events without ids: each StackWalk to its own", function
   end
 end)
 
+-- A StackWalk in two parts (its kernel frames, then its user frames, one record each at the event's
+-- time, ETL-FORMAT.md 6.4): the user part is the same event's, even once that event, its ids given
+-- by the kernel part, has been handed on; it went to the next event waiting at that tick, which took
+-- the other process and lost its own StackWalk
+test("one tick, a StackWalk in two parts: both parts one event's", function()
+  for _, kind in ipairs { "heap", "virtual" } do
+    local path = T.tmpname()
+    local w = assert(heapscript.writer(path, { cpus = 2 }))
+    w:process { op = "dcstart", pid = APP, ppid = 4, ts = 10, name = "app.exe" }
+    w:process { op = "dcstart", pid = OTHER, ppid = 4, ts = 11, name = "other.exe" }
+    for i, p in ipairs { APP, OTHER } do
+      local e = { op = "alloc", pid = p, tid = p + 1, ts = 6000, header = "PERFINFO64", cpu = i - 1 }
+      if kind == "heap" then e.heap, e.addr, e.size = 0x10000, 0x1000 * i, 16 * i
+      else e.addr, e.size, e.flags = 0x100000 * i, 0x1000 * i, { "commit" } end
+      w[kind](w, e)
+    end
+    w:stack { ts = 6003, event_ts = 6000, pid = APP, tid = APP + 1, frames = { -0x7ff00000000 + 0x1000 }, cpu = 0 }
+    w:stack { ts = 6004, event_ts = 6000, pid = APP, tid = APP + 1, frames = { 0x7FF700001010 }, cpu = 0 }
+    w:stack { ts = 6005, event_ts = 6000, pid = OTHER, tid = OTHER + 1, frames = { 0x7FF800003030 }, cpu = 1 }
+    assert(w:close())
+    local t <close> = assert(heapscript.open(path))
+    local got = {}
+    for a in t:allocations():each() do
+      got[#got + 1] = ("%s %d"):format(tostring(a.pid), a.stack and #a.stack:addresses() or 0)
+    end
+    table.sort(got)
+    eq(table.concat(got, "; "), ("%d 2; %d 1"):format(APP, OTHER), kind .. ": app.exe's two parts, other.exe's own")
+    t:close()
+    os.remove(path)
+  end
+end)
+
 -- A heap free without ids or stack goes to the one live block it frees: not a block of a process
 -- that has exited (its memory stays outstanding, a leak, but it frees nothing). a.exe's block at
 -- one address and heap outlived a.exe, so b.exe's free found two owners and became a record of
