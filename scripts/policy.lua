@@ -174,6 +174,16 @@ local function describe_group(g, per)
   return tostring(g.key)
 end
 
+-- What tells a group apart among a rule's violations ("(and N more)"
+-- counts groups): the key its baseline limits know it by, when the rule
+-- has them, so that a group over a limit and over its baseline is one.
+local function group_id(r, g)
+  if (r.no_new_leaks or r.max_leaked_growth) and (r.per == nil or r.per == "stack" or r.per == "tag" or r.per == "process") then
+    return baseline.group_key(r.per, g)
+  end
+  return g
+end
+
 -- The name of a group compared with the baseline, made only for a broken
 -- rule: a stack's headline names its frames.
 local function baseline_name(per, key, fig)
@@ -270,7 +280,7 @@ for _, r in ipairs(rules) do
             res.ok = false
             res.violations[#res.violations + 1] = { limit = lim, max = r[lim], value = v,
               group = r.per and describe_group(g, r.per) or "all", stack = r.per == "stack" and report.frames(g.stack) or nil,
-              stack_object = r.per == "stack" and g.stack or nil, id = g }
+              stack_object = r.per == "stack" and g.stack or nil, id = group_id(r, g) }
           end
         end
       end

@@ -814,6 +814,25 @@ do
   run("policy " .. three .. " -- --rules " .. T.q(rf) .. " --junit " .. T.q(xml))
   local x = T.slurp(xml) or ""
   check(x:find(" (and 2 more)\"", 1, true) and not x:find("(and 1 more)", 1, true), "... the same in JUnit", x)
+  -- a group over a limit and over its baseline (max_leaked_growth) is one group too
+  local function leaking(n)
+    return written(function(w)
+      for i = 1, n do
+        w:heap { op = "alloc", pid = 100, tid = 101, ts = 1000 + 10 * i, heap = 0x10000, addr = 0x1000 * i, size = 100,
+                 stack = { 0x7FF700001010 } }
+      end
+    end)
+  end
+  local b1, r3 = leaking(1), leaking(3)
+  f = io.open(rf, "w")
+  f:write([[return { { name = "all-mixed", max_leaked_bytes = 200, max_leaked_growth = 0.5 },
+                     { name = "stack-mixed", per = "stack", max_leaked_bytes = 200, no_new_leaks = true,
+                       max_leaked_growth = 0.5 } }]])
+  f:close()
+  local mixed = run("policy " .. r3 .. " -- --baseline " .. b1 .. " --rules " .. T.q(rf))
+  check(mixed:find("FAIL  all-mixed", 1, true) and mixed:find("FAIL  stack-mixed", 1, true) and not mixed:find("more)", 1, true),
+        "policy: one group over a limit and over its baseline: no (and 1 more)", mixed)
+  os.remove(b1); os.remove(r3)
   -- two limits broken as far (by 1): the message names the same one every run (the limits were
   -- gone through in the hash order of a table, which changes from run to run)
   f = io.open(rf, "w")
