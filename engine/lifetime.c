@@ -1282,18 +1282,37 @@ void hsi_life_set_span(hsi_life *L, int64_t first, int64_t last) {
   L->have_span = 1;
 }
 
+/* An instance that exited frees nothing: its heaps leave their handles'
+   chains (hsi_life_heap_owner walks them for every free without ids;
+   with the heaps of every process that ever ran, a trace of many short
+   processes of one program, which get one process heap address, made it
+   quadratic), but for a chain's head, whose slot stays. */
 void hsi_life_exited(hsi_life *L, uint32_t instance) {
   struct inst *I = (struct inst *)find_inst(L, instance);
-  if (I) I->exited = 1;
+  uint32_t k;
+  if (!I || I->exited) return;
+  I->exited = 1;
+  for (k = I->heap_first; k && L->hkmap_cap; k = L->hh[k - 1].next_inst) {
+    uint32_t *at = &L->hkmap[hk_slot(L, L->hkmap, L->hkmap_cap, L->hh[k - 1].heap)];
+    if (*at == k) {                      /* the head: its next takes the slot, if any */
+      if (L->hh[k - 1].next_handle) *at = L->hh[k - 1].next_handle;
+      continue;
+    }
+    while (*at && *at != k) at = &L->hh[*at - 1].next_handle;
+    if (*at == k) *at = L->hh[k - 1].next_handle;
+  }
 }
 
-uint32_t hsi_life_heap_owner(const hsi_life *L, uint64_t heap, uint64_t addr) {
+/* The one live process instance whose heap `heap` holds addr, 0 when none
+   or several: a probe per live instance's heap of that handle. */
+uint32_t hsi_life_heap_owner(hsi_life *L, uint64_t heap, uint64_t addr) {
   uint32_t h = addr_hash(addr), pos, owner = 0, k;
   int found = 0;
   if (!L->hkmap_cap) return 0;
   for (k = L->hkmap[hk_slot(L, L->hkmap, L->hkmap_cap, heap)]; k; k = L->hh[k - 1].next_handle) {
     const struct inst *I;
-    if (lm_find(L, &L->hh[k - 1].m, h, addr, &pos) == HSI_NOREC) continue;
+    L->st.heap_owner_heaps++;
+    if (!L->hh[k - 1].m.n || lm_find(L, &L->hh[k - 1].m, h, addr, &pos) == HSI_NOREC) continue;
     if ((I = find_inst(L, L->hh[k - 1].inst)) != NULL && I->exited) continue;   /* the dead free nothing */
     if (found++) return 0;
     owner = L->hh[k - 1].inst;

@@ -163,6 +163,7 @@ typedef struct hsi_life_stats {
   /* processes */
   uint64_t process_ends;            /* hsi_life_process_end calls */
   uint64_t process_end_ended;       /* records ended by them */
+  uint64_t heap_owner_heaps;        /* heaps probed by hsi_life_heap_owner */
 } hsi_life_stats;
 
 /*
@@ -263,9 +264,10 @@ int hsi_life_peak(const hsi_life *lt, int kind, int64_t t1, int64_t t2, size_t *
 ** The instance holding the live heap block (heap, addr), when exactly one
 ** does; 0 (no instance) when none or several.  For a heap free or
 ** realloc whose event names no process (no ids, no StackWalk): the block
-** it frees says whose it is.  Costs a probe per heap of that handle.
+** it frees says whose it is.  Costs a probe per live instance's heap of
+** that handle (the heaps of instances that exited leave: hsi_life_exited).
 */
-uint32_t hsi_life_heap_owner(const hsi_life *lt, uint64_t heap, uint64_t addr);
+uint32_t hsi_life_heap_owner(hsi_life *lt, uint64_t heap, uint64_t addr);
 /* The process of `instance` ended: its records stay as they are (an exit
    frees nothing), but a free without ids is no longer its
    (hsi_life_heap_owner passes over its blocks). */

@@ -986,6 +986,42 @@ TEST(heap_owner) {
 }
 
 /*
+** Instances that exited leave their heaps' handle chains, which the owner
+** of a free without ids is looked for in: the middle of a chain, its
+** head, all of it; and a thousand short processes one after the other,
+** each of one heap at one handle, cost a lookup a probe or two (every
+** heap that ever was: half a million).
+*/
+TEST(heap_owner_after_exits) {
+  hsi_life *L = hsi_life_new();
+  uint32_t i;
+  uint64_t before;
+  FEEDV(L, halloc(10, 1, H1, 0x1000, 16), 3);
+  FEEDV(L, halloc(11, 1, H1, 0x2000, 16), 4);
+  FEEDV(L, halloc(12, 1, H1, 0x3000, 16), 5);
+  hsi_life_exited(L, 4);                                  /* the middle */
+  CHECK_EQ(hsi_life_heap_owner(L, H1, 0x1000), 3);
+  CHECK_EQ(hsi_life_heap_owner(L, H1, 0x2000), 0);
+  CHECK_EQ(hsi_life_heap_owner(L, H1, 0x3000), 5);
+  hsi_life_exited(L, 5);                                  /* the head, the newest */
+  CHECK_EQ(hsi_life_heap_owner(L, H1, 0x1000), 3);
+  CHECK_EQ(hsi_life_heap_owner(L, H1, 0x3000), 0);
+  hsi_life_exited(L, 3);
+  CHECK_EQ(hsi_life_heap_owner(L, H1, 0x1000), 0);
+  FEEDV(L, halloc(13, 1, H1, 0x1000, 16), 6);             /* a new one at the handle */
+  CHECK_EQ(hsi_life_heap_owner(L, H1, 0x1000), 6);
+  hsi_life_exited(L, 6);
+  before = hsi_life_stats_get(L)->heap_owner_heaps;
+  for (i = 0; i < 1000; i++) {
+    FEEDV(L, halloc(100 + i, 1, H2, 0x1000, 16), 100 + i);
+    CHECK_EQ(hsi_life_heap_owner(L, H2, 0x1000), 100 + i);
+    hsi_life_exited(L, 100 + i);
+  }
+  CHECK(hsi_life_stats_get(L)->heap_owner_heaps - before <= 2 * 1000);
+  hsi_life_free(L);
+}
+
+/*
 ** Process ends among many instances sharing heap handles: each ends its
 ** own heaps' blocks and no other's (each instance keeps a list of its
 ** heaps), and a block's owner is found among the heaps of its handle.
@@ -1029,6 +1065,7 @@ TEST(process_end_among_many) {
 
 int main(void) {
   RUN(heap_pairing);
+  RUN(heap_owner_after_exits);
   RUN(realloc_in_place);
   RUN(realloc_moving_summary);
   RUN(realloc_lone);
