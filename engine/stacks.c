@@ -237,6 +237,7 @@ typedef struct tslot {
   uint32_t knext, kprev;   /* NONE at the ends */
   uint32_t ktail, kcount;  /* the newest; how many */
   uint32_t kpids;          /* how many have a pid (a thread-less chain's filter) */
+  uint32_t kpid;           /* the one pid they have (HS_NOID: none yet; KPID_MANY: several) */
   uint32_t kcur[2];        /* per kind: every target before it has that part */
 } tslot;
 
@@ -247,6 +248,7 @@ typedef struct kref {
 } kref;
 
 #define NMATCHID 64
+#define KPID_MANY 0xFFFFFFFEu    /* no pid of Windows: they are multiples of 4 */
 
 #define PCACHE 4096       /* recent parts by a cheap key (read_part) */
 
@@ -435,6 +437,7 @@ static void tab_del(hsi_stacks *st, uint32_t si) {
     n->ktail = s->ktail;
     n->kcount = s->kcount - 1;
     n->kpids = s->kpids - (s->pid != HS_NOID);
+    n->kpid = n->kpids ? s->kpid : HS_NOID;
     for (k = 0; k < 2; k++) n->kcur[k] = s->kcur[k] == si ? s->knext : s->kcur[k];
     st->tab[i] = s->knext + 1;
     return;
@@ -444,6 +447,7 @@ static void tab_del(hsi_stacks *st, uint32_t si) {
   else h->ktail = s->kprev;
   h->kcount--;
   h->kpids -= s->pid != HS_NOID;
+  if (!h->kpids) h->kpid = HS_NOID;
   for (k = 0; k < 2; k++) if (h->kcur[k] == si) h->kcur[k] = s->knext;
 }
 
@@ -464,7 +468,8 @@ static uint32_t find_target(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t t
     if (pass == 0 && tid == HS_NOID) continue;
     if ((i = tab_find(st, ts, want)) == NONE) continue;
     h = &st->slots[hi = st->tab[i] - 1];
-    if (pass == 0 || pid == HS_NOID || h->kpids == 0) {
+    /* (every target matches when none has a pid or all have this one) */
+    if (pass == 0 || pid == HS_NOID || h->kpids == 0 || h->kpid == pid) {
       n = h->kcount;
       if (kind == K_EXT) pick = hi;
       else {
@@ -477,6 +482,7 @@ static uint32_t find_target(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t t
       uint32_t newest = NONE;
       for (si = hi; si != NONE; si = st->slots[si].knext) {
         const tslot *s = &st->slots[si];
+        st->c.walked++;
         if (s->pid != HS_NOID && s->pid != pid) continue;
         n++;
         newest = si;
@@ -660,6 +666,7 @@ static int slot_add(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint
     h->ktail = si;
     h->kcount++;
     h->kpids += pid != HS_NOID;
+    if (pid != HS_NOID) h->kpid = h->kpid == HS_NOID || h->kpid == pid ? pid : KPID_MANY;
     for (k = 0; k < 2; k++) if (h->kcur[k] == NONE) h->kcur[k] = si;
   } else {                                        /* a chain of its own */
     mask = st->tabcap - 1;
@@ -669,6 +676,7 @@ static int slot_add(hsi_stacks *st, int64_t ts, uint32_t pid, uint32_t tid, uint
     s->ktail = si;
     s->kcount = 1;
     s->kpids = pid != HS_NOID;
+    s->kpid = pid;
     s->kcur[0] = s->kcur[1] = si;
   }
   st->nlive++;

@@ -65,6 +65,7 @@ typedef struct hsi_stack_counts {
   uint64_t matched_notid;    /* ... of which matched on timestamp (+pid) alone */
   uint64_t unmatched;        /* parts for which no target was in the window */
   uint64_t ambiguous;        /* parts with several candidate targets */
+  uint64_t walked;           /* targets looked at one by one (a thread-less chain of several processes) */
   uint64_t key_resolved;     /* references resolved by a definition at or after them */
   uint64_t key_orphaned;     /* references never resolved (counted by finish) */
   uint64_t key_defs_unused;  /* definitions no reference was waiting for */

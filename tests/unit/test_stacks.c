@@ -384,6 +384,17 @@ TEST(one_time_many_targets) {
   }
   CHECK_EQ(bad, 0);
   CHECK_EQ(hsi_stacks_counts(st)->unmatched, 0);
+  /* as many targets without a thread (PERFINFO events), all of one process:
+     the chain's cursor serves them too, no target looked at one by one */
+  for (i = 0; i < N / 10; i++) hsi_stacks_want(st, 700, 1, HS_NOID, 2 * N + i);
+  for (i = 0; i < N / 10; i++) {
+    f[0] = U(16 * i);
+    ev = op32(&b, 8, 701, 700, 1, 2, f, 1);
+    if (hsi_stacks_feed(st, &ev) != 1) bad++;
+  }
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(hsi_stacks_counts(st)->walked, 0);
+  CHECK_EQ(hsi_stacks_counts(st)->matched_notid, N / 10);
   /* t1..t4 at (900, 3) */
   for (i = 1; i <= 4; i++) hsi_stacks_want(st, 900, 1, 3, N + i);
   ev = op32(&b, 8, 901, 900, 1, 3, kA, 1); hsi_stacks_feed(st, &ev);    /* t1 */
@@ -413,7 +424,8 @@ TEST(one_time_many_targets) {
   CHECK(frames_are(st, stack_of(st, N + 11), g45, 1));
   CHECK(frames_are(st, stack_of(st, N + 12), g46, 1));
   CHECK_EQ(hsi_stacks_finish(st), 0);
-  CHECK_EQ(hsi_stacks_counts(st)->matched_notid, 3);
+  CHECK_EQ(hsi_stacks_counts(st)->matched_notid, N / 10 + 3);
+  CHECK(hsi_stacks_counts(st)->walked > 0);               /* that chain of three processes was */
   hsi_stacks_free(st);
 }
 
