@@ -62,7 +62,7 @@ for kind, A in report.kinds(o) do
     if text then
       print(("  #%d  %s (%s), %s (%s), %.3f..%.3f s; %d freed (%d within %g s), %d kept, %s%s")
         :format(i, report.count(g.count, "allocation"), report.share(e.share), report.bytes(g.size), fa.sizes_text, e.first or 0, e.last or 0,
-                e.freed, e.short, o.short, e.kept, table.concat(fa.processes, ", "), report.tags_text(fa)))
+                e.freed, e.short, o.short, e.kept, fa.processes_text, report.tags_text(fa)))
       report.print_stack(g.stack, "        ", o.frames)
     end
   end

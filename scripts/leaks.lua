@@ -65,7 +65,7 @@ for kind, A in report.kinds(o) do
       if text then
         print(("  #%d  %s in %s (%s), %.3f..%.3f s, %s%s")
           :format(i, report.bytes(g.bytes), report.count(g.count, "allocation"), fa.sizes_text, e.first or 0, e.last or 0,
-                  table.concat(fa.processes, ", "), report.tags_text(fa)))
+                  fa.processes_text, report.tags_text(fa)))
         report.print_stack(g.stack, "        ", o.frames)
       end
     end

@@ -758,6 +758,7 @@ end
 -- finding: { sizes, processes ("name (pid)"), tags, each sorted, and first,
 -- last: its earliest and latest alloc times }, and its sizes as text
 -- ("40 B", "16 B, 32 B" or "12 sizes 16 B..4.0 KiB").
+local PROCS_SHOWN = 5
 function M.facts(g)
   local sizes, procs, tags = {}, {}, {}
   for a in g.allocs:each() do
@@ -776,6 +777,11 @@ function M.facts(g)
   local szl = {}
   for j, sz in ipairs(f.sizes) do szl[j] = M.bytes(sz) end
   f.sizes_text = #szl <= 4 and table.concat(szl, ", ") or ("%d sizes %s..%s"):format(#szl, szl[1], szl[#szl])
+  -- the processes for a line of text: the first few, then how many more (a stack of every
+  -- process of a million made a line of 22 MB)
+  local np = #f.processes
+  f.processes_text = np <= PROCS_SHOWN and table.concat(f.processes, ", ")
+    or table.concat(f.processes, ", ", 1, PROCS_SHOWN) .. (" and %d more"):format(np - PROCS_SHOWN)
   return f
 end
 

@@ -788,6 +788,21 @@ do
   check(not T.slurp(old):find('"filters"', 1, true), "... (the old baseline has no filters)")
   os.remove(vj); os.remove(old)
 end
+-- a stack leaking in many processes names the first five on its line, then how many more (a
+-- million processes made a line of 22 MB)
+do
+  local many = written(function(w)
+    for i = 1, 8 do
+      w:process { op = "dcstart", pid = 1000 + 4 * i, ppid = 4, ts = 1000 + 10 * i - 5, name = ("p%d.exe"):format(i) }
+      w:heap { op = "alloc", pid = 1000 + 4 * i, tid = 2000 + i, ts = 1000 + 10 * i, heap = 0x10000, addr = 0x1000 * i,
+               size = 16, stack = { 0x7FF700001010 } }
+    end
+  end)
+  local out = run("leaks " .. many)
+  check(out:find("p1.exe (1004), p2.exe (1008), p3.exe (1012), p4.exe (1016), p5.exe (1020) and 3 more", 1, true)
+        and not out:find("p6.exe", 1, true), "leaks: five processes of a stack's line, then how many more", out)
+  os.remove(many)
+end
 -- "(and N more)" counts the other groups that broke the rule, not its violations: three stacks
 -- each over two limits are "(and 2 more)", the whole selection over two limits no more at all
 do
