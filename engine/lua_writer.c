@@ -773,6 +773,8 @@ static int memevent(lua_State *L, Writer *W, hsi_memop *op, int perfinfo) {
   if (len < 0 || (size_t)len > sizeof pl)
     return luaL_argerror(L, 2, lua_pushfstring(L, "no layout for this event (opcode %d, version %d)", hint, version));
   if (version == 0) version = hsi_memev_version(group, type);
+  if (n > 0 && op->ts > INT64_MAX - delay)              /* its StackWalk's stamp, below, would wrap */
+    fielderr(L, 2, "ts", "room after it for its StackWalk's (ts + stack_delay at most 2^63 - 1)");
   rc = hsi_writer_kernel(W->w, cpu, hk, group, type, version, op->pid, op->tid, op->ts, pl, (size_t)len);
   if (rc < 0 || n == 0) return result(L, W, rc, cpu, op->ts);
   wrote(W, cpu, op->ts);

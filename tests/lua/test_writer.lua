@@ -467,6 +467,9 @@ test("writer errors", function()
          "a number, a flag name or a list of names expected", "MEM flags of another type raise")
   raises(function() w:heap { op = "alloc", pid = 1, ts = 1, opcode = 200 } end, "no layout for this event (opcode 200, version 0)",
          "an opcode no layout has raises")
+  -- its StackWalk is stamped stack_delay after it: past 2^63 - 1 that wrapped (UBSan: signed overflow)
+  raises(function() w:heap { op = "alloc", pid = 1, ts = math.maxinteger, addr = 0x100, size = 8, stack = { 0x1000 } } end,
+         "field 'ts': room after it for its StackWalk's", "a memory event with a stack at the last tick raises")
   -- a kernel record's version word above 0xFF holds the PEBS and PMC bits (ETL-FORMAT §3.3): a memory
   -- event's version is the layout's, 0..255 (256 was written as one PMC counter, and read back as
   -- version 0 with the allocation lost)
