@@ -462,6 +462,18 @@ static int t_same_file_any(lua_State *L) {
   return 1;
 }
 
+/* heapscript.path_kind(path) -> "file", "directory", "other" (a FIFO, a
+   device: opening it may wait for ever) or nil (nothing there) */
+static int t_path_kind(lua_State *L) {
+  switch (hsi_path_kind(hsi_lua_checkpath(L, 1))) {
+    case HSI_PATH_FILE: lua_pushliteral(L, "file"); break;
+    case HSI_PATH_DIR: lua_pushliteral(L, "directory"); break;
+    case HSI_PATH_OTHER: lua_pushliteral(L, "other"); break;
+    default: lua_pushnil(L); break;
+  }
+  return 1;
+}
+
 /* trace:stats([i]) -> table of the counters of file i */
 static int t_stats(lua_State *L) {
   Trace *t = checkopen(L, 1);
@@ -987,6 +999,8 @@ int hsi_lua_open_trace(lua_State *L) {
   lua_setfield(L, 1, "damage");
   lua_pushcfunction(L, t_same_file_any);
   lua_setfield(L, 1, "same_file");
+  lua_pushcfunction(L, t_path_kind);
+  lua_setfield(L, 1, "path_kind");
   luaL_newmetatable(L, HSI_LUA_TALLY);   /* trace:tally's table, freed by the collector */
   lua_pushcfunction(L, tally_gc);
   lua_setfield(L, -2, "__gc");

@@ -16,6 +16,7 @@
 #include "term.h"
 #include "procmap.h"
 #include "sym.h"
+#include "osfile.h"
 #include "sym_cmd.h"
 #include "symmap.h"
 
@@ -56,15 +57,19 @@ static hsi_symmap *map_beside(const char *trace) {
   char p[1024], err[HS_ERRLEN];
   size_t n = strlen(trace);
   hsi_symmap *sm = NULL;
-  FILE *f;
   if (n >= 4 && trace[n - 4] == '.' && (trace[n - 3] | 32) == 'e' && (trace[n - 2] | 32) == 't' &&
       (trace[n - 1] | 32) == 'l')
     n -= 4;
   if (n + 5 > sizeof p) return NULL;
   memcpy(p, trace, n);
   memcpy(p + n, ".sym", 5);
-  if (!(f = fopen(p, "rb"))) return NULL;
-  fclose(f);
+  switch (hsi_path_kind(p)) {
+    case HSI_PATH_FILE: break;
+    case HSI_PATH_NONE: return NULL;
+    default:                             /* a FIFO would be opened and waited on for ever */
+      fprintf(stderr, "heapscript: ignoring %s: not a regular file\n", p);
+      return NULL;
+  }
   if (hsi_symmap_load(&sm, p, err, sizeof err) == 0) return sm;
   fprintf(stderr, "heapscript: ignoring %s: %s\n", p, err);
   return NULL;

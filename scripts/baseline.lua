@@ -213,9 +213,10 @@ end
 -- The symbol map beside a trace file (NAME.sym), loaded, or nil.
 function M.symbols_beside(path)
   local sym = path:gsub("%.[eE][tT][lL]$", "") .. ".sym"
-  local f = io.open(sym, "r")
-  if not f then return nil end
-  f:close()
+  local kind = heapscript.path_kind(sym)
+  if kind == nil then return nil end
+  -- (a FIFO there would be opened and waited on for ever)
+  if kind ~= "file" then io.stderr:write("heapscript: ignoring " .. sym .. ": not a regular file\n"); return nil end
   local s, err = heapscript.symbols(sym)
   if not s then io.stderr:write("heapscript: ignoring " .. sym .. ": " .. tostring(err) .. "\n") end
   return s or nil

@@ -245,9 +245,10 @@ function M.load_symbols(path)
   if not trace then return nil end
   for _, p in ipairs(trace:files()) do
     local sym = p:gsub("%.[eE][tT][lL]$", "") .. ".sym"
-    local f = io.open(sym, "r")
-    if f then
-      f:close()
+    local kind = heapscript.path_kind(sym)
+    -- (a FIFO there would be opened and waited on for ever)
+    if kind ~= nil and kind ~= "file" then io.stderr:write("heapscript: ignoring " .. sym .. ": not a regular file\n")
+    elseif kind then
       local ok, err = heapscript.symbols(sym)
       if ok then return sym end
       io.stderr:write("heapscript: ignoring " .. sym .. ": " .. tostring(err) .. "\n")

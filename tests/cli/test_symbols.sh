@@ -491,6 +491,16 @@ if mkfifo "$T/fifo/MemoryTestApp.pdb" 2>/dev/null; then
   grep -q "^MemoryTestApp.exe .* unreadable: $T/fifo/MemoryTestApp.pdb: not a regular file$" "$T/out" \
     || no "a FIFO named as the PDB: unreadable, not a regular file: $(grep MemoryTestApp "$T/out")"
 fi
+# ... nor a FIFO named as the symbol map beside the trace: symbols and the scripts went on waiting for it
+mkdir -p "$T/fifosym"
+cp "$E" "$T/fifosym/"
+if mkfifo "$T/fifosym/memorytestapp.sym" 2>/dev/null; then
+  for c in symbols leaks; do
+    timeout 20 "$HS" $c "$T/fifosym/memorytestapp.etl" >"$T/out" 2>&1; rc=$?
+    [ $rc -eq 0 ] && grep -q "^heapscript: ignoring $T/fifosym/memorytestapp.sym: not a regular file$" "$T/out" \
+      || no "$c: a FIFO as the map beside the trace is said and not opened (exit $rc): $(head -c 300 "$T/out")"
+  done
+fi
 
 # a real trace: hundreds of images, every one on its own line within a terminal's width
 C=${HEAPSCRIPT_CORPUS:-../shared/traces}/microsoft_perfview__net.4.5.2.x64.etl
