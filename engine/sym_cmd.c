@@ -149,16 +149,29 @@ static void print_wrapped(const char *st, int cols, const char *first, const cha
   }
 }
 
+/* s as it may be shown: with no control character (hsi_term_clean), in
+   buf (cap bytes, the name cut there) when it had one. */
+static const char *shown(const char *s, char *buf, size_t cap) {
+  const unsigned char *p;
+  for (p = (const unsigned char *)s; *p; p++)
+    if (*p < 0x20 || *p == 0x7F || (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F)) break;
+  if (!*p) return s;
+  snprintf(buf, cap, "%s", s);
+  hsi_term_clean(buf);
+  for (p = (const unsigned char *)buf; *p; p++) if (*p == '\t' || *p == '\n') buf[(const char *)p - buf] = '?';
+  return buf;                            /* (a cell of the table is one line) */
+}
+
 /* One line per image.  On a terminal (cols > 0) too narrow for the
    widest line, each image is two lines or more: module, pdb (cut with
    '~' to fit) and key, then its status under them, wrapped. */
 static void print_text(const hsi_sym_image *rep, long n, int cols) {
   long i;
   int wm = 6, wp = 3, wk = (int)strlen(keyhead), counts[8] = { 0 }, stacked = 0, widest = 0;
-  char key[HSI_SYMKEY_LEN], st[2600], b1[FITCAP], b2[FITCAP];
+  char key[HSI_SYMKEY_LEN], st[2600], b1[FITCAP], b2[FITCAP], c1[1024], c2[1024];
   size_t sn;
   for (i = 0; i < n; i++) {
-    int a = width(rep[i].module), b = width(hsi_sym_basename(rep[i].pdb_name));
+    int a = width(shown(rep[i].module, c1, sizeof c1)), b = width(shown(hsi_sym_basename(rep[i].pdb_name), c2, sizeof c2));
     if (a > wm) wm = a > COLW ? COLW : a;
     if (b > wp) wp = b > COLW ? COLW : b;
     if (rep[i].has_id) {               /* 32 hex digits of the GUID and 1 to 8 of the age */
@@ -166,6 +179,7 @@ static void print_text(const hsi_sym_image *rep, long n, int cols) {
       if ((int)strlen(key) > wk) wk = (int)strlen(key);
     }
     status_text(&rep[i], st, sizeof st);
+    hsi_term_clean(st);
     if (width(st) > widest) widest = width(st);
   }
   if (cols > 0 && wm + 2 + wp + 2 + wk + 2 + widest > cols) {
@@ -179,10 +193,12 @@ static void print_text(const hsi_sym_image *rep, long n, int cols) {
   else printf("%-*s  %-*s  %-*s  %s\n", wm, "module", wp, "pdb", wk, keyhead, "status");
   for (i = 0; i < n; i++) {
     const hsi_sym_image *r = &rep[i];
-    const char *m = fit(r->module, wm, b1), *p = fit(r->has_id ? hsi_sym_basename(r->pdb_name) : "-", wp, b2);
+    const char *m = fit(shown(r->module, c1, sizeof c1), wm, b1);
+    const char *p = fit(r->has_id ? shown(hsi_sym_basename(r->pdb_name), c2, sizeof c2) : "-", wp, b2);
     if (r->has_id) hsi_sym_key(&r->guid, r->age, key);
     else snprintf(key, sizeof key, "-");
     status_text(r, st, sizeof st);
+    hsi_term_clean(st);
     cell(m, wm);
     cell(p, wp);
     if (stacked) {

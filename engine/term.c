@@ -64,6 +64,15 @@ size_t hsi_term_cut(const char *s, size_t n, size_t w, size_t min) {
   return end ? end : hsi_term_take(s, n, 1);               /* w 0: one character */
 }
 
+char *hsi_term_clean(char *s) {
+  unsigned char *p = (unsigned char *)s;
+  for (; *p; p++) {
+    if ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7F) *p = '?';
+    else if (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) { p[0] = '?'; p[1] = '?'; p++; }
+  }
+  return s;
+}
+
 int hsi_term_color(void) {
   const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
   if (nc && *nc) return 0;

@@ -23,6 +23,10 @@ size_t hsi_term_take(const char *s, size_t n, size_t w);
    inside one.  The line is s[0..cut); the blanks at the cut are the
    caller's to drop. */
 size_t hsi_term_cut(const char *s, size_t n, size_t w, size_t min);
+/* s with the control characters a terminal would act on (C0 but tab and
+   line feed, DEL, C1) made '?', in place: names from a trace are not the
+   terminal's commands.  s itself. */
+char *hsi_term_clean(char *s);
 /* 1 when standard output takes colour: a terminal, NO_COLOR unset or empty, TERM not "dumb". */
 int hsi_term_color(void);
 

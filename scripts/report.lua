@@ -265,6 +265,9 @@ M.term = heapscript.terminal and heapscript.terminal() or { columns = 80 }
 
 -- line, cut into pieces of at most `width` columns on a terminal
 function M.fit(line, width)
+  -- names from a trace are not the terminal's commands: its control characters (ESC, BEL, CR and
+  -- the C1 ones, but for tab and line feed) are printed as "?"
+  line = line:gsub("[%z\1-\8\11-\31\127]", "?"):gsub("\194[\128-\159]", "?")
   width = width or M.term.columns
   if not M.term.stdout or #line <= width then return { line } end
   local indent = line:match("^%s*")

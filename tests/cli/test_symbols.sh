@@ -491,6 +491,18 @@ if mkfifo "$T/fifo/MemoryTestApp.pdb" 2>/dev/null; then
   grep -q "^MemoryTestApp.exe .* unreadable: $T/fifo/MemoryTestApp.pdb: not a regular file$" "$T/out" \
     || no "a FIFO named as the PDB: unreadable, not a regular file: $(grep MemoryTestApp "$T/out")"
 fi
+# names from a trace are not the terminal's commands: an ESC, BEL or CR in a module's name is shown as ?
+cat >"$T/ctrl.lua" <<'LUA'
+local w = assert(heapscript.writer(arg[1]))
+w:process { op = "dcstart", pid = 100, ppid = 4, ts = 10, name = "app.exe" }
+w:image { op = "dcstart", pid = 100, base = 0x10000000, size = 0x10000, ts = 20, path = "\\D\\ctrl\27[31mred\7\r\n.dll" }
+assert(w:close())
+LUA
+"$HS" "$T/ctrl.lua" -- "$T/ctrl.etl" || no "writing the trace of a module named with control characters"
+"$HS" symbols "$T/ctrl.etl" >"$T/out" 2>&1
+if grep -q "$(printf '\033')" "$T/out" || grep -q "$(printf '\a')" "$T/out" || ! grep -q '^ctrl?\[31mred???\.dll ' "$T/out"; then
+  no "symbols: control characters of a module's name shown as ?: $(cat -v "$T/out")"
+fi
 # ... nor a FIFO named as the symbol map beside the trace: symbols and the scripts went on waiting for it
 mkdir -p "$T/fifosym"
 cp "$E" "$T/fifosym/"

@@ -788,6 +788,19 @@ do
   check(not T.slurp(old):find('"filters"', 1, true), "... (the old baseline has no filters)")
   os.remove(vj); os.remove(old)
 end
+-- names from a trace are not the terminal's commands: ESC, BEL, CR in a process's or a module's name
+-- are printed as "?" (they set the window's title and cleared the screen)
+do
+  local evil = written(function(w)
+    w:process { op = "dcstart", pid = 1000, ppid = 4, ts = 20, name = "evil\27]0;pwned\7\27[2J\r.exe" }
+    w:image { op = "dcstart", pid = 1000, base = 0x10000000, size = 0x10000, ts = 21, path = "\\D\\ctrl\27[31mred\194\155.dll" }
+    w:heap { op = "alloc", pid = 1000, tid = 1004, ts = 1000, heap = 0x10000, addr = 0x1000, size = 40, stack = { 0x10000010 } }
+  end)
+  local out = run("leaks " .. evil)
+  check(not out:find("[\27\7\r]") and not out:find("\194\155", 1, true) and out:find("evil?]0;pwned??[2J?.exe (1000)", 1, true)
+        and out:find("ctrl?[31mred?.dll+0x10", 1, true), "leaks: control characters of names printed as ?", out)
+  os.remove(evil)
+end
 -- a stack leaking in many processes names the first five on its line, then how many more (a
 -- million processes made a line of 22 MB)
 do
