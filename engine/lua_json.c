@@ -352,7 +352,15 @@ static int l_json(lua_State *L) {
   out o;
   luaL_Stream *fh = NULL;
   luaL_checkany(L, 1);
+  if (lua_type(L, 2) == LUA_TNUMBER) {  /* N spaces, as json.dumps(indent=N) (it was the text "2") */
+    lua_Integer k = luaL_checkinteger(L, 2);
+    if (k < 0 || k > 16) return luaL_argerror(L, 2, "indent: 0 to 16 spaces, or the text of one level");
+    lua_pushfstring(L, "%s", "                " + (16 - k));
+    lua_replace(L, 2);
+  }
   o.indent = luaL_optlstring(L, 2, "", &o.ilen);
+  if (strspn(o.indent, " \t") != o.ilen)  /* anything else would be in the JSON, or change it */
+    return luaL_argerror(L, 2, "indent: blanks and tabs only");
   if (!lua_isnoneornil(L, 3)) {
     fh = (luaL_Stream *)luaL_checkudata(L, 3, LUA_FILEHANDLE);
     if (!fh->closef) return luaL_argerror(L, 3, "attempt to use a closed file");

@@ -1381,6 +1381,9 @@ do -- heapscript.json (report.json) against the encoder report.lua had in Lua, t
   T.raises(function() heapscript.json({ ["10"] = 1, [10] = 3 }) end, 'two keys of one table are written "10"',
            "heapscript.json: [10] and [\"10\"] in one table raise")
   eq(heapscript.json({ [1] = "a", ["2"] = "b", [3.5] = 1 }), '{"1":"a","2":"b","3.5":1}', "heapscript.json: mixed keys of distinct names")
+  -- an indent of 2 is two spaces (it was the text "2": [\n21\n], valid JSON of another value)
+  eq(heapscript.json({ 1 }, 2), "[\n  1\n]", "heapscript.json: a number of spaces as indent")
+  T.raises(function() heapscript.json({ 1 }, "x") end, "indent: blanks and tabs only", "heapscript.json: an indent of other text raises")
 end
 -- The bundled scripts on a written trace, at edges the examples do not reach:
 -- a block freed at the tick it was allocated, a step and a steady growth of
