@@ -299,6 +299,15 @@ int hsi_symmap_load(hsi_symmap **out, const char *path, char *err, size_t errlen
     }
     errno = 0;
     n = fread(buf + len, 1, cap - len, f);
+    /* no text past the first MiB (/dev/zero): said now, not after 1 GiB; before it the
+       parser names the line */
+    if (len + n > ((size_t)1 << 20) && memchr(buf, '\0', len + n)) {
+      free(buf);
+      fclose(f);
+      if (err && errlen) snprintf(err, errlen, "%s: a NUL byte in its first %lu bytes: not a text file", path,
+                                  (unsigned long)(len + n));
+      return HS_EFORMAT;
+    }
     len += n;
     if (n == 0) break;
   }

@@ -491,6 +491,12 @@ if mkfifo "$T/fifo/MemoryTestApp.pdb" 2>/dev/null; then
   grep -q "^MemoryTestApp.exe .* unreadable: $T/fifo/MemoryTestApp.pdb: not a regular file$" "$T/out" \
     || no "a FIFO named as the PDB: unreadable, not a regular file: $(grep MemoryTestApp "$T/out")"
 fi
+# a device as the map (/dev/zero) is no text: said at once, where 1 GiB was read first
+if [ -c /dev/zero ]; then
+  timeout 20 "$HS" symbols --symbols /dev/zero "$E" >"$T/out" 2>&1; rc=$?
+  [ $rc -eq 2 ] && grep -q "^heapscript: /dev/zero: a NUL byte in its first [0-9]* bytes: not a text file$" "$T/out" \
+    || no "symbols --symbols /dev/zero: exit 2 at once, not a text file (exit $rc): $(head -c 300 "$T/out")"
+fi
 # names from a trace are not the terminal's commands: an ESC, BEL or CR in a module's name is shown as ?
 cat >"$T/ctrl.lua" <<'LUA'
 local w = assert(heapscript.writer(arg[1]))
