@@ -277,6 +277,10 @@ function M.load(path, f)
          or math.type(g.count) ~= "integer" or math.type(g.bytes) ~= "integer" then
         return nil, ("%s: groups[%d]: expected kind, by, key, count and bytes"):format(path, i)
       end
+      -- counts and bytes of leaks: none below 0, and none near 2^63, where a sum of two wraps
+      if g.count < 0 or g.bytes < 0 or g.count >= 2^53 or g.bytes >= 2^53 then
+        return nil, ("%s: groups[%d]: expected a count and bytes from 0 to 2^53, found %d and %d"):format(path, i, g.count, g.bytes)
+      end
       b.groups[i] = { kind = g.kind, by = g.by, key = g.key, count = g.count, bytes = g.bytes,
                       impacting = math.tointeger(g.impacting) or 0, headline = type(g.headline) == "string" and g.headline or nil }
     end

@@ -278,6 +278,12 @@ T.test("bad baselines", function()
     { tmp .. "/nogroups.json", "has \"groups\"", '{"kinds": []}' },
     { tmp .. "/broken.json", "not valid JSON", '{"groups": [' },
     { tmp .. "/badgroup.json", "groups[1]: expected kind, by, key, count and bytes", '{"groups": [{"kind": "heap"}]}' },
+    -- a negative figure, or two near 2^63 whose sum wraps below 0 (a group read as grown)
+    { tmp .. "/negative.json", "groups[1]: expected a count and bytes from 0 to 2^53, found -5 and -100",
+      '{"groups": [{"kind": "heap", "by": "stack", "key": "a", "count": -5, "bytes": -100}]}' },
+    { tmp .. "/huge.json", "groups[2]: expected a count and bytes from 0 to 2^53",
+      '{"groups": [{"kind": "heap", "by": "stack", "key": "a", "count": 1, "bytes": 1}, '
+      .. '{"kind": "heap", "by": "stack", "key": "a", "count": 1, "bytes": 9223372036854775807}]}' },
     { tmp .. "/notatrace.etl", "not an ETL file", "this is not a trace at all, but long enough to look at ........" },
   }
   for _, c in ipairs(cases) do
