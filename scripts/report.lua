@@ -71,12 +71,13 @@ function M.options(spec, defaults, argv, usage)
         fail(("%s given twice (%s and %s): one file per report"):format(flag, given[name], v))
       end
       if type(kind) == "table" then        -- a list of these words, in any case
-        local l, ok = {}, {}
+        local l, ok, seen = {}, {}, {}
         for _, w in ipairs(kind) do ok[w] = true end
         for item in v:gmatch("[^,]+") do
           local w = item:lower()
           if not ok[w] then fail(("%s: %s is none of %s"):format(flag, item, table.concat(kind, ", "))) end
-          l[#l + 1] = w
+          if not seen[w] then l[#l + 1] = w end   -- once each (heap,heap reported every heap finding twice)
+          seen[w] = true
         end
         if #l == 0 then fail(flag .. ": expected one or more of " .. table.concat(kind, ", ")) end
         o[name] = l

@@ -142,6 +142,10 @@ for _, c in ipairs{ { "transient", "--max-lifetime abc", "--max-lifetime: expect
   code, out, err = run(c[1] .. " " .. M .. " " .. c[2])
   check(code == 2 and err:find(c[1] .. ": " .. c[3], 1, true) and out == "", c[1] .. " " .. c[2] .. ": exit 2, " .. c[3], err)
 end
+-- a word given twice in a list is one: --kind heap,HEAP reported every heap finding twice
+code, out = run("leaks " .. M .. " --kind heap,HEAP")
+local _, heads = out:gsub("\nheap: ", "")
+check(code == 0 and out:match("^heap: ") and heads == 0, "leaks --kind heap,HEAP: one heap report", out)
 -- a flag takes no value: --all=0 does not turn it off, nor does --all=xyz turn it on
 for _, v in ipairs({ "0", "false", "xyz", "" }) do
   code, out, err = run("diff " .. M .. " examples/memorytestapp-newleak.etl --all=" .. v)
