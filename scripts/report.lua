@@ -180,6 +180,10 @@ function M.options(spec, defaults, argv, usage)
           err = ("--%s %s: is %s; a report is written to another file"):format(k, path, x[1])
         end
       end
+      -- nor over a PDB, which frames are named from (a typo of the map's name, or of the trace's)
+      if there and path:lower():match("%.pdb$") then
+        err = ("--%s %s: is a PDB; a report is written to another file"):format(k, path)
+      end
       if err then break end
       if not there then
         local f, oerr = io.open(path, "wb")

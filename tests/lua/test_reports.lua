@@ -947,6 +947,12 @@ T.test("two reports never name one file, nor a report the rule file or a symbol 
     check(code == 2 and out:find(": is " .. c[3] .. "; a report is written to another file", 1, true)
           and slurp(c[2]) == before, "policy " .. c[1] .. ": exit 2, " .. c[3] .. " unchanged", out:sub(1, 300))
   end
+  -- nor over a PDB (the one frames are named from, beside the trace)
+  copy("examples/MemoryTestApp.pdb", dir .. "/MemoryTestApp.pdb")
+  local pdb = slurp(dir .. "/MemoryTestApp.pdb")
+  local pout, pcode = run("leaks " .. q(trace) .. " -- --json " .. q(dir .. "/MemoryTestApp.pdb"))
+  check(pcode == 2 and pout:find(": is a PDB; a report is written to another file", 1, true)
+        and slurp(dir .. "/MemoryTestApp.pdb") == pdb, "leaks --json over a PDB: exit 2, the PDB unchanged", pout:sub(1, 300))
   local before = slurp(dir .. "/t.sym")
   local out, code = run("policy " .. NEW .. " -- --baseline " .. q(trace) .. " --html " .. q(dir .. "/t.sym"))
   check(code == 2 and out:find("is the symbol map beside the --baseline", 1, true) and slurp(dir .. "/t.sym") == before,
