@@ -689,6 +689,7 @@ static uint32_t namemask(lua_State *L, int v, int arg, const char *key, namefn n
     else lua_pushvalue(L, v);
     if (lua_type(L, -1) != LUA_TSTRING)
       argfail(L, arg, "filter '%s': name expected, got %s", key, luaL_typename(L, -1));
+    if (hsi_lua_has_nul(L, -1)) argfail(L, arg, "filter '%s': a name with a NUL byte in it", key, NULL);
     s = lua_tostring(L, -1);
     for (j = 0; j < n; j++)
       if (hsi_strieq(name(j), s)) break;
@@ -730,6 +731,7 @@ static void match_process(lua_State *L, const Analysis *an, int v, int arg, int 
   luaL_Buffer b;
   if (lua_type(L, v) != LUA_TSTRING)
     argfail(L, arg, "filter 'process': name or pattern expected, got %s", luaL_typename(L, v), NULL);
+  if (hsi_lua_has_nul(L, v)) argfail(L, arg, "filter 'process': a name with a NUL byte in it", NULL, NULL);
   s = lua_tolstring(L, v, &len);
   /* anchor the pattern at both ends, unless it already is */
   luaL_buffinit(L, &b);

@@ -359,6 +359,12 @@ const char *hsi_lua_checkpath(lua_State *L, int arg) {
   return p;
 }
 
+int hsi_lua_has_nul(lua_State *L, int idx) {
+  size_t len;
+  const char *s = lua_tolstring(L, idx, &len);
+  return s && strlen(s) != len;
+}
+
 int hsi_lua_argerrorf(lua_State *L, int arg, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

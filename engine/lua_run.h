@@ -176,6 +176,9 @@ int hsi_lua_argerrorf(lua_State *L, int arg, const char *fmt, ...);
 /* luaL_checkstring of a file name: one with a NUL byte (which the system
    would cut there, and open another file) is an argument error. */
 const char *hsi_lua_checkpath(lua_State *L, int arg);
+/* 1 when the string at idx holds a NUL byte: a name the C side would
+   read cut there (a filter that matched what it never named). */
+int hsi_lua_has_nul(lua_State *L, int idx);
 void hsi_lua_trace_walked(lua_State *L, int idx);
 void hsi_lua_trace_set_main(lua_State *L, int idx);
 /* The damage a live trace's producer met reading files (a replay's),

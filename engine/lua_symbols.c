@@ -226,6 +226,8 @@ static int t_symbols(lua_State *L) {
     lua_getfield(L, 2, "path");                              /* 3 */
     if (!lua_isstring(L, 3) && !(lua_isboolean(L, 3) && !lua_toboolean(L, 3)) && !lua_isnil(L, 3))
       return luaL_error(L, "trace:symbols: path: a symbol path string or false expected, got %s", luaL_typename(L, 3));
+    if (lua_isstring(L, 3) && hsi_lua_has_nul(L, 3))
+      return luaL_error(L, "trace:symbols: path: a symbol path with a NUL byte in it");
     /* a path names directories to open files in: not the sandbox's to choose */
     if (lua_isstring(L, 3) && hsi_lua_sandbox_caller(L))
       return luaL_error(L, "trace:symbols: path: not available in the sandbox (it reads only below -I, "

@@ -728,6 +728,7 @@ static void add_ns(lua_State *L, Filter *f, int v, const char *k) {
 static void add_ht(lua_State *L, Filter *f, int v, const char *k) {
   if (lua_type(L, v) == LUA_TSTRING) {
     const char *s = lua_tostring(L, v);
+    if (hsi_lua_has_nul(L, v)) ferr(L, "filter '%s': a name with a NUL byte in it", k);
     if (hsi_evfilter_header_type(&f->ef, s))
       ferr(L, f->ef.ht.n == HSI_EF_MAXSET ? "filter '%s': more than 32 values"
                                                 : "filter '%s': unknown header type '%s'", k, s);
@@ -742,6 +743,7 @@ static void add_provider(lua_State *L, Filter *f, int v, const char *k) {
   const char *s;
   if (lua_type(L, v) != LUA_TSTRING)
     ferr(L, "filter '%s': string expected, got %s", k, luaL_typename(L, v));
+  if (hsi_lua_has_nul(L, v)) ferr(L, "filter '%s': a name with a NUL byte in it", k);
   s = lua_tostring(L, v);
   if (f->ef.nprov == HSI_EF_MAXSET) ferr(L, "filter '%s': more than %d values", k, HSI_EF_MAXSET);
   if (hsi_evfilter_provider(&f->ef, s))

@@ -187,6 +187,17 @@ test("filter errors", function()
   raises(function() t:count { provider = 5 } end, "string expected", "provider must be a string")
   raises(function() t:count { provider = {} } end, "empty list", "an empty list is an error")
   raises(function() t:count { limit = -1 } end, "non-negative", "a negative limit is an error")
+  -- a name holding a NUL byte was read cut there: "Process\0junk" counted Process's events
+  for _, f in ipairs { { provider = "Process\0junk" }, { header_type = "SYSTEM64\0x" } } do
+    local k = next(f)
+    raises(function() t:count(f) end, "filter '" .. k .. "': a name with a NUL byte in it", k .. " with a NUL byte is an error")
+  end
+  local e <close> = assert(heapscript.open("examples/memorytestapp.etl"))
+  raises(function() return e:allocations { kind = "heap\0junk" } end, "filter 'kind': a name with a NUL byte in it",
+         "an allocations kind with a NUL byte is an error")
+  raises(function() return e:allocations { process = "MemoryTestApp.exe\0junk" } end,
+         "filter 'process': a name with a NUL byte in it", "a process with a NUL byte is an error")
+  raises(function() return e:symbols { path = "/tmp\0x" } end, "a symbol path with a NUL byte", "a symbol path with a NUL byte")
   local ops = {}
   for i = 1, 32 do ops[i] = i - 1 end
   eq(t:count { provider = IMAGE, opcode = ops }, t:count { provider = IMAGE }, "32 values in one list are taken")
