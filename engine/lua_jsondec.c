@@ -7,8 +7,9 @@
 **
 ** The values are json.lua's: objects as tables (a key given twice keeps
 ** its last value), arrays as sequences, strings with their escapes
-** undone (each \uXXXX as Lua's utf8.char makes it, surrogates one by
-** one), numbers as tonumber reads them and then integers where they are
+** undone (each \uXXXX as Lua's utf8.char makes it, a surrogate pair
+** \uD83D\uDE00 as its one character, RFC 8259: jq -a and Python's
+** ensure_ascii write so; a lone surrogate alone), numbers as tonumber reads them and then integers where they are
 ** whole (math.tointeger), true and false, and null as the `null` given.
 ** The grammar is JSON's: whitespace is space, tab, CR and LF; a number is
 ** -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?; a string holds any byte
@@ -60,12 +61,17 @@ static int hexval(char c) {
   return -1;
 }
 
-/* Code point u as Lua's utf8.char writes it (u < 0x10000 here). */
+/* Code point u as Lua's utf8.char writes it (u <= 0x10FFFF here). */
 static void add_utf8(luaL_Buffer *b, unsigned u) {
   if (u < 0x80) {
     luaL_addchar(b, (char)u);
   } else if (u < 0x800) {
     luaL_addchar(b, (char)(0xC0 | (u >> 6)));
+    luaL_addchar(b, (char)(0x80 | (u & 0x3F)));
+  } else if (u >= 0x10000) {
+    luaL_addchar(b, (char)(0xF0 | (u >> 18)));
+    luaL_addchar(b, (char)(0x80 | ((u >> 12) & 0x3F)));
+    luaL_addchar(b, (char)(0x80 | ((u >> 6) & 0x3F)));
     luaL_addchar(b, (char)(0x80 | (u & 0x3F)));
   } else {
     luaL_addchar(b, (char)(0xE0 | (u >> 12)));
@@ -106,8 +112,20 @@ static void string(jd *d) {
           if (h < 0) { d->i += (size_t)k; fail(d, "four hex digits after \\u"); }
           u = u * 16 + (unsigned)h;
         }
-        add_utf8(&b, u);
         d->i += 4;
+        if (u >= 0xD800 && u <= 0xDBFF && d->i + 6 < d->n && d->s[d->i + 1] == '\\' && d->s[d->i + 2] == 'u') {
+          unsigned lo = 0;                 /* a surrogate pair: one character */
+          for (k = 3; k <= 6; k++) {
+            int h = hexval(d->s[d->i + (size_t)k]);
+            if (h < 0) break;
+            lo = lo * 16 + (unsigned)h;
+          }
+          if (k == 7 && lo >= 0xDC00 && lo <= 0xDFFF) {
+            u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+            d->i += 6;
+          }
+        }
+        add_utf8(&b, u);
         break;
       }
       default: fail(d, "an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");

@@ -12,7 +12,14 @@ local function tok(p) return ws * p * ws end
 local escapes = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
 local hex = R("09", "af", "AF")
 local function u8(h) return utf8.char(tonumber(h, 16)) end
-local str = P'"' * Cs((P"\\" * C(S'"\\/bfnrt') / escapes + P"\\u" * C(hex * hex * hex * hex) / u8 +
+-- a surrogate pair (\uD83D\uDE00) is its one character (RFC 8259)
+local function pair(h, l)
+  return utf8.char(0x10000 + ((tonumber(h, 16) - 0xD800) << 10) + (tonumber(l, 16) - 0xDC00))
+end
+local hex4 = hex * hex * hex * hex
+local high, low = S"dD" * S"89abAB" * hex * hex, S"dD" * S"cdefCDEF" * hex * hex
+local str = P'"' * Cs((P"\\u" * C(high) * P"\\u" * C(low) / pair + P"\\" * C(S'"\\/bfnrt') / escapes
+  + P"\\u" * C(hex4) / u8 +
   (1 - S'"\\'))^0) * P'"'
 local int = P"-"^-1 * (P"0" + R"19" * R"09"^0)
 local num = C(int * (P"." * R"09"^1)^-1 * (S"eE" * S"+-"^-1 * R"09"^1)^-1) / function(s)

@@ -1222,6 +1222,11 @@ do -- json.decode (heapscript.json_decode, in C) against the LPeg grammar it rep
         and math.type(json.decode("1e400")) == "float" and json.decode('"\\u00e9"') == "é"
         and json.decode('"C:\\\\src\\n\\"x\\""') == 'C:\\src\n"x"',
         "json.decode: the last of a key given twice, whole floats as integers, escapes undone (the backslash too)")
+  -- a surrogate pair is its one character (jq -a and Python's ensure_ascii write them so: a baseline
+  -- written again by them kept its key as 6 bytes of CESU-8, no longer the stack's)
+  check(json.decode('"\\uD83D\\uDE00"') == "\u{1F600}" and json.decode_lpeg('"\\uD83D\\uDE00"') == "\u{1F600}"
+        and json.decode('"\\uD83D x"') == utf8.char(0xD83D) .. " x",
+        "json.decode: a surrogate pair as its character, a lone surrogate alone")
   local ok, err = pcall(json.decode, '{"groups": [1, 2')
   check(not ok and tostring(err):find("invalid JSON at byte 16 (the end): expected ',' or ']'", 1, true), "json.decode: where and what", err)
   ok, err = pcall(json.decode, '{"x": [1, 2,, 3]}')
