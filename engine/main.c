@@ -326,10 +326,22 @@ static int cmd_dump(int argc, char **argv) {
   if (!files) return 2;
   hsi_evfilter_init(&f);
   for (i = 0; i < argc; i++) {
-    const char *a = argv[i], *val;
+    const char *a = argv[i], *val = NULL, *eq;
+    char name[16];
     long long v;
     int ok;
     if (hsi_cli_trace(argc, argv, &i, files, &nfiles)) continue;
+    /* --limit=1 as --limit 1, as the scripts take their options */
+    if (a[0] == '-' && a[1] == '-' && (eq = strchr(a, '=')) != NULL && (size_t)(eq - a) < sizeof name) {
+      memcpy(name, a, (size_t)(eq - a));
+      name[eq - a] = '\0';
+      a = name;
+      val = eq + 1;
+      if (!strcmp(a, "--jsonl") || !strcmp(a, "--kernel") || !strcmp(a, "--no-kernel") || !strcmp(a, "--help")) {
+        free(files);
+        return hsi_cli_usage_error("dump", dump_usage, "%s takes no value", a);
+      }
+    }
     if (strcmp(a, "--jsonl") == 0) { jsonl = 1; continue; }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(dump_usage, stdout); free(files); return 0; }
     if (strcmp(a, "--kernel") == 0 || strcmp(a, "--no-kernel") == 0) {
@@ -341,8 +353,10 @@ static int cmd_dump(int argc, char **argv) {
       free(files);
       return hsi_cli_usage_error("dump", dump_usage, "unknown option %s", a);
     }
-    if (i + 1 >= argc) { free(files); return hsi_cli_usage_error("dump", dump_usage, "%s needs a value", a); }
-    val = argv[++i];
+    if (!val) {
+      if (i + 1 >= argc) { free(files); return hsi_cli_usage_error("dump", dump_usage, "%s needs a value", a); }
+      val = argv[++i];
+    }
     if (strcmp(a, "--provider") == 0) ok = hsi_evfilter_provider(&f, val) == 0;
     else if (strcmp(a, "--header-type") == 0) ok = hsi_evfilter_header_type(&f, val) == 0;
     else if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {

@@ -150,5 +150,12 @@ M=${TMPDIR:-/tmp}/hs-tags.$$.etl
 "$HS" dump --jsonl "$M" | tail -n +2 | cmp -s - "$GD/dump-tags.jsonl" \
   || no "dump --jsonl of the tags trace differs: $("$HS" dump --jsonl "$M" | tail -n +2 | diff - "$GD/dump-tags.jsonl" | head -4)"
 rm -f "$M" "${TMPDIR:-/tmp}/hs-tags.$$.lua"
+# an option's value after "=", as the scripts take theirs: --provider=Process --limit=1 is --provider Process --limit 1
+[ "$("$HS" dump --provider=Process --limit=1 examples/memorytestapp.etl 2>&1)" = "$("$HS" dump --provider Process --limit 1 examples/memorytestapp.etl 2>&1)" ] \
+  && [ "$("$HS" dump --provider=Process --limit=1 examples/memorytestapp.etl | wc -l)" -eq 1 ] \
+  || no "dump --provider=Process --limit=1: as with the values apart: $("$HS" dump --provider=Process --limit=1 examples/memorytestapp.etl 2>&1 | head -3)"
+"$HS" dump --jsonl=1 examples/memorytestapp.etl >/dev/null 2>"${TMPDIR:-/tmp}/hs-err.$$"; rc=$?
+[ $rc -eq 2 ] && grep -q "^heapscript dump: --jsonl takes no value$" "${TMPDIR:-/tmp}/hs-err.$$" || no "dump --jsonl=1: exit 2, takes no value (exit $rc)"
+rm -f "${TMPDIR:-/tmp}/hs-err.$$"
 [ "$fails" -eq 0 ] && echo "ok: dump and info"
 [ "$fails" -eq 0 ]
