@@ -446,7 +446,9 @@ static int cmd_merge(int argc, char **argv) {
       free(in); return 0;
     } else if (strcmp(a, "-o") == 0) {
       const char *why = i + 1 >= argc ? "-o needs an output file and at least one trace"
-                      : out ? "-o given twice: the traces are merged into one file" : NULL;
+                      : out ? "-o given twice: the traces are merged into one file"
+                      : strcmp(argv[i + 1], "-") == 0 ? "-o -: a trace is written to a file, not to standard output"
+                      : NULL;
       if (why) { free(in); return hsi_cli_usage_error("merge", merge_usage, "%s", why); }
       out = argv[++i];
     } else {

@@ -18,6 +18,11 @@ for s in leaks transient growth; do
   cmp -s "$T/a" "$T/b" && echo "ok $s: same report from the merged file" || { no "$s differs"; diff "$T/a" "$T/b" | head -5; }
 done
 "$HS" merge -o "$T/x.etl" >/dev/null 2>&1 && no "merge without inputs succeeded"
+# -o - is no file name here: it made a file named "-" in the working directory
+HSA=$(cd "$(dirname "$HS")" && pwd)/$(basename "$HS")
+(cd "$T" && "$HSA" merge -o - "$OLDPWD/examples/memorytestapp.etl" >/dev/null 2>"$T/err"); rc=$?
+[ $rc -eq 2 ] && [ ! -e "$T/-" ] && grep -q "^heapscript merge: -o -: a trace is written to a file, not to standard output$" "$T/err" \
+  || no "merge -o -: exit 2, said, no file '-' (exit $rc): $(head -c 200 "$T/err")"
 # an output that cannot be written is named (it said "writing buffer 0: No space left on device")
 if [ -w /dev/full ]; then
   "$HS" merge -o /dev/full examples/memorytestapp.etl >/dev/null 2>"$T/err"; rc=$?
