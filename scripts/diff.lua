@@ -208,8 +208,11 @@ if text and out.unrecorded then
   for _, side in ipairs({ "base", "new" }) do
     local ks = out.unrecorded[side]
     if ks then
-      print(("note: %s has no %s records at all (not recorded?): the groups of %s show as %s for that, "
+      -- (a JSON baseline made with leaks --kind says which kinds it holds: the others were left out)
+      local made = side == "base" and base.made_kinds
+      print(("note: %s has no %s records at all (%s): the groups of %s show as %s for that, "
         .. "not because a leak %s"):format(side == "base" and "BASE" or "NEW", report.kind_words(ks),
+          made and ("made with --kind " .. table.concat(made, ",")) or "not recorded?",
           #ks == 1 and "that kind" or "those kinds", side == "base" and "new" or "vanished",
           side == "base" and "came" or "was fixed"))
     end

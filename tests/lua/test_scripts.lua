@@ -786,6 +786,10 @@ do
           "... the text counts it apart from 'no --baseline'", out2)
   end
   check(not T.slurp(old):find('"filters"', 1, true), "... (the old baseline has no filters)")
+  -- diff says it too: the baseline was made with --kind virtual, not "not recorded?"
+  local dout = run("diff " .. M .. " -- --baseline " .. T.q(vj))
+  check(dout:find("note: BASE has no heap records at all (made with --kind virtual)", 1, true),
+        "diff against a --kind baseline: made with --kind, not 'not recorded?'", dout)
   os.remove(vj); os.remove(old)
 end
 -- names from a trace are not the terminal's commands: ESC, BEL, CR in a process's or a module's name
