@@ -191,12 +191,17 @@ static int hold(hsi_attrib *at, const hs_event *ev, int waiting) {
   return 0;
 }
 
-static void emit(hsi_attrib *at, hs_event *ev, hsi_ids *ids) {
-  const held *h = &at->q[at->head];
+/* Held event h as an event, its pointers into the arena. */
+static void rebuild(const hsi_attrib *at, const held *h, hs_event *ev) {
   *ev = h->ev;
   ev->record = h->rec == NOOFF ? NULL : at->buf + h->rec;
   ev->payload = h->pay == NOOFF ? NULL : at->buf + h->pay;
   ev->ext = h->ext == NOOFF ? NULL : at->buf + h->ext;
+}
+
+static void emit(hsi_attrib *at, hs_event *ev, hsi_ids *ids) {
+  const held *h = &at->q[at->head];
+  rebuild(at, h, ev);
   *ids = h->ids;
   at->head = (at->head + 1) % HSI_ATTRIB_AHEAD;
   at->n--;
@@ -212,12 +217,10 @@ static hookstat *stat_of(hsi_attrib *at, uint16_t hook) {
    (a VirtualAlloc event's payload names one; it is the caller's but for
    VirtualAllocEx). */
 static int fit(const hsi_attrib *at, const held *x, uint32_t pid, uint16_t cpu) {
-  hs_event e = x->ev;
+  hs_event e;
   hsi_memop op;
   int score = x->ev.cpu == cpu;
-  e.record = x->rec == NOOFF ? NULL : at->buf + x->rec;
-  e.payload = x->pay == NOOFF ? NULL : at->buf + x->pay;
-  e.ext = x->ext == NOOFF ? NULL : at->buf + x->ext;
+  rebuild(at, x, &e);
   if (hsi_memev_decode(&e, &op) == 1 && (op.kind == HSI_OP_VALLOC || op.kind == HSI_OP_VFREE)
       && op.pid == pid)
     score += 2;

@@ -152,14 +152,9 @@ static void print_wrapped(const char *st, int cols, const char *first, const cha
 /* s as it may be shown: with no control character (hsi_term_clean), in
    buf (cap bytes, the name cut there) when it had one. */
 static const char *shown(const char *s, char *buf, size_t cap) {
-  const unsigned char *p;
-  for (p = (const unsigned char *)s; *p; p++)
-    if (*p < 0x20 || *p == 0x7F || (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F)) break;
-  if (!*p) return s;
+  if (!hsi_term_dirty(s, 1)) return s;
   snprintf(buf, cap, "%s", s);
-  hsi_term_clean(buf);
-  for (p = (const unsigned char *)buf; *p; p++) if (*p == '\t' || *p == '\n') buf[(const char *)p - buf] = '?';
-  return buf;                            /* (a cell of the table is one line) */
+  return hsi_term_clean(buf, 1);         /* (a cell of the table is one line) */
 }
 
 /* One line per image.  On a terminal (cols > 0) too narrow for the
@@ -179,7 +174,7 @@ static void print_text(const hsi_sym_image *rep, long n, int cols) {
       if ((int)strlen(key) > wk) wk = (int)strlen(key);
     }
     status_text(&rep[i], st, sizeof st);
-    hsi_term_clean(st);
+    hsi_term_clean(st, 0);
     if (width(st) > widest) widest = width(st);
   }
   if (cols > 0 && wm + 2 + wp + 2 + wk + 2 + widest > cols) {
@@ -198,7 +193,7 @@ static void print_text(const hsi_sym_image *rep, long n, int cols) {
     if (r->has_id) hsi_sym_key(&r->guid, r->age, key);
     else snprintf(key, sizeof key, "-");
     status_text(r, st, sizeof st);
-    hsi_term_clean(st);
+    hsi_term_clean(st, 0);
     cell(m, wm);
     cell(p, wp);
     if (stacked) {

@@ -64,11 +64,27 @@ size_t hsi_term_cut(const char *s, size_t n, size_t w, size_t min) {
   return end ? end : hsi_term_take(s, n, 1);               /* w 0: one character */
 }
 
-char *hsi_term_clean(char *s) {
-  unsigned char *p = (unsigned char *)s;
-  for (; *p; p++) {
-    if ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7F) *p = '?';
-    else if (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) { p[0] = '?'; p[1] = '?'; p++; }
+/* The control character at p a terminal would act on: its bytes (1, or 2
+   for a C1 one), 0 for none; tab and line feed are ones in a line of a
+   table (one_line), not in text. */
+static size_t ctl(const unsigned char *p, int one_line) {
+  if (*p == '\t' || *p == '\n') return one_line ? 1 : 0;
+  if (*p < 0x20 || *p == 0x7F) return 1;
+  return *p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F ? 2 : 0;
+}
+
+int hsi_term_dirty(const char *s, int one_line) {
+  const unsigned char *p;
+  for (p = (const unsigned char *)s; *p; p++) if (ctl(p, one_line)) return 1;
+  return 0;
+}
+
+char *hsi_term_clean(char *s, int one_line) {
+  unsigned char *p;
+  for (p = (unsigned char *)s; *p; p++) {
+    size_t k = ctl(p, one_line);
+    if (k == 2) { p[0] = p[1] = '?'; p++; }
+    else if (k == 1) *p = '?';
   }
   return s;
 }

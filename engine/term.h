@@ -24,9 +24,11 @@ size_t hsi_term_take(const char *s, size_t n, size_t w);
    caller's to drop. */
 size_t hsi_term_cut(const char *s, size_t n, size_t w, size_t min);
 /* s with the control characters a terminal would act on (C0 but tab and
-   line feed, DEL, C1) made '?', in place: names from a trace are not the
-   terminal's commands.  s itself. */
-char *hsi_term_clean(char *s);
+   line feed, DEL, C1; in one line of a table, one_line, tab and line feed
+   too) made '?', in place: names from a trace are not the terminal's
+   commands.  s itself.  hsi_term_dirty: whether s has one. */
+char *hsi_term_clean(char *s, int one_line);
+int hsi_term_dirty(const char *s, int one_line);
 /* 1 when standard output takes colour: a terminal, NO_COLOR unset or empty, TERM not "dumb". */
 int hsi_term_color(void);
 
